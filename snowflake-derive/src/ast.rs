@@ -1,0 +1,65 @@
+//! The item's shape: a non-generic tuple struct with one `i64` or `u64` field.
+
+use syn::{Data, DeriveInput, Fields, Type};
+
+use crate::ctxt::Ctxt;
+
+/// The integer the newtype wraps.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Inner {
+    I64,
+    U64,
+}
+
+const SHAPE: &str = "SnowflakeId can only be derived for a tuple struct with one i64 or u64 field, \
+                     e.g. `struct OrderId(i64);`";
+
+/// Checks the shape; `None` when the expansion cannot be emitted at all.
+pub fn inner_type(cx: &Ctxt, input: &DeriveInput) -> Option<Inner> {
+    let mut usable = true;
+    if !input.generics.params.is_empty() || input.generics.where_clause.is_some() {
+        cx.error_spanned(
+            &input.generics,
+            "SnowflakeId cannot be derived for a generic struct: an ID type has one fixed layout; \
+             remove the generic parameters",
+        );
+        usable = false;
+    }
+    let fields = match &input.data {
+        Data::Struct(data) => &data.fields,
+        Data::Enum(data) => {
+            cx.error_spanned(&data.enum_token, format!("{SHAPE}; enums are not supported"));
+            return None;
+        }
+        Data::Union(data) => {
+            cx.error_spanned(&data.union_token, format!("{SHAPE}; unions are not supported"));
+            return None;
+        }
+    };
+    let field = match fields {
+        Fields::Unnamed(unnamed) if unnamed.unnamed.len() == 1 => &unnamed.unnamed[0],
+        Fields::Unit => {
+            cx.error_spanned(&input.ident, SHAPE);
+            return None;
+        }
+        other => {
+            cx.error_spanned(other, SHAPE);
+            return None;
+        }
+    };
+    let inner = match &field.ty {
+        Type::Path(path) if path.qself.is_none() && path.path.segments.len() == 1 => {
+            let segment = &path.path.segments[0];
+            match (segment.ident.to_string().as_str(), segment.arguments.is_none()) {
+                ("i64", true) => Some(Inner::I64),
+                ("u64", true) => Some(Inner::U64),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    if inner.is_none() {
+        cx.error_spanned(&field.ty, "the field of a SnowflakeId must be `i64` or `u64`: an ID is a 64-bit integer");
+    }
+    if usable { inner } else { None }
+}

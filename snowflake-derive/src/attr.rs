@@ -1,0 +1,270 @@
+//! Parses `#[layout(...)]` and `#[snowflake(...)]`, keeping each value's tokens so errors
+//! point at them. Each bad value is reported and parsing goes on with the next key.
+
+use proc_macro2::{TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::parse::ParseStream;
+use syn::{Attribute, Lit, LitStr};
+
+use crate::ctxt::Ctxt;
+use crate::epoch;
+
+pub const LAYOUT_KEYS: &str = "time, worker, datacenter, machine, seq, epoch, unit";
+
+/// A value as written: its tokens (for spans) and its meaning, when it had one.
+pub struct Value<T> {
+    pub tokens: TokenStream,
+    pub value: Option<T>,
+}
+
+/// The tick unit, by the variant name of `TickUnit`.
+#[derive(Clone, Copy)]
+pub enum Unit {
+    Millis,
+    TenMillis,
+    Seconds,
+}
+
+impl Unit {
+    pub fn variant(self) -> &'static str {
+        match self {
+            Unit::Millis => "Millis",
+            Unit::TenMillis => "TenMillis",
+            Unit::Seconds => "Seconds",
+        }
+    }
+    pub fn millis(self) -> i64 {
+        match self {
+            Unit::Millis => 1,
+            Unit::TenMillis => 10,
+            Unit::Seconds => 1000,
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct LayoutAttr {
+    /// The whole attribute, for errors about the layout as a whole.
+    pub attr: Option<TokenStream>,
+    pub time: Option<Value<u32>>,
+    pub worker: Option<Value<u32>>,
+    pub datacenter: Option<Value<u32>>,
+    pub machine: Option<Value<u32>>,
+    pub seq: Option<Value<u32>>,
+    pub epoch: Option<Value<i64>>,
+    pub unit: Option<Value<Unit>>,
+}
+
+pub struct Attrs {
+    pub layout: LayoutAttr,
+    pub krate: Option<syn::Path>,
+}
+
+pub fn parse(cx: &Ctxt, attrs: &[Attribute]) -> Attrs {
+    let mut layout = LayoutAttr::default();
+    let mut krate = None;
+    for attr in attrs {
+        if attr.path().is_ident("layout") {
+            if layout.attr.is_some() {
+                cx.error_spanned(attr, "duplicate #[layout] attribute; declare every width in one #[layout(...)]");
+                continue;
+            }
+            layout.attr = Some(attr.to_token_stream());
+            if let Err(e) = attr.parse_nested_meta(|meta| parse_layout_key(cx, &mut layout, &meta.path, meta.input)) {
+                cx.push(e);
+            }
+        } else if attr.path().is_ident("snowflake") {
+            let result = attr.parse_nested_meta(|meta| {
+                if meta.path.is_ident("crate") {
+                    let lit: LitStr = meta.value()?.parse()?;
+                    if krate.is_some() {
+                        cx.error_spanned(&meta.path, "duplicate key `crate`");
+                    }
+                    match lit.parse::<syn::Path>() {
+                        Ok(path) => krate = Some(path),
+                        Err(_) => cx.error_spanned(&lit, "expected a path, e.g. `crate = \"::typed_snowflake\"`"),
+                    }
+                    Ok(())
+                } else {
+                    let key = meta.path.to_token_stream().to_string().replace(' ', "");
+                    cx.error_spanned(&meta.path, format!("unknown key `{key}` in #[snowflake]; the known key is: crate"));
+                    skip_value(meta.input)
+                }
+            });
+            if let Err(e) = result {
+                cx.push(e);
+            }
+        }
+    }
+    Attrs { layout, krate }
+}
+
+/// Consumes `= value` up to the next top-level comma.
+fn take_value(input: ParseStream) -> syn::Result<TokenStream> {
+    input.parse::<syn::Token![=]>()?;
+    let tokens = input.step(|cursor| {
+        let mut rest = *cursor;
+        let mut out = TokenStream::new();
+        while let Some((tt, next)) = rest.token_tree() {
+            if let TokenTree::Punct(p) = &tt {
+                if p.as_char() == ',' {
+                    break;
+                }
+            }
+            out.extend([tt]);
+            rest = next;
+        }
+        Ok((out, rest))
+    })?;
+    if tokens.is_empty() {
+        return Err(input.error("expected a value after `=`"));
+    }
+    Ok(tokens)
+}
+
+fn skip_value(input: ParseStream) -> syn::Result<()> {
+    if input.peek(syn::Token![=]) {
+        take_value(input)?;
+    } else if input.peek(syn::token::Paren) {
+        let content;
+        syn::parenthesized!(content in input);
+        content.parse::<TokenStream>()?;
+    }
+    Ok(())
+}
+
+/// What a value's tokens say: an integer (possibly negated), a string, or something else.
+enum Literal {
+    Int { negative: bool, lit: syn::LitInt },
+    Str(LitStr),
+    Other,
+}
+
+fn literal(tokens: &TokenStream) -> Literal {
+    let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    let (negative, lit) = match trees.as_slice() {
+        [TokenTree::Literal(lit)] => (false, lit.clone()),
+        [TokenTree::Punct(minus), TokenTree::Literal(lit)] if minus.as_char() == '-' => (true, lit.clone()),
+        // A value from a macro_rules expansion arrives wrapped in an invisible group.
+        [TokenTree::Group(group)] if group.delimiter() == proc_macro2::Delimiter::None => {
+            return literal(&group.stream());
+        }
+        _ => return Literal::Other,
+    };
+    match Lit::new(lit) {
+        Lit::Int(lit) => Literal::Int { negative, lit },
+        Lit::Str(lit) if !negative => Literal::Str(lit),
+        _ => Literal::Other,
+    }
+}
+
+fn parse_layout_key(cx: &Ctxt, layout: &mut LayoutAttr, path: &syn::Path, input: ParseStream) -> syn::Result<()> {
+    let key = path.to_token_stream().to_string().replace(' ', "");
+    if !input.peek(syn::Token![=]) {
+        cx.error_spanned(path, format!("expected `{key} = value`"));
+        return skip_value(input);
+    }
+    let tokens = take_value(input)?;
+    let duplicate = match key.as_str() {
+        "time" => store(&mut layout.time, width(cx, &key, &tokens), &tokens),
+        "worker" => store(&mut layout.worker, width(cx, &key, &tokens), &tokens),
+        "datacenter" => store(&mut layout.datacenter, width(cx, &key, &tokens), &tokens),
+        "machine" => store(&mut layout.machine, width(cx, &key, &tokens), &tokens),
+        "seq" => store(&mut layout.seq, width(cx, &key, &tokens), &tokens),
+        "epoch" => store(&mut layout.epoch, epoch_value(cx, &tokens), &tokens),
+        "unit" => store(&mut layout.unit, unit_value(cx, &tokens), &tokens),
+        "sequence" => {
+            cx.error_spanned(path, "unknown key `sequence` in #[layout]; the sequence width is written `seq = N`");
+            false
+        }
+        _ => {
+            cx.error_spanned(path, format!("unknown key `{key}` in #[layout]; the known keys are: {LAYOUT_KEYS}"));
+            false
+        }
+    };
+    if duplicate {
+        cx.error_spanned(path, format!("duplicate key `{key}` in #[layout]; give each key once"));
+    }
+    Ok(())
+}
+
+/// Stores a value unless the slot is taken; returns whether it was (a duplicate key).
+fn store<T>(slot: &mut Option<Value<T>>, value: Option<T>, tokens: &TokenStream) -> bool {
+    if slot.is_some() {
+        return true;
+    }
+    *slot = Some(Value { tokens: tokens.clone(), value });
+    false
+}
+
+fn width(cx: &Ctxt, key: &str, tokens: &TokenStream) -> Option<u32> {
+    let Literal::Int { negative: false, lit } = literal(tokens) else {
+        cx.error_spanned(tokens, format!("`{key}` is a width in bits: expected an integer from 0 to 63, e.g. `{key} = 12`"));
+        return None;
+    };
+    match lit.base10_parse::<u32>() {
+        Ok(bits) if bits <= 63 => Some(bits),
+        _ => {
+            cx.error_spanned(&lit, format!("`{key} = {}` is wider than an ID: a width is at most 63 bits", lit.base10_digits()));
+            None
+        }
+    }
+}
+
+fn epoch_value(cx: &Ctxt, tokens: &TokenStream) -> Option<i64> {
+    const EXPECTED: &str = "expected `epoch = \"YYYY-MM-DD\"`, an RFC 3339 instant such as \
+                            \"2010-11-04T01:42:54.657Z\", or Unix milliseconds such as `epoch = 1288834974657`";
+    match literal(tokens) {
+        Literal::Int { negative: true, lit } => {
+            cx.error_spanned(
+                tokens,
+                format!("the epoch -{} lies before 1970-01-01; IDs count time from an epoch at or after the Unix epoch", lit.base10_digits()),
+            );
+            None
+        }
+        Literal::Int { negative: false, lit } => {
+            if !matches!(lit.suffix(), "" | "i64" | "u64") {
+                cx.error_spanned(&lit, "the epoch is Unix milliseconds: an integer without a suffix (or with i64)");
+                return None;
+            }
+            match lit.base10_parse::<i64>() {
+                Ok(ms) => Some(ms),
+                Err(_) => {
+                    cx.error_spanned(&lit, "the epoch in Unix milliseconds must fit in an i64");
+                    None
+                }
+            }
+        }
+        Literal::Str(lit) => match epoch::parse(&lit.value()) {
+            Ok(ms) if ms < 0 => {
+                cx.error_spanned(&lit, format!("the epoch {:?} lies before 1970-01-01; choose a date at or after the Unix epoch", lit.value()));
+                None
+            }
+            Ok(ms) => Some(ms),
+            Err(why) => {
+                cx.error_spanned(&lit, format!("{why}; {EXPECTED}"));
+                None
+            }
+        },
+        Literal::Other => {
+            cx.error_spanned(tokens, EXPECTED);
+            None
+        }
+    }
+}
+
+fn unit_value(cx: &Ctxt, tokens: &TokenStream) -> Option<Unit> {
+    let unit = match literal(tokens) {
+        Literal::Str(lit) => match lit.value().as_str() {
+            "1ms" | "ms" => Some(Unit::Millis),
+            "10ms" => Some(Unit::TenMillis),
+            "1s" | "s" => Some(Unit::Seconds),
+            _ => None,
+        },
+        _ => None,
+    };
+    if unit.is_none() {
+        cx.error_spanned(tokens, "expected `unit = \"1ms\"` (the default), `\"10ms\"` (Sonyflake) or `\"1s\"` (Baidu uid-generator)");
+    }
+    unit
+}

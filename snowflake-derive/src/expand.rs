@@ -1,0 +1,293 @@
+//! The tokens: consts, constructors, decoders, generation and trait impls. Bodies are
+//! one-line calls into `::typed_snowflake::__private`, where the logic is unit-tested.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::DeriveInput;
+
+use crate::ast::{self, Inner};
+use crate::attr;
+use crate::ctxt::Ctxt;
+use crate::valid::{self, Spec};
+
+pub fn derive(input: &DeriveInput) -> TokenStream {
+    let cx = Ctxt::default();
+    let attrs = attr::parse(&cx, &input.attrs);
+    let inner = ast::inner_type(&cx, input);
+    let spec = valid::check(&cx, &input.ident, &attrs.layout);
+    let krate = attrs.krate.unwrap_or_else(|| syn::parse_quote!(::typed_snowflake));
+    let expansion = inner.map(|inner| expand(input, inner, &spec, &krate));
+    let errors = cx.into_error().map(|e| e.to_compile_error());
+    quote! {
+        #errors
+        #expansion
+    }
+}
+
+fn doc(text: String) -> TokenStream {
+    quote!(#[doc = #text])
+}
+
+fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> TokenStream {
+    let ident = &input.ident;
+    let name = ident.to_string();
+    let p = quote!(#krate::__private);
+    let Spec { time, worker, datacenter, seq, epoch_ms, unit, split } = *spec;
+    let unit_variant = format_ident!("{}", unit.variant());
+    let (from_raw, to_raw, inner_ty) = match inner {
+        Inner::I64 => (quote!(#p::raw_to_i64), quote!(#p::raw_from_i64), quote!(i64)),
+        Inner::U64 => (quote!(#p::raw_to_u64), quote!(#p::raw_from_u64), quote!(u64)),
+    };
+    let unit_ms = unit.millis();
+    let machine = worker - datacenter;
+
+    let d_time = doc(format!("Width of the time field: {time} bits of {unit_ms} ms ticks."));
+    let d_worker = doc(format!("Width of the node field: {worker} bits."));
+    let d_seq = doc(format!("Width of the sequence field: {seq} bits."));
+    let d_epoch = doc(format!("The epoch, in Unix milliseconds: {epoch_ms}."));
+
+    let split_items = split.then(|| {
+        quote! {
+            /// Width of the datacenter half of the node field.
+            pub const DATACENTER_BITS: u32 = #datacenter;
+            /// Width of the machine half of the node field.
+            pub const MACHINE_BITS: u32 = #machine;
+            /// Largest datacenter value.
+            pub const MAX_DATACENTER: u64 = (1u64 << #datacenter) - 1;
+            /// Largest machine value.
+            pub const MAX_MACHINE: u64 = (1u64 << #machine) - 1;
+
+            /// Encodes an ID from Unix milliseconds, the datacenter and machine halves of the
+            /// node field, and a sequence number; a part out of range is an error.
+            pub fn from_node_parts(
+                unix_ms: i64,
+                datacenter: u64,
+                machine: u64,
+                seq: u64,
+            ) -> #p::Result<Self, #p::LayoutError> {
+                #p::from_node_parts::<Self>(unix_ms, datacenter, machine, seq)
+            }
+
+            /// The datacenter half of the node field.
+            pub const fn datacenter(&self) -> u64 {
+                self.worker() >> #machine
+            }
+
+            /// The machine half of the node field.
+            pub const fn machine(&self) -> u64 {
+                self.worker() & Self::MAX_MACHINE
+            }
+        }
+    });
+
+    // A time field wider than 53 bits cannot give every tick its own score.
+    let score_at = (time <= 53).then(|| {
+        quote! {
+            /// The Redis score of [`Self::first_at`]`(unix_ms)`: `ZRANGEBYSCORE key
+            /// score_at(t0) (score_at(t1)` selects exactly the IDs from `t0` up to `t1`.
+            pub const fn score_at(unix_ms: i64) -> f64 {
+                #p::score_of(&Self::LAYOUT, Self::LAYOUT.first_at(unix_ms))
+            }
+        }
+    });
+
+    let type_doc = format!("`{name}`");
+    let _ = type_doc;
+    let span = Span::call_site();
+    let slot = quote::quote_spanned!(span=> SLOT);
+
+    quote! {
+        #[automatically_derived]
+        impl #ident {
+            #d_time
+            pub const TIME_BITS: u32 = #time;
+            #d_worker
+            pub const WORKER_BITS: u32 = #worker;
+            #d_seq
+            pub const SEQ_BITS: u32 = #seq;
+            #d_epoch
+            pub const EPOCH_MS: i64 = #epoch_ms;
+            /// The layout, as one value.
+            pub const LAYOUT: #p::Layout =
+                #p::Layout::build_or_panic(#time, #worker, #datacenter, #seq, #epoch_ms, #p::TickUnit::#unit_variant);
+            /// Position of the lowest time bit.
+            pub const TIME_SHIFT: u32 = Self::LAYOUT.time_shift();
+            /// Position of the lowest node bit.
+            pub const WORKER_SHIFT: u32 = Self::LAYOUT.worker_shift();
+            /// Selects the time field in place.
+            pub const TIME_MASK: i64 = Self::LAYOUT.time_mask();
+            /// Selects the node field in place: `(id.get() & WORKER_MASK) >> WORKER_SHIFT == id.worker()`.
+            pub const WORKER_MASK: i64 = Self::LAYOUT.worker_mask();
+            /// Selects the sequence field.
+            pub const SEQ_MASK: i64 = Self::LAYOUT.seq_mask();
+            /// Largest node value.
+            pub const MAX_WORKER: u64 = Self::LAYOUT.max_worker();
+            /// Largest sequence value.
+            pub const MAX_SEQ: u64 = Self::LAYOUT.max_seq();
+            /// The last Unix millisecond the time field can hold.
+            pub const MAX_TIMESTAMP_MS: i64 = Self::LAYOUT.max_timestamp_ms();
+
+            #split_items
+
+            /// The next ID from this type's generator. Panics only where
+            /// [`Self::try_generate`] returns an error, with that error's message.
+            #[track_caller]
+            pub fn generate() -> Self {
+                #p::generate::<Self>()
+            }
+
+            /// The next ID from this type's generator, or why there is none (clock,
+            /// worker ID, exhausted time field, fenced lease).
+            pub fn try_generate() -> #p::Result<Self, #p::GenerateError> {
+                #p::try_generate::<Self>()
+            }
+
+            /// `n` IDs in increasing order, taking a run of sequence numbers per atomic
+            /// update; more than the registry's batch limit (default 100 000) is an
+            /// immediate error.
+            pub fn generate_batch(n: usize) -> #p::Result<#p::Vec<Self>, #p::GenerateError> {
+                #p::generate_batch::<Self>(n)
+            }
+
+            /// Encodes an ID from Unix milliseconds, a node value and a sequence number; a
+            /// part out of range (a time before the epoch or past `MAX_TIMESTAMP_MS`, a
+            /// worker or sequence too wide) is an error.
+            pub fn from_parts(unix_ms: i64, worker: u64, seq: u64) -> #p::Result<Self, #p::LayoutError> {
+                #p::from_parts::<Self>(unix_ms, worker, seq)
+            }
+
+            /// The raw value: a non-negative `i64`.
+            pub const fn get(&self) -> i64 {
+                #to_raw(self.0)
+            }
+
+            /// Unix milliseconds at the start of the ID's tick.
+            pub const fn timestamp_ms(&self) -> i64 {
+                Self::LAYOUT.timestamp_ms_of(self.get())
+            }
+
+            /// The node field (datacenter and machine together, for a split layout).
+            pub const fn worker(&self) -> u64 {
+                Self::LAYOUT.worker_of(self.get())
+            }
+
+            /// The sequence number within the tick.
+            pub const fn sequence(&self) -> u64 {
+                Self::LAYOUT.sequence_of(self.get())
+            }
+
+            /// Every field, decoded.
+            pub const fn parts(&self) -> #p::Parts {
+                Self::LAYOUT.parts_of(self.get())
+            }
+
+            /// The smallest ID with the timestamp `unix_ms`, saturating at the layout's
+            /// first and last tick: the lower bound of `WHERE id BETWEEN`.
+            pub const fn first_at(unix_ms: i64) -> Self {
+                Self(#from_raw(Self::LAYOUT.first_at(unix_ms)))
+            }
+
+            /// The largest ID with the timestamp `unix_ms`, saturating like
+            /// [`Self::first_at`]: the upper bound of `WHERE id BETWEEN`.
+            pub const fn last_at(unix_ms: i64) -> Self {
+                Self(#from_raw(Self::LAYOUT.last_at(unix_ms)))
+            }
+
+            /// An exact, order-preserving Redis sorted-set score: the ID's top 53 used bits.
+            pub const fn redis_score(&self) -> f64 {
+                #p::score_of(&Self::LAYOUT, self.get())
+            }
+
+            #score_at
+
+            /// The ID as a zero-padded 19-digit decimal: the sorted-set member that keeps
+            /// exact ID order among equal scores.
+            pub fn redis_member(&self) -> #p::String {
+                #p::member_of(self.get())
+            }
+        }
+
+        #[automatically_derived]
+        impl #p::SnowflakeId for #ident {
+            const LAYOUT: #p::Layout = Self::LAYOUT;
+            const NAME: &'static str = #name;
+
+            #[inline]
+            fn to_raw(&self) -> i64 {
+                self.get()
+            }
+
+            #[inline]
+            fn from_raw_unchecked(raw: i64) -> Self {
+                Self(#from_raw(raw))
+            }
+
+            #[inline]
+            fn generator_slot() -> &'static #p::GeneratorSlot {
+                static #slot: #p::GeneratorSlot = #p::GeneratorSlot::new();
+                &#slot
+            }
+        }
+
+        #[automatically_derived]
+        impl #p::From<#ident> for i64 {
+            #[inline]
+            fn from(id: #ident) -> i64 {
+                id.get()
+            }
+        }
+
+        #[automatically_derived]
+        impl #p::From<#ident> for u64 {
+            #[inline]
+            fn from(id: #ident) -> u64 {
+                #p::raw_to_u64(id.get())
+            }
+        }
+
+        #[automatically_derived]
+        impl #p::TryFrom<i64> for #ident {
+            type Error = #p::LayoutError;
+            #[inline]
+            fn try_from(raw: i64) -> #p::Result<Self, #p::LayoutError> {
+                <Self as #p::SnowflakeId>::from_raw(raw)
+            }
+        }
+
+        #[automatically_derived]
+        impl #p::TryFrom<u64> for #ident {
+            type Error = #p::LayoutError;
+            #[inline]
+            fn try_from(raw: u64) -> #p::Result<Self, #p::LayoutError> {
+                #p::try_from_u64::<Self>(raw)
+            }
+        }
+
+        #[automatically_derived]
+        impl #p::Display for #ident {
+            fn fmt(&self, f: &mut #p::Formatter<'_>) -> #p::FmtResult {
+                #p::fmt(self, f)
+            }
+        }
+
+        #[automatically_derived]
+        impl #p::FromStr for #ident {
+            type Err = #p::ParseIdError;
+            fn from_str(text: &str) -> #p::Result<Self, #p::ParseIdError> {
+                <Self as #p::SnowflakeId>::parse_str(text)
+            }
+        }
+
+        #p::impl_serde!(#ident);
+        #p::impl_schemars!(#ident);
+        #p::impl_sqlx_postgres!(#ident);
+        #p::impl_sqlx_mysql!(#ident);
+        #p::impl_sqlx_sqlite!(#ident);
+        #p::impl_redis!(#ident);
+
+        const _: () = {
+            // The field really is the integer the derive read it as.
+            let _ = |id: #ident| -> #inner_ty { id.0 };
+        };
+    }
+}

@@ -1,0 +1,26 @@
+//! `#[derive(SnowflakeId)]`: the compile-time half of typed-snowflake.
+//!
+//! A pipeline of one module per step: [`attr`] parses the attributes (keeping each
+//! value's tokens for error spans), [`ast`] checks the item's shape, [`valid`] applies the
+//! rules that span several keys, and [`expand`] writes the tokens. Every error is
+//! collected in a [`ctxt::Ctxt`] and reported together; where the item's shape is usable,
+//! the expansion is still emitted (with placeholder widths) so that one mistake in
+//! `#[layout]` does not cascade into errors at every use of the type.
+
+mod ast;
+mod attr;
+mod ctxt;
+mod epoch;
+mod expand;
+mod valid;
+
+use proc_macro::TokenStream;
+
+/// Derives a typed Snowflake ID for `struct Name(i64);` or `struct Name(u64);`.
+///
+/// See the `typed-snowflake` crate for the attributes and what the derive generates.
+#[proc_macro_derive(SnowflakeId, attributes(layout, snowflake))]
+pub fn derive_snowflake_id(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    expand::derive(&input).into()
+}

@@ -1,0 +1,119 @@
+//! Rules that span several keys of `#[layout]`; the result is a checked [`Spec`].
+
+use crate::attr::{LayoutAttr, Unit, Value};
+use crate::ctxt::Ctxt;
+
+/// A layout the runtime accepts. Where the input had mistakes (already reported), the
+/// fields hold placeholders so the expansion can still be emitted.
+pub struct Spec {
+    pub time: u32,
+    pub worker: u32,
+    pub datacenter: u32,
+    pub seq: u32,
+    pub epoch_ms: i64,
+    pub unit: Unit,
+    pub split: bool,
+}
+
+fn value<T: Copy>(slot: &Option<Value<T>>) -> Option<T> {
+    slot.as_ref().and_then(|v| v.value)
+}
+
+pub fn check(cx: &Ctxt, ident: &syn::Ident, layout: &LayoutAttr) -> Spec {
+    let mut spec = Spec { time: 41, worker: 10, datacenter: 0, seq: 12, epoch_ms: 0, unit: Unit::Millis, split: false };
+    let Some(attr) = &layout.attr else {
+        cx.error_spanned(
+            ident,
+            "missing #[layout(...)]: declare the widths and the epoch, e.g. \
+             #[layout(time = 42, worker = 5, seq = 16, epoch = \"2021-05-05\")]",
+        );
+        return spec;
+    };
+    let missing = |key: &str, example: &str| {
+        cx.error_spanned(attr, format!("#[layout] is missing `{key}`: add `{example}`"));
+    };
+    match &layout.time {
+        None => missing("time", "time = 41"),
+        Some(v) if v.value == Some(0) => cx.error_spanned(&v.tokens, "`time = 0`: the time field needs at least 1 bit"),
+        Some(_) => {}
+    }
+    match &layout.seq {
+        None => missing("seq", "seq = 12"),
+        Some(v) if v.value == Some(0) => {
+            cx.error_spanned(&v.tokens, "`seq = 0`: the sequence field needs at least 1 bit, or every tick holds one ID")
+        }
+        Some(_) => {}
+    }
+    if layout.epoch.is_none() {
+        missing("epoch", "epoch = \"2024-01-01\"");
+    }
+
+    // The node field: `worker = N`, or `datacenter = N, machine = M`.
+    let (worker, datacenter, split) = match (&layout.worker, &layout.datacenter, &layout.machine) {
+        (Some(w), None, None) => (w.value, Some(0), false),
+        (None, Some(dc), Some(m)) => {
+            for half in [dc, m] {
+                if half.value == Some(0) {
+                    cx.error_spanned(&half.tokens, "datacenter and machine need at least 1 bit each; for one node write `worker = 0`");
+                }
+            }
+            match (dc.value, m.value) {
+                (Some(d), Some(m)) => (Some(d + m), Some(d), true),
+                _ => (None, None, true),
+            }
+        }
+        (Some(w), _, _) => {
+            cx.error_spanned(
+                &w.tokens,
+                "give the node field either as `worker = N` or as `datacenter = N, machine = M`, not both",
+            );
+            (None, None, false)
+        }
+        (None, Some(dc), None) => {
+            cx.error_spanned(&dc.tokens, "`datacenter` needs `machine` beside it: `datacenter = 5, machine = 5`");
+            (None, None, true)
+        }
+        (None, None, Some(m)) => {
+            cx.error_spanned(&m.tokens, "`machine` needs `datacenter` beside it: `datacenter = 5, machine = 5`");
+            (None, None, true)
+        }
+        (None, None, None) => {
+            missing("worker", "worker = 10` (or `datacenter = 5, machine = 5`; `worker = 0` for a single-node type");
+            (None, None, false)
+        }
+    };
+
+    let time = value(&layout.time).filter(|&t| t > 0);
+    let seq = value(&layout.seq).filter(|&s| s > 0);
+    if let (Some(time), Some(worker), Some(seq)) = (time, worker, seq) {
+        let total = time + worker + seq;
+        if total > 63 {
+            let node = if split {
+                format!("datacenter = {}, machine = {}", datacenter.unwrap_or(0), worker - datacenter.unwrap_or(0))
+            } else {
+                format!("worker = {worker}")
+            };
+            cx.error_spanned(
+                attr,
+                format!(
+                    "the widths sum to {total}; at most 63 fit in an `i64` beside the sign bit \
+                     (time = {time}, {node}, seq = {seq}): take {} bits off",
+                    total - 63
+                ),
+            );
+        } else if let Some(datacenter) = datacenter {
+            spec.time = time;
+            spec.worker = worker;
+            spec.datacenter = datacenter;
+            spec.seq = seq;
+            spec.split = split;
+        }
+    }
+    if let Some(epoch) = value(&layout.epoch) {
+        spec.epoch_ms = epoch;
+    }
+    if let Some(unit) = value(&layout.unit) {
+        spec.unit = unit;
+    }
+    spec
+}

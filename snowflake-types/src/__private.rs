@@ -1,0 +1,115 @@
+//! What `#[derive(SnowflakeId)]` expands to calls into. Not a public API: names and
+//! signatures here change without notice.
+
+pub use crate::generator::GeneratorSlot;
+pub use crate::{GenerateError, Layout, LayoutError, ParseIdError, Parts, SnowflakeId, TickUnit};
+pub use core::fmt::{Display, Formatter, Result as FmtResult};
+pub use core::result::Result;
+pub use core::str::FromStr;
+pub use std::string::String;
+pub use std::vec::Vec;
+
+pub use crate::{
+    __impl_redis as impl_redis, __impl_schemars as impl_schemars, __impl_serde as impl_serde,
+    __impl_sqlx_mysql as impl_sqlx_mysql, __impl_sqlx_postgres as impl_sqlx_postgres,
+    __impl_sqlx_sqlite as impl_sqlx_sqlite,
+};
+
+#[cfg(feature = "redis")]
+pub use redis;
+#[cfg(feature = "schemars")]
+pub use schemars;
+#[cfg(feature = "serde")]
+pub use serde;
+#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
+pub use sqlx_core;
+#[cfg(feature = "sqlx-mysql")]
+pub use sqlx_mysql;
+#[cfg(feature = "sqlx-postgres")]
+pub use sqlx_postgres;
+#[cfg(feature = "sqlx-sqlite")]
+pub use sqlx_sqlite;
+
+/// The raw value of an `i64` field.
+#[inline(always)]
+pub const fn raw_from_i64(value: i64) -> i64 {
+    value
+}
+
+/// The raw value of a `u64` field. Every constructor keeps it below `2^63`.
+#[inline(always)]
+#[allow(clippy::cast_possible_wrap)]
+pub const fn raw_from_u64(value: u64) -> i64 {
+    value as i64
+}
+
+/// An `i64` field from a raw value.
+#[inline(always)]
+pub const fn raw_to_i64(raw: i64) -> i64 {
+    raw
+}
+
+/// A `u64` field from a raw value (never negative: checked by the layout).
+#[inline(always)]
+#[allow(clippy::cast_sign_loss)]
+pub const fn raw_to_u64(raw: i64) -> u64 {
+    raw as u64
+}
+
+/// `T::from_parts`.
+#[inline]
+pub fn from_parts<T: SnowflakeId>(unix_ms: i64, worker: u64, seq: u64) -> Result<T, LayoutError> {
+    T::LAYOUT.encode(unix_ms, worker, seq).map(T::from_raw_unchecked)
+}
+
+/// `T::from_node_parts`, for split layouts.
+#[inline]
+pub fn from_node_parts<T: SnowflakeId>(
+    unix_ms: i64,
+    datacenter: u64,
+    machine: u64,
+    seq: u64,
+) -> Result<T, LayoutError> {
+    let worker = T::LAYOUT.join_node(datacenter, machine)?;
+    from_parts(unix_ms, worker, seq)
+}
+
+/// `TryFrom<u64>`.
+#[inline]
+pub fn try_from_u64<T: SnowflakeId>(value: u64) -> Result<T, LayoutError> {
+    T::LAYOUT.validate_u64(value).map(T::from_raw_unchecked)
+}
+
+/// `Display`: the decimal value.
+#[inline]
+pub fn fmt<T: SnowflakeId>(id: &T, f: &mut Formatter<'_>) -> FmtResult {
+    Display::fmt(&id.to_raw(), f)
+}
+
+/// `T::generate()`: panics where `try_generate` errs, with that error.
+#[inline]
+#[track_caller]
+pub fn generate<T: SnowflakeId>() -> T {
+    match try_generate::<T>() {
+        Ok(id) => id,
+        Err(e) => panic!("{}::generate() failed: {e}", T::NAME),
+    }
+}
+
+/// `T::try_generate()`.
+#[inline]
+pub fn try_generate<T: SnowflakeId>() -> Result<T, GenerateError> {
+    T::generator_slot().get_or_init::<T>()?.next_raw().map(T::from_raw_unchecked)
+}
+
+/// `T::generate_batch(n)`.
+pub fn generate_batch<T: SnowflakeId>(n: usize) -> Result<Vec<T>, GenerateError> {
+    let generator = T::generator_slot().get_or_init::<T>()?;
+    generator.check_batch(n)?;
+    let mut out = Vec::with_capacity(n);
+    generator.fill_batch(n, |raw| out.push(T::from_raw_unchecked(raw)))?;
+    Ok(out)
+}
+
+pub use crate::score::{member_of, score_of};
+pub use core::convert::{From, TryFrom};

@@ -1,0 +1,326 @@
+//! Clocks: where a generator reads the time, and what it does when the time steps back.
+//!
+//! | clock | reads | steps back? | cost per ID |
+//! |---|---|---|---|
+//! | [`MonotonicClock`] (default) | a cached millisecond published by one ticker thread | never: it follows the wall clock forward and ignores steps back | one relaxed atomic load |
+//! | [`SystemClock`] | `SystemTime::now()` on every call | yes: its [`StepBack`] policy decides | one vDSO clock read (~30 ns) |
+//! | [`ManualClock`] | a value you set | when you set it back | one atomic load |
+
+use std::fmt;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{LazyLock, Once};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// What a generator does when its clock reads earlier than the last ID it issued.
+///
+/// ```
+/// use std::time::Duration;
+/// use typed_snowflake::{StepBack, SystemClock};
+///
+/// // Leaf's behaviour: wait out a small step back, refuse a large one.
+/// let clock = SystemClock::new(StepBack::Wait { max: Duration::from_millis(5) });
+/// assert_eq!(StepBack::default(), StepBack::Borrow { max_ahead: Duration::from_secs(1) });
+/// # let _ = clock;
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StepBack {
+    /// Keep issuing from the last tick, and when its sequence runs out, move on to the next
+    /// tick although the clock has not reached it yet, as long as that tick lies at most
+    /// `max_ahead` ahead of the clock; beyond that, [`GenerateError::ClockBackwards`](crate::GenerateError::ClockBackwards).
+    /// Never stalls, never repeats.
+    Borrow {
+        /// How far ahead of the clock IDs may run.
+        max_ahead: Duration,
+    },
+    /// Wait for the clock to catch up, for at most `max`; a step back larger than `max`
+    /// is refused at once (Meituan Leaf's policy).
+    Wait {
+        /// The longest wait.
+        max: Duration,
+    },
+    /// Refuse at once, until the clock catches up.
+    Error,
+}
+
+impl Default for StepBack {
+    fn default() -> Self {
+        StepBack::Borrow { max_ahead: Duration::from_secs(1) }
+    }
+}
+
+/// A source of Unix milliseconds.
+///
+/// ```
+/// use typed_snowflake::{Clock, StepBack};
+///
+/// #[derive(Debug)]
+/// struct Frozen;
+/// impl Clock for Frozen {
+///     fn now_ms(&self) -> i64 { 1_700_000_000_000 }
+///     fn on_step_back(&self) -> StepBack { StepBack::Error }
+/// }
+/// assert_eq!(Frozen.now_ms(), 1_700_000_000_000);
+/// ```
+pub trait Clock: Send + Sync + fmt::Debug + 'static {
+    /// The current time in Unix milliseconds.
+    fn now_ms(&self) -> i64;
+
+    /// The policy a generator applies when this clock reads earlier than its last ID.
+    fn on_step_back(&self) -> StepBack {
+        StepBack::default()
+    }
+
+    /// A cached reading that a background task keeps current, for the generator's hot path;
+    /// `now_ms` remains the precise reading used on slow paths.
+    #[doc(hidden)]
+    fn cached(&self) -> Option<&'static AtomicI64> {
+        None
+    }
+
+    /// Moves the clock forward to at least `unix_ms`, where the clock can (used when a
+    /// high-water mark lies ahead of it). Returns whether it did.
+    #[doc(hidden)]
+    fn advance_to(&self, unix_ms: i64) -> bool {
+        let _ = unix_ms;
+        false
+    }
+}
+
+fn wall_ns() -> i64 {
+    match SystemTime::now().duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
+        // A wall clock before 1970: treat as 1970; the monotonic part still advances.
+        Err(_) => 0,
+    }
+}
+
+/// Wall-clock Unix milliseconds, straight from `SystemTime::now()`.
+pub(crate) fn wall_ms() -> i64 {
+    wall_ns().div_euclid(1_000_000)
+}
+
+/// Cache line-aligned so the ticker's writes do not evict anything else.
+#[repr(align(128))]
+struct Published(AtomicI64);
+
+struct Ticker {
+    base: Instant,
+    /// `max` over time of `wall_ns - elapsed_ns`: the monotonic time is `elapsed + offset`.
+    offset_ns: AtomicI64,
+    now_ms: Published,
+    started: Once,
+}
+
+static TICKER: LazyLock<Ticker> = LazyLock::new(|| {
+    let base = Instant::now();
+    let offset = wall_ns();
+    Ticker { base, offset_ns: AtomicI64::new(offset), now_ms: Published(AtomicI64::new(offset.div_euclid(1_000_000))), started: Once::new() }
+});
+
+impl Ticker {
+    fn precise_ns(&self) -> i64 {
+        let elapsed = i64::try_from(self.base.elapsed().as_nanos()).unwrap_or(i64::MAX);
+        let candidate = wall_ns().saturating_sub(elapsed);
+        let offset = self.offset_ns.fetch_max(candidate, Ordering::Relaxed).max(candidate);
+        let ns = offset.saturating_add(elapsed);
+        self.now_ms.0.fetch_max(ns.div_euclid(1_000_000), Ordering::Relaxed);
+        ns
+    }
+
+    fn precise_ms(&self) -> i64 {
+        let ms = self.precise_ns().div_euclid(1_000_000);
+        // Another reader may have published a later millisecond already.
+        ms.max(self.now_ms.0.load(Ordering::Relaxed))
+    }
+
+    fn start(&'static self) {
+        self.started.call_once(|| {
+            let spawned = std::thread::Builder::new().name("snowflake-ticker".into()).spawn(move || {
+                loop {
+                    let ns = self.precise_ns();
+                    // Wake just after the next millisecond boundary.
+                    let to_boundary = 1_000_000 - ns.rem_euclid(1_000_000);
+                    std::thread::sleep(Duration::from_nanos(u64::try_from(to_boundary).unwrap_or(1_000_000)));
+                }
+            });
+            // Without the thread, `cached` readers would see a frozen value; fall back
+            // to precise reads by leaving the published value to slow-path readers.
+            if spawned.is_err() {
+                TICKER_FAILED.store(1, Ordering::Relaxed);
+            }
+        });
+    }
+}
+
+static TICKER_FAILED: AtomicI64 = AtomicI64::new(0);
+
+/// The default clock: monotonic, anchored to the wall clock, never stepping back.
+///
+/// It reads `Instant` (which never goes back) plus an offset to Unix time; the offset only
+/// grows, following the wall clock when it jumps forward and ignoring it when it steps
+/// back, so a step back of the system clock while the process runs causes neither a
+/// duplicate nor a stall (IDs then run ahead of the wall clock by the step, until the
+/// process restarts; a high-water file covers the restart).
+///
+/// For speed, one background thread (`snowflake-ticker`, started on first use, about
+/// 1 000 wake-ups per second, each a few hundred nanoseconds of work) publishes the
+/// current millisecond to an atomic that generators load on their hot path; slow paths
+/// (a full sequence, a new reservation) read the clock precisely and publish what they
+/// read. A reading lags the wall clock by less than one millisecond unless the ticker
+/// thread is starved of CPU for longer.
+///
+/// ```
+/// use typed_snowflake::{Clock, clock::MonotonicClock};
+///
+/// let a = MonotonicClock.now_ms();
+/// let b = MonotonicClock.now_ms();
+/// assert!(b >= a);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MonotonicClock;
+
+impl Clock for MonotonicClock {
+    fn now_ms(&self) -> i64 {
+        TICKER.precise_ms()
+    }
+
+    fn cached(&self) -> Option<&'static AtomicI64> {
+        let ticker: &'static Ticker = &TICKER;
+        ticker.start();
+        if TICKER_FAILED.load(Ordering::Relaxed) != 0 { None } else { Some(&ticker.now_ms.0) }
+    }
+
+    fn advance_to(&self, unix_ms: i64) -> bool {
+        let elapsed = i64::try_from(TICKER.base.elapsed().as_nanos()).unwrap_or(i64::MAX);
+        let target = unix_ms.saturating_mul(1_000_000).saturating_sub(elapsed);
+        TICKER.offset_ns.fetch_max(target, Ordering::Relaxed);
+        TICKER.now_ms.0.fetch_max(unix_ms, Ordering::Relaxed);
+        true
+    }
+}
+
+/// The system wall clock (`SystemTime::now()`), read on every call, with an explicit
+/// policy for when it steps back.
+///
+/// ```
+/// use std::time::Duration;
+/// use typed_snowflake::{Clock, StepBack, SystemClock};
+///
+/// let clock = SystemClock::new(StepBack::Error);
+/// assert!(clock.now_ms() > 1_600_000_000_000);
+/// assert_eq!(clock.on_step_back(), StepBack::Error);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SystemClock {
+    policy: StepBack,
+}
+
+impl SystemClock {
+    /// A system clock with `policy` for steps back.
+    pub const fn new(policy: StepBack) -> SystemClock {
+        SystemClock { policy }
+    }
+}
+
+impl Default for SystemClock {
+    fn default() -> Self {
+        SystemClock::new(StepBack::default())
+    }
+}
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> i64 {
+        wall_ms()
+    }
+    fn on_step_back(&self) -> StepBack {
+        self.policy
+    }
+}
+
+/// A clock that moves only when told to: every clock test is deterministic with it.
+///
+/// Share it with `Arc` to keep a handle after giving it to a generator.
+///
+/// ```
+/// use std::sync::Arc;
+/// use typed_snowflake::{Clock, ManualClock, StepBack};
+///
+/// let clock = Arc::new(ManualClock::new(1_700_000_000_000).with_policy(StepBack::Error));
+/// clock.advance(5);
+/// clock.step_back(1_000);
+/// assert_eq!(clock.now_ms(), 1_699_999_999_005);
+/// ```
+#[derive(Debug)]
+pub struct ManualClock {
+    now: AtomicI64,
+    policy: StepBack,
+}
+
+impl ManualClock {
+    /// A clock reading `unix_ms`, with the default step-back policy.
+    pub const fn new(unix_ms: i64) -> ManualClock {
+        ManualClock { now: AtomicI64::new(unix_ms), policy: StepBack::Borrow { max_ahead: Duration::from_secs(1) } }
+    }
+    /// The same clock with another step-back policy.
+    pub const fn with_policy(mut self, policy: StepBack) -> ManualClock {
+        self.policy = policy;
+        self
+    }
+    /// Sets the reading.
+    pub fn set(&self, unix_ms: i64) {
+        self.now.store(unix_ms, Ordering::SeqCst);
+    }
+    /// Moves forward by `ms`.
+    pub fn advance(&self, ms: i64) {
+        self.now.fetch_add(ms, Ordering::SeqCst);
+    }
+    /// Moves back by `ms`.
+    pub fn step_back(&self, ms: i64) {
+        self.now.fetch_sub(ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> i64 {
+        self.now.load(Ordering::SeqCst)
+    }
+    fn on_step_back(&self) -> StepBack {
+        self.policy
+    }
+}
+
+impl<C: Clock> Clock for std::sync::Arc<C> {
+    fn now_ms(&self) -> i64 {
+        (**self).now_ms()
+    }
+    fn on_step_back(&self) -> StepBack {
+        (**self).on_step_back()
+    }
+    fn cached(&self) -> Option<&'static AtomicI64> {
+        (**self).cached()
+    }
+    fn advance_to(&self, unix_ms: i64) -> bool {
+        (**self).advance_to(unix_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn monotonic_clock_tracks_the_wall_clock() {
+        let wall = wall_ms();
+        let mono = MonotonicClock.now_ms();
+        assert!((mono - wall).abs() < 1_000, "monotonic {mono} vs wall {wall}");
+    }
+
+    #[test]
+    fn ticker_publishes_current_milliseconds() {
+        let cached = MonotonicClock.cached().expect("ticker thread");
+        let first = cached.load(Ordering::Relaxed);
+        std::thread::sleep(Duration::from_millis(20));
+        let later = cached.load(Ordering::Relaxed);
+        assert!(later > first, "the ticker did not advance: {first} -> {later}");
+    }
+}

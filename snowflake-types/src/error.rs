@@ -1,0 +1,315 @@
+//! Errors: every way an ID, a layout or a generation can go wrong, each saying why.
+
+use thiserror::Error;
+
+/// A layout that cannot work. The derive reports these at compile time; hand-written
+/// [`Layout`](crate::Layout)s get them from the `const fn` constructors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum InvalidLayout {
+    /// The time field has no bits.
+    #[error("the time field needs at least 1 bit")]
+    ZeroTime,
+    /// The sequence field has no bits.
+    #[error("the sequence field needs at least 1 bit")]
+    ZeroSequence,
+    /// The widths do not fit beside the sign bit.
+    #[error("the widths sum to {total}; at most 63 fit in an i64 beside the sign bit")]
+    TooWide {
+        /// The sum of the widths.
+        total: u32,
+    },
+    /// A split node field with an empty half.
+    #[error("datacenter and machine need at least 1 bit each")]
+    EmptyNodeHalf,
+    /// An epoch before the Unix epoch.
+    #[error("the epoch {epoch_ms} lies before 1970-01-01")]
+    EpochBefore1970 {
+        /// The epoch, in Unix milliseconds.
+        epoch_ms: i64,
+    },
+}
+
+/// A value that is not an ID of the layout, or a part that does not fit in it.
+///
+/// ```
+/// use typed_snowflake::{Layout, LayoutError};
+///
+/// let layout = Layout::new(41, 10, 12, 1_288_834_974_657)?;
+/// let err = layout.validate(-5).unwrap_err();
+/// assert_eq!(err.to_string(), "-5 is negative; a Snowflake ID is a positive i64");
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum LayoutError {
+    /// A negative value.
+    #[error("{value} is negative; a Snowflake ID is a positive i64")]
+    Negative {
+        /// The value.
+        value: i64,
+    },
+    /// A value with a bit set above the layout's widths.
+    #[error("{value} sets bits above the layout's {used_bits} bits; it is not an ID of this type")]
+    OutOfLayout {
+        /// The value.
+        value: u64,
+        /// The bits the layout uses.
+        used_bits: u32,
+    },
+    /// A time before the layout's epoch.
+    #[error("time {unix_ms} (Unix ms) lies before the epoch {epoch_ms}")]
+    BeforeEpoch {
+        /// The time, in Unix milliseconds.
+        unix_ms: i64,
+        /// The epoch, in Unix milliseconds.
+        epoch_ms: i64,
+    },
+    /// A time after the last one the time field can hold.
+    #[error("time {unix_ms} (Unix ms) lies after {max_ms}, the last time the layout's time field holds")]
+    TimeOverflow {
+        /// The time, in Unix milliseconds.
+        unix_ms: i64,
+        /// The last Unix millisecond the layout holds.
+        max_ms: i64,
+    },
+    /// A node value wider than the node field.
+    #[error("worker {worker} is out of range; the layout holds 0..={max}")]
+    WorkerOutOfRange {
+        /// The value.
+        worker: u64,
+        /// The largest value that fits.
+        max: u64,
+    },
+    /// A datacenter value wider than its half of the node field.
+    #[error("datacenter {datacenter} is out of range; the layout holds 0..={max}")]
+    DatacenterOutOfRange {
+        /// The value.
+        datacenter: u64,
+        /// The largest value that fits.
+        max: u64,
+    },
+    /// A machine value wider than its half of the node field.
+    #[error("machine {machine} is out of range; the layout holds 0..={max}")]
+    MachineOutOfRange {
+        /// The value.
+        machine: u64,
+        /// The largest value that fits.
+        max: u64,
+    },
+    /// A sequence number wider than the sequence field.
+    #[error("sequence {sequence} is out of range; the layout holds 0..={max}")]
+    SequenceOutOfRange {
+        /// The value.
+        sequence: u64,
+        /// The largest value that fits.
+        max: u64,
+    },
+    /// Datacenter and machine given for a layout whose node field is not split.
+    #[error("the layout has no datacenter/machine split; declare it with `datacenter = N, machine = M`")]
+    NotSplit,
+}
+
+/// Text that is not an ID: what [`FromStr`](core::str::FromStr) returns.
+///
+/// ```
+/// use typed_snowflake::{Layout, ParseIdError};
+///
+/// let layout = Layout::new(41, 10, 12, 1_288_834_974_657)?;
+/// assert_eq!(ParseIdError::parse(&layout, "12a"), Err(ParseIdError::InvalidDigit { position: 2, found: 'a' }));
+/// assert_eq!(ParseIdError::parse(&layout, ""), Err(ParseIdError::Empty));
+/// assert_eq!(ParseIdError::parse(&layout, "0042"), Ok(42));
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum ParseIdError {
+    /// Empty text.
+    #[error("empty text is not an ID")]
+    Empty,
+    /// A leading `+` or `-`.
+    #[error("an ID is written without a sign; found {sign:?} at the start")]
+    Sign {
+        /// The sign found.
+        sign: char,
+    },
+    /// A character other than an ASCII digit.
+    #[error("an ID is written in decimal digits; found {found:?} at byte {position}")]
+    InvalidDigit {
+        /// Byte offset of the character.
+        position: usize,
+        /// The character.
+        found: char,
+    },
+    /// More than `i64::MAX`.
+    #[error("the number is larger than i64::MAX (9223372036854775807)")]
+    Overflow,
+    /// A number that is not an ID of this layout.
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
+}
+
+impl ParseIdError {
+    /// Parses decimal text as an ID of `layout`: ASCII digits only (leading zeros allowed,
+    /// as in zero-padded Redis members), no sign, no spaces, at most `i64::MAX`, and no bit
+    /// above the layout's widths.
+    pub fn parse(layout: &crate::Layout, text: &str) -> Result<i64, ParseIdError> {
+        let bytes = text.as_bytes();
+        match bytes.first() {
+            None => return Err(ParseIdError::Empty),
+            Some(&sign @ (b'+' | b'-')) => return Err(ParseIdError::Sign { sign: char::from(sign) }),
+            Some(_) => {}
+        }
+        let mut value: i64 = 0;
+        for (position, &byte) in bytes.iter().enumerate() {
+            if !byte.is_ascii_digit() {
+                let found = text[position..].chars().next().unwrap_or(char::REPLACEMENT_CHARACTER);
+                return Err(ParseIdError::InvalidDigit { position, found });
+            }
+            value = value
+                .checked_mul(10)
+                .and_then(|v| v.checked_add(i64::from(byte - b'0')))
+                .ok_or(ParseIdError::Overflow)?;
+        }
+        Ok(layout.validate(value)?)
+    }
+}
+
+/// A worker ID that could not be resolved.
+///
+/// ```
+/// use typed_snowflake::{WorkerError, WorkerSource};
+///
+/// let err = WorkerSource::hostname_ordinal_of("no-ordinal").unwrap_err();
+/// assert!(matches!(err, WorkerError::NoOrdinal { .. }));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum WorkerError {
+    /// An environment variable that is set but not a worker ID.
+    #[error("environment variable {var}={value:?} is not a worker ID: {reason}")]
+    BadEnv {
+        /// The variable's name.
+        var: String,
+        /// Its value.
+        value: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// An environment variable that is not set, for a source that requires it.
+    #[error("environment variable {var} is not set")]
+    MissingEnv {
+        /// The variable's name.
+        var: String,
+    },
+    /// A hostname without a trailing `-N` ordinal.
+    #[error("hostname {hostname:?} has no StatefulSet ordinal (a trailing `-N`, as in `orders-7`)")]
+    NoOrdinal {
+        /// The hostname.
+        hostname: String,
+    },
+    /// The hostname could not be read.
+    #[error("the hostname could not be read: {reason}")]
+    NoHostname {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Why an ID could not be generated.
+///
+/// ```
+/// use typed_snowflake::{GenerateError, SnowflakeId};
+///
+/// #[derive(SnowflakeId, Debug)]
+/// #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+/// struct OrderId(i64);
+///
+/// let err = OrderId::generate_batch(10_000_000).unwrap_err();
+/// assert!(matches!(err, GenerateError::BatchTooLarge { .. }));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum GenerateError {
+    /// The clock is behind the last issued tick, and the clock's [`StepBack`](crate::StepBack)
+    /// policy refused to go on.
+    #[error("the clock is {behind_ms} ms behind the last issued ID; refusing to issue (clock step-back policy)")]
+    ClockBackwards {
+        /// How far behind, in milliseconds.
+        behind_ms: i64,
+    },
+    /// The clock reads a time before the type's epoch.
+    #[error("the clock reads {now_ms} (Unix ms), before the epoch {epoch_ms}")]
+    ClockBeforeEpoch {
+        /// The clock's reading.
+        now_ms: i64,
+        /// The type's epoch.
+        epoch_ms: i64,
+    },
+    /// The time field is full: the clock has passed `MAX_TIMESTAMP_MS`.
+    #[error("the time field of {type_name} ran out at {max_ms} (Unix ms); the layout needs more time bits or a later epoch")]
+    TimeExhausted {
+        /// The ID type.
+        type_name: &'static str,
+        /// The last Unix millisecond the layout holds.
+        max_ms: i64,
+    },
+    /// The worker ID does not fit in the type's node field.
+    #[error("worker ID {worker} does not fit {type_name}, whose layout holds 0..={max}")]
+    WorkerOutOfRange {
+        /// The ID type.
+        type_name: &'static str,
+        /// The worker ID.
+        worker: u64,
+        /// The largest value that fits.
+        max: u64,
+    },
+    /// The worker ID could not be resolved.
+    #[error(transparent)]
+    Worker(#[from] WorkerError),
+    /// A batch larger than the limit.
+    #[error("a batch of {requested} IDs exceeds the limit of {limit}")]
+    BatchTooLarge {
+        /// The size asked for.
+        requested: usize,
+        /// The limit (see `RegistryBuilder::batch_limit`).
+        limit: usize,
+    },
+    /// The high-water file could not be read or written.
+    #[error("high-water file {path}: {reason}")]
+    HighWater {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The generator was fenced: it lost the right to issue (e.g. its worker lease).
+    #[error("the generator of {type_name} is fenced: {reason}")]
+    Fenced {
+        /// The ID type.
+        type_name: &'static str,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A registry that could not be installed.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// `install()` was called after the registry was installed, or after a generator had
+    /// already been created from the default configuration.
+    #[error("the registry is already installed (install() must run once, before the first ID is generated)")]
+    AlreadyInstalled,
+    /// The worker source could not be resolved.
+    #[error(transparent)]
+    Worker(#[from] WorkerError),
+    /// The high-water directory is not usable.
+    #[error("high-water directory {path}: {reason}")]
+    HighWater {
+        /// The directory.
+        path: String,
+        /// What went wrong.
+        reason: String,
+    },
+}

@@ -1,0 +1,628 @@
+//! The lock-free generator: `(tick, sequence)` packed in one `AtomicU64`.
+//!
+//! The hot path is one clock read (a relaxed load of the ticker's millisecond with the
+//! default clock) and one compare-and-swap; no lock, no allocation. Everything unusual
+//! (a full sequence, a clock behind the last ID, a new high-water reservation, the end of
+//! the time field) falls to a cold path that reads the clock precisely.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use crate::clock::{Clock, StepBack};
+use crate::error::GenerateError;
+use crate::id::SnowflakeId;
+use crate::layout::Layout;
+
+/// The default largest batch for `generate_batch`.
+pub const DEFAULT_BATCH_LIMIT: usize = 100_000;
+
+/// The part every ID touches, alone on its cache lines so that generators of two types
+/// on two threads do not slow each other down.
+#[repr(align(128))]
+struct Hot {
+    /// `tick << seq_bits | seq` of the last issued ID.
+    state: AtomicU64,
+}
+
+/// Counters of the slow paths, for operators: overflow pressure and clock trouble.
+///
+/// ```
+/// use typed_snowflake::{Generator, Layout};
+///
+/// let layout = Layout::new(41, 10, 12, 1_288_834_974_657)?;
+/// let generator = Generator::builder(layout).worker(1).build()?;
+/// generator.next_raw()?;
+/// assert_eq!(generator.stats().errors, 0);
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GeneratorStats {
+    /// The ID type (or the name given to a standalone generator).
+    pub name: &'static str,
+    /// The worker ID it issues under.
+    pub worker: u64,
+    /// Times a caller waited for the next tick because the sequence ran out.
+    pub exhausted_waits: u64,
+    /// Times the clock was seen behind the last issued ID.
+    pub clock_step_backs: u64,
+    /// Errors returned.
+    pub errors: u64,
+    /// High-water reservations written.
+    pub high_water_writes: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    exhausted_waits: AtomicU64,
+    clock_step_backs: AtomicU64,
+    errors: AtomicU64,
+    high_water_writes: AtomicU64,
+}
+
+/// A persisted reservation of time: the generator never issues past the mark it wrote,
+/// and a new process never issues at or below it.
+struct HighWater {
+    path: PathBuf,
+    reserve_ticks: u64,
+    lock: Mutex<()>,
+}
+
+/// Where the generator may issue up to: the high-water reservation (or the end of the
+/// time field). Read on the hot path only when a new tick starts.
+#[repr(align(128))]
+struct Limit(AtomicU64);
+
+/// A lock-free Snowflake generator for one layout and one worker ID.
+///
+/// Derived types each own one, created on first use from the [`Registry`](crate::Registry);
+/// build one by hand for a layout that has no type, or for tests with a [`ManualClock`](crate::ManualClock).
+///
+/// ```
+/// use std::sync::Arc;
+/// use typed_snowflake::{Generator, Layout, ManualClock};
+///
+/// let layout = Layout::new(41, 10, 12, 1_288_834_974_657)?;
+/// let clock = Arc::new(ManualClock::new(1_700_000_000_000));
+/// let generator = Generator::builder(layout).worker(7).clock(clock.clone()).build()?;
+/// let a = generator.next_raw()?;
+/// let b = generator.next_raw()?;
+/// assert!(b > a);
+/// assert_eq!(layout.worker_of(a), 7);
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Generator {
+    hot: Hot,
+    limit: Limit,
+    cached: Option<&'static AtomicI64>,
+    clock: Arc<dyn Clock>,
+    policy: StepBack,
+    layout: Layout,
+    name: &'static str,
+    worker: u64,
+    worker_in_place: u64,
+    epoch_ms: i64,
+    unit_ms: i64,
+    seq_bits: u32,
+    worker_bits: u32,
+    max_seq: u64,
+    random_start: u64,
+    batch_limit: usize,
+    high_water: Option<HighWater>,
+    counters: Counters,
+}
+
+impl std::fmt::Debug for Generator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Generator")
+            .field("name", &self.name)
+            .field("worker", &self.worker)
+            .field("layout", &self.layout)
+            .field("clock", &self.clock)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Configures a [`Generator`].
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct GeneratorBuilder {
+    layout: Layout,
+    name: &'static str,
+    worker: u64,
+    clock: Option<Arc<dyn Clock>>,
+    random_start: u64,
+    batch_limit: usize,
+    high_water: Option<(PathBuf, Duration)>,
+}
+
+impl GeneratorBuilder {
+    /// The name used in errors and statistics.
+    pub fn name(mut self, name: &'static str) -> Self {
+        self.name = name;
+        self
+    }
+    /// The worker ID (default 0).
+    pub fn worker(mut self, worker: u64) -> Self {
+        self.worker = worker;
+        self
+    }
+    /// The clock (default: [`MonotonicClock`](crate::clock::MonotonicClock)).
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Some(Arc::new(clock));
+        self
+    }
+    /// The clock, already shared.
+    pub fn shared_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+    /// Start each tick's sequence at a random value in `0..=max` (clamped to half the
+    /// sequence space), so consecutive IDs do not reveal how many were issued per tick.
+    /// It costs up to `max` IDs of capacity per tick. 0 (the default) turns it off.
+    pub fn random_sequence_start(mut self, max: u64) -> Self {
+        self.random_start = max;
+        self
+    }
+    /// The largest batch `generate_batch` accepts (default [`DEFAULT_BATCH_LIMIT`]).
+    pub fn batch_limit(mut self, limit: usize) -> Self {
+        self.batch_limit = limit;
+        self
+    }
+    /// Persist a high-water mark in `file`, reserving `reserve` of time ahead with each
+    /// write (one `fsync` per reservation): a restarted process never issues at or below
+    /// the mark, even when the clock stepped back in between.
+    pub fn high_water(mut self, file: impl Into<PathBuf>, reserve: Duration) -> Self {
+        self.high_water = Some((file.into(), reserve));
+        self
+    }
+
+    /// Builds the generator: checks the worker ID against the layout and reads the
+    /// high-water file, if any.
+    pub fn build(self) -> Result<Generator, GenerateError> {
+        let layout = self.layout;
+        if self.worker > layout.max_worker() {
+            return Err(GenerateError::WorkerOutOfRange {
+                type_name: self.name,
+                worker: self.worker,
+                max: layout.max_worker(),
+            });
+        }
+        let clock: Arc<dyn Clock> = match self.clock {
+            Some(clock) => clock,
+            None => Arc::new(crate::clock::MonotonicClock),
+        };
+        let unit_ms = layout.unit().as_millis();
+        let reserve_ms = self.high_water.as_ref().map_or(0, |(_, d)| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let generator = Generator {
+            hot: Hot { state: AtomicU64::new(0) },
+            limit: Limit(AtomicU64::new(layout.max_ticks())),
+            cached: clock.cached(),
+            policy: clock.on_step_back(),
+            clock,
+            layout,
+            name: self.name,
+            worker: self.worker,
+            worker_in_place: self.worker << layout.seq_bits(),
+            epoch_ms: layout.epoch_ms(),
+            unit_ms,
+            seq_bits: layout.seq_bits(),
+            worker_bits: layout.worker_bits(),
+            max_seq: layout.max_seq(),
+            random_start: self.random_start.min(layout.max_seq() / 2),
+            batch_limit: self.batch_limit,
+            high_water: self.high_water.map(|(path, _)| HighWater {
+                path,
+                reserve_ticks: u64::try_from((reserve_ms / unit_ms).max(1)).unwrap_or(1),
+                lock: Mutex::new(()),
+            }),
+            counters: Counters::default(),
+        };
+        if let Some(hw) = &generator.high_water {
+            if let Some(mark_ms) = read_mark(&hw.path)? {
+                generator.resume_after(mark_ms)?;
+            }
+            // Nothing may be issued until a reservation is on disk.
+            generator.limit.0.store(0, Ordering::Relaxed);
+        }
+        Ok(generator)
+    }
+}
+
+impl Generator {
+    /// A builder for a generator of `layout`.
+    pub fn builder(layout: Layout) -> GeneratorBuilder {
+        GeneratorBuilder {
+            layout,
+            name: "generator",
+            worker: 0,
+            clock: None,
+            random_start: 0,
+            batch_limit: DEFAULT_BATCH_LIMIT,
+            high_water: None,
+        }
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The worker ID.
+    pub fn worker(&self) -> u64 {
+        self.worker
+    }
+
+    /// The largest batch accepted.
+    pub fn batch_limit(&self) -> usize {
+        self.batch_limit
+    }
+
+    /// Start after a persisted mark: the last issued state becomes the mark's tick with a
+    /// full sequence, so the next ID lies in a later tick.
+    fn resume_after(&self, mark_ms: i64) -> Result<(), GenerateError> {
+        if mark_ms < self.epoch_ms {
+            return Ok(());
+        }
+        let Ok(tick) = self.layout.tick_of(mark_ms) else {
+            return Err(self.time_exhausted());
+        };
+        self.hot.state.store((tick << self.seq_bits) | self.max_seq, Ordering::Relaxed);
+        // A clock that can move forward (the default) is moved past the mark, so the
+        // restart neither waits nor borrows; other clocks apply their step-back policy.
+        let next_ms = self.layout.tick_start_ms(tick + 1);
+        self.clock.advance_to(next_ms);
+        Ok(())
+    }
+
+    fn time_exhausted(&self) -> GenerateError {
+        GenerateError::TimeExhausted { type_name: self.name, max_ms: self.layout.max_timestamp_ms() }
+    }
+
+    #[inline(always)]
+    fn raw_of(&self, state: u64) -> i64 {
+        let seq = state & self.max_seq;
+        let tick_bits = state & !self.max_seq;
+        // tick << (worker_bits + seq_bits) | worker << seq_bits | seq; below 2^63 by layout.
+        #[allow(clippy::cast_possible_wrap)]
+        let raw = ((tick_bits << self.worker_bits) | self.worker_in_place | seq) as i64;
+        raw
+    }
+
+    #[inline(always)]
+    fn start_seq(&self) -> u64 {
+        if self.random_start == 0 { 0 } else { random_below(self.random_start + 1) }
+    }
+
+    /// The next ID as a raw `i64`.
+    #[inline]
+    pub fn next_raw(&self) -> Result<i64, GenerateError> {
+        let now_ms = match self.cached {
+            Some(cached) => cached.load(Ordering::Relaxed),
+            None => return self.next_slow(),
+        };
+        let since = now_ms - self.epoch_ms;
+        if since < 0 {
+            return self.next_slow();
+        }
+        #[allow(clippy::cast_sign_loss)]
+        let now = if self.unit_ms == 1 { since as u64 } else { (since / self.unit_ms) as u64 };
+        let mut cur = self.hot.state.load(Ordering::Relaxed);
+        loop {
+            let last = cur >> self.seq_bits;
+            let next = if now > last && now <= self.limit.0.load(Ordering::Relaxed) {
+                (now << self.seq_bits) | self.start_seq()
+            } else if now == last && cur & self.max_seq != self.max_seq {
+                cur + 1
+            } else {
+                return self.next_slow();
+            };
+            // Relaxed suffices: uniqueness and per-thread order come from the single
+            // read-modify-write order of this one atomic.
+            match self.hot.state.compare_exchange_weak(cur, next, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return Ok(self.raw_of(next)),
+                Err(actual) => cur = actual,
+            }
+        }
+    }
+
+    /// The current tick, from a precise clock reading.
+    fn precise_tick(&self) -> Result<u64, GenerateError> {
+        let now_ms = self.clock.now_ms();
+        if now_ms < self.epoch_ms {
+            return Err(GenerateError::ClockBeforeEpoch { now_ms, epoch_ms: self.epoch_ms });
+        }
+        match self.layout.tick_of(now_ms) {
+            Ok(tick) => Ok(tick),
+            Err(_) => Err(self.time_exhausted()),
+        }
+    }
+
+    fn fail<T>(&self, error: GenerateError) -> Result<T, GenerateError> {
+        self.counters.errors.fetch_add(1, Ordering::Relaxed);
+        Err(error)
+    }
+
+    /// Takes up to `want` consecutive sequence numbers in one CAS; returns the first state
+    /// taken and how many. Handles every case the hot path does not.
+    #[cold]
+    #[inline(never)]
+    fn take(&self, want: u64) -> Result<(u64, u64), GenerateError> {
+        let mut waited_since: Option<Instant> = None;
+        let mut counted_wait = false;
+        let mut counted_back = false;
+        let mut spins = 0u32;
+        loop {
+            let now = match self.precise_tick() {
+                Ok(now) => now,
+                Err(e) => return self.fail(e),
+            };
+            let cur = self.hot.state.load(Ordering::Relaxed);
+            let last = cur >> self.seq_bits;
+            let seq = cur & self.max_seq;
+            let (first, count) = if now > last {
+                if now > self.limit.0.load(Ordering::Relaxed) {
+                    self.extend_limit(now)?;
+                    continue;
+                }
+                let start = self.start_seq();
+                ((now << self.seq_bits) | start, want.min(self.max_seq - start + 1))
+            } else if now == last {
+                if seq < self.max_seq {
+                    (cur + 1, want.min(self.max_seq - seq))
+                } else {
+                    // The sequence ran out within this tick: wait for the clock, re-reading
+                    // it each time (never reuse, never wrap).
+                    if !counted_wait {
+                        counted_wait = true;
+                        self.counters.exhausted_waits.fetch_add(1, Ordering::Relaxed);
+                    }
+                    backoff(&mut spins);
+                    continue;
+                }
+            } else {
+                // The clock reads earlier than the last issued tick.
+                if !counted_back {
+                    counted_back = true;
+                    self.counters.clock_step_backs.fetch_add(1, Ordering::Relaxed);
+                }
+                let behind_ms = i64::try_from(last - now).unwrap_or(i64::MAX).saturating_mul(self.unit_ms);
+                match self.policy {
+                    StepBack::Borrow { max_ahead } => {
+                        if seq < self.max_seq {
+                            (cur + 1, want.min(self.max_seq - seq))
+                        } else {
+                            let ahead_ms = behind_ms.saturating_add(self.unit_ms);
+                            if u128::try_from(ahead_ms).unwrap_or(u128::MAX) > max_ahead.as_millis() {
+                                return self.fail(GenerateError::ClockBackwards { behind_ms });
+                            }
+                            let next = last + 1;
+                            if next > self.limit.0.load(Ordering::Relaxed) {
+                                self.extend_limit(next)?;
+                                continue;
+                            }
+                            let start = self.start_seq();
+                            ((next << self.seq_bits) | start, want.min(self.max_seq - start + 1))
+                        }
+                    }
+                    StepBack::Wait { max } => {
+                        let started = *waited_since.get_or_insert_with(Instant::now);
+                        if u128::try_from(behind_ms).unwrap_or(u128::MAX) > max.as_millis() || started.elapsed() >= max {
+                            return self.fail(GenerateError::ClockBackwards { behind_ms });
+                        }
+                        let left = max.saturating_sub(started.elapsed());
+                        std::thread::sleep(left.min(Duration::from_micros(200)));
+                        continue;
+                    }
+                    StepBack::Error => return self.fail(GenerateError::ClockBackwards { behind_ms }),
+                }
+            };
+            let last_taken = first + (count - 1);
+            if self
+                .hot
+                .state
+                .compare_exchange(cur, last_taken, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+            {
+                return Ok((first, count));
+            }
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn next_slow(&self) -> Result<i64, GenerateError> {
+        self.take(1).map(|(first, _)| self.raw_of(first))
+    }
+
+    /// Raises the issuing limit to cover `tick`: writes a new high-water reservation, or
+    /// fails at the end of the time field.
+    fn extend_limit(&self, tick: u64) -> Result<(), GenerateError> {
+        if tick > self.layout.max_ticks() {
+            return self.fail(self.time_exhausted());
+        }
+        let Some(hw) = &self.high_water else {
+            // No reservation in force: the limit is the end of the time field.
+            self.limit.0.store(self.layout.max_ticks(), Ordering::Relaxed);
+            return Ok(());
+        };
+        let _guard = hw.lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if self.limit.0.load(Ordering::Relaxed) >= tick {
+            return Ok(());
+        }
+        let new_limit = tick.saturating_add(hw.reserve_ticks).min(self.layout.max_ticks());
+        let mark_ms = self.layout.tick_start_ms(new_limit) + (self.unit_ms - 1);
+        if let Err(e) = write_mark(&hw.path, mark_ms) {
+            return self.fail(e);
+        }
+        self.counters.high_water_writes.fetch_add(1, Ordering::Relaxed);
+        self.limit.0.store(new_limit, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Fails with [`GenerateError::BatchTooLarge`] when `n` exceeds the batch limit.
+    pub fn check_batch(&self, n: usize) -> Result<(), GenerateError> {
+        if n > self.batch_limit {
+            return self.fail(GenerateError::BatchTooLarge { requested: n, limit: self.batch_limit });
+        }
+        Ok(())
+    }
+
+    /// Issues `n` IDs in increasing order, taking whole runs of a tick's sequence with one
+    /// atomic update each, and hands each to `sink`.
+    pub fn fill_batch(&self, n: usize, mut sink: impl FnMut(i64)) -> Result<(), GenerateError> {
+        self.check_batch(n)?;
+        let mut left = n as u64;
+        while left > 0 {
+            let (first, count) = self.take(left)?;
+            for state in first..first + count {
+                sink(self.raw_of(state));
+            }
+            left -= count;
+        }
+        Ok(())
+    }
+
+    /// `n` raw IDs, in increasing order.
+    pub fn next_batch_raw(&self, n: usize) -> Result<Vec<i64>, GenerateError> {
+        self.check_batch(n)?;
+        let mut out = Vec::with_capacity(n);
+        self.fill_batch(n, |raw| out.push(raw))?;
+        Ok(out)
+    }
+
+    /// The slow-path counters.
+    pub fn stats(&self) -> GeneratorStats {
+        GeneratorStats {
+            name: self.name,
+            worker: self.worker,
+            exhausted_waits: self.counters.exhausted_waits.load(Ordering::Relaxed),
+            clock_step_backs: self.counters.clock_step_backs.load(Ordering::Relaxed),
+            errors: self.counters.errors.load(Ordering::Relaxed),
+            high_water_writes: self.counters.high_water_writes.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Spin briefly, then yield, then sleep: the wait for the next tick.
+fn backoff(spins: &mut u32) {
+    *spins += 1;
+    if *spins < 64 {
+        std::hint::spin_loop();
+    } else if *spins < 128 {
+        std::thread::yield_now();
+    } else {
+        std::thread::sleep(Duration::from_micros(50));
+    }
+}
+
+/// A small, fast, thread-local xorshift: enough to hide per-tick volume, not a secret.
+fn random_below(bound: u64) -> u64 {
+    use std::cell::Cell;
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new({
+            let seed = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0x9E37_79B9_7F4A_7C15, |d| u64::try_from(d.as_nanos() & u128::from(u64::MAX)).unwrap_or(1));
+            let addr = &seed as *const u64 as usize as u64;
+            (seed ^ addr.rotate_left(32)) | 1
+        });
+    }
+    STATE.with(|s| {
+        let mut x = s.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        s.set(x);
+        x % bound
+    })
+}
+
+const MARK_HEADER: &str = "typed-snowflake high-water v1";
+
+/// Reads a high-water file: `None` when it does not exist; an error when it cannot be
+/// read or is not exactly what [`write_mark`] writes.
+fn read_mark(path: &Path) -> Result<Option<i64>, GenerateError> {
+    let error = |reason: String| GenerateError::HighWater { path: path.display().to_string(), reason };
+    let text = match fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(error(format!("cannot be read: {e}"))),
+    };
+    let mut lines = text.split('\n');
+    let (Some(MARK_HEADER), Some(value), Some(""), None) = (lines.next(), lines.next(), lines.next(), lines.next())
+    else {
+        return Err(error(format!("is corrupt: expected \"{MARK_HEADER}\" and a Unix millisecond, found {text:?}")));
+    };
+    match value.parse::<i64>() {
+        Ok(ms) if ms >= 0 && value.bytes().all(|b| b.is_ascii_digit()) => Ok(Some(ms)),
+        _ => Err(error(format!("is corrupt: {value:?} is not a Unix millisecond"))),
+    }
+}
+
+/// Writes a high-water file atomically and durably: a temporary file, `fsync`, rename,
+/// `fsync` of the directory.
+fn write_mark(path: &Path, mark_ms: i64) -> Result<(), GenerateError> {
+    let error = |what: &str, e: std::io::Error| GenerateError::HighWater {
+        path: path.display().to_string(),
+        reason: format!("{what}: {e}"),
+    };
+    let tmp = path.with_extension("tmp");
+    let mut file = fs::File::create(&tmp).map_err(|e| error("cannot create the temporary file", e))?;
+    file.write_all(format!("{MARK_HEADER}\n{mark_ms}\n").as_bytes()).map_err(|e| error("cannot write", e))?;
+    file.sync_all().map_err(|e| error("cannot fsync", e))?;
+    drop(file);
+    fs::rename(&tmp, path).map_err(|e| error("cannot rename the temporary file", e))?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if let Ok(dir) = fs::File::open(dir) {
+            dir.sync_all().map_err(|e| error("cannot fsync the directory", e))?;
+        }
+    }
+    Ok(())
+}
+
+/// The per-type generator: a `static` in the derived code, filled on first use from the
+/// [`Registry`](crate::Registry).
+#[derive(Debug)]
+pub struct GeneratorSlot {
+    cell: OnceLock<Generator>,
+}
+
+impl GeneratorSlot {
+    /// An empty slot.
+    pub const fn new() -> GeneratorSlot {
+        GeneratorSlot { cell: OnceLock::new() }
+    }
+
+    /// The generator of `T`, created on first use.
+    #[inline]
+    pub fn get_or_init<T: SnowflakeId>(&'static self) -> Result<&'static Generator, GenerateError> {
+        match self.cell.get() {
+            Some(generator) => Ok(generator),
+            None => self.init::<T>(),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn init<T: SnowflakeId>(&'static self) -> Result<&'static Generator, GenerateError> {
+        static INIT: Mutex<()> = Mutex::new(());
+        let _guard = INIT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(generator) = self.cell.get() {
+            return Ok(generator);
+        }
+        let generator = crate::registry::generator_for(T::LAYOUT, T::NAME)?;
+        let generator: &'static Generator = self.cell.get_or_init(|| generator);
+        crate::registry::track(generator);
+        Ok(generator)
+    }
+}
+
+impl Default for GeneratorSlot {
+    fn default() -> Self {
+        GeneratorSlot::new()
+    }
+}

@@ -1,0 +1,8 @@
+//! The `serde` integration.
+
+// TODO(serde): with the feature on, this expands to the impls (being written).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __impl_serde {
+    ($ty:ty) => {};
+}

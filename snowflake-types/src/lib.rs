@@ -1,0 +1,31 @@
+//! The runtime of [typed-snowflake](https://docs.rs/typed-snowflake): layouts, clocks, the
+//! lock-free generator, the per-type registry, worker-ID sources and the integrations.
+//!
+//! Most users depend on the `typed-snowflake` facade, which re-exports everything here
+//! together with `#[derive(SnowflakeId)]`.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod clock;
+pub mod error;
+pub mod generator;
+mod id;
+mod integrations;
+pub mod layout;
+pub mod registry;
+pub mod score;
+pub mod worker;
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use clock::{Clock, ManualClock, StepBack, SystemClock};
+pub use error::{GenerateError, InvalidLayout, LayoutError, ParseIdError, RegistryError, WorkerError};
+pub use generator::{DEFAULT_BATCH_LIMIT, Generator, GeneratorBuilder, GeneratorStats};
+pub use id::SnowflakeId;
+pub use layout::{Layout, Parts, TickUnit};
+pub use registry::{Registry, RegistryBuilder};
+pub use worker::WorkerSource;
+
+#[cfg(feature = "serde")]
+pub use integrations::serde;

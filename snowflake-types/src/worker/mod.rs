@@ -1,0 +1,140 @@
+//! Worker-ID sources: a fixed number, an environment variable, or the ordinal of a
+//! StatefulSet-style hostname.
+
+use crate::error::WorkerError;
+
+/// The environment variable the default registry reads.
+pub const WORKER_ID_ENV: &str = "SNOWFLAKE_WORKER_ID";
+
+/// Where a process's worker ID comes from.
+///
+/// ```
+/// use typed_snowflake::WorkerSource;
+///
+/// assert_eq!(WorkerSource::Fixed(3).resolve()?, 3);
+/// assert_eq!(WorkerSource::hostname_ordinal_of("orders-31")?, 31);
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WorkerSource {
+    /// This number.
+    Fixed(u64),
+    /// A decimal number in this environment variable, which must be set.
+    Env(String),
+    /// The ordinal of this host's name (`orders-7` → 7), as Kubernetes StatefulSets name
+    /// their pods. The name comes from `HOSTNAME`, else `/proc/sys/kernel/hostname`, else
+    /// `/etc/hostname`.
+    HostnameOrdinal,
+    /// The default: `SNOWFLAKE_WORKER_ID` when it is set (an unparsable value is an error
+    /// naming it); when it is not set, worker 0, which suits one process per type and
+    /// nothing more. Deployments with several processes set the variable or pick another
+    /// source.
+    EnvOrZero,
+}
+
+impl Default for WorkerSource {
+    fn default() -> Self {
+        WorkerSource::EnvOrZero
+    }
+}
+
+impl WorkerSource {
+    /// Resolves the worker ID.
+    pub fn resolve(&self) -> Result<u64, WorkerError> {
+        match self {
+            WorkerSource::Fixed(worker) => Ok(*worker),
+            WorkerSource::Env(var) => match std::env::var(var) {
+                Ok(value) => parse_worker(var, &value),
+                Err(std::env::VarError::NotPresent) => Err(WorkerError::MissingEnv { var: var.clone() }),
+                Err(std::env::VarError::NotUnicode(value)) => Err(WorkerError::BadEnv {
+                    var: var.clone(),
+                    value: value.to_string_lossy().into_owned(),
+                    reason: "not valid UTF-8".into(),
+                }),
+            },
+            WorkerSource::HostnameOrdinal => WorkerSource::hostname_ordinal_of(&hostname()?),
+            WorkerSource::EnvOrZero => match WorkerSource::Env(WORKER_ID_ENV.into()).resolve() {
+                Err(WorkerError::MissingEnv { .. }) => Ok(0),
+                other => other,
+            },
+        }
+    }
+
+    /// The StatefulSet ordinal of `hostname`: the digits after its last `-`.
+    ///
+    /// ```
+    /// use typed_snowflake::WorkerSource;
+    ///
+    /// assert_eq!(WorkerSource::hostname_ordinal_of("web-0")?, 0);
+    /// assert!(WorkerSource::hostname_ordinal_of("no-ordinal").is_err());
+    /// assert!(WorkerSource::hostname_ordinal_of("web-").is_err());
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn hostname_ordinal_of(hostname: &str) -> Result<u64, WorkerError> {
+        let no_ordinal = || WorkerError::NoOrdinal { hostname: hostname.to_owned() };
+        // A fully qualified name (`orders-7.orders.default.svc`) keeps its ordinal in the first label.
+        let label = hostname.trim().split('.').next().unwrap_or_default();
+        let (_, digits) = label.rsplit_once('-').ok_or_else(no_ordinal)?;
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(no_ordinal());
+        }
+        digits.parse().map_err(|_| no_ordinal())
+    }
+}
+
+fn parse_worker(var: &str, value: &str) -> Result<u64, WorkerError> {
+    let bad = |reason: &str| WorkerError::BadEnv { var: var.to_owned(), value: value.to_owned(), reason: reason.to_owned() };
+    let trimmed = value.trim();
+    if trimmed.is_empty() {
+        return Err(bad("empty"));
+    }
+    if !trimmed.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad("expected a non-negative decimal integer"));
+    }
+    trimmed.parse::<u64>().map_err(|_| bad("too large"))
+}
+
+fn hostname() -> Result<String, WorkerError> {
+    if let Ok(name) = std::env::var("HOSTNAME") {
+        if !name.trim().is_empty() {
+            return Ok(name.trim().to_owned());
+        }
+    }
+    for path in ["/proc/sys/kernel/hostname", "/etc/hostname"] {
+        if let Ok(name) = std::fs::read_to_string(path) {
+            if !name.trim().is_empty() {
+                return Ok(name.trim().to_owned());
+            }
+        }
+    }
+    Err(WorkerError::NoHostname { reason: "HOSTNAME is unset and no hostname file could be read".into() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ordinals() {
+        assert_eq!(WorkerSource::hostname_ordinal_of("web-0"), Ok(0));
+        assert_eq!(WorkerSource::hostname_ordinal_of("orders-31"), Ok(31));
+        assert_eq!(WorkerSource::hostname_ordinal_of("orders-7.orders.default.svc.cluster.local"), Ok(7));
+        for bad in ["no-ordinal", "plain", "", "web-", "web--1", "web-1a", "web-99999999999999999999999"] {
+            assert!(
+                matches!(WorkerSource::hostname_ordinal_of(bad), Err(WorkerError::NoOrdinal { .. })),
+                "{bad:?} must have no ordinal"
+            );
+        }
+    }
+
+    #[test]
+    fn worker_values() {
+        assert_eq!(parse_worker("V", "7"), Ok(7));
+        assert_eq!(parse_worker("V", " 7 "), Ok(7));
+        for bad in ["", "-1", "x", "1.5", "+3", "18446744073709551616"] {
+            let err = parse_worker("V", bad).unwrap_err();
+            assert!(err.to_string().contains("V="), "{err}");
+        }
+    }
+}
