@@ -94,11 +94,20 @@ fn from_parts_refuses_out_of_range_parts() {
     assert!(matches!(OrderId::from_parts(i64::MIN, 0, 0), Err(LayoutError::BeforeEpoch { .. })));
     assert!(matches!(OrderId::from_parts(OrderId::MAX_TIMESTAMP_MS + 1, 0, 0), Err(LayoutError::TimeOverflow { .. })));
     assert!(matches!(OrderId::from_parts(i64::MAX, 0, 0), Err(LayoutError::TimeOverflow { .. })));
-    assert!(matches!(OrderId::from_parts(1_700_000_000_000, 32, 0), Err(LayoutError::WorkerOutOfRange { worker: 32, max: 31 })));
+    assert!(matches!(
+        OrderId::from_parts(1_700_000_000_000, 32, 0),
+        Err(LayoutError::WorkerOutOfRange { worker: 32, max: 31 })
+    ));
     assert!(matches!(OrderId::from_parts(1_700_000_000_000, u64::MAX, 0), Err(LayoutError::WorkerOutOfRange { .. })));
     assert!(matches!(OrderId::from_parts(1_700_000_000_000, 0, 65_536), Err(LayoutError::SequenceOutOfRange { .. })));
-    assert!(matches!(TweetId::from_node_parts(1_700_000_000_000, 32, 0, 0), Err(LayoutError::DatacenterOutOfRange { .. })));
-    assert!(matches!(TweetId::from_node_parts(1_700_000_000_000, 0, 32, 0), Err(LayoutError::MachineOutOfRange { .. })));
+    assert!(matches!(
+        TweetId::from_node_parts(1_700_000_000_000, 32, 0, 0),
+        Err(LayoutError::DatacenterOutOfRange { .. })
+    ));
+    assert!(matches!(
+        TweetId::from_node_parts(1_700_000_000_000, 0, 32, 0),
+        Err(LayoutError::MachineOutOfRange { .. })
+    ));
     // The edges themselves are fine.
     assert!(OrderId::from_parts(OrderId::EPOCH_MS, 0, 0).is_ok());
     assert!(OrderId::from_parts(OrderId::MAX_TIMESTAMP_MS, 31, 65_535).is_ok());

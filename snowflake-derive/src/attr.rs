@@ -87,7 +87,10 @@ pub fn parse(cx: &Ctxt, attrs: &[Attribute]) -> Attrs {
                     Ok(())
                 } else {
                     let key = meta.path.to_token_stream().to_string().replace(' ', "");
-                    cx.error_spanned(&meta.path, format!("unknown key `{key}` in #[snowflake]; the known key is: crate"));
+                    cx.error_spanned(
+                        &meta.path,
+                        format!("unknown key `{key}` in #[snowflake]; the known key is: crate"),
+                    );
                     skip_value(meta.input)
                 }
             });
@@ -106,11 +109,10 @@ fn take_value(input: ParseStream) -> syn::Result<TokenStream> {
         let mut rest = *cursor;
         let mut out = TokenStream::new();
         while let Some((tt, next)) = rest.token_tree() {
-            if let TokenTree::Punct(p) = &tt {
-                if p.as_char() == ',' {
+            if let TokenTree::Punct(p) = &tt
+                && p.as_char() == ',' {
                     break;
                 }
-            }
             out.extend([tt]);
             rest = next;
         }
@@ -199,13 +201,19 @@ fn store<T>(slot: &mut Option<Value<T>>, value: Option<T>, tokens: &TokenStream)
 
 fn width(cx: &Ctxt, key: &str, tokens: &TokenStream) -> Option<u32> {
     let Literal::Int { negative: false, lit } = literal(tokens) else {
-        cx.error_spanned(tokens, format!("`{key}` is a width in bits: expected an integer from 0 to 63, e.g. `{key} = 12`"));
+        cx.error_spanned(
+            tokens,
+            format!("`{key}` is a width in bits: expected an integer from 0 to 63, e.g. `{key} = 12`"),
+        );
         return None;
     };
     match lit.base10_parse::<u32>() {
         Ok(bits) if bits <= 63 => Some(bits),
         _ => {
-            cx.error_spanned(&lit, format!("`{key} = {}` is wider than an ID: a width is at most 63 bits", lit.base10_digits()));
+            cx.error_spanned(
+                &lit,
+                format!("`{key} = {}` is wider than an ID: a width is at most 63 bits", lit.base10_digits()),
+            );
             None
         }
     }
@@ -218,7 +226,10 @@ fn epoch_value(cx: &Ctxt, tokens: &TokenStream) -> Option<i64> {
         Literal::Int { negative: true, lit } => {
             cx.error_spanned(
                 tokens,
-                format!("the epoch -{} lies before 1970-01-01; IDs count time from an epoch at or after the Unix epoch", lit.base10_digits()),
+                format!(
+                    "the epoch -{} lies before 1970-01-01; IDs count time from an epoch at or after the Unix epoch",
+                    lit.base10_digits()
+                ),
             );
             None
         }
@@ -237,7 +248,13 @@ fn epoch_value(cx: &Ctxt, tokens: &TokenStream) -> Option<i64> {
         }
         Literal::Str(lit) => match epoch::parse(&lit.value()) {
             Ok(ms) if ms < 0 => {
-                cx.error_spanned(&lit, format!("the epoch {:?} lies before 1970-01-01; choose a date at or after the Unix epoch", lit.value()));
+                cx.error_spanned(
+                    &lit,
+                    format!(
+                        "the epoch {:?} lies before 1970-01-01; choose a date at or after the Unix epoch",
+                        lit.value()
+                    ),
+                );
                 None
             }
             Ok(ms) => Some(ms),
@@ -264,7 +281,10 @@ fn unit_value(cx: &Ctxt, tokens: &TokenStream) -> Option<Unit> {
         _ => None,
     };
     if unit.is_none() {
-        cx.error_spanned(tokens, "expected `unit = \"1ms\"` (the default), `\"10ms\"` (Sonyflake) or `\"1s\"` (Baidu uid-generator)");
+        cx.error_spanned(
+            tokens,
+            "expected `unit = \"1ms\"` (the default), `\"10ms\"` (Sonyflake) or `\"1s\"` (Baidu uid-generator)",
+        );
     }
     unit
 }

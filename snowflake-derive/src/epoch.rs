@@ -115,9 +115,9 @@ pub fn parse(text: &str) -> Result<i64, String> {
     };
     let days = date(day)?;
     let rest = &rest[1..];
-    let split = rest.find(['Z', 'z', '+', '-']).ok_or_else(|| {
-        format!("{text:?} has no UTC offset: end it with Z (UTC) or +HH:MM, as RFC 3339 requires")
-    })?;
+    let split = rest
+        .find(['Z', 'z', '+', '-'])
+        .ok_or_else(|| format!("{text:?} has no UTC offset: end it with Z (UTC) or +HH:MM, as RFC 3339 requires"))?;
     let (time, offset) = rest.split_at(split);
     let ms = time_of_day(time)?;
     let offset = offset_minutes(offset)?;
@@ -141,8 +141,19 @@ mod tests {
     #[test]
     fn refusals() {
         for bad in [
-            "", "2021-02-29", "2021-13-01", "2021-00-10", "2021-04-31", "yesterday", "2021-5-5", "2021-05-05T25:00:00Z",
-            "2021-05-05T10:00:00", "2021-05-05T10:00:00.0001Z", "2021-05-05T10:00:00+1:00", "2021/05/05", "２０２１-05-05",
+            "",
+            "2021-02-29",
+            "2021-13-01",
+            "2021-00-10",
+            "2021-04-31",
+            "yesterday",
+            "2021-5-5",
+            "2021-05-05T25:00:00Z",
+            "2021-05-05T10:00:00",
+            "2021-05-05T10:00:00.0001Z",
+            "2021-05-05T10:00:00+1:00",
+            "2021/05/05",
+            "２０２１-05-05",
         ] {
             assert!(parse(bad).is_err(), "{bad:?} must be refused");
         }

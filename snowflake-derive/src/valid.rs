@@ -39,9 +39,8 @@ pub fn check(cx: &Ctxt, ident: &syn::Ident, layout: &LayoutAttr) -> Spec {
     }
     match &layout.seq {
         None => missing("seq", "seq = 12"),
-        Some(v) if v.value == Some(0) => {
-            cx.error_spanned(&v.tokens, "`seq = 0`: the sequence field needs at least 1 bit, or every tick holds one ID")
-        }
+        Some(v) if v.value == Some(0) => cx
+            .error_spanned(&v.tokens, "`seq = 0`: the sequence field needs at least 1 bit, or every tick holds one ID"),
         Some(_) => {}
     }
     if layout.epoch.is_none() {
@@ -54,7 +53,10 @@ pub fn check(cx: &Ctxt, ident: &syn::Ident, layout: &LayoutAttr) -> Spec {
         (None, Some(dc), Some(m)) => {
             for half in [dc, m] {
                 if half.value == Some(0) {
-                    cx.error_spanned(&half.tokens, "datacenter and machine need at least 1 bit each; for one node write `worker = 0`");
+                    cx.error_spanned(
+                        &half.tokens,
+                        "datacenter and machine need at least 1 bit each; for one node write `worker = 0`",
+                    );
                 }
             }
             match (dc.value, m.value) {

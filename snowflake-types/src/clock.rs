@@ -114,7 +114,12 @@ struct Ticker {
 static TICKER: LazyLock<Ticker> = LazyLock::new(|| {
     let base = Instant::now();
     let offset = wall_ns();
-    Ticker { base, offset_ns: AtomicI64::new(offset), now_ms: Published(AtomicI64::new(offset.div_euclid(1_000_000))), started: Once::new() }
+    Ticker {
+        base,
+        offset_ns: AtomicI64::new(offset),
+        now_ms: Published(AtomicI64::new(offset.div_euclid(1_000_000))),
+        started: Once::new(),
+    }
 });
 
 impl Ticker {

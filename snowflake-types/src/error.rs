@@ -247,7 +247,9 @@ pub enum GenerateError {
         epoch_ms: i64,
     },
     /// The time field is full: the clock has passed `MAX_TIMESTAMP_MS`.
-    #[error("the time field of {type_name} ran out at {max_ms} (Unix ms); the layout needs more time bits or a later epoch")]
+    #[error(
+        "the time field of {type_name} ran out at {max_ms} (Unix ms); the layout needs more time bits or a later epoch"
+    )]
     TimeExhausted {
         /// The ID type.
         type_name: &'static str,

@@ -410,7 +410,8 @@ impl Generator {
                     }
                     StepBack::Wait { max } => {
                         let started = *waited_since.get_or_insert_with(Instant::now);
-                        if u128::try_from(behind_ms).unwrap_or(u128::MAX) > max.as_millis() || started.elapsed() >= max {
+                        if u128::try_from(behind_ms).unwrap_or(u128::MAX) > max.as_millis() || started.elapsed() >= max
+                        {
                             return self.fail(GenerateError::ClockBackwards { behind_ms });
                         }
                         let left = max.saturating_sub(started.elapsed());
@@ -421,12 +422,7 @@ impl Generator {
                 }
             };
             let last_taken = first + (count - 1);
-            if self
-                .hot
-                .state
-                .compare_exchange(cur, last_taken, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
-            {
+            if self.hot.state.compare_exchange(cur, last_taken, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
                 return Ok((first, count));
             }
         }
@@ -576,11 +572,10 @@ fn write_mark(path: &Path, mark_ms: i64) -> Result<(), GenerateError> {
     file.sync_all().map_err(|e| error("cannot fsync", e))?;
     drop(file);
     fs::rename(&tmp, path).map_err(|e| error("cannot rename the temporary file", e))?;
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if let Ok(dir) = fs::File::open(dir) {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && let Ok(dir) = fs::File::open(dir) {
             dir.sync_all().map_err(|e| error("cannot fsync the directory", e))?;
         }
-    }
     Ok(())
 }
 

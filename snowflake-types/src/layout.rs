@@ -1,5 +1,9 @@
 //! The bit layout of a Snowflake ID: widths, epoch and tick unit, checked in `const fn`.
 
+// Every cast between i64 and u64 here is of a value below 2^63: the widths sum to at most
+// 63 (checked in `Layout::build`), and times are compared with the epoch before subtracting.
+#![allow(clippy::cast_possible_wrap, clippy::cast_sign_loss)]
+
 use crate::error::{InvalidLayout, LayoutError};
 
 /// The length of one tick of the time field.

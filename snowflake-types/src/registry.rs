@@ -137,10 +137,8 @@ impl RegistryBuilder {
     pub fn install(self) -> Result<(), RegistryError> {
         let worker = self.source.resolve()?;
         if let Some((dir, _)) = &self.high_water {
-            std::fs::create_dir_all(dir).map_err(|e| RegistryError::HighWater {
-                path: dir.display().to_string(),
-                reason: e.to_string(),
-            })?;
+            std::fs::create_dir_all(dir)
+                .map_err(|e| RegistryError::HighWater { path: dir.display().to_string(), reason: e.to_string() })?;
         }
         let config = Config {
             worker,

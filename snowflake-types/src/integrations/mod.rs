@@ -8,7 +8,9 @@ pub mod serde;
 #[cfg(any())]
 #[doc(hidden)]
 #[macro_export]
-macro_rules! __PLACEHOLDER { () => {}; }
+macro_rules! __PLACEHOLDER {
+    () => {};
+}
 #[cfg(not(feature = "serde"))]
 mod serde;
 

@@ -17,6 +17,7 @@ pub const WORKER_ID_ENV: &str = "SNOWFLAKE_WORKER_ID";
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
+#[derive(Default)]
 pub enum WorkerSource {
     /// This number.
     Fixed(u64),
@@ -30,14 +31,10 @@ pub enum WorkerSource {
     /// naming it); when it is not set, worker 0, which suits one process per type and
     /// nothing more. Deployments with several processes set the variable or pick another
     /// source.
+    #[default]
     EnvOrZero,
 }
 
-impl Default for WorkerSource {
-    fn default() -> Self {
-        WorkerSource::EnvOrZero
-    }
-}
 
 impl WorkerSource {
     /// Resolves the worker ID.
@@ -84,7 +81,8 @@ impl WorkerSource {
 }
 
 fn parse_worker(var: &str, value: &str) -> Result<u64, WorkerError> {
-    let bad = |reason: &str| WorkerError::BadEnv { var: var.to_owned(), value: value.to_owned(), reason: reason.to_owned() };
+    let bad =
+        |reason: &str| WorkerError::BadEnv { var: var.to_owned(), value: value.to_owned(), reason: reason.to_owned() };
     let trimmed = value.trim();
     if trimmed.is_empty() {
         return Err(bad("empty"));
@@ -96,17 +94,15 @@ fn parse_worker(var: &str, value: &str) -> Result<u64, WorkerError> {
 }
 
 fn hostname() -> Result<String, WorkerError> {
-    if let Ok(name) = std::env::var("HOSTNAME") {
-        if !name.trim().is_empty() {
+    if let Ok(name) = std::env::var("HOSTNAME")
+        && !name.trim().is_empty() {
             return Ok(name.trim().to_owned());
         }
-    }
     for path in ["/proc/sys/kernel/hostname", "/etc/hostname"] {
-        if let Ok(name) = std::fs::read_to_string(path) {
-            if !name.trim().is_empty() {
+        if let Ok(name) = std::fs::read_to_string(path)
+            && !name.trim().is_empty() {
                 return Ok(name.trim().to_owned());
             }
-        }
     }
     Err(WorkerError::NoHostname { reason: "HOSTNAME is unset and no hostname file could be read".into() })
 }
