@@ -1,4 +1,86 @@
-//! Typed 64-bit Snowflake IDs.
+//! Typed 64-bit Snowflake IDs for Rust.
+//!
+//! Declare an ID type once; the compiler checks its layout, and the type brings its own
+//! lock-free generator, decoding, text, JSON-as-string, `BIGINT` storage and exact Redis
+//! scores:
+//!
+//! ```
+//! use typed_snowflake::SnowflakeId;
+//!
+//! #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+//! #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+//! pub struct OrderId(i64);
+//!
+//! let id = OrderId::generate();                 // this type's own generator
+//! assert!(id.timestamp_ms() >= OrderId::EPOCH_MS);
+//! assert_eq!(OrderId::TIME_SHIFT, 21);          // masks and shifts are consts
+//!
+//! let built = OrderId::from_parts(1_700_000_000_000, 3, 7)?;
+//! assert_eq!((built.worker(), built.sequence()), (3, 7));
+//! assert_eq!(built.to_string().parse::<OrderId>()?, built);
+//! assert!(OrderId::try_from(-1i64).is_err());   // no valid ID is negative
+//! Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # The ID
+//!
+//! One sign bit (always 0, so every ID is a positive `i64`), then `time` bits of ticks
+//! since the epoch, then `worker` bits, then `seq` bits:
+//!
+//! ```text
+//! | 0 | time (ticks since epoch) | worker | seq |
+//!   63  62 ...                                0
+//! ```
+//!
+//! # Attributes
+//!
+//! | attribute | meaning |
+//! |---|---|
+//! | `time = N` | width of the time field, at least 1 |
+//! | `worker = N` | width of the node field (0 for a single-node type) |
+//! | `datacenter = N, machine = M` | the node field split in two halves (Twitter's 2010 layout), instead of `worker` |
+//! | `seq = N` | width of the sequence field, at least 1 |
+//! | `epoch = "YYYY-MM-DD"` | UTC midnight of that day; or an RFC 3339 instant (`"2010-11-04T01:42:54.657Z"`); or Unix milliseconds (`epoch = 1288834974657`); not before 1970 |
+//! | `unit = "1ms"` | tick length: `"1ms"` (default), `"10ms"` (Sonyflake), `"1s"` (Baidu uid-generator) |
+//! | `#[snowflake(crate = "path")]` | where the runtime is, for users who rename the crate |
+//!
+//! The widths sum to at most 63. Anything else is a compile error pointing at the token,
+//! and every mistake is reported at once.
+//!
+//! # What the derive generates
+//!
+//! On `T` (a tuple struct over `i64` or `u64`):
+//!
+//! - consts `TIME_BITS`, `WORKER_BITS`, `SEQ_BITS`, `EPOCH_MS`, `TIME_SHIFT`,
+//!   `WORKER_SHIFT`, `TIME_MASK`, `WORKER_MASK`, `SEQ_MASK`, `MAX_WORKER`, `MAX_SEQ`,
+//!   `MAX_TIMESTAMP_MS`, and `LAYOUT` (a [`Layout`]); for split layouts also
+//!   `DATACENTER_BITS`, `MACHINE_BITS`, `MAX_DATACENTER`, `MAX_MACHINE`;
+//! - generation: `T::generate()`, `T::try_generate()`, `T::generate_batch(n)`;
+//! - encoding and decoding: `T::from_parts(unix_ms, worker, seq)`, `id.timestamp_ms()`,
+//!   `id.worker()`, `id.sequence()`, `id.parts()`, `id.get()`; for split layouts
+//!   `T::from_node_parts`, `id.datacenter()`, `id.machine()`;
+//! - time-range bounds: `T::first_at(unix_ms)`, `T::last_at(unix_ms)`;
+//! - Redis: `id.redis_score()`, `T::score_at(unix_ms)`, `id.redis_member()`;
+//! - traits: [`SnowflakeId`], `Display`, `FromStr`, `From<T> for i64`/`u64`,
+//!   `TryFrom<i64>`/`TryFrom<u64>` for `T`, and the integrations below.
+//!
+//! # Crate features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `serde` | yes | `Serialize`/`Deserialize`: a decimal string in human-readable formats (JSON numbers lose precision above 2^53), a plain integer in binary ones |
+//! | `schemars` | no | `JsonSchema`: a string of 1 to 19 digits |
+//! | `sqlx-postgres` | no | `BIGINT` in PostgreSQL (and `BIGINT[]`) |
+//! | `sqlx-mysql` | no | `BIGINT` in MySQL and MariaDB |
+//! | `sqlx-sqlite` | no | `INTEGER` in SQLite |
+//! | `redis` | no | `ToRedisArgs`/`FromRedisValue` with exact values |
+//!
+//! # Generation
+//!
+//! Each type gets its own generator on first use, configured by the process-wide
+//! [`Registry`] (worker ID, clock, batch limit, high-water file). Without
+//! [`Registry::builder`]`().install()`, the worker ID comes from `SNOWFLAKE_WORKER_ID`
+//! (or 0 when unset) and the clock is the [`MonotonicClock`](clock::MonotonicClock).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
