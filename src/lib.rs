@@ -84,5 +84,8 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+#[doc = include_str!("../docs/comparison.md")]
+pub mod comparison {}
+
 pub use snowflake_derive::SnowflakeId;
 pub use snowflake_types::*;
