@@ -15,6 +15,8 @@ pub use crate::{
     __impl_sqlx_sqlite as impl_sqlx_sqlite,
 };
 
+#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
+pub use crate::integrations::sqlx::helpers as sqlx;
 #[cfg(feature = "redis")]
 pub use redis;
 #[cfg(feature = "schemars")]

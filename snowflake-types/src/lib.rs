@@ -29,3 +29,5 @@ pub use worker::WorkerSource;
 
 #[cfg(feature = "serde")]
 pub use integrations::serde;
+#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
+pub use integrations::sqlx;

@@ -16,4 +16,7 @@ mod serde;
 
 mod redis;
 mod schemars;
+#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
+pub mod sqlx;
+#[cfg(not(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite")))]
 mod sqlx;
