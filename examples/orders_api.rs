@@ -70,7 +70,7 @@ impl From<sqlx::Error> for ApiError {
 }
 
 /// Creates the table and returns the routes.
-async fn app(pool: SqlitePool) -> Result<Router, sqlx::Error> {
+pub(crate) async fn app(pool: SqlitePool) -> Result<Router, sqlx::Error> {
     sqlx::query("CREATE TABLE IF NOT EXISTS orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL, total_cents INTEGER NOT NULL)")
         .execute(&pool)
         .await?;
@@ -134,7 +134,7 @@ fn unix_ms_now() -> i64 {
 
 /// One connection that never closes: an in-memory SQLite database lives as long as its
 /// connection. Give a file name (`sqlite://orders.db?mode=rwc`) to keep the data.
-async fn in_memory_pool() -> Result<SqlitePool, sqlx::Error> {
+pub(crate) async fn in_memory_pool() -> Result<SqlitePool, sqlx::Error> {
     SqlitePoolOptions::new().max_connections(1).idle_timeout(None).max_lifetime(None).connect("sqlite::memory:").await
 }
 
