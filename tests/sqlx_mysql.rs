@@ -6,8 +6,7 @@ use std::future::Future;
 
 use sqlx::mysql::MySqlPoolOptions;
 use sqlx::{AssertSqlSafe, MySqlPool, Row};
-use typed_snowflake::sqlx::DecodeIdError;
-use typed_snowflake::{LayoutError, SnowflakeId};
+use typed_snowflake::{DecodeIdError, LayoutError, SnowflakeId};
 
 #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]

@@ -3,8 +3,7 @@
 #![cfg(feature = "sqlx-sqlite")]
 
 use sqlx::{Connection, SqliteConnection};
-use typed_snowflake::sqlx::DecodeIdError;
-use typed_snowflake::{LayoutError, SnowflakeId};
+use typed_snowflake::{DecodeIdError, LayoutError, SnowflakeId};
 
 #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]

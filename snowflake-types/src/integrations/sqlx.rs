@@ -78,7 +78,7 @@ use crate::error::LayoutError;
 /// `std::error::Error::source` or by downcasting the `ColumnDecode` source.
 ///
 /// ```
-/// use typed_snowflake::{LayoutError, sqlx::DecodeIdError};
+/// use typed_snowflake::{DecodeIdError, LayoutError};
 ///
 /// let error = DecodeIdError::new("OrderId", LayoutError::Negative { value: -5 });
 /// assert_eq!(
