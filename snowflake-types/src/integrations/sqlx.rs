@@ -1,7 +1,7 @@
-//! Storage through sqlx: features `sqlx-postgres`, `sqlx-mysql`, `sqlx-sqlite`.
+//! Storage through sqlx 0.9: features `sqlx-postgres`, `sqlx-mysql`, `sqlx-sqlite`.
 //!
 //! With a feature on, every derived ID implements sqlx's `Type`, `Encode` and `Decode` for that
-//! database. An ID is stored as the column type of `i64`: `BIGINT` in PostgreSQL and
+//! database (the traits of sqlx 0.9; use that version of `sqlx` in your own crate). An ID is stored as the column type of `i64`: `BIGINT` in PostgreSQL and
 //! MySQL/MariaDB, `INTEGER` in SQLite. Binding and reading need nothing beyond the ID type:
 //!
 //! ```sql
@@ -55,18 +55,26 @@
 //!
 //! # SQLite
 //!
-//! IDs bind as 64-bit integers and decode from `INTEGER` columns.
+//! IDs bind as 64-bit integers and decode from values of the `INTEGER` storage class only. SQLite
+//! itself reads `NULL`, text and reals as integers (`'abc'` and `NULL` as 0, a valid ID); here they
+//! are errors.
 //!
 //! # The `query!` macros
 //!
-//! The checked macros of sqlx see a `BIGINT` column as `i64`; name the ID type in the column
-//! alias (no database is needed to compile the ID type itself, only the macro call is checked):
+//! The checked macros (which need `DATABASE_URL` at compile time, as always) see a `BIGINT`
+//! column as `i64`. Name the ID type in the column alias, and bind the raw value:
 //!
 //! ```ignore
-//! let row = sqlx::query_as!(Order, r#"SELECT id as "id: OrderId", customer as "customer: CustomerId" FROM orders"#)
-//!     .fetch_one(&pool)
-//!     .await?;
+//! let order = sqlx::query_as!(
+//!     Order,
+//!     r#"SELECT id as "id: OrderId", customer as "customer: CustomerId", total_cents FROM orders WHERE id = $1"#,
+//!     id.get(),
+//! )
+//! .fetch_one(&pool)
+//! .await?;
 //! ```
+//!
+//! The plain functions (`query_as`, `query_scalar`, `#[derive(sqlx::FromRow)]`) need no alias.
 
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
 use crate::error::LayoutError;
@@ -74,8 +82,8 @@ use crate::error::LayoutError;
 /// A stored value that is not an ID of the type it was decoded into.
 ///
 /// sqlx wraps it in `sqlx::Error::ColumnDecode`, whose message names the column; this error
-/// names the type and says what is wrong with the value. Reach it with
-/// `std::error::Error::source` or by downcasting the `ColumnDecode` source.
+/// names the type and says what is wrong with the value. Reach it by downcasting the
+/// `ColumnDecode` source: `source.downcast_ref::<DecodeIdError>()`.
 ///
 /// ```
 /// use typed_snowflake::{DecodeIdError, LayoutError};
@@ -94,7 +102,7 @@ use crate::error::LayoutError;
 #[error("the stored value is not a valid {type_name}: {reason}")]
 pub struct DecodeIdError {
     type_name: &'static str,
-    #[source]
+    // Not a `#[source]`: the message already says it, and error reports would repeat it.
     reason: LayoutError,
 }
 
