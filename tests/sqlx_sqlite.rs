@@ -129,3 +129,26 @@ async fn hostile_stored_values_are_errors() -> Result<(), Box<dyn std::error::Er
     assert_eq!(fine.get(), 12345);
     Ok(())
 }
+
+/// The generated impls name nothing from the caller's scope: not `bool`, not `Result`, not a
+/// local `sqlx` module. (The derive's own code names `i64` bare; shadowing it is not tested yet.)
+#[allow(non_camel_case_types, dead_code)]
+mod hygiene {
+    struct bool;
+    struct Result;
+    mod sqlx_core {}
+    mod sqlx {}
+
+    #[derive(typed_snowflake::SnowflakeId, Clone, Copy, PartialEq, Debug)]
+    #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+    pub(super) struct ShadowedId(u64);
+}
+
+#[tokio::test]
+async fn hygienic_impls_round_trip() -> Result<(), Box<dyn std::error::Error>> {
+    let mut conn = SqliteConnection::connect("sqlite::memory:").await?;
+    let id = hygiene::ShadowedId::generate();
+    let back: hygiene::ShadowedId = sqlx::query_scalar("SELECT ?").bind(id).fetch_one(&mut conn).await?;
+    assert_eq!(back, id);
+    Ok(())
+}

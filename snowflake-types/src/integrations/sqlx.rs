@@ -227,10 +227,12 @@ macro_rules! __impl_sqlx_common {
         impl $crate::__private::sqlx_core::types::Type<$db> for $ty {
             #[inline]
             fn type_info() -> <$db as $crate::__private::sqlx_core::database::Database>::TypeInfo {
-                <i64 as $crate::__private::sqlx_core::types::Type<$db>>::type_info()
+                <::core::primitive::i64 as $crate::__private::sqlx_core::types::Type<$db>>::type_info()
             }
             #[inline]
-            fn compatible(ty: &<$db as $crate::__private::sqlx_core::database::Database>::TypeInfo) -> bool {
+            fn compatible(
+                ty: &<$db as $crate::__private::sqlx_core::database::Database>::TypeInfo,
+            ) -> ::core::primitive::bool {
                 ($compatible)(ty)
             }
         }
@@ -267,7 +269,7 @@ macro_rules! __impl_sqlx_postgres {
         $crate::__impl_sqlx_common!(
             $ty,
             $crate::__private::sqlx_postgres::Postgres,
-            compatible = <i64 as $crate::__private::sqlx_core::types::Type<
+            compatible = <::core::primitive::i64 as $crate::__private::sqlx_core::types::Type<
                 $crate::__private::sqlx_postgres::Postgres,
             >>::compatible,
             decode = $crate::__private::sqlx::decode::<Self, $crate::__private::sqlx_postgres::Postgres>
@@ -276,11 +278,11 @@ macro_rules! __impl_sqlx_postgres {
         impl $crate::__private::sqlx_postgres::PgHasArrayType for $ty {
             #[inline]
             fn array_type_info() -> $crate::__private::sqlx_postgres::PgTypeInfo {
-                <i64 as $crate::__private::sqlx_postgres::PgHasArrayType>::array_type_info()
+                <::core::primitive::i64 as $crate::__private::sqlx_postgres::PgHasArrayType>::array_type_info()
             }
             #[inline]
-            fn array_compatible(ty: &$crate::__private::sqlx_postgres::PgTypeInfo) -> bool {
-                <i64 as $crate::__private::sqlx_postgres::PgHasArrayType>::array_compatible(ty)
+            fn array_compatible(ty: &$crate::__private::sqlx_postgres::PgTypeInfo) -> ::core::primitive::bool {
+                <::core::primitive::i64 as $crate::__private::sqlx_postgres::PgHasArrayType>::array_compatible(ty)
             }
         }
     };
@@ -320,8 +322,9 @@ macro_rules! __impl_sqlx_sqlite {
         $crate::__impl_sqlx_common!(
             $ty,
             $crate::__private::sqlx_sqlite::Sqlite,
-            compatible =
-                <i64 as $crate::__private::sqlx_core::types::Type<$crate::__private::sqlx_sqlite::Sqlite>>::compatible,
+            compatible = <::core::primitive::i64 as $crate::__private::sqlx_core::types::Type<
+                $crate::__private::sqlx_sqlite::Sqlite,
+            >>::compatible,
             decode = $crate::__private::sqlx::sqlite::decode::<Self>
         );
     };
