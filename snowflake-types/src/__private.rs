@@ -6,6 +6,7 @@ pub use crate::{GenerateError, Layout, LayoutError, ParseIdError, Parts, Snowfla
 pub use core::fmt::{Display, Formatter, Result as FmtResult};
 pub use core::result::Result;
 pub use core::str::FromStr;
+pub use std::borrow::Cow;
 pub use std::string::String;
 pub use std::vec::Vec;
 
@@ -15,6 +16,10 @@ pub use crate::{
     __impl_sqlx_sqlite as impl_sqlx_sqlite,
 };
 
+#[cfg(feature = "schemars")]
+pub use crate::integrations::schemars::json_schema as schemars_json_schema;
+#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
+pub use crate::integrations::sqlx::helpers as sqlx;
 #[cfg(feature = "redis")]
 pub use redis;
 #[cfg(feature = "schemars")]

@@ -29,3 +29,9 @@ pub use worker::WorkerSource;
 
 #[cfg(feature = "serde")]
 pub use integrations::serde;
+// Named `sql`, not `sqlx`: with `use typed_snowflake::*;` a module named `sqlx` would shadow
+// the sqlx crate itself in the user's code.
+#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
+pub use integrations::sqlx as sql;
+#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
+pub use integrations::sqlx::DecodeIdError;

@@ -4,16 +4,13 @@
 
 #[cfg(feature = "serde")]
 pub mod serde;
-// PENDING(serde): the impls with the feature on are written next.
-#[cfg(any())]
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __PLACEHOLDER {
-    () => {};
-}
 #[cfg(not(feature = "serde"))]
 mod serde;
 
 mod redis;
-mod schemars;
+// `pub(crate)` so that `__private` can re-export the helper the derived impls call.
+pub(crate) mod schemars;
+#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
+pub mod sqlx;
+#[cfg(not(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite")))]
 mod sqlx;

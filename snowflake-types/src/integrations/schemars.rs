@@ -1,8 +1,77 @@
-//! The `schemars` integration.
+//! The `schemars` integration: a JSON Schema for every derived type, describing what the
+//! `serde` integration writes in JSON: a string of 1 to 19 decimal digits.
 
-// TODO(schemars): with the feature on, this expands to the impls (being written).
+#[cfg(feature = "schemars")]
+pub use imp::*;
+
+#[cfg(feature = "schemars")]
+mod imp {
+    use ::schemars::{Schema, SchemaGenerator, json_schema};
+
+    use crate::SnowflakeId;
+
+    /// The pattern of an ID in JSON: 1 to 19 decimal digits (`i64::MAX` has 19), no sign.
+    pub const PATTERN: &str = "^[0-9]{1,19}$";
+
+    /// The schema of `T`: `{"type": "string", "pattern": "^[0-9]{1,19}$", "description": ...}`.
+    /// What the derived `JsonSchema::json_schema` returns.
+    pub fn json_schema<T: SnowflakeId>(_generator: &mut SchemaGenerator) -> Schema {
+        let description = format!(
+            "{} Snowflake ID: a positive 64-bit integer written as a string of decimal digits \
+             (a JSON number would lose digits above 2^53 in JavaScript).",
+            T::NAME
+        );
+        json_schema!({
+            "type": "string",
+            "pattern": PATTERN,
+            "description": description,
+        })
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::PATTERN;
+
+        #[test]
+        fn pattern_admits_exactly_the_lengths_an_i64_can_have() {
+            // The pattern is a plain string; check its bound against the real maximum.
+            assert_eq!(i64::MAX.to_string().len(), 19);
+            assert_eq!(PATTERN, format!("^[0-9]{{1,{}}}$", i64::MAX.to_string().len()));
+        }
+    }
+}
+
+/// `JsonSchema` for a derived type, through [`json_schema`]. The schema is named after the
+/// type and identified by its full path, so two `OrderId`s in different modules never share
+/// one definition.
+#[cfg(feature = "schemars")]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __impl_schemars {
-    ($ty:ty) => {};
+    ($ty:ident) => {
+        #[automatically_derived]
+        impl $crate::__private::schemars::JsonSchema for $ty {
+            fn schema_name() -> $crate::__private::Cow<'static, str> {
+                $crate::__private::Cow::Borrowed(::core::stringify!($ty))
+            }
+
+            fn schema_id() -> $crate::__private::Cow<'static, str> {
+                $crate::__private::Cow::Borrowed(::core::concat!(::core::module_path!(), "::", ::core::stringify!($ty)))
+            }
+
+            fn json_schema(
+                generator: &mut $crate::__private::schemars::SchemaGenerator,
+            ) -> $crate::__private::schemars::Schema {
+                $crate::__private::schemars_json_schema::<Self>(generator)
+            }
+        }
+    };
+}
+
+/// Without the `schemars` feature: nothing.
+#[cfg(not(feature = "schemars"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __impl_schemars {
+    ($ty:ident) => {};
 }

@@ -1,6 +1,561 @@
-//! The `serde` integration.
+//! Serde support: IDs as decimal strings in human-readable formats, plain integers in
+//! binary ones, and `#[serde(with = ...)]` adapters for APIs that want something else.
+//!
+//! # Why a string
+//!
+//! JavaScript reads every JSON number as an IEEE-754 double, which holds integers exactly
+//! only up to 2^53 (9007199254740992). A Snowflake ID uses up to 63 bits, so a browser that
+//! receives `1724551110457221119` as a number silently turns it into `1724551110457221000`:
+//! another ID, or none. Written as a string, `"1724551110457221119"`, it survives any JSON
+//! parser. So every derived type serializes as a string of decimal digits wherever the
+//! format is human-readable ([`Serializer::is_human_readable`]: JSON, YAML, TOML...), and
+//! as a plain `i64` in binary formats (postcard, bincode, MessagePack...), where nothing is
+//! lost and the integer is smaller.
+//!
+//! ```
+//! use serde::{Deserialize, Serialize};
+//! use typed_snowflake::SnowflakeId;
+//!
+//! #[derive(SnowflakeId, Clone, Copy, Debug, PartialEq)]
+//! #[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657)]
+//! struct TweetId(i64);
+//!
+//! #[derive(Serialize, Deserialize, Debug, PartialEq)]
+//! struct Tweet {
+//!     id: TweetId,
+//!     reply_to: Option<TweetId>,
+//! }
+//!
+//! let tweet = Tweet { id: TweetId::try_from(1_724_551_110_457_221_119)?, reply_to: None };
+//! let json = serde_json::to_string(&tweet)?;
+//! assert_eq!(json, r#"{"id":"1724551110457221119","reply_to":null}"#);
+//! // On input, a string or an integer is accepted.
+//! let back: Tweet = serde_json::from_str(r#"{"id":1724551110457221119,"reply_to":null}"#)?;
+//! assert_eq!(back, tweet);
+//! Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Checked on the way in
+//!
+//! Deserializing goes through the same checks as [`SnowflakeId::from_raw`] and
+//! [`SnowflakeId::parse_str`]: a negative number, a sign, a space, a non-digit, an empty
+//! string, a number above `i64::MAX`, a bit set above the layout's widths, a float, a
+//! boolean, `null`, a list or a map is an error that says which, never a panic and never a
+//! wrong ID.
+//!
+//! ```
+//! # use typed_snowflake::SnowflakeId;
+//! # #[derive(SnowflakeId, Clone, Copy, Debug, PartialEq)]
+//! # #[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657)]
+//! # struct TweetId(i64);
+//! let err = serde_json::from_str::<TweetId>(r#""-5""#).unwrap_err();
+//! assert!(err.to_string().contains("an ID is written without a sign"));
+//! let err = serde_json::from_str::<TweetId>("-5").unwrap_err();
+//! assert!(err.to_string().contains("-5 is negative"));
+//! Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Adapters
+//!
+//! - [`as_number`]: a JSON number both ways, for APIs whose clients are known to keep
+//!   64-bit integers exactly (not browsers).
+//! - [`as_number_option`]: the same for `Option<Id>`.
+//! - [`as_string`]: a string even in binary formats, for schemas that say "string".
 
-// TODO(serde): with the feature on, this expands to the impls (being written).
+#[cfg(feature = "serde")]
+pub use imp::*;
+
+#[cfg(feature = "serde")]
+mod imp {
+    use core::fmt;
+    use core::marker::PhantomData;
+
+    use ::serde::de::{self, Deserializer, Visitor};
+    use ::serde::ser::{self, Serializer};
+
+    use crate::SnowflakeId;
+
+    /// Serializes an ID: its decimal digits as a string in human-readable formats, a plain
+    /// `i64` in binary ones. What the derived `Serialize` calls.
+    ///
+    /// The digits are written into a buffer on the stack: serializing never allocates.
+    ///
+    /// ```
+    /// use typed_snowflake::SnowflakeId;
+    ///
+    /// #[derive(SnowflakeId, Clone, Copy, Debug)]
+    /// #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+    /// struct OrderId(i64);
+    ///
+    /// let id = OrderId::try_from(1_234_567_890_123i64)?;
+    /// let mut out = Vec::new();
+    /// typed_snowflake::serde::serialize(&id, &mut serde_json::Serializer::new(&mut out))?;
+    /// assert_eq!(out, br#""1234567890123""#);
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn serialize<T: SnowflakeId, S: Serializer>(id: &T, serializer: S) -> Result<S::Ok, S::Error> {
+        if serializer.is_human_readable() {
+            serialize_str(id.to_raw(), serializer)
+        } else {
+            serializer.serialize_i64(id.to_raw())
+        }
+    }
+
+    /// Deserializes an ID from a string of decimal digits or an integer, checked against
+    /// `T`'s layout. What the derived `Deserialize` calls.
+    ///
+    /// Human-readable formats are asked for whatever they hold (`deserialize_any`); binary
+    /// formats, which may not be self-describing (postcard, bincode), for an `i64`.
+    ///
+    /// ```
+    /// use typed_snowflake::SnowflakeId;
+    ///
+    /// #[derive(SnowflakeId, Clone, Copy, Debug, PartialEq)]
+    /// #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+    /// struct OrderId(i64);
+    ///
+    /// let from_string: OrderId = typed_snowflake::serde::deserialize(&mut serde_json::Deserializer::from_str("\"42\""))?;
+    /// let from_number: OrderId = typed_snowflake::serde::deserialize(&mut serde_json::Deserializer::from_str("42"))?;
+    /// assert_eq!(from_string, from_number);
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn deserialize<'de, T: SnowflakeId, D: Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
+        if deserializer.is_human_readable() {
+            deserializer.deserialize_any(IdVisitor::<T>(PhantomData))
+        } else {
+            deserializer.deserialize_i64(IdVisitor::<T>(PhantomData))
+        }
+    }
+
+    /// IDs as JSON numbers, for `#[serde(with = "typed_snowflake::serde::as_number")]`.
+    ///
+    /// Serializes the ID as an `i64` in every format. Only for consumers that keep 64-bit
+    /// integers exactly: JavaScript's `JSON.parse` rounds any integer above 2^53
+    /// (9007199254740992), and most Snowflake IDs are far above it. Input is accepted as a
+    /// number or a string, as with the derived `Deserialize`.
+    ///
+    /// With the `schemars` feature, pair it with `#[schemars(with = "i64")]` so the schema
+    /// says what is sent.
+    ///
+    /// ```
+    /// use serde::{Deserialize, Serialize};
+    /// use typed_snowflake::SnowflakeId;
+    ///
+    /// #[derive(SnowflakeId, Clone, Copy, Debug, PartialEq)]
+    /// #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+    /// struct OrderId(i64);
+    ///
+    /// #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    /// struct Row {
+    ///     #[serde(with = "typed_snowflake::serde::as_number")]
+    ///     id: OrderId,
+    /// }
+    ///
+    /// let row = Row { id: OrderId::try_from(1_234_567_890_123i64)? };
+    /// assert_eq!(serde_json::to_string(&row)?, r#"{"id":1234567890123}"#);
+    /// assert_eq!(serde_json::from_str::<Row>(r#"{"id":"1234567890123"}"#)?, row);
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub mod as_number {
+        use ::serde::{Deserializer, Serializer};
+
+        use crate::SnowflakeId;
+
+        /// Serializes the ID as an `i64`.
+        ///
+        /// ```
+        /// # use typed_snowflake::SnowflakeId;
+        /// # #[derive(SnowflakeId, Clone, Copy, Debug)]
+        /// # #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+        /// # struct OrderId(i64);
+        /// let mut out = Vec::new();
+        /// let id = OrderId::try_from(42i64)?;
+        /// typed_snowflake::serde::as_number::serialize(&id, &mut serde_json::Serializer::new(&mut out))?;
+        /// assert_eq!(out, b"42");
+        /// Ok::<(), Box<dyn std::error::Error>>(())
+        /// ```
+        #[inline]
+        pub fn serialize<T: SnowflakeId, S: Serializer>(id: &T, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.serialize_i64(id.to_raw())
+        }
+
+        /// Deserializes an ID from an integer or a string, as [`super::deserialize`].
+        ///
+        /// ```
+        /// # use typed_snowflake::SnowflakeId;
+        /// # #[derive(SnowflakeId, Clone, Copy, Debug, PartialEq)]
+        /// # #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+        /// # struct OrderId(i64);
+        /// let id: OrderId = typed_snowflake::serde::as_number::deserialize(&mut serde_json::Deserializer::from_str("42"))?;
+        /// assert_eq!(id.get(), 42);
+        /// Ok::<(), Box<dyn std::error::Error>>(())
+        /// ```
+        #[inline]
+        pub fn deserialize<'de, T: SnowflakeId, D: Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
+            super::deserialize(deserializer)
+        }
+    }
+
+    /// [`as_number`] for `Option<Id>`: `null` or a JSON number.
+    ///
+    /// serde treats a field with `with` as required; add `default` for a field that may be
+    /// absent: `#[serde(default, with = "typed_snowflake::serde::as_number_option")]`.
+    ///
+    /// ```
+    /// use serde::{Deserialize, Serialize};
+    /// use typed_snowflake::SnowflakeId;
+    ///
+    /// #[derive(SnowflakeId, Clone, Copy, Debug, PartialEq)]
+    /// #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+    /// struct OrderId(i64);
+    ///
+    /// #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    /// struct Row {
+    ///     #[serde(default, with = "typed_snowflake::serde::as_number_option")]
+    ///     parent: Option<OrderId>,
+    /// }
+    ///
+    /// let row = Row { parent: Some(OrderId::try_from(7i64)?) };
+    /// assert_eq!(serde_json::to_string(&row)?, r#"{"parent":7}"#);
+    /// assert_eq!(serde_json::to_string(&Row { parent: None })?, r#"{"parent":null}"#);
+    /// assert_eq!(serde_json::from_str::<Row>("{}")?, Row { parent: None });
+    /// assert_eq!(serde_json::from_str::<Row>(r#"{"parent":"7"}"#)?, row);
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub mod as_number_option {
+        use core::fmt;
+        use core::marker::PhantomData;
+
+        use ::serde::de::{self, Deserializer, Visitor};
+        use ::serde::ser::{Serialize, Serializer};
+
+        use crate::SnowflakeId;
+
+        /// Serializes `None` as the format's null and `Some(id)` as an `i64`.
+        ///
+        /// ```
+        /// # use typed_snowflake::SnowflakeId;
+        /// # #[derive(SnowflakeId, Clone, Copy, Debug)]
+        /// # #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+        /// # struct OrderId(i64);
+        /// let mut out = Vec::new();
+        /// let id = Some(OrderId::try_from(42i64)?);
+        /// typed_snowflake::serde::as_number_option::serialize(&id, &mut serde_json::Serializer::new(&mut out))?;
+        /// assert_eq!(out, b"42");
+        /// Ok::<(), Box<dyn std::error::Error>>(())
+        /// ```
+        #[inline]
+        #[allow(clippy::ref_option, reason = "the signature `#[serde(with)]` calls")]
+        pub fn serialize<T: SnowflakeId, S: Serializer>(id: &Option<T>, serializer: S) -> Result<S::Ok, S::Error> {
+            match id {
+                Some(id) => serializer.serialize_some(&Number(id)),
+                None => serializer.serialize_none(),
+            }
+        }
+
+        /// Deserializes `null` as `None`, and an integer or a string as `Some(id)`.
+        ///
+        /// ```
+        /// # use typed_snowflake::SnowflakeId;
+        /// # #[derive(SnowflakeId, Clone, Copy, Debug, PartialEq)]
+        /// # #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+        /// # struct OrderId(i64);
+        /// use typed_snowflake::serde::as_number_option;
+        ///
+        /// let none: Option<OrderId> = as_number_option::deserialize(&mut serde_json::Deserializer::from_str("null"))?;
+        /// assert_eq!(none, None);
+        /// let some: Option<OrderId> = as_number_option::deserialize(&mut serde_json::Deserializer::from_str("42"))?;
+        /// assert_eq!(some.map(|id| id.get()), Some(42));
+        /// Ok::<(), Box<dyn std::error::Error>>(())
+        /// ```
+        #[inline]
+        pub fn deserialize<'de, T: SnowflakeId, D: Deserializer<'de>>(deserializer: D) -> Result<Option<T>, D::Error> {
+            deserializer.deserialize_option(OptionVisitor::<T>(PhantomData))
+        }
+
+        struct Number<'a, T>(&'a T);
+
+        impl<T: SnowflakeId> Serialize for Number<'_, T> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_i64(self.0.to_raw())
+            }
+        }
+
+        struct OptionVisitor<T>(PhantomData<fn() -> T>);
+
+        impl<'de, T: SnowflakeId> Visitor<'de> for OptionVisitor<T> {
+            type Value = Option<T>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "null or a Snowflake ID ({})", T::NAME)
+            }
+
+            fn visit_none<E: de::Error>(self) -> Result<Option<T>, E> {
+                Ok(None)
+            }
+
+            fn visit_unit<E: de::Error>(self) -> Result<Option<T>, E> {
+                Ok(None)
+            }
+
+            fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<T>, D::Error> {
+                super::deserialize(deserializer).map(Some)
+            }
+        }
+    }
+
+    /// IDs as strings in every format, binary ones included, for
+    /// `#[serde(with = "typed_snowflake::serde::as_string")]`.
+    ///
+    /// The derived impls already write strings in human-readable formats; this adapter is
+    /// for a binary format whose schema (shared with another language, say) declares the
+    /// field a string. Input is accepted as a string, or as an integer in formats that say
+    /// which they hold.
+    ///
+    /// ```
+    /// use serde::{Deserialize, Serialize};
+    /// use typed_snowflake::SnowflakeId;
+    ///
+    /// #[derive(SnowflakeId, Clone, Copy, Debug, PartialEq)]
+    /// #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+    /// struct OrderId(i64);
+    ///
+    /// #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    /// struct Row {
+    ///     #[serde(with = "typed_snowflake::serde::as_string")]
+    ///     id: OrderId,
+    /// }
+    ///
+    /// let row = Row { id: OrderId::try_from(42i64)? };
+    /// let bytes = postcard::to_stdvec(&row)?;
+    /// assert_eq!(bytes, postcard::to_stdvec(&"42")?);
+    /// assert_eq!(postcard::from_bytes::<Row>(&bytes)?, row);
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub mod as_string {
+        use core::marker::PhantomData;
+
+        use ::serde::{Deserializer, Serializer};
+
+        use crate::SnowflakeId;
+
+        /// Serializes the ID as a string of decimal digits, without allocating.
+        ///
+        /// ```
+        /// # use typed_snowflake::SnowflakeId;
+        /// # #[derive(SnowflakeId, Clone, Copy, Debug)]
+        /// # #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+        /// # struct OrderId(i64);
+        /// let id = OrderId::try_from(42i64)?;
+        /// let bytes = postcard::to_stdvec(&Wrapper(id))?;
+        /// assert_eq!(bytes, [2, b'4', b'2']);
+        ///
+        /// #[derive(serde::Serialize)]
+        /// struct Wrapper(#[serde(with = "typed_snowflake::serde::as_string")] OrderId);
+        /// Ok::<(), Box<dyn std::error::Error>>(())
+        /// ```
+        #[inline]
+        pub fn serialize<T: SnowflakeId, S: Serializer>(id: &T, serializer: S) -> Result<S::Ok, S::Error> {
+            super::serialize_str(id.to_raw(), serializer)
+        }
+
+        /// Deserializes an ID from a string (or, in a self-describing format, an integer).
+        ///
+        /// ```
+        /// # use typed_snowflake::SnowflakeId;
+        /// # #[derive(SnowflakeId, Clone, Copy, Debug, PartialEq)]
+        /// # #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+        /// # struct OrderId(i64);
+        /// let bytes = postcard::to_stdvec(&"42")?;
+        /// let id: OrderId = typed_snowflake::serde::as_string::deserialize(
+        ///     &mut postcard::Deserializer::from_bytes(&bytes),
+        /// )?;
+        /// assert_eq!(id.get(), 42);
+        /// Ok::<(), Box<dyn std::error::Error>>(())
+        /// ```
+        #[inline]
+        pub fn deserialize<'de, T: SnowflakeId, D: Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
+            if deserializer.is_human_readable() {
+                deserializer.deserialize_any(super::IdVisitor::<T>(PhantomData))
+            } else {
+                deserializer.deserialize_str(super::IdVisitor::<T>(PhantomData))
+            }
+        }
+    }
+
+    /// Room for any `i64` in decimal: 19 digits and a sign.
+    const DECIMAL_LEN: usize = 20;
+
+    /// Pairs of digits, `"00"` to `"99"`: two digits per division, as `itoa` does.
+    const DIGIT_PAIRS: &[u8; 200] = b"\
+        0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
+
+    /// Writes `value` in decimal at the end of `buf` and returns where it starts.
+    ///
+    /// A valid ID is never negative; a sign is still written for any other `i64`, so no
+    /// value is ever printed as something it is not.
+    fn write_decimal(value: i64, buf: &mut [u8; DECIMAL_LEN]) -> usize {
+        let mut n = value.unsigned_abs();
+        let mut pos = DECIMAL_LEN;
+        while n >= 100 {
+            let pair = usize::try_from(n % 100).unwrap_or(0) * 2;
+            n /= 100;
+            pos -= 2;
+            buf[pos..pos + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+        }
+        if n >= 10 {
+            let pair = usize::try_from(n).unwrap_or(0) * 2;
+            pos -= 2;
+            buf[pos..pos + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+        } else {
+            pos -= 1;
+            // n < 10 here.
+            buf[pos] = b'0' + u8::try_from(n).unwrap_or(0);
+        }
+        if value < 0 {
+            pos -= 1;
+            buf[pos] = b'-';
+        }
+        pos
+    }
+
+    /// Serializes `raw` as a string of decimal digits from a stack buffer.
+    #[inline]
+    fn serialize_str<S: Serializer>(raw: i64, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut buf = [0u8; DECIMAL_LEN];
+        let start = write_decimal(raw, &mut buf);
+        // Only ASCII digits and '-' were written, so this never fails.
+        let text = core::str::from_utf8(&buf[start..]).map_err(ser::Error::custom)?;
+        serializer.serialize_str(text)
+    }
+
+    /// The error for input that is the right kind of value but not an ID of `T`.
+    fn invalid<T: SnowflakeId, E: de::Error>(reason: impl fmt::Display) -> E {
+        E::custom(format_args!("invalid {}: {reason}", T::NAME))
+    }
+
+    /// Accepts a string of digits or an integer, checked against `T`'s layout; every other
+    /// kind of value falls to serde's "invalid type" error, which names the kind found.
+    struct IdVisitor<T>(PhantomData<fn() -> T>);
+
+    impl<T: SnowflakeId> Visitor<'_> for IdVisitor<T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "a Snowflake ID ({}): a string of decimal digits or a non-negative integer", T::NAME)
+        }
+
+        #[inline]
+        fn visit_str<E: de::Error>(self, text: &str) -> Result<T, E> {
+            T::parse_str(text).map_err(invalid::<T, E>)
+        }
+
+        #[inline]
+        fn visit_i64<E: de::Error>(self, value: i64) -> Result<T, E> {
+            T::from_raw(value).map_err(invalid::<T, E>)
+        }
+
+        #[inline]
+        fn visit_u64<E: de::Error>(self, value: u64) -> Result<T, E> {
+            T::LAYOUT.validate_u64(value).map(T::from_raw_unchecked).map_err(invalid::<T, E>)
+        }
+
+        fn visit_i128<E: de::Error>(self, value: i128) -> Result<T, E> {
+            match i64::try_from(value) {
+                Ok(value) => self.visit_i64(value),
+                Err(_) if value < 0 => {
+                    Err(invalid::<T, E>(format_args!("{value} is negative; a Snowflake ID is a positive i64")))
+                }
+                Err(_) => Err(invalid::<T, E>(format_args!("{value} is larger than i64::MAX (9223372036854775807)"))),
+            }
+        }
+
+        fn visit_u128<E: de::Error>(self, value: u128) -> Result<T, E> {
+            match u64::try_from(value) {
+                Ok(value) => self.visit_u64(value),
+                Err(_) => Err(invalid::<T, E>(format_args!("{value} is larger than i64::MAX (9223372036854775807)"))),
+            }
+        }
+    }
+
+    /// The impls `#[derive(SnowflakeId)]` emits through `__impl_serde!` call only the two
+    /// functions above; these tests pin the pieces below them.
+    #[cfg(test)]
+    mod tests {
+        use super::{DECIMAL_LEN, write_decimal};
+
+        fn decimal(value: i64) -> String {
+            let mut buf = [0u8; DECIMAL_LEN];
+            let start = write_decimal(value, &mut buf);
+            String::from_utf8(buf[start..].to_vec()).expect("ASCII")
+        }
+
+        #[test]
+        fn decimal_matches_display_at_every_length_and_edge() {
+            let mut samples = vec![0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, i64::MAX, i64::MAX - 1, i64::MIN, -1, -10];
+            let mut power = 1i64;
+            while let Some(next) = power.checked_mul(10) {
+                samples.extend([power - 1, power, power + 1, -power, next / 3]);
+                power = next;
+            }
+            samples.push(1_724_551_110_457_221_119);
+            for value in samples {
+                assert_eq!(decimal(value), value.to_string(), "{value}");
+            }
+        }
+
+        #[test]
+        fn decimal_matches_display_across_the_range() {
+            // A multiplicative walk over the whole i64 range, both signs.
+            let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+            for _ in 0..100_000 {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                let value = i64::from_ne_bytes(x.to_ne_bytes());
+                assert_eq!(decimal(value), value.to_string());
+                let shifted = value >> (x % 63);
+                assert_eq!(decimal(shifted), shifted.to_string());
+            }
+        }
+    }
+}
+
+/// `Serialize` and `Deserialize` for a derived type, through [`serialize`] and [`deserialize`].
+#[cfg(feature = "serde")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __impl_serde {
+    ($ty:ty) => {
+        #[automatically_derived]
+        impl $crate::__private::serde::Serialize for $ty {
+            #[inline]
+            fn serialize<__S: $crate::__private::serde::Serializer>(
+                &self,
+                serializer: __S,
+            ) -> $crate::__private::Result<__S::Ok, __S::Error> {
+                $crate::serde::serialize(self, serializer)
+            }
+        }
+
+        #[automatically_derived]
+        impl<'de> $crate::__private::serde::Deserialize<'de> for $ty {
+            #[inline]
+            fn deserialize<__D: $crate::__private::serde::Deserializer<'de>>(
+                deserializer: __D,
+            ) -> $crate::__private::Result<Self, __D::Error> {
+                $crate::serde::deserialize(deserializer)
+            }
+        }
+    };
+}
+
+/// Without the `serde` feature: nothing.
+#[cfg(not(feature = "serde"))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __impl_serde {

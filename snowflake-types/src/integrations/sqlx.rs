@@ -1,20 +1,335 @@
-//! The sqlx integrations: `sqlx-postgres`, `sqlx-mysql`, `sqlx-sqlite`.
+//! Storage through sqlx 0.9: features `sqlx-postgres`, `sqlx-mysql`, `sqlx-sqlite`.
+//!
+//! With a feature on, every derived ID implements sqlx's `Type`, `Encode` and `Decode` for that
+//! database (the traits of sqlx 0.9; use that version of `sqlx` in your own crate). An ID is stored as the column type of `i64`: `BIGINT` in PostgreSQL and
+//! MySQL/MariaDB, `INTEGER` in SQLite. Binding and reading need nothing beyond the ID type:
+//!
+//! ```sql
+//! CREATE TABLE orders (id BIGINT PRIMARY KEY, customer BIGINT NOT NULL, total_cents BIGINT NOT NULL);
+//! ```
+//!
+//! ```ignore
+//! let id = OrderId::generate();
+//! sqlx::query("INSERT INTO orders (id, customer, total_cents) VALUES ($1, $2, $3)")
+//!     .bind(id)
+//!     .bind(customer)
+//!     .bind(1250_i64)
+//!     .execute(&pool)
+//!     .await?;
+//! let (back,): (OrderId,) = sqlx::query_as("SELECT id FROM orders WHERE id = $1").bind(id).fetch_one(&pool).await?;
+//!
+//! // Orders created between two instants: the ID order is the time order.
+//! let recent: Vec<OrderId> = sqlx::query_scalar("SELECT id FROM orders WHERE id BETWEEN $1 AND $2 ORDER BY id")
+//!     .bind(OrderId::first_at(since_ms))
+//!     .bind(OrderId::last_at(until_ms))
+//!     .fetch_all(&pool)
+//!     .await?;
+//! ```
+//!
+//! # Decoding checks the value
+//!
+//! The impls are written by hand rather than with `#[sqlx(transparent)]`, which would accept any
+//! `i64`. A stored value goes through the checked constructor, so a negative number, or one with a
+//! bit set above the layout's widths, is a decode error naming the type and the problem (a
+//! [`DecodeIdError`] inside sqlx's `Error::ColumnDecode`), never a wrong ID. `NULL` decodes into
+//! `Option<OrderId>` as `None`, and into `OrderId` as sqlx's unexpected-null error.
+//!
+//! # PostgreSQL
+//!
+//! IDs have an array type (`PgHasArrayType`), so `Vec<OrderId>` and `&[OrderId]` bind as
+//! `BIGINT[]`:
+//!
+//! ```ignore
+//! let rows: Vec<(OrderId, i64)> = sqlx::query_as("SELECT id, total_cents FROM orders WHERE id = ANY($1)")
+//!     .bind(&ids[..])
+//!     .fetch_all(&pool)
+//!     .await?;
+//! ```
+//!
+//! # MySQL and MariaDB
+//!
+//! IDs bind as signed `BIGINT` and decode from any integer column. A `BIGINT UNSIGNED` column
+//! works too: it is read as a `u64` and checked with [`Layout::validate_u64`](crate::Layout::validate_u64),
+//! so a value at or above `2^63` (which no ID can be) is an error rather than a negative `i64`.
+//! Prefer signed `BIGINT`: every ID fits it, and it is what other languages' drivers read back.
+//!
+//! # SQLite
+//!
+//! IDs bind as 64-bit integers and decode from values of the `INTEGER` storage class only. SQLite
+//! itself reads `NULL`, text and reals as integers (`'abc'` and `NULL` as 0, a valid ID); here they
+//! are errors.
+//!
+//! # The `query!` macros
+//!
+//! The checked macros (which need `DATABASE_URL` at compile time, as always) see a `BIGINT`
+//! column as `i64`. Name the ID type in the column alias, and bind the raw value:
+//!
+//! ```ignore
+//! let order = sqlx::query_as!(
+//!     Order,
+//!     r#"SELECT id as "id: OrderId", customer as "customer: CustomerId", total_cents FROM orders WHERE id = $1"#,
+//!     id.get(),
+//! )
+//! .fetch_one(&pool)
+//! .await?;
+//! ```
+//!
+//! The plain functions (`query_as`, `query_scalar`, `#[derive(sqlx::FromRow)]`) need no alias.
 
-// TODO(sqlx-postgres): with the feature on, this expands to the impls (being written).
+#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
+use crate::error::LayoutError;
+
+/// A stored value that is not an ID of the type it was decoded into.
+///
+/// sqlx wraps it in `sqlx::Error::ColumnDecode`, whose message names the column; this error
+/// names the type and says what is wrong with the value. Reach it by downcasting the
+/// `ColumnDecode` source: `source.downcast_ref::<DecodeIdError>()`.
+///
+/// ```
+/// use typed_snowflake::{DecodeIdError, LayoutError};
+///
+/// let error = DecodeIdError::new("OrderId", LayoutError::Negative { value: -5 });
+/// assert_eq!(
+///     error.to_string(),
+///     "the stored value is not a valid OrderId: -5 is negative; a Snowflake ID is a positive i64"
+/// );
+/// assert_eq!(error.type_name(), "OrderId");
+/// assert_eq!(error.reason(), &LayoutError::Negative { value: -5 });
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the stored value is not a valid {type_name}: {reason}")]
+pub struct DecodeIdError {
+    type_name: &'static str,
+    // Not a `#[source]`: the message already says it, and error reports would repeat it.
+    reason: LayoutError,
+}
+
+#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
+impl DecodeIdError {
+    /// An error for a value of `type_name` that the layout rejected with `reason`.
+    pub const fn new(type_name: &'static str, reason: LayoutError) -> Self {
+        Self { type_name, reason }
+    }
+
+    /// The ID type the value was decoded into, as written in the source (`"OrderId"`).
+    pub const fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+
+    /// Why the layout rejected the value.
+    pub const fn reason(&self) -> &LayoutError {
+        &self.reason
+    }
+}
+
+/// Helpers the generated impls call; generic over the database, so each impl is one line.
+#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
+#[doc(hidden)]
+pub mod helpers {
+    use super::DecodeIdError;
+    use crate::SnowflakeId;
+    use sqlx_core::database::Database;
+    use sqlx_core::decode::Decode;
+    use sqlx_core::encode::{Encode, IsNull};
+    use sqlx_core::error::{BoxDynError, UnexpectedNullError};
+    use sqlx_core::value::ValueRef;
+
+    /// Encodes an ID as its `i64`.
+    #[inline]
+    pub fn encode<'q, T: SnowflakeId, DB: Database>(id: &T, buf: &mut DB::ArgumentBuffer) -> Result<IsNull, BoxDynError>
+    where
+        i64: Encode<'q, DB>,
+    {
+        <i64 as Encode<'q, DB>>::encode(id.to_raw(), buf)
+    }
+
+    /// Decodes an `i64` and checks it against `T`'s layout.
+    #[inline]
+    pub fn decode<'r, T: SnowflakeId, DB: Database>(value: DB::ValueRef<'r>) -> Result<T, BoxDynError>
+    where
+        i64: Decode<'r, DB>,
+    {
+        // sqlx's `i64` reads SQLite's NULL as 0, a valid ID: refuse NULL here for every database.
+        if value.is_null() {
+            return Err(Box::new(UnexpectedNullError));
+        }
+        checked(T::LAYOUT.validate(<i64 as Decode<'r, DB>>::decode(value)?))
+    }
+
+    /// Wraps a checked raw value, or names the type in the layout's error.
+    #[inline]
+    pub fn checked<T: SnowflakeId>(raw: Result<i64, crate::LayoutError>) -> Result<T, BoxDynError> {
+        match raw {
+            Ok(raw) => Ok(T::from_raw_unchecked(raw)),
+            Err(reason) => Err(Box::new(DecodeIdError::new(T::NAME, reason))),
+        }
+    }
+
+    /// MySQL: signed integer columns as `i64`, unsigned ones (`BIGINT UNSIGNED`) as `u64`.
+    #[cfg(feature = "sqlx-mysql")]
+    pub mod mysql {
+        use crate::SnowflakeId;
+        use sqlx_core::decode::Decode;
+        use sqlx_core::error::BoxDynError;
+        use sqlx_core::types::Type;
+        use sqlx_core::value::ValueRef;
+        use sqlx_mysql::{MySql, MySqlTypeInfo, MySqlValueRef};
+
+        /// Any integer column, signed or unsigned: every value is checked on decode.
+        #[inline]
+        pub fn compatible(ty: &MySqlTypeInfo) -> bool {
+            <i64 as Type<MySql>>::compatible(ty) || <u64 as Type<MySql>>::compatible(ty)
+        }
+
+        /// Decodes through `u64` when the column is unsigned, so `2^63` and above are an
+        /// out-of-layout error, not a negative number.
+        pub fn decode<T: SnowflakeId>(value: MySqlValueRef<'_>) -> Result<T, BoxDynError> {
+            if !value.is_null() && <u64 as Type<MySql>>::compatible(&value.type_info()) {
+                super::checked(T::LAYOUT.validate_u64(<u64 as Decode<MySql>>::decode(value)?))
+            } else {
+                super::decode::<T, MySql>(value)
+            }
+        }
+    }
+
+    /// SQLite: only the `INTEGER` storage class (SQLite reads text and reals as integers).
+    #[cfg(feature = "sqlx-sqlite")]
+    pub mod sqlite {
+        use crate::SnowflakeId;
+        use sqlx_core::error::BoxDynError;
+        use sqlx_core::type_info::TypeInfo;
+        use sqlx_core::types::Type;
+        use sqlx_core::value::ValueRef;
+        use sqlx_sqlite::{Sqlite, SqliteValueRef};
+
+        /// Decodes an `INTEGER` value; `NULL`, text, reals and blobs are errors.
+        pub fn decode<T: SnowflakeId>(value: SqliteValueRef<'_>) -> Result<T, BoxDynError> {
+            let ty = value.type_info();
+            if !ty.is_null() && !<i64 as Type<Sqlite>>::compatible(&ty) {
+                return Err(
+                    format!("the stored value is not a valid {}: it is {}, not INTEGER", T::NAME, ty.name()).into()
+                );
+            }
+            super::decode::<T, Sqlite>(value)
+        }
+    }
+}
+
+/// `Type`, `Encode` and `Decode` for one database, forwarding the type to `i64`.
+#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __impl_sqlx_common {
+    ($ty:ty, $db:ty, compatible = $compatible:expr, decode = $decode:expr) => {
+        #[automatically_derived]
+        impl $crate::__private::sqlx_core::types::Type<$db> for $ty {
+            #[inline]
+            fn type_info() -> <$db as $crate::__private::sqlx_core::database::Database>::TypeInfo {
+                <::core::primitive::i64 as $crate::__private::sqlx_core::types::Type<$db>>::type_info()
+            }
+            #[inline]
+            fn compatible(
+                ty: &<$db as $crate::__private::sqlx_core::database::Database>::TypeInfo,
+            ) -> ::core::primitive::bool {
+                ($compatible)(ty)
+            }
+        }
+        #[automatically_derived]
+        impl<'q> $crate::__private::sqlx_core::encode::Encode<'q, $db> for $ty {
+            #[inline]
+            fn encode_by_ref(
+                &self,
+                buf: &mut <$db as $crate::__private::sqlx_core::database::Database>::ArgumentBuffer,
+            ) -> $crate::__private::Result<
+                $crate::__private::sqlx_core::encode::IsNull,
+                $crate::__private::sqlx_core::error::BoxDynError,
+            > {
+                $crate::__private::sqlx::encode::<Self, $db>(self, buf)
+            }
+        }
+        #[automatically_derived]
+        impl<'r> $crate::__private::sqlx_core::decode::Decode<'r, $db> for $ty {
+            #[inline]
+            fn decode(
+                value: <$db as $crate::__private::sqlx_core::database::Database>::ValueRef<'r>,
+            ) -> $crate::__private::Result<Self, $crate::__private::sqlx_core::error::BoxDynError> {
+                ($decode)(value)
+            }
+        }
+    };
+}
+
+#[cfg(feature = "sqlx-postgres")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __impl_sqlx_postgres {
+    ($ty:ty) => {
+        $crate::__impl_sqlx_common!(
+            $ty,
+            $crate::__private::sqlx_postgres::Postgres,
+            compatible = <::core::primitive::i64 as $crate::__private::sqlx_core::types::Type<
+                $crate::__private::sqlx_postgres::Postgres,
+            >>::compatible,
+            decode = $crate::__private::sqlx::decode::<Self, $crate::__private::sqlx_postgres::Postgres>
+        );
+        #[automatically_derived]
+        impl $crate::__private::sqlx_postgres::PgHasArrayType for $ty {
+            #[inline]
+            fn array_type_info() -> $crate::__private::sqlx_postgres::PgTypeInfo {
+                <::core::primitive::i64 as $crate::__private::sqlx_postgres::PgHasArrayType>::array_type_info()
+            }
+            #[inline]
+            fn array_compatible(ty: &$crate::__private::sqlx_postgres::PgTypeInfo) -> ::core::primitive::bool {
+                <::core::primitive::i64 as $crate::__private::sqlx_postgres::PgHasArrayType>::array_compatible(ty)
+            }
+        }
+    };
+}
+#[cfg(not(feature = "sqlx-postgres"))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __impl_sqlx_postgres {
     ($ty:ty) => {};
 }
 
-// TODO(sqlx-mysql): with the feature on, this expands to the impls (being written).
+#[cfg(feature = "sqlx-mysql")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __impl_sqlx_mysql {
+    ($ty:ty) => {
+        $crate::__impl_sqlx_common!(
+            $ty,
+            $crate::__private::sqlx_mysql::MySql,
+            compatible = $crate::__private::sqlx::mysql::compatible,
+            decode = $crate::__private::sqlx::mysql::decode::<Self>
+        );
+    };
+}
+#[cfg(not(feature = "sqlx-mysql"))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __impl_sqlx_mysql {
     ($ty:ty) => {};
 }
 
-// TODO(sqlx-sqlite): with the feature on, this expands to the impls (being written).
+#[cfg(feature = "sqlx-sqlite")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __impl_sqlx_sqlite {
+    ($ty:ty) => {
+        $crate::__impl_sqlx_common!(
+            $ty,
+            $crate::__private::sqlx_sqlite::Sqlite,
+            compatible = <::core::primitive::i64 as $crate::__private::sqlx_core::types::Type<
+                $crate::__private::sqlx_sqlite::Sqlite,
+            >>::compatible,
+            decode = $crate::__private::sqlx::sqlite::decode::<Self>
+        );
+    };
+}
+#[cfg(not(feature = "sqlx-sqlite"))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __impl_sqlx_sqlite {
