@@ -16,6 +16,8 @@ pub use crate::{
 };
 
 #[cfg(feature = "redis")]
+pub use crate::integrations::redis::support::{from_value as redis_from_value, write_arg as redis_write_arg};
+#[cfg(feature = "redis")]
 pub use redis;
 #[cfg(feature = "schemars")]
 pub use schemars;

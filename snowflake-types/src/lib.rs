@@ -27,5 +27,7 @@ pub use layout::{Layout, Parts, TickUnit};
 pub use registry::{Registry, RegistryBuilder};
 pub use worker::WorkerSource;
 
+#[cfg(feature = "redis")]
+pub use integrations::redis;
 #[cfg(feature = "serde")]
 pub use integrations::serde;

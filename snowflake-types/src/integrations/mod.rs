@@ -14,6 +14,6 @@ macro_rules! __PLACEHOLDER {
 #[cfg(not(feature = "serde"))]
 mod serde;
 
-mod redis;
+pub mod redis;
 mod schemars;
 mod sqlx;
