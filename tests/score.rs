@@ -54,7 +54,7 @@ fn check_any<T: SnowflakeId + Ord + Copy + std::fmt::Debug>(a: i64, b: i64, scor
     let shift = score::score_shift(&layout);
     assert_eq!(shift, layout.used_bits().saturating_sub(53));
     for (raw, s) in [(a, sx), (b, sy)] {
-        assert!(s >= 0.0 && s < TWO_53 && s.fract() == 0.0, "{raw} -> {s}");
+        assert!((0.0..TWO_53).contains(&s) && s.fract() == 0.0, "{raw} -> {s}");
         assert_eq!(s, score::score_of(&layout, raw));
         // The score is the top bits, exactly: shifting back lands in [score << shift, raw].
         let back = (s as i64) << shift;

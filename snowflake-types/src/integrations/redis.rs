@@ -254,11 +254,11 @@ mod imp {
         /// #[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657)]
         /// pub struct MessageId(i64);
         ///
-        /// let id = MessageId::try_from(215_857_550_229_364_737)?;
+        /// let id = MessageId::try_from(215_857_550_229_364_737_i64)?;
         /// let cmd = Timeline::<MessageId>::new("t").add_cmd(&[id]);
-        /// let args: Vec<Vec<u8>> = cmd.args_iter().map(|a| match a {
-        ///     redis::Arg::Simple(bytes) => bytes.to_vec(),
-        ///     redis::Arg::Cursor => Vec::new(),
+        /// let args: Vec<&[u8]> = cmd.args_iter().filter_map(|a| match a {
+        ///     redis::Arg::Simple(bytes) => Some(bytes),
+        ///     _ => None,
         /// }).collect();
         /// assert_eq!(args, [&b"ZADD"[..], b"t", b"210798388895864", b"0215857550229364737"]);
         /// Ok::<(), Box<dyn std::error::Error>>(())
@@ -370,10 +370,11 @@ mod imp {
         }
     }
 
-    /// One page of a [`Timeline`], as a command to send and a decoder for its reply.
+    /// One page of a [`Timeline`], as a pipeline to send and a decoder for its reply: what
+    /// [`Timeline::page`] does, for connections it does not take, such as redis-rs's async
+    /// ones (`query.pipeline().query_async(&mut conn).await?` in place of `query` below).
     ///
     /// ```no_run
-    /// # async fn run(conn: &mut impl redis::aio::ConnectionLike) -> Result<(), Box<dyn std::error::Error>> {
     /// use typed_snowflake::SnowflakeId;
     /// use typed_snowflake::redis::Timeline;
     ///
@@ -381,16 +382,16 @@ mod imp {
     /// #[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657)]
     /// pub struct MessageId(i64);
     ///
+    /// let mut conn = redis::Client::open("redis://127.0.0.1:6379")?.get_connection()?;
     /// let timeline = Timeline::<MessageId>::new("room:7:messages");
     /// let query = timeline.page_query(1_700_000_000_000, 1_700_000_060_000, None, 100);
     /// let page = if query.is_empty() {
     ///     Vec::new()
     /// } else {
-    ///     query.decode(query.pipeline().query_async(conn).await?)?
+    ///     query.decode(query.pipeline().query(&mut conn)?)?
     /// };
-    /// # let _ = page;
-    /// # Ok(())
-    /// # }
+    /// assert!(page.len() <= 100);
+    /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub struct PageQuery<T> {
         pipe: Pipeline,
