@@ -94,18 +94,15 @@ mod imp {
                 Value::Map(items) => Err(refuse::<T>(&format!("a map of {}", items.len()), &"one ID expected")),
                 Value::Okay => Err(refuse::<T>(&"status OK", &"not a number")),
                 Value::Boolean(b) => Err(refuse::<T>(&format!("boolean {b}"), &"not a number")),
-                other => Err(refuse::<T>(&kind_of(other), &"not an ID")),
+                Value::BigNumber(_) => Err(refuse::<T>(&"a big number", &"beyond i64 by definition")),
+                Value::ServerError(e) => Err(refuse::<T>(&format!("error {:?}", e.code()), &"not an ID")),
+                Value::Push { kind, .. } => Err(refuse::<T>(&format!("push message {kind:?}"), &"not an ID")),
+                _ => Err(refuse::<T>(&"a reply of an unknown type", &"not an ID")),
             }
         }
 
         fn from_text<T: SnowflakeId>(text: &str) -> Result<T, ParsingError> {
             T::parse_str(text).map_err(|e| refuse::<T>(&format!("{:?}", shorten(text)), &e))
-        }
-
-        fn kind_of(value: &Value) -> String {
-            let debug = format!("{value:?}");
-            let kind = debug.split(['(', ' ', '{']).next().unwrap_or("value");
-            format!("a {kind} reply")
         }
 
         /// At most 40 characters of a reply, for an error message.
