@@ -310,6 +310,29 @@ fn page_all<T: SnowflakeId + Copy + Ord + std::fmt::Debug>(
     }
 }
 
+/// `page_all` through `PageQuery`, the script-free path async callers take.
+fn page_all_plain<T: SnowflakeId + Copy + Ord + std::fmt::Debug>(
+    conn: &mut Connection,
+    timeline: &Timeline<T>,
+    from_ms: i64,
+    until_ms: i64,
+    limit: usize,
+) -> Result<Vec<T>, redis::RedisError> {
+    let mut out: Vec<T> = Vec::new();
+    loop {
+        let query = timeline.page_query(from_ms, until_ms, out.last(), limit);
+        if query.is_empty() {
+            return Ok(out);
+        }
+        let page = query.decode(query.pipeline().query(conn)?)?;
+        assert!(page.len() <= limit);
+        if page.is_empty() {
+            return Ok(out);
+        }
+        out.extend(page);
+    }
+}
+
 /// The IDs of `ids` in `[first_at(from), first_at(until))`, sorted.
 fn expected<T: SnowflakeId + Copy + Ord>(ids: &[T], from_ms: i64, until_ms: i64) -> Vec<T> {
     let (lo, hi) = (T::LAYOUT.first_at(from_ms), T::LAYOUT.first_at(until_ms));
@@ -345,6 +368,9 @@ fn paging_a_burst_returns_each_id_once_in_order() -> TestResult {
     for limit in [11, 100, 499, 500, 1024, 4096, 20_000] {
         let all = page_all(&mut s.conn, &timeline, T0, T0 + 5, limit)?;
         assert_eq!(all, ids, "limit {limit}");
+    }
+    for limit in [11, 500] {
+        assert_eq!(page_all_plain(&mut s.conn, &timeline, T0, T0 + 5, limit)?, ids, "plain, limit {limit}");
     }
     // Time bounds cut at tick boundaries, exactly.
     for (from, until, limit) in
@@ -468,4 +494,43 @@ fn a_timeline_with_foreign_entries_is_an_error() -> TestResult {
     let () = s.conn.set(&key, "x")?;
     assert!(Timeline::<TweetId>::new(key).page(&mut s.conn, 0, i64::MAX, None, 10).is_err());
     Ok(())
+}
+
+/// A user whose ACL refuses scripts pages the same, through the plain commands.
+#[test]
+fn paging_without_scripting_falls_back_to_plain_commands() -> TestResult {
+    let Some(url) = url() else { return Ok(()) };
+    let mut admin = session_with(&url, "no-scripts")?;
+    let key = admin.key("z");
+    let user = format!("typed-snowflake-test-{}", std::process::id());
+    let () = redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg(&user)
+        .arg("reset")
+        .arg("on")
+        .arg(">secret")
+        .arg(format!("~{}:*", admin.prefix))
+        .arg("+@all")
+        .arg("-@scripting")
+        .query(&mut admin.conn)?;
+    let result = (|| -> TestResult {
+        let mut conn = redis::Client::open(url.as_str())?.get_connection()?;
+        let () = redis::cmd("AUTH").arg(&user).arg("secret").query(&mut conn)?;
+        let refused = redis::cmd("EVAL").arg("return 1").arg(0).query::<i64>(&mut conn);
+        assert!(refused.is_err(), "the user may still run scripts");
+        let timeline = Timeline::<TweetId>::new(key.clone());
+        let mut ids = Vec::new();
+        for worker in [0, 1] {
+            for seq in 0..300 {
+                ids.push(TweetId::from_parts(T0, worker, seq)?);
+            }
+        }
+        timeline.add_all(&mut conn, &ids)?;
+        for limit in [1, 7, 299] {
+            assert_eq!(page_all(&mut conn, &timeline, T0, T0 + 1, limit)?, ids, "limit {limit}");
+        }
+        Ok(())
+    })();
+    let _: redis::RedisResult<i64> = redis::cmd("ACL").arg("DELUSER").arg(&user).query(&mut admin.conn);
+    result
 }

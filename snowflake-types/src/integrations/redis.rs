@@ -56,7 +56,7 @@ mod imp {
     use core::fmt;
     use core::marker::PhantomData;
 
-    use ::redis::{Cmd, ConnectionLike, ParsingError, Pipeline, RedisResult, Value};
+    use ::redis::{Cmd, ConnectionLike, ErrorKind, ParsingError, Pipeline, RedisResult, Value};
 
     use crate::SnowflakeId;
     use crate::layout::Layout;
@@ -172,11 +172,18 @@ mod imp {
     /// [`Timeline::page`] pages through a time range with the last ID of the previous page
     /// as an exclusive cursor. The cursor is an ID, not an offset or a score, so entries that
     /// share a score are never lost or repeated at a page boundary, and entries added or
-    /// removed elsewhere in the set do not shift the pages. Each page is one round trip of
-    /// plain `ZRANGEBYSCORE` (no scripting; any Redis from 2.x on): one range when the page
-    /// starts at the first ID of a score, else two in a `MULTI`, the cursor's own score (the
-    /// entries stored there at or before the cursor are read and dropped: at most
-    /// `2^(used_bits - 53) - 1`, none for layouts of at most 53 bits) and the scores above.
+    /// removed elsewhere in the set do not shift the pages.
+    ///
+    /// Each page is one round trip. A page that starts at the first ID of a score (the first
+    /// page of a range, or a cursor at the end of a run of equal scores) is one
+    /// `ZRANGEBYSCORE`. A page that starts inside a run, after a cursor that is stored, is a
+    /// three-line Lua script (`ZRANK` of the cursor, `ZCOUNT` below its score, then
+    /// `ZRANGEBYSCORE ... LIMIT offset limit`), so the run's entries before the cursor are
+    /// skipped on the server. When the cursor is not stored, or the server refuses scripts,
+    /// the page is two `ZRANGEBYSCORE`s in one `MULTI` (the cursor's score, then the scores
+    /// above), and the run's entries at or before the cursor are read and dropped: at most
+    /// `2^(used_bits - 53) - 1` of them (1023 for a 63-bit layout, none for layouts of at
+    /// most 53 bits). Every path is exact; they differ only in what travels.
     ///
     /// Works for every layout, including those whose time field is wider than 53 bits
     /// (which have no `score_at`): bounds are applied to exact IDs, not to scores.
@@ -297,7 +304,9 @@ mod imp {
         ///
         /// Pass the last ID of a page as `after` for the next one; an empty page is the end.
         /// Times before the epoch clamp to it; an `until_ms` past the layout's last
-        /// tick includes that tick.
+        /// tick includes that tick. See [`Timeline`] for the commands sent; an error from
+        /// Redis (a key of another type, a refused command) or an entry not written by
+        /// [`Timeline::add`] is an `Err`.
         pub fn page<C: ConnectionLike>(
             &self,
             conn: &mut C,
@@ -309,6 +318,16 @@ mod imp {
             let query = self.page_query(from_ms, until_ms, after, limit);
             if query.is_empty() {
                 return Ok(Vec::new());
+            }
+            if let Some(script) = query.cursor_script(&self.key) {
+                match script.query::<Value>(conn) {
+                    // The cursor is not stored: the script cannot rank it.
+                    Ok(Value::Nil) => {}
+                    Ok(reply) => return query.decode(Value::Array(vec![reply])),
+                    // Scripting refused (ACL, disabled, unknown command): the plain commands.
+                    Err(e) if matches!(e.kind(), ErrorKind::Server(_) | ErrorKind::Extension) => {}
+                    Err(e) => return Err(e),
+                }
             }
             let reply: Value = query.pipeline().query(conn)?;
             query.decode(reply)
@@ -338,7 +357,7 @@ mod imp {
             };
 
             let Some((lo, hi)) = range else {
-                return PageQuery { pipe: ::redis::pipe(), range: None, limit: 0, _id: PhantomData };
+                return PageQuery { pipe: ::redis::pipe(), range: None, limit: 0, cursor: None, _id: PhantomData };
             };
             let score = score_int(&layout, lo);
             let max = match hi {
@@ -363,13 +382,39 @@ mod imp {
                 pipe.cmd("ZRANGEBYSCORE").arg(&self.key).arg(format!("({score}")).arg(&max);
                 pipe.arg("WITHSCORES").arg("LIMIT").arg(0).arg(limit_arg);
             }
-            PageQuery { pipe, range: Some((lo, hi)), limit, _id: PhantomData }
+            // Inside a run, right after a cursor: `page` can rank the cursor server-side.
+            let cursor = after.filter(|a| skip > 0 && a.to_raw().checked_add(1) == Some(lo)).map(|_| CursorRange {
+                member: member_of(lo - 1),
+                min: score,
+                max,
+                count: limit_arg,
+            });
+            PageQuery { pipe, range: Some((lo, hi)), limit, cursor, _id: PhantomData }
         }
+    }
+
+    /// Ranks the cursor (`ARGV[1]`) and returns the `ARGV[4]` entries after it from score
+    /// `ARGV[2]` up to `ARGV[3]`; nil when the cursor is not stored. The cursor's score is
+    /// `ARGV[2]`, so the entries of that score at or before it are `rank + 1 - below`.
+    const AFTER_CURSOR: &str = "\
+local rank = redis.call('ZRANK', KEYS[1], ARGV[1])
+if not rank then return false end
+local below = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. ARGV[2])
+return redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[2], ARGV[3], 'WITHSCORES', 'LIMIT', rank + 1 - below, ARGV[4])";
+
+    /// What [`AFTER_CURSOR`] needs.
+    struct CursorRange {
+        member: String,
+        min: i64,
+        max: String,
+        count: u64,
     }
 
     /// One page of a [`Timeline`], as a pipeline to send and a decoder for its reply: what
     /// [`Timeline::page`] does, for connections it does not take, such as redis-rs's async
     /// ones (`query.pipeline().query_async(&mut conn).await?` in place of `query` below).
+    /// It always takes the script-free path, so a page that starts inside a run of equal
+    /// scores reads the run's entries before the cursor too (see [`Timeline`]).
     ///
     /// ```no_run
     /// use typed_snowflake::SnowflakeId;
@@ -394,6 +439,7 @@ mod imp {
         pipe: Pipeline,
         range: Option<(i64, Option<i64>)>,
         limit: usize,
+        cursor: Option<CursorRange>,
         _id: PhantomData<fn() -> T>,
     }
 
@@ -413,6 +459,15 @@ mod imp {
         /// [`PageQuery::is_empty`].
         pub fn pipeline(&self) -> &Pipeline {
             &self.pipe
+        }
+
+        /// The `EVAL` that reads the page without stepping over the cursor's equal-score
+        /// neighbours, when the page starts right after a cursor inside a run of them.
+        fn cursor_script(&self, key: &str) -> Option<Cmd> {
+            let c = self.cursor.as_ref()?;
+            let mut cmd = ::redis::cmd("EVAL");
+            cmd.arg(AFTER_CURSOR).arg(1).arg(key).arg(&c.member).arg(c.min).arg(&c.max).arg(c.count);
+            Some(cmd)
         }
 
         /// Whether the page is empty without asking Redis (an empty range, or `limit` 0).
