@@ -489,6 +489,15 @@ fn a_timeline_with_foreign_entries_is_an_error() -> TestResult {
     let _: i64 = s.conn.zadd(&key, format!("{:019}", 1_i64 << 42), (1_i64 << 42) as f64)?;
     let err = Timeline::<SmallId>::new(key).page(&mut s.conn, 0, i64::MAX, None, 10).unwrap_err();
     assert!(err.to_string().contains("above the layout"), "{err}");
+    // A cursor stored with a foreign score: the page refuses it rather than skip by rank.
+    let key = s.key("cursor");
+    let timeline = Timeline::<TweetId>::new(key.clone());
+    let run: Vec<TweetId> = (0..5).map(|seq| TweetId::from_parts(T0, 0, seq)).collect::<Result<_, _>>()?;
+    timeline.add_all(&mut s.conn, &run)?;
+    assert_eq!(timeline.page(&mut s.conn, T0, T0 + 1, Some(&run[1]), 10)?, run[2..]);
+    let _: i64 = s.conn.zadd(&key, run[1].redis_member(), run[4].redis_score() + 1.0)?;
+    let err = timeline.page(&mut s.conn, T0, T0 + 1, Some(&run[1]), 10).unwrap_err();
+    assert!(err.to_string().contains("not its redis_score"), "{err}");
     // A key of another type is Redis's own error.
     let key = s.key("string");
     let () = s.conn.set(&key, "x")?;

@@ -394,11 +394,13 @@ mod imp {
     }
 
     /// Ranks the cursor (`ARGV[1]`) and returns the `ARGV[4]` entries after it from score
-    /// `ARGV[2]` up to `ARGV[3]`; nil when the cursor is not stored. The cursor's score is
-    /// `ARGV[2]`, so the entries of that score at or before it are `rank + 1 - below`.
+    /// `ARGV[2]` up to `ARGV[3]`. The cursor's score must be `ARGV[2]`, so the entries of
+    /// that score at or before it are `rank + 1 - below`; nil when the cursor is not stored
+    /// or stored with another score (the fallback then reads, and refuses, that entry).
     const AFTER_CURSOR: &str = "\
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score or tonumber(score) ~= tonumber(ARGV[2]) then return false end
 local rank = redis.call('ZRANK', KEYS[1], ARGV[1])
-if not rank then return false end
 local below = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. ARGV[2])
 return redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[2], ARGV[3], 'WITHSCORES', 'LIMIT', rank + 1 - below, ARGV[4])";
 
