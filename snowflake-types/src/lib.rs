@@ -27,6 +27,8 @@ pub use layout::{Layout, Parts, TickUnit};
 pub use registry::{Registry, RegistryBuilder};
 pub use worker::WorkerSource;
 
+#[cfg(feature = "redis")]
+pub use integrations::redis;
 #[cfg(feature = "serde")]
 pub use integrations::serde;
 // Named `sql`, not `sqlx`: with `use typed_snowflake::*;` a module named `sqlx` would shadow

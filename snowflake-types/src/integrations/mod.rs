@@ -7,7 +7,7 @@ pub mod serde;
 #[cfg(not(feature = "serde"))]
 mod serde;
 
-mod redis;
+pub mod redis;
 // `pub(crate)` so that `__private` can re-export the helper the derived impls call.
 pub(crate) mod schemars;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
