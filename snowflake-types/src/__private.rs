@@ -16,12 +16,12 @@ pub use crate::{
     __impl_sqlx_sqlite as impl_sqlx_sqlite,
 };
 
+#[cfg(feature = "redis")]
+pub use crate::integrations::redis::support::{from_value as redis_from_value, write_arg as redis_write_arg};
 #[cfg(feature = "schemars")]
 pub use crate::integrations::schemars::json_schema as schemars_json_schema;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
 pub use crate::integrations::sqlx::helpers as sqlx;
-#[cfg(feature = "redis")]
-pub use crate::integrations::redis::support::{from_value as redis_from_value, write_arg as redis_write_arg};
 #[cfg(feature = "redis")]
 pub use redis;
 #[cfg(feature = "schemars")]
