@@ -36,11 +36,11 @@ pub fn inner_type(cx: &Ctxt, input: &DeriveInput) -> Option<Inner> {
     let fields = match &input.data {
         Data::Struct(data) => &data.fields,
         Data::Enum(data) => {
-            cx.error_spanned(&data.enum_token, format!("{SHAPE}; enums are not supported"));
+            cx.push(syn::Error::new(data.enum_token.span, format!("{SHAPE}; enums are not supported")));
             return None;
         }
         Data::Union(data) => {
-            cx.error_spanned(&data.union_token, format!("{SHAPE}; unions are not supported"));
+            cx.push(syn::Error::new(data.union_token.span, format!("{SHAPE}; unions are not supported")));
             return None;
         }
     };

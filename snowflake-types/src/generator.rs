@@ -573,9 +573,10 @@ fn write_mark(path: &Path, mark_ms: i64) -> Result<(), GenerateError> {
     drop(file);
     fs::rename(&tmp, path).map_err(|e| error("cannot rename the temporary file", e))?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-        && let Ok(dir) = fs::File::open(dir) {
-            dir.sync_all().map_err(|e| error("cannot fsync the directory", e))?;
-        }
+        && let Ok(dir) = fs::File::open(dir)
+    {
+        dir.sync_all().map_err(|e| error("cannot fsync the directory", e))?;
+    }
     Ok(())
 }
 
