@@ -76,6 +76,11 @@ macro_rules! layout_properties {
                 $ty::LAYOUT.max_id()
             }
 
+            /// Decimal text of values on both sides of the layout's largest ID.
+            fn text_near_the_edge() -> impl Strategy<Value = String> {
+                (0..=max_id().saturating_mul(2)).prop_map(|v| v.to_string())
+            }
+
             proptest! {
                 #[test]
                 fn parts_round_trip((t, w, s) in parts()) {
@@ -162,13 +167,14 @@ macro_rules! layout_properties {
                 }
 
                 #[test]
-                fn any_text_decodes_to_its_value_or_an_error(text in hostile_text()) {
+                fn any_text_decodes_to_its_value_or_an_error(text in prop_oneof![hostile_text(), text_near_the_edge()]) {
                     let ours = text.parse::<$ty>();
                     // The reference: std's parser, minus the signs it accepts and IDs refuse
                     // (even "-0" and "+7": an ID is written in digits only).
                     let reference = text.parse::<i64>().ok().filter(|_| !text.starts_with(['+', '-']));
                     match (&ours, reference) {
                         (Ok(id), Some(value)) => {
+                            prop_assert!((0..=max_id()).contains(&value), "{text:?} is outside the layout");
                             prop_assert_eq!(id.get(), value);
                             prop_assert_eq!(id.to_string(), value.to_string());
                             prop_assert_eq!(id.to_string().parse::<$ty>()?, *id);
