@@ -46,6 +46,9 @@ impl Unit {
 pub struct LayoutAttr {
     /// The whole attribute, for errors about the layout as a whole.
     pub attr: Option<TokenStream>,
+    /// Whether the attribute parsed to its end. After a syntax error the keys that follow
+    /// it were never read, so they must not be reported as missing.
+    pub complete: bool,
     pub time: Option<Value<u32>>,
     pub worker: Option<Value<u32>>,
     pub datacenter: Option<Value<u32>>,
@@ -70,8 +73,9 @@ pub fn parse(cx: &Ctxt, attrs: &[Attribute]) -> Attrs {
                 continue;
             }
             layout.attr = Some(attr.to_token_stream());
-            if let Err(e) = attr.parse_nested_meta(|meta| parse_layout_key(cx, &mut layout, &meta.path, meta.input)) {
-                cx.push(e);
+            match attr.parse_nested_meta(|meta| parse_layout_key(cx, &mut layout, &meta.path, meta.input)) {
+                Ok(()) => layout.complete = true,
+                Err(e) => cx.push(e),
             }
         } else if attr.path().is_ident("snowflake") {
             let result = attr.parse_nested_meta(|meta| {
@@ -102,8 +106,23 @@ pub fn parse(cx: &Ctxt, attrs: &[Attribute]) -> Attrs {
     Attrs { layout, krate }
 }
 
+/// An example of a key with a value, for messages.
+fn example(key: &str) -> String {
+    match key {
+        "time" => "time = 41".to_owned(),
+        "worker" => "worker = 10".to_owned(),
+        "datacenter" => "datacenter = 5".to_owned(),
+        "machine" => "machine = 5".to_owned(),
+        "seq" | "sequence" => "seq = 12".to_owned(),
+        "epoch" => "epoch = \"2024-01-01\"".to_owned(),
+        "unit" => "unit = \"1ms\"".to_owned(),
+        "crate" => "crate = \"::typed_snowflake\"".to_owned(),
+        other => format!("{other} = ..."),
+    }
+}
+
 /// Consumes `= value` up to the next top-level comma.
-fn take_value(input: ParseStream) -> syn::Result<TokenStream> {
+fn take_value(input: ParseStream, key: &str) -> syn::Result<TokenStream> {
     input.parse::<syn::Token![=]>()?;
     let tokens = input.step(|cursor| {
         let mut rest = *cursor;
@@ -120,14 +139,14 @@ fn take_value(input: ParseStream) -> syn::Result<TokenStream> {
         Ok((out, rest))
     })?;
     if tokens.is_empty() {
-        return Err(input.error("expected a value after `=`"));
+        return Err(input.error(format!("expected a value after `{key} =`, e.g. `{}`", example(key))));
     }
     Ok(tokens)
 }
 
 fn skip_value(input: ParseStream) -> syn::Result<()> {
     if input.peek(syn::Token![=]) {
-        take_value(input)?;
+        take_value(input, "")?;
     } else if input.peek(syn::token::Paren) {
         let content;
         syn::parenthesized!(content in input);
@@ -164,10 +183,29 @@ fn literal(tokens: &TokenStream) -> Literal {
 fn parse_layout_key(cx: &Ctxt, layout: &mut LayoutAttr, path: &syn::Path, input: ParseStream) -> syn::Result<()> {
     let key = path.to_token_stream().to_string().replace(' ', "");
     if !input.peek(syn::Token![=]) {
-        cx.error_spanned(path, format!("expected `{key} = value`"));
+        cx.error_spanned(path, format!("expected `{key} = value`, e.g. `{}`", example(&key)));
+        // The key was given, only badly: it is not also missing.
+        let tokens = path.to_token_stream();
+        let slot = match key.as_str() {
+            "time" => &mut layout.time,
+            "worker" => &mut layout.worker,
+            "datacenter" => &mut layout.datacenter,
+            "machine" => &mut layout.machine,
+            "seq" | "sequence" => &mut layout.seq,
+            "epoch" => {
+                store(&mut layout.epoch, None, &tokens);
+                return skip_value(input);
+            }
+            "unit" => {
+                store(&mut layout.unit, None, &tokens);
+                return skip_value(input);
+            }
+            _ => return skip_value(input),
+        };
+        store(slot, None, &tokens);
         return skip_value(input);
     }
-    let tokens = take_value(input)?;
+    let tokens = take_value(input, &key)?;
     let duplicate = match key.as_str() {
         "time" => store(&mut layout.time, width(cx, &key, &tokens), &tokens),
         "worker" => store(&mut layout.worker, width(cx, &key, &tokens), &tokens),
@@ -178,7 +216,8 @@ fn parse_layout_key(cx: &Ctxt, layout: &mut LayoutAttr, path: &syn::Path, input:
         "unit" => store(&mut layout.unit, unit_value(cx, &tokens), &tokens),
         "sequence" => {
             cx.error_spanned(path, "unknown key `sequence` in #[layout]; the sequence width is written `seq = N`");
-            false
+            // Read it as `seq`, so the width is still checked and `seq` is not reported missing.
+            store(&mut layout.seq, width(cx, "seq", &tokens), &tokens)
         }
         _ => {
             cx.error_spanned(path, format!("unknown key `{key}` in #[layout]; the known keys are: {LAYOUT_KEYS}"));

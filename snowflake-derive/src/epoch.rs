@@ -139,6 +139,64 @@ mod tests {
     }
 
     #[test]
+    fn leap_years_follow_the_gregorian_rules() {
+        // Divisible by 100 but not by 400: no 29 February.
+        assert!(parse("1900-02-29").is_err());
+        assert!(parse("2100-02-29").is_err());
+        // Divisible by 400: a leap year.
+        assert_eq!(parse("2000-02-29"), Ok(951_782_400_000));
+        assert_eq!(parse("2000-03-01"), Ok(951_868_800_000));
+        assert_eq!(parse("2400-02-29"), Ok(13_574_563_200_000));
+        assert_eq!(parse("1972-02-29"), Ok(68_169_600_000));
+        assert!(parse("2023-02-29").is_err());
+        // Day 366 of a leap year and the day after.
+        assert_eq!(parse("2000-12-31"), Ok(978_220_800_000));
+        assert_eq!(parse("2001-01-01"), Ok(978_307_200_000));
+    }
+
+    #[test]
+    fn far_dates_do_not_overflow() {
+        assert_eq!(parse("9999-12-31"), Ok(253_402_214_400_000));
+        assert_eq!(parse("9999-12-31T23:59:59.999Z"), Ok(253_402_300_799_999));
+        assert_eq!(parse("2262-04-11"), Ok(9_223_286_400_000));
+        // Before 1970 the value is negative; the caller refuses it with its own message.
+        assert_eq!(parse("1900-01-01"), Ok(-2_208_988_800_000));
+        assert_eq!(parse("0000-01-01"), Ok(-62_167_219_200_000));
+        assert_eq!(parse("0000-02-29"), Ok(-62_162_121_600_000), "year 0 is a leap year");
+    }
+
+    #[test]
+    fn offsets_move_the_instant() {
+        let utc = parse("2021-05-05T00:00:00Z").unwrap();
+        assert_eq!(utc, 1_620_172_800_000);
+        assert_eq!(parse("2021-05-05T00:00:00+00:00"), Ok(utc));
+        assert_eq!(parse("2021-05-05T00:00:00-00:00"), Ok(utc));
+        assert_eq!(parse("2021-05-05t00:00:00z"), Ok(utc));
+        assert_eq!(parse("2021-05-05 00:00:00Z"), Ok(utc));
+        assert_eq!(parse("2021-05-05T14:00:00+14:00"), Ok(utc));
+        assert_eq!(parse("2021-05-04T12:00:00-12:00"), Ok(utc));
+        assert_eq!(parse("2021-05-05T05:30:00+05:30"), Ok(utc));
+        assert_eq!(parse("2021-05-04T23:59:00-00:01"), Ok(utc));
+        assert_eq!(parse("2021-05-05T23:59:00+23:59"), Ok(utc));
+        // An offset can carry an instant across the Unix epoch.
+        assert_eq!(parse("1970-01-01T00:00:00+00:01"), Ok(-60_000));
+        assert_eq!(parse("1969-12-31T23:00:00-01:00"), Ok(0));
+        // Across a year and a leap day.
+        assert_eq!(parse("2021-01-01T00:30:00+01:00"), parse("2020-12-31T23:30:00Z"));
+        assert_eq!(parse("2024-02-28T23:00:00-02:00"), parse("2024-02-29T01:00:00Z"));
+    }
+
+    #[test]
+    fn fractions_are_milliseconds() {
+        let base = parse("2021-05-05T00:00:00Z").unwrap();
+        assert_eq!(parse("2021-05-05T00:00:00.5Z"), Ok(base + 500));
+        assert_eq!(parse("2021-05-05T00:00:00.05Z"), Ok(base + 50));
+        assert_eq!(parse("2021-05-05T00:00:00.005Z"), Ok(base + 5));
+        assert_eq!(parse("2021-05-05T00:00:00.999000000Z"), Ok(base + 999));
+        assert_eq!(parse("2021-05-05T23:59:59.999Z"), Ok(base + 86_399_999));
+    }
+
+    #[test]
     fn refusals() {
         for bad in [
             "",
@@ -154,6 +212,34 @@ mod tests {
             "2021-05-05T10:00:00+1:00",
             "2021/05/05",
             "２０２１-05-05",
+            "2021-05-05T24:00:00Z",
+            "2021-05-05T23:60:00Z",
+            "2021-05-05T23:59:60Z",
+            "2021-05-05T10:00Z",
+            "2021-05-05T1:00:00Z",
+            "2021-05-05T",
+            "2021-05-05TZ",
+            "2021-05-05Z",
+            "2021-05-05X10:00:00Z",
+            "2021-05-05T10:00:00.Z",
+            "2021-05-05T10:00:00.1234567890Z",
+            "2021-05-05T10:00:00.12aZ",
+            "2021-05-05T10:00:00+24:00",
+            "2021-05-05T10:00:00+05:60",
+            "2021-05-05T10:00:00+05",
+            "2021-05-05T10:00:00+0500",
+            "2021-05-05T10:00:00Z+01:00",
+            "2021-05-05T10:00:00Zjunk",
+            "2021-05-05T10:00:00+-1:00",
+            "2021-05-05T10:00:00 Z",
+            " 2021-05-05",
+            "2021-05-05 ",
+            "+2021-05-05",
+            "-2021-05-05",
+            "20210505",
+            "2021-05-5 ",
+            "2021-05-0é",
+            "99999-01-01",
         ] {
             assert!(parse(bad).is_err(), "{bad:?} must be refused");
         }

@@ -2,8 +2,9 @@
 //! one-line calls into `::typed_snowflake::__private`, where the logic is unit-tested.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use syn::DeriveInput;
+use syn::spanned::Spanned;
 
 use crate::ast::{self, Inner};
 use crate::attr;
@@ -34,9 +35,18 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
     let p = quote!(#krate::__private);
     let Spec { time, worker, datacenter, seq, epoch_ms, unit, split } = *spec;
     let unit_variant = format_ident!("{}", unit.variant());
+    // Primitive type names by absolute path: a caller may declare a type named `u64` or `str`.
+    let (i64, u64, u32, usize, f64, str) = (
+        quote!(::core::primitive::i64),
+        quote!(::core::primitive::u64),
+        quote!(::core::primitive::u32),
+        quote!(::core::primitive::usize),
+        quote!(::core::primitive::f64),
+        quote!(::core::primitive::str),
+    );
     let (from_raw, to_raw, inner_ty) = match inner {
-        Inner::I64 => (quote!(#p::raw_to_i64), quote!(#p::raw_from_i64), quote!(i64)),
-        Inner::U64 => (quote!(#p::raw_to_u64), quote!(#p::raw_from_u64), quote!(u64)),
+        Inner::I64 => (quote!(#p::raw_to_i64), quote!(#p::raw_from_i64), &i64),
+        Inner::U64 => (quote!(#p::raw_to_u64), quote!(#p::raw_from_u64), &u64),
     };
     let unit_ms = unit.millis();
     let machine = worker - datacenter;
@@ -49,32 +59,32 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
     let split_items = split.then(|| {
         quote! {
             /// Width of the datacenter half of the node field.
-            pub const DATACENTER_BITS: u32 = #datacenter;
+            pub const DATACENTER_BITS: #u32 = #datacenter;
             /// Width of the machine half of the node field.
-            pub const MACHINE_BITS: u32 = #machine;
+            pub const MACHINE_BITS: #u32 = #machine;
             /// Largest datacenter value.
-            pub const MAX_DATACENTER: u64 = (1u64 << #datacenter) - 1;
+            pub const MAX_DATACENTER: #u64 = (1u64 << #datacenter) - 1;
             /// Largest machine value.
-            pub const MAX_MACHINE: u64 = (1u64 << #machine) - 1;
+            pub const MAX_MACHINE: #u64 = (1u64 << #machine) - 1;
 
             /// Encodes an ID from Unix milliseconds, the datacenter and machine halves of the
             /// node field, and a sequence number; a part out of range is an error.
             pub fn from_node_parts(
-                unix_ms: i64,
-                datacenter: u64,
-                machine: u64,
-                seq: u64,
+                unix_ms: #i64,
+                datacenter: #u64,
+                machine: #u64,
+                seq: #u64,
             ) -> #p::Result<Self, #p::LayoutError> {
                 #p::from_node_parts::<Self>(unix_ms, datacenter, machine, seq)
             }
 
             /// The datacenter half of the node field.
-            pub const fn datacenter(&self) -> u64 {
+            pub const fn datacenter(&self) -> #u64 {
                 self.worker() >> #machine
             }
 
             /// The machine half of the node field.
-            pub const fn machine(&self) -> u64 {
+            pub const fn machine(&self) -> #u64 {
                 self.worker() & Self::MAX_MACHINE
             }
         }
@@ -85,47 +95,54 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
         quote! {
             /// The Redis score of [`Self::first_at`]`(unix_ms)`: `ZRANGEBYSCORE key
             /// score_at(t0) (score_at(t1)` selects exactly the IDs from `t0` up to `t1`.
-            pub const fn score_at(unix_ms: i64) -> f64 {
+            pub const fn score_at(unix_ms: #i64) -> #f64 {
                 #p::score_of(&Self::LAYOUT, Self::LAYOUT.first_at(unix_ms))
             }
         }
     });
 
-    let type_doc = format!("`{name}`");
-    let _ = type_doc;
-    let span = Span::call_site();
-    let slot = quote::quote_spanned!(span=> SLOT);
+    // The field really is the integer the derive read it as (a caller's own `struct i64`
+    // is not): a type error here points at the field.
+    let field_span = match &input.data {
+        syn::Data::Struct(data) => data.fields.iter().next().map_or_else(Span::call_site, |f| f.ty.span()),
+        _ => Span::call_site(),
+    };
+    let field_check = quote_spanned! {field_span=>
+        const _: () = {
+            let _ = |id: #ident| -> #inner_ty { id.0 };
+        };
+    };
 
     quote! {
         #[automatically_derived]
         impl #ident {
             #d_time
-            pub const TIME_BITS: u32 = #time;
+            pub const TIME_BITS: #u32 = #time;
             #d_worker
-            pub const WORKER_BITS: u32 = #worker;
+            pub const WORKER_BITS: #u32 = #worker;
             #d_seq
-            pub const SEQ_BITS: u32 = #seq;
+            pub const SEQ_BITS: #u32 = #seq;
             #d_epoch
-            pub const EPOCH_MS: i64 = #epoch_ms;
+            pub const EPOCH_MS: #i64 = #epoch_ms;
             /// The layout, as one value.
             pub const LAYOUT: #p::Layout =
                 #p::Layout::build_or_panic(#time, #worker, #datacenter, #seq, #epoch_ms, #p::TickUnit::#unit_variant);
             /// Position of the lowest time bit.
-            pub const TIME_SHIFT: u32 = Self::LAYOUT.time_shift();
+            pub const TIME_SHIFT: #u32 = Self::LAYOUT.time_shift();
             /// Position of the lowest node bit.
-            pub const WORKER_SHIFT: u32 = Self::LAYOUT.worker_shift();
+            pub const WORKER_SHIFT: #u32 = Self::LAYOUT.worker_shift();
             /// Selects the time field in place.
-            pub const TIME_MASK: i64 = Self::LAYOUT.time_mask();
+            pub const TIME_MASK: #i64 = Self::LAYOUT.time_mask();
             /// Selects the node field in place: `(id.get() & WORKER_MASK) >> WORKER_SHIFT == id.worker()`.
-            pub const WORKER_MASK: i64 = Self::LAYOUT.worker_mask();
+            pub const WORKER_MASK: #i64 = Self::LAYOUT.worker_mask();
             /// Selects the sequence field.
-            pub const SEQ_MASK: i64 = Self::LAYOUT.seq_mask();
+            pub const SEQ_MASK: #i64 = Self::LAYOUT.seq_mask();
             /// Largest node value.
-            pub const MAX_WORKER: u64 = Self::LAYOUT.max_worker();
+            pub const MAX_WORKER: #u64 = Self::LAYOUT.max_worker();
             /// Largest sequence value.
-            pub const MAX_SEQ: u64 = Self::LAYOUT.max_seq();
+            pub const MAX_SEQ: #u64 = Self::LAYOUT.max_seq();
             /// The last Unix millisecond the time field can hold.
-            pub const MAX_TIMESTAMP_MS: i64 = Self::LAYOUT.max_timestamp_ms();
+            pub const MAX_TIMESTAMP_MS: #i64 = Self::LAYOUT.max_timestamp_ms();
 
             #split_items
 
@@ -145,34 +162,34 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
             /// `n` IDs in increasing order, taking a run of sequence numbers per atomic
             /// update; more than the registry's batch limit (default 100 000) is an
             /// immediate error.
-            pub fn generate_batch(n: usize) -> #p::Result<#p::Vec<Self>, #p::GenerateError> {
+            pub fn generate_batch(n: #usize) -> #p::Result<#p::Vec<Self>, #p::GenerateError> {
                 #p::generate_batch::<Self>(n)
             }
 
             /// Encodes an ID from Unix milliseconds, a node value and a sequence number; a
             /// part out of range (a time before the epoch or past `MAX_TIMESTAMP_MS`, a
             /// worker or sequence too wide) is an error.
-            pub fn from_parts(unix_ms: i64, worker: u64, seq: u64) -> #p::Result<Self, #p::LayoutError> {
+            pub fn from_parts(unix_ms: #i64, worker: #u64, seq: #u64) -> #p::Result<Self, #p::LayoutError> {
                 #p::from_parts::<Self>(unix_ms, worker, seq)
             }
 
             /// The raw value: a non-negative `i64`.
-            pub const fn get(&self) -> i64 {
+            pub const fn get(&self) -> #i64 {
                 #to_raw(self.0)
             }
 
             /// Unix milliseconds at the start of the ID's tick.
-            pub const fn timestamp_ms(&self) -> i64 {
+            pub const fn timestamp_ms(&self) -> #i64 {
                 Self::LAYOUT.timestamp_ms_of(self.get())
             }
 
             /// The node field (datacenter and machine together, for a split layout).
-            pub const fn worker(&self) -> u64 {
+            pub const fn worker(&self) -> #u64 {
                 Self::LAYOUT.worker_of(self.get())
             }
 
             /// The sequence number within the tick.
-            pub const fn sequence(&self) -> u64 {
+            pub const fn sequence(&self) -> #u64 {
                 Self::LAYOUT.sequence_of(self.get())
             }
 
@@ -183,18 +200,18 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
 
             /// The smallest ID with the timestamp `unix_ms`, saturating at the layout's
             /// first and last tick: the lower bound of `WHERE id BETWEEN`.
-            pub const fn first_at(unix_ms: i64) -> Self {
+            pub const fn first_at(unix_ms: #i64) -> Self {
                 Self(#from_raw(Self::LAYOUT.first_at(unix_ms)))
             }
 
             /// The largest ID with the timestamp `unix_ms`, saturating like
             /// [`Self::first_at`]: the upper bound of `WHERE id BETWEEN`.
-            pub const fn last_at(unix_ms: i64) -> Self {
+            pub const fn last_at(unix_ms: #i64) -> Self {
                 Self(#from_raw(Self::LAYOUT.last_at(unix_ms)))
             }
 
             /// An exact, order-preserving Redis sorted-set score: the ID's top 53 used bits.
-            pub const fn redis_score(&self) -> f64 {
+            pub const fn redis_score(&self) -> #f64 {
                 #p::score_of(&Self::LAYOUT, self.get())
             }
 
@@ -210,55 +227,55 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
         #[automatically_derived]
         impl #p::SnowflakeId for #ident {
             const LAYOUT: #p::Layout = Self::LAYOUT;
-            const NAME: &'static str = #name;
+            const NAME: &'static #str = #name;
 
             #[inline]
-            fn to_raw(&self) -> i64 {
+            fn to_raw(&self) -> #i64 {
                 self.get()
             }
 
             #[inline]
-            fn from_raw_unchecked(raw: i64) -> Self {
+            fn from_raw_unchecked(raw: #i64) -> Self {
                 Self(#from_raw(raw))
             }
 
             #[inline]
             fn generator_slot() -> &'static #p::GeneratorSlot {
-                static #slot: #p::GeneratorSlot = #p::GeneratorSlot::new();
-                &#slot
+                static SLOT: #p::GeneratorSlot = #p::GeneratorSlot::new();
+                &SLOT
             }
         }
 
         #[automatically_derived]
-        impl #p::From<#ident> for i64 {
+        impl #p::From<#ident> for #i64 {
             #[inline]
-            fn from(id: #ident) -> i64 {
+            fn from(id: #ident) -> #i64 {
                 id.get()
             }
         }
 
         #[automatically_derived]
-        impl #p::From<#ident> for u64 {
+        impl #p::From<#ident> for #u64 {
             #[inline]
-            fn from(id: #ident) -> u64 {
+            fn from(id: #ident) -> #u64 {
                 #p::raw_to_u64(id.get())
             }
         }
 
         #[automatically_derived]
-        impl #p::TryFrom<i64> for #ident {
+        impl #p::TryFrom<#i64> for #ident {
             type Error = #p::LayoutError;
             #[inline]
-            fn try_from(raw: i64) -> #p::Result<Self, #p::LayoutError> {
+            fn try_from(raw: #i64) -> #p::Result<Self, #p::LayoutError> {
                 <Self as #p::SnowflakeId>::from_raw(raw)
             }
         }
 
         #[automatically_derived]
-        impl #p::TryFrom<u64> for #ident {
+        impl #p::TryFrom<#u64> for #ident {
             type Error = #p::LayoutError;
             #[inline]
-            fn try_from(raw: u64) -> #p::Result<Self, #p::LayoutError> {
+            fn try_from(raw: #u64) -> #p::Result<Self, #p::LayoutError> {
                 #p::try_from_u64::<Self>(raw)
             }
         }
@@ -273,7 +290,7 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
         #[automatically_derived]
         impl #p::FromStr for #ident {
             type Err = #p::ParseIdError;
-            fn from_str(text: &str) -> #p::Result<Self, #p::ParseIdError> {
+            fn from_str(text: &#str) -> #p::Result<Self, #p::ParseIdError> {
                 <Self as #p::SnowflakeId>::parse_str(text)
             }
         }
@@ -285,9 +302,6 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
         #p::impl_sqlx_sqlite!(#ident);
         #p::impl_redis!(#ident);
 
-        const _: () = {
-            // The field really is the integer the derive read it as.
-            let _ = |id: #ident| -> #inner_ty { id.0 };
-        };
+        #field_check
     }
 }

@@ -1,5 +1,7 @@
 //! Rules that span several keys of `#[layout]`; the result is a checked [`Spec`].
 
+use std::cell::RefCell;
+
 use crate::attr::{LayoutAttr, Unit, Value};
 use crate::ctxt::Ctxt;
 
@@ -29,22 +31,22 @@ pub fn check(cx: &Ctxt, ident: &syn::Ident, layout: &LayoutAttr) -> Spec {
         );
         return spec;
     };
-    let missing = |key: &str, example: &str| {
-        cx.error_spanned(attr, format!("#[layout] is missing `{key}`: add `{example}`"));
-    };
+    // Missing keys are gathered into one message: an empty `#[layout()]` is one mistake.
+    let absent = RefCell::new(Vec::<(&str, &str)>::new());
+    let missing = |key: &'static str, example: &'static str| absent.borrow_mut().push((key, example));
     match &layout.time {
-        None => missing("time", "time = 41"),
+        None => missing("time", "`time = 41`"),
         Some(v) if v.value == Some(0) => cx.error_spanned(&v.tokens, "`time = 0`: the time field needs at least 1 bit"),
         Some(_) => {}
     }
     match &layout.seq {
-        None => missing("seq", "seq = 12"),
+        None => missing("seq", "`seq = 12`"),
         Some(v) if v.value == Some(0) => cx
             .error_spanned(&v.tokens, "`seq = 0`: the sequence field needs at least 1 bit, or every tick holds one ID"),
         Some(_) => {}
     }
     if layout.epoch.is_none() {
-        missing("epoch", "epoch = \"2024-01-01\"");
+        missing("epoch", "`epoch = \"2024-01-01\"` (a date, an RFC 3339 instant or Unix milliseconds)");
     }
 
     // The node field: `worker = N`, or `datacenter = N, machine = M`.
@@ -60,7 +62,7 @@ pub fn check(cx: &Ctxt, ident: &syn::Ident, layout: &LayoutAttr) -> Spec {
                 }
             }
             match (dc.value, m.value) {
-                (Some(d), Some(m)) => (Some(d + m), Some(d), true),
+                (Some(d), Some(m)) if d > 0 && m > 0 => (Some(d + m), Some(d), true),
                 _ => (None, None, true),
             }
         }
@@ -80,10 +82,21 @@ pub fn check(cx: &Ctxt, ident: &syn::Ident, layout: &LayoutAttr) -> Spec {
             (None, None, true)
         }
         (None, None, None) => {
-            missing("worker", "worker = 10` (or `datacenter = 5, machine = 5`; `worker = 0` for a single-node type");
+            missing(
+                "worker",
+                "`worker = 10` (or `datacenter = 5, machine = 5`, or `worker = 0` for a single-node type)",
+            );
             (None, None, false)
         }
     };
+
+    let mut absent = absent.into_inner();
+    absent.sort_by_key(|(key, _)| ["time", "worker", "seq", "epoch"].iter().position(|k| k == key));
+    if layout.complete && !absent.is_empty() {
+        let keys: Vec<String> = absent.iter().map(|(key, _)| format!("`{key}`")).collect();
+        let examples: Vec<&str> = absent.iter().map(|&(_, example)| example).collect();
+        cx.error_spanned(attr, format!("#[layout] is missing {}: add {}", keys.join(", "), examples.join(", ")));
+    }
 
     let time = value(&layout.time).filter(|&t| t > 0);
     let seq = value(&layout.seq).filter(|&s| s > 0);
@@ -99,8 +112,8 @@ pub fn check(cx: &Ctxt, ident: &syn::Ident, layout: &LayoutAttr) -> Spec {
                 attr,
                 format!(
                     "the widths sum to {total}; at most 63 fit in an `i64` beside the sign bit \
-                     (time = {time}, {node}, seq = {seq}): take {} bits off",
-                    total - 63
+                     (time = {time}, {node}, seq = {seq}): take {} off",
+                    if total - 63 == 1 { "1 bit".to_owned() } else { format!("{} bits", total - 63) }
                 ),
             );
         } else if let Some(datacenter) = datacenter {

@@ -1,0 +1,7 @@
+use typed_snowflake::SnowflakeId;
+
+#[derive(SnowflakeId)]
+#[layout(time = 41, worker = 10, seq = 12, epoch = "2021-02-30")]
+struct EventId(i64);
+
+fn main() {}

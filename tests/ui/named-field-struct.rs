@@ -1,0 +1,9 @@
+use typed_snowflake::SnowflakeId;
+
+#[derive(SnowflakeId)]
+#[layout(time = 41, worker = 10, seq = 12, epoch = "2024-01-01")]
+struct EventId {
+    raw: i64,
+}
+
+fn main() {}
