@@ -113,6 +113,21 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
         };
     };
 
+    // `TryFrom<u64>` only for `u64` fields: beside `TryFrom<i64>` it would leave an untyped
+    // literal (`OrderId::try_from(5)`) without an inferable type.
+    let try_from_u64 = (inner == Inner::U64).then(|| {
+        quote! {
+            #[automatically_derived]
+            impl #p::TryFrom<#u64> for #ident {
+                type Error = #p::LayoutError;
+                #[inline]
+                fn try_from(raw: #u64) -> #p::Result<Self, #p::LayoutError> {
+                    <Self as #p::SnowflakeId>::from_u64(raw)
+                }
+            }
+        }
+    });
+
     quote! {
         #[automatically_derived]
         impl #ident {
@@ -271,14 +286,7 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
             }
         }
 
-        #[automatically_derived]
-        impl #p::TryFrom<#u64> for #ident {
-            type Error = #p::LayoutError;
-            #[inline]
-            fn try_from(raw: #u64) -> #p::Result<Self, #p::LayoutError> {
-                #p::try_from_u64::<Self>(raw)
-            }
-        }
+        #try_from_u64
 
         #[automatically_derived]
         impl #p::Display for #ident {

@@ -81,12 +81,6 @@ pub fn from_node_parts<T: SnowflakeId>(
     from_parts(unix_ms, worker, seq)
 }
 
-/// `TryFrom<u64>`.
-#[inline]
-pub fn try_from_u64<T: SnowflakeId>(value: u64) -> Result<T, LayoutError> {
-    T::LAYOUT.validate_u64(value).map(T::from_raw_unchecked)
-}
-
 /// `Display`: the decimal value.
 #[inline]
 pub fn fmt<T: SnowflakeId>(id: &T, f: &mut Formatter<'_>) -> FmtResult {

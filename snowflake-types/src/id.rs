@@ -49,6 +49,24 @@ pub trait SnowflakeId: Sized + Send + Sync + 'static {
         Self::LAYOUT.validate(raw).map(Self::from_raw_unchecked)
     }
 
+    /// Checks an unsigned value (a `BIGINT UNSIGNED` column, a `u64` from elsewhere) against
+    /// the layout and wraps it; `2^63` and above are out of layout.
+    ///
+    /// ```
+    /// use typed_snowflake::SnowflakeId;
+    ///
+    /// #[derive(SnowflakeId, Debug)]
+    /// #[layout(time = 41, worker = 10, seq = 12, epoch = "2020-01-01")]
+    /// struct EventId(i64);
+    ///
+    /// assert_eq!(EventId::from_u64(42)?.get(), 42);
+    /// assert!(EventId::from_u64(u64::MAX).is_err());
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn from_u64(raw: u64) -> Result<Self, LayoutError> {
+        Self::LAYOUT.validate_u64(raw).map(Self::from_raw_unchecked)
+    }
+
     /// Parses decimal text (see [`ParseIdError::parse`]).
     fn parse_str(text: &str) -> Result<Self, ParseIdError> {
         ParseIdError::parse(&Self::LAYOUT, text).map(Self::from_raw_unchecked)
