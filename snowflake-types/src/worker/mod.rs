@@ -35,7 +35,6 @@ pub enum WorkerSource {
     EnvOrZero,
 }
 
-
 impl WorkerSource {
     /// Resolves the worker ID.
     pub fn resolve(&self) -> Result<u64, WorkerError> {
@@ -95,14 +94,16 @@ fn parse_worker(var: &str, value: &str) -> Result<u64, WorkerError> {
 
 fn hostname() -> Result<String, WorkerError> {
     if let Ok(name) = std::env::var("HOSTNAME")
-        && !name.trim().is_empty() {
-            return Ok(name.trim().to_owned());
-        }
+        && !name.trim().is_empty()
+    {
+        return Ok(name.trim().to_owned());
+    }
     for path in ["/proc/sys/kernel/hostname", "/etc/hostname"] {
         if let Ok(name) = std::fs::read_to_string(path)
-            && !name.trim().is_empty() {
-                return Ok(name.trim().to_owned());
-            }
+            && !name.trim().is_empty()
+        {
+            return Ok(name.trim().to_owned());
+        }
     }
     Err(WorkerError::NoHostname { reason: "HOSTNAME is unset and no hostname file could be read".into() })
 }
