@@ -101,7 +101,7 @@ fn batch_across_tick_boundaries() -> TestResult {
     let runs: Vec<&[i64]> = ids.chunk_by(|a, b| layout.ticks_of(*a) == layout.ticks_of(*b)).collect();
     assert_eq!(runs.iter().map(|r| r.len()).collect::<Vec<_>>(), [4_096, 4_096, 4_096, 123]);
     for (k, run) in runs.iter().enumerate() {
-        assert_eq!(layout.timestamp_ms_of(run[0]), T0 + k as i64);
+        assert_eq!(layout.timestamp_ms_of(run[0]), T0 + i64::try_from(k)?);
         assert_eq!(layout.sequence_of(run[0]), 0);
         assert!(run.iter().all(|&id| layout.worker_of(id) == 3));
     }

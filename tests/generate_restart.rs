@@ -211,7 +211,8 @@ fn the_epoch_tick_is_reserved_too() -> TestResult {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("epoch.hwm");
     let clock = Arc::new(ManualClock::new(T0));
-    let build = || Generator::builder(layout).clock(Arc::clone(&clock)).high_water(&path, Duration::from_secs(1)).build();
+    let build =
+        || Generator::builder(layout).clock(Arc::clone(&clock)).high_water(&path, Duration::from_secs(1)).build();
     let a = Arc::new(build()?);
     let waiter = {
         let a = Arc::clone(&a);

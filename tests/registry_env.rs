@@ -90,9 +90,12 @@ fn install_once_before_the_first_id() -> TestResult {
 
 #[test]
 fn hostname_ordinals() -> TestResult {
-    for (hostname, expected) in
-        [("web-0", "0"), ("orders-31", "31"), ("orders-7.orders.default.svc.cluster.local", "7"), ("no-ordinal", "none")]
-    {
+    for (hostname, expected) in [
+        ("web-0", "0"),
+        ("orders-31", "31"),
+        ("orders-7.orders.default.svc.cluster.local", "7"),
+        ("no-ordinal", "none"),
+    ] {
         run("hostname", &[("HOSTNAME", Some(hostname)), ("EXPECTED_ORDINAL", Some(expected))])?;
     }
     Ok(())
