@@ -110,9 +110,10 @@ fn take_value(input: ParseStream) -> syn::Result<TokenStream> {
         let mut out = TokenStream::new();
         while let Some((tt, next)) = rest.token_tree() {
             if let TokenTree::Punct(p) = &tt
-                && p.as_char() == ',' {
-                    break;
-                }
+                && p.as_char() == ','
+            {
+                break;
+            }
             out.extend([tt]);
             rest = next;
         }
