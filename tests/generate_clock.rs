@@ -220,6 +220,64 @@ fn error_refuses_every_step_back_and_recovers() -> TestResult {
     Ok(())
 }
 
+/// A clock that, once, holds the thread it was armed for just after that thread read it,
+/// so a test can run another thread in between.
+#[derive(Debug)]
+struct GateClock {
+    now: std::sync::atomic::AtomicI64,
+    armed: std::sync::Mutex<Option<std::thread::ThreadId>>,
+    read_done: Barrier,
+    resume: Barrier,
+}
+
+impl Clock for GateClock {
+    fn now_ms(&self) -> i64 {
+        let now = self.now.load(Ordering::SeqCst);
+        let mut armed = self.armed.lock().unwrap_or_else(|p| p.into_inner());
+        if *armed == Some(std::thread::current().id()) {
+            *armed = None;
+            drop(armed);
+            self.read_done.wait();
+            self.resume.wait();
+        }
+        now
+    }
+    fn on_step_back(&self) -> StepBack {
+        StepBack::Error
+    }
+}
+
+/// Two threads, one tick apart: the one that read the clock first but updates the state
+/// second must not take the other's newer tick for a clock step back (a false
+/// `ClockBackwards` under `StepBack::Error`, or a needless wait under `Wait`).
+#[test]
+fn a_slower_thread_is_not_a_clock_step_back() -> TestResult {
+    let clock = Arc::new(GateClock {
+        now: std::sync::atomic::AtomicI64::new(T0),
+        armed: std::sync::Mutex::new(None),
+        read_done: Barrier::new(2),
+        resume: Barrier::new(2),
+    });
+    let generator = Arc::new(Generator::builder(layout()).clock(Arc::clone(&clock)).build()?);
+    let first = generator.next_raw()?;
+    let slow = {
+        let (clock, generator) = (Arc::clone(&clock), Arc::clone(&generator));
+        std::thread::spawn(move || {
+            *clock.armed.lock().unwrap_or_else(|p| p.into_inner()) = Some(std::thread::current().id());
+            generator.next_raw()
+        })
+    };
+    // The slow thread has read T0 and is held; time moves on and another ID is issued.
+    clock.read_done.wait();
+    clock.now.store(T0 + 1, Ordering::SeqCst);
+    let fast = generator.next_raw()?;
+    clock.resume.wait();
+    let slow = slow.join().map_err(|_| "slow thread panicked")??;
+    assert!(first < fast && fast < slow, "{first} {fast} {slow}");
+    assert_eq!(generator.stats().clock_step_backs, 0);
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------------------
 // Sequence exhausted within one tick
 // ---------------------------------------------------------------------------------------

@@ -265,3 +265,26 @@ fn reservation_saturates_on_extreme_layouts() -> TestResult {
     }
     Ok(())
 }
+
+/// The default clock takes the hot path: a new tick there must stay within the reservation
+/// too. With 1 ms reserved per write, the hot path meets the limit every other tick.
+#[test]
+fn hot_path_stays_within_the_reservation() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("hot.hwm");
+    let generator = Generator::builder(EventId::LAYOUT).high_water(&path, Duration::from_millis(1)).build()?;
+    let mut last_ms = 0;
+    let mut checked = 0;
+    while checked < 12 {
+        let id = generator.next_raw()?;
+        let ms = EventId::LAYOUT.timestamp_ms_of(id);
+        if ms != last_ms {
+            // The first ID of each tick: the mark on disk already covers it.
+            assert!(mark_of(&path)? >= ms, "ID at {ms} issued beyond the mark");
+            last_ms = ms;
+            checked += 1;
+        }
+    }
+    assert!(generator.stats().high_water_writes >= 6);
+    Ok(())
+}

@@ -359,11 +359,16 @@ impl Generator {
         let mut counted_back = false;
         let mut spins = 0u32;
         loop {
+            // The state first, then the clock. Read the other way round, a thread that read
+            // the clock just before another thread issued in a newer tick would take that
+            // tick for a clock step back: a false `ClockBackwards` under `StepBack::Error`, a
+            // needless wait under `Wait`. Whoever issued `cur` read its clock before its CAS,
+            // so a clock read after this load is not behind it (Acquire keeps it after).
+            let cur = self.hot.state.load(Ordering::Acquire);
             let now = match self.precise_tick() {
                 Ok(now) => now,
                 Err(e) => return self.fail(e),
             };
-            let cur = self.hot.state.load(Ordering::Relaxed);
             let last = cur >> self.seq_bits;
             let seq = cur & self.max_seq;
             let (first, count) = if now > last {
@@ -425,7 +430,7 @@ impl Generator {
                 }
             };
             let last_taken = first + (count - 1);
-            if self.hot.state.compare_exchange(cur, last_taken, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
+            if self.hot.state.compare_exchange(cur, last_taken, Ordering::Release, Ordering::Relaxed).is_ok() {
                 return Ok((first, count));
             }
         }
