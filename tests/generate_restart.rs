@@ -288,3 +288,29 @@ fn hot_path_stays_within_the_reservation() -> TestResult {
     assert!(generator.stats().high_water_writes >= 6);
     Ok(())
 }
+
+/// Two generators of one process on one file (two ID types of the same name under a
+/// registry's directory): the file holds the larger reservation, never the later one.
+#[test]
+fn shared_file_keeps_the_larger_reservation() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("Id-3.hwm");
+    let clock_a = Arc::new(ManualClock::new(T0));
+    let clock_b = Arc::new(ManualClock::new(T0 - 500));
+    let a = generator(&path, &clock_a, Duration::from_secs(1))?;
+    let b = generator(&path, &clock_b, Duration::from_secs(1))?;
+    a.next_raw()?;
+    assert_eq!(mark_of(&path)?, T0 + 1_000);
+    // A issues within its reservation, B reserves less after it.
+    clock_a.set(T0 + 800);
+    let last_a = a.next_raw()?;
+    let last_b = b.next_raw()?;
+    assert_eq!(mark_of(&path)?, T0 + 1_000, "a later, smaller reservation lowered the mark");
+    drop((a, b));
+    // A restart with the clock a little on repeats neither.
+    let clock = Arc::new(ManualClock::new(T0 + 1_001));
+    let restarted = generator(&path, &clock, Duration::from_secs(1))?;
+    let first = restarted.next_raw()?;
+    assert!(first > last_a && first > last_b);
+    Ok(())
+}

@@ -462,7 +462,7 @@ impl Generator {
         // `i64` milliseconds (62 time bits counting seconds) saturates at `i64::MAX`: no
         // clock reading can lie beyond it.
         let mark_ms = self.layout.tick_start_ms(new_limit).saturating_add(self.unit_ms - 1);
-        if let Err(e) = write_mark(&hw.path, mark_ms) {
+        if let Err(e) = raise_mark(&hw.path, mark_ms) {
             return self.fail(e);
         }
         self.counters.high_water_writes.fetch_add(1, Ordering::Relaxed);
@@ -569,6 +569,23 @@ fn read_mark(path: &Path) -> Result<Option<i64>, GenerateError> {
         Ok(ms) if ms >= 0 && value.bytes().all(|b| b.is_ascii_digit()) => Ok(Some(ms)),
         _ => Err(error(format!("is corrupt: {value:?} is not a Unix millisecond"))),
     }
+}
+
+/// Raises the mark in a high-water file to at least `mark_ms`, never lowering it.
+///
+/// Two generators of one process can share a file (two ID types of the same name in
+/// different modules, under a registry's high-water directory): the file then holds the
+/// larger of their reservations, which covers both, and a restart resumes above both. One
+/// process-wide lock orders the writes (they are rare: one per reservation).
+fn raise_mark(path: &Path, mark_ms: i64) -> Result<(), GenerateError> {
+    static WRITES: Mutex<()> = Mutex::new(());
+    let _guard = WRITES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    // A file that cannot be read now was readable at build (or absent): write ours.
+    let on_disk = read_mark(path).ok().flatten().unwrap_or(i64::MIN);
+    if on_disk >= mark_ms {
+        return Ok(());
+    }
+    write_mark(path, mark_ms)
 }
 
 /// Writes a high-water file atomically and durably: a temporary file, `fsync`, rename,
