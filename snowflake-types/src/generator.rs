@@ -222,11 +222,14 @@ impl GeneratorBuilder {
             counters: Counters::default(),
         };
         if let Some(hw) = &generator.high_water {
+            // Nothing may be issued until a reservation is on disk. The initial state
+            // claims tick 0 with a full sequence so that even the epoch's own tick goes
+            // through a reservation (the state `0` would let tick 0 be issued unreserved).
+            generator.hot.state.store(generator.max_seq, Ordering::Relaxed);
+            generator.limit.0.store(0, Ordering::Relaxed);
             if let Some(mark_ms) = read_mark(&hw.path)? {
                 generator.resume_after(mark_ms)?;
             }
-            // Nothing may be issued until a reservation is on disk.
-            generator.limit.0.store(0, Ordering::Relaxed);
         }
         Ok(generator)
     }
@@ -313,7 +316,7 @@ impl Generator {
         let mut cur = self.hot.state.load(Ordering::Relaxed);
         loop {
             let last = cur >> self.seq_bits;
-            let next = if now > last && now <= self.limit.0.load(Ordering::Relaxed) {
+            let next = if now > last && now <= self.limit.0.load(Ordering::Acquire) {
                 (now << self.seq_bits) | self.start_seq()
             } else if now == last && cur & self.max_seq != self.max_seq {
                 cur + 1
@@ -356,15 +359,20 @@ impl Generator {
         let mut counted_back = false;
         let mut spins = 0u32;
         loop {
+            // The state first, then the clock. Read the other way round, a thread that read
+            // the clock just before another thread issued in a newer tick would take that
+            // tick for a clock step back: a false `ClockBackwards` under `StepBack::Error`, a
+            // needless wait under `Wait`. Whoever issued `cur` read its clock before its CAS,
+            // so a clock read after this load is not behind it (Acquire keeps it after).
+            let cur = self.hot.state.load(Ordering::Acquire);
             let now = match self.precise_tick() {
                 Ok(now) => now,
                 Err(e) => return self.fail(e),
             };
-            let cur = self.hot.state.load(Ordering::Relaxed);
             let last = cur >> self.seq_bits;
             let seq = cur & self.max_seq;
             let (first, count) = if now > last {
-                if now > self.limit.0.load(Ordering::Relaxed) {
+                if now > self.limit.0.load(Ordering::Acquire) {
                     self.extend_limit(now)?;
                     continue;
                 }
@@ -400,7 +408,7 @@ impl Generator {
                                 return self.fail(GenerateError::ClockBackwards { behind_ms });
                             }
                             let next = last + 1;
-                            if next > self.limit.0.load(Ordering::Relaxed) {
+                            if next > self.limit.0.load(Ordering::Acquire) {
                                 self.extend_limit(next)?;
                                 continue;
                             }
@@ -422,7 +430,7 @@ impl Generator {
                 }
             };
             let last_taken = first + (count - 1);
-            if self.hot.state.compare_exchange(cur, last_taken, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
+            if self.hot.state.compare_exchange(cur, last_taken, Ordering::Release, Ordering::Relaxed).is_ok() {
                 return Ok((first, count));
             }
         }
@@ -442,7 +450,7 @@ impl Generator {
         }
         let Some(hw) = &self.high_water else {
             // No reservation in force: the limit is the end of the time field.
-            self.limit.0.store(self.layout.max_ticks(), Ordering::Relaxed);
+            self.limit.0.store(self.layout.max_ticks(), Ordering::Release);
             return Ok(());
         };
         let _guard = hw.lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -450,12 +458,16 @@ impl Generator {
             return Ok(());
         }
         let new_limit = tick.saturating_add(hw.reserve_ticks).min(self.layout.max_ticks());
-        let mark_ms = self.layout.tick_start_ms(new_limit) + (self.unit_ms - 1);
-        if let Err(e) = write_mark(&hw.path, mark_ms) {
+        // The last millisecond of the reserved tick. A layout whose time field outlasts
+        // `i64` milliseconds (62 time bits counting seconds) saturates at `i64::MAX`: no
+        // clock reading can lie beyond it.
+        let mark_ms = self.layout.tick_start_ms(new_limit).saturating_add(self.unit_ms - 1);
+        if let Err(e) = raise_mark(&hw.path, mark_ms) {
             return self.fail(e);
         }
         self.counters.high_water_writes.fetch_add(1, Ordering::Relaxed);
-        self.limit.0.store(new_limit, Ordering::Relaxed);
+        // Release: a thread that sees the new limit also sees that the mark is on disk.
+        self.limit.0.store(new_limit, Ordering::Release);
         Ok(())
     }
 
@@ -559,6 +571,23 @@ fn read_mark(path: &Path) -> Result<Option<i64>, GenerateError> {
     }
 }
 
+/// Raises the mark in a high-water file to at least `mark_ms`, never lowering it.
+///
+/// Two generators of one process can share a file (two ID types of the same name in
+/// different modules, under a registry's high-water directory): the file then holds the
+/// larger of their reservations, which covers both, and a restart resumes above both. One
+/// process-wide lock orders the writes (they are rare: one per reservation).
+fn raise_mark(path: &Path, mark_ms: i64) -> Result<(), GenerateError> {
+    static WRITES: Mutex<()> = Mutex::new(());
+    let _guard = WRITES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    // A file that cannot be read now was readable at build (or absent): write ours.
+    let on_disk = read_mark(path).ok().flatten().unwrap_or(i64::MIN);
+    if on_disk >= mark_ms {
+        return Ok(());
+    }
+    write_mark(path, mark_ms)
+}
+
 /// Writes a high-water file atomically and durably: a temporary file, `fsync`, rename,
 /// `fsync` of the directory.
 fn write_mark(path: &Path, mark_ms: i64) -> Result<(), GenerateError> {
@@ -566,15 +595,22 @@ fn write_mark(path: &Path, mark_ms: i64) -> Result<(), GenerateError> {
         path: path.display().to_string(),
         reason: format!("{what}: {e}"),
     };
-    let tmp = path.with_extension("tmp");
+    // `<name>.tmp` beside the file, never `with_extension`: a mark named `x.tmp` would
+    // otherwise be its own temporary file, truncated in place.
+    let mut tmp_name = path.file_name().map(std::ffi::OsStr::to_os_string).unwrap_or_default();
+    tmp_name.push(".tmp");
+    let tmp = path.with_file_name(tmp_name);
     let mut file = fs::File::create(&tmp).map_err(|e| error("cannot create the temporary file", e))?;
     file.write_all(format!("{MARK_HEADER}\n{mark_ms}\n").as_bytes()).map_err(|e| error("cannot write", e))?;
     file.sync_all().map_err(|e| error("cannot fsync", e))?;
     drop(file);
     fs::rename(&tmp, path).map_err(|e| error("cannot rename the temporary file", e))?;
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-        && let Ok(dir) = fs::File::open(dir)
+    // The rename is durable only once the directory entry is: fsync the directory
+    // (Unix; elsewhere a directory cannot be opened as a file, and the rename is all there is).
+    #[cfg(unix)]
     {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let dir = fs::File::open(dir).map_err(|e| error("cannot open the directory to fsync it", e))?;
         dir.sync_all().map_err(|e| error("cannot fsync the directory", e))?;
     }
     Ok(())

@@ -126,14 +126,22 @@ impl RegistryBuilder {
     /// Keep a high-water file per ID type in `dir` (`<dir>/<Type>-<worker>.hwm`), reserving
     /// `reserve` of time ahead with each `fsync`'d write, so a restart never repeats an ID
     /// even after the clock stepped back. The directory is created if missing.
+    ///
+    /// A longer `reserve` means fewer writes (one per `reserve` per type) and, after a
+    /// restart, a clock that starts up to `reserve` ahead of the wall clock (the default
+    /// clock moves past the mark; other clocks apply their [`StepBack`](crate::StepBack)
+    /// policy until they pass it). Two types of the same name share a file, which then
+    /// holds the larger reservation.
     pub fn high_water(mut self, dir: impl Into<PathBuf>, reserve: Duration) -> Self {
         self.high_water = Some((dir.into(), reserve));
         self
     }
 
-    /// Installs the configuration for the whole process. Fails if a configuration is in
-    /// force already (installed, or taken by default at the first generation), or if the
-    /// worker source or high-water directory is unusable.
+    /// Installs the configuration for the whole process. Fails with
+    /// [`RegistryError::AlreadyInstalled`] if a configuration is in force already
+    /// (installed, or taken by default at the first generation or by
+    /// [`Registry::worker_id`]), or if the worker source or high-water directory is
+    /// unusable; a refused configuration leaves nothing installed.
     pub fn install(self) -> Result<(), RegistryError> {
         let worker = self.source.resolve()?;
         if let Some((dir, _)) = &self.high_water {

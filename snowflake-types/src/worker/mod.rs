@@ -71,8 +71,16 @@ impl WorkerSource {
         let no_ordinal = || WorkerError::NoOrdinal { hostname: hostname.to_owned() };
         // A fully qualified name (`orders-7.orders.default.svc`) keeps its ordinal in the first label.
         let label = hostname.trim().split('.').next().unwrap_or_default();
-        let (_, digits) = label.rsplit_once('-').ok_or_else(no_ordinal)?;
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        let (set, digits) = label.rsplit_once('-').ok_or_else(no_ordinal)?;
+        // A StatefulSet name is a DNS label: not empty, not ending in `-` (so `web--1` is
+        // not `web-` with ordinal 1, nor `web` with -1). Kubernetes writes ordinals without
+        // leading zeros; `web-01` beside `web-1` would give two pods one worker ID.
+        if set.is_empty()
+            || set.ends_with('-')
+            || digits.is_empty()
+            || !digits.bytes().all(|b| b.is_ascii_digit())
+            || (digits.len() > 1 && digits.starts_with('0'))
+        {
             return Err(no_ordinal());
         }
         digits.parse().map_err(|_| no_ordinal())
@@ -116,8 +124,21 @@ mod tests {
     fn ordinals() {
         assert_eq!(WorkerSource::hostname_ordinal_of("web-0"), Ok(0));
         assert_eq!(WorkerSource::hostname_ordinal_of("orders-31"), Ok(31));
+        assert_eq!(WorkerSource::hostname_ordinal_of("web-10"), Ok(10));
+        assert_eq!(WorkerSource::hostname_ordinal_of("my-app-db-2"), Ok(2));
         assert_eq!(WorkerSource::hostname_ordinal_of("orders-7.orders.default.svc.cluster.local"), Ok(7));
-        for bad in ["no-ordinal", "plain", "", "web-", "web--1", "web-1a", "web-99999999999999999999999"] {
+        for bad in [
+            "no-ordinal",
+            "plain",
+            "",
+            "web-",
+            "web--1",
+            "web-1a",
+            "web-99999999999999999999999",
+            "-3",
+            "web-01",
+            "web- 1",
+        ] {
             assert!(
                 matches!(WorkerSource::hostname_ordinal_of(bad), Err(WorkerError::NoOrdinal { .. })),
                 "{bad:?} must have no ordinal"

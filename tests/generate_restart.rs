@@ -1,0 +1,316 @@
+//! Restart safety with a high-water file: a new generator on the same file never issues
+//! at or below what the previous one issued, even after the clock stepped back; a file
+//! that is not exactly what the generator writes is an error, never a reset.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use typed_snowflake::{Clock, GenerateError, Generator, Layout, ManualClock, SnowflakeId, StepBack, TickUnit};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[layout(time = 41, worker = 10, seq = 12, epoch = "2020-01-01")]
+struct EventId(i64);
+
+const T0: i64 = 1_700_000_000_000;
+const HOUR: i64 = 3_600_000;
+const HEADER: &str = "typed-snowflake high-water v1";
+
+fn generator(path: &Path, clock: &Arc<ManualClock>, reserve: Duration) -> Result<Generator, GenerateError> {
+    Generator::builder(EventId::LAYOUT).worker(3).clock(Arc::clone(clock)).high_water(path, reserve).build()
+}
+
+/// The mark in a high-water file, checking the file's exact form.
+fn mark_of(path: &Path) -> Result<i64, Box<dyn std::error::Error>> {
+    let text = std::fs::read_to_string(path)?;
+    let value = text.strip_prefix(HEADER).and_then(|rest| rest.strip_prefix('\n')).and_then(|v| v.strip_suffix('\n'));
+    Ok(value.ok_or_else(|| format!("unexpected high-water file {text:?}"))?.parse()?)
+}
+
+fn is_high_water(result: &Result<impl std::fmt::Debug, GenerateError>, path: &Path) -> bool {
+    matches!(result, Err(GenerateError::HighWater { path: p, .. }) if Path::new(p) == path)
+}
+
+#[test]
+fn restart_after_a_step_back_never_repeats() -> TestResult {
+    let policies = [StepBack::default(), StepBack::Error, StepBack::Wait { max: Duration::from_millis(100) }];
+    for policy in policies {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("EventId-3.hwm");
+        let clock_a = Arc::new(ManualClock::new(T0).with_policy(policy));
+        let a = generator(&path, &clock_a, Duration::from_secs(1))?;
+        let mut issued = Vec::new();
+        for _ in 0..5 {
+            issued.extend(a.next_batch_raw(1_000)?);
+            clock_a.advance(1);
+        }
+        let last_a = issued[issued.len() - 1];
+        assert_eq!(a.stats().high_water_writes, 1);
+        assert!(mark_of(&path)? >= EventId::LAYOUT.timestamp_ms_of(last_a));
+        drop(a);
+
+        // The process restarts, and its clock reads an hour earlier.
+        let clock_b = Arc::new(ManualClock::new(clock_a.now_ms() - HOUR).with_policy(policy));
+        let b = generator(&path, &clock_b, Duration::from_secs(1))?;
+        let mut errors = 0;
+        let mut after = Vec::new();
+        // The clock comes back in steps; at each, B refuses or issues above A's last ID.
+        // (Not T0 + 1 000, the mark's own tick: B's sequence there is spent, and with the
+        // clock frozen the wait for the next tick would never end.)
+        for now in [T0 - HOUR, T0 - 1, T0, T0 + 4, T0 + 5, T0 + 500, T0 + 999, T0 + 1_001, T0 + 2_000] {
+            clock_b.set(now);
+            for _ in 0..3 {
+                match b.next_raw() {
+                    Ok(id) => after.push(id),
+                    Err(GenerateError::ClockBackwards { .. }) => errors += 1,
+                    Err(e) => return Err(format!("{policy:?} at {now}: unexpected {e}").into()),
+                }
+            }
+        }
+        assert!(errors > 0, "{policy:?}: B issued while its clock was an hour behind A's IDs");
+        assert!(!after.is_empty(), "{policy:?}: B never issued once the clock caught up");
+        assert!(after[0] > last_a, "{policy:?}: B issued {} at or below A's last {last_a}", after[0]);
+        for pair in after.windows(2) {
+            assert!(pair[0] < pair[1]);
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn restart_on_the_default_clock_moves_past_the_mark() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("mark");
+    let build = || Generator::builder(EventId::LAYOUT).high_water(&path, Duration::from_millis(200)).build();
+    let a = build()?;
+    let ids = a.next_batch_raw(10_000)?;
+    let last_a = ids[ids.len() - 1];
+    drop(a);
+    let mark = mark_of(&path)?;
+    assert!(mark >= EventId::LAYOUT.timestamp_ms_of(last_a));
+    // The default clock can move forward: B starts past the mark at once, without waiting
+    // out or borrowing the reservation.
+    let b = build()?;
+    let first_b = b.next_raw()?;
+    assert!(first_b > last_a);
+    assert!(EventId::LAYOUT.timestamp_ms_of(first_b) > mark);
+    Ok(())
+}
+
+#[test]
+fn reservations_are_renewed_and_cover_every_id() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("EventId-3.hwm");
+    let clock = Arc::new(ManualClock::new(T0));
+    let generator = generator(&path, &clock, Duration::from_millis(10))?;
+    assert!(!path.exists(), "nothing is written before the first ID");
+    for _ in 0..=25 {
+        let id = generator.next_raw()?;
+        // The mark on disk already covers every ID handed out.
+        assert!(mark_of(&path)? >= EventId::LAYOUT.timestamp_ms_of(id));
+        clock.advance(1);
+    }
+    // Reservations at T0, T0 + 11 and T0 + 22, each 10 ticks ahead.
+    assert_eq!(generator.stats().high_water_writes, 3);
+    assert_eq!(mark_of(&path)?, T0 + 32);
+    // Only the mark is left in the directory: the temporary file was renamed over it.
+    let names: Vec<_> = std::fs::read_dir(dir.path())?.map(|e| e.map(|e| e.file_name())).collect::<Result<_, _>>()?;
+    assert_eq!(names, ["EventId-3.hwm"]);
+    Ok(())
+}
+
+#[test]
+fn missing_file_is_a_fresh_start() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("fresh.hwm");
+    let clock = Arc::new(ManualClock::new(T0));
+    let generator = generator(&path, &clock, Duration::from_secs(1))?;
+    let id = generator.next_raw()?;
+    assert_eq!(EventId::LAYOUT.timestamp_ms_of(id), T0);
+    assert_eq!(EventId::LAYOUT.sequence_of(id), 0);
+    assert_eq!(mark_of(&path)?, T0 + 1_000);
+    Ok(())
+}
+
+#[test]
+fn corrupt_file_is_an_error_not_a_reset() -> TestResult {
+    let corrupt: [&[u8]; 16] = [
+        b"garbage",
+        b"",
+        b"\n",
+        b"typed-snowflake high-water v1",
+        b"typed-snowflake high-water v1\n",
+        b"typed-snowflake high-water v1\n17000000",
+        b"typed-snowflake high-water v1\n-1700000000000\n",
+        b"typed-snowflake high-water v1\n+1700000000000\n",
+        b"typed-snowflake high-water v1\n 1700000000000\n",
+        b"typed-snowflake high-water v1\n1700000000000\n1700000000001\n",
+        b"typed-snowflake high-water v1\n1700000000000\n\n",
+        b"typed-snowflake high-water v1\r\n1700000000000\r\n",
+        b"typed-snowflake high-water v1\n99999999999999999999\n",
+        b"typed-snowflake high-water v2\n1700000000000\n",
+        b"1700000000000\n",
+        b"typed-snowflake high-water v1\n\xff\xfe\n",
+    ];
+    let dir = tempfile::tempdir()?;
+    let clock = Arc::new(ManualClock::new(T0));
+    for (k, content) in corrupt.iter().enumerate() {
+        let path = dir.path().join(format!("corrupt-{k}.hwm"));
+        std::fs::write(&path, content)?;
+        let result = generator(&path, &clock, Duration::from_secs(1));
+        assert!(is_high_water(&result, &path), "{:?}: {result:?}", String::from_utf8_lossy(content));
+        // Left as found, for an operator to look at.
+        assert_eq!(std::fs::read(&path)?, *content);
+    }
+    // A directory where the file should be.
+    let path = dir.path().join("a-directory.hwm");
+    std::fs::create_dir(&path)?;
+    assert!(is_high_water(&generator(&path, &clock, Duration::from_secs(1)), &path));
+    // A well-formed mark beyond the layout's time field: nothing can be issued after it.
+    let path = dir.path().join("beyond.hwm");
+    std::fs::write(&path, format!("{HEADER}\n{}\n", i64::MAX))?;
+    assert!(matches!(generator(&path, &clock, Duration::from_secs(1)), Err(GenerateError::TimeExhausted { .. })));
+    Ok(())
+}
+
+#[test]
+fn unwritable_location_is_an_error_and_issues_nothing() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let clock = Arc::new(ManualClock::new(T0));
+    // Under a regular file: refused at build (whoever runs the test, root included).
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, b"x")?;
+    let path = file.join("EventId-3.hwm");
+    assert!(is_high_water(&generator(&path, &clock, Duration::from_secs(1)), &path));
+
+    // In a directory that does not exist: nothing to read, so the build succeeds, but no ID
+    // is issued before a reservation is written.
+    let missing = dir.path().join("missing");
+    let path = missing.join("EventId-3.hwm");
+    let generator = generator(&path, &clock, Duration::from_secs(1))?;
+    for _ in 0..3 {
+        assert!(is_high_water(&generator.next_raw(), &path));
+    }
+    assert!(is_high_water(&generator.next_batch_raw(10), &path));
+    assert_eq!(generator.stats().errors, 4);
+    assert_eq!(generator.stats().high_water_writes, 0);
+    // Once the directory exists, it recovers.
+    std::fs::create_dir(&missing)?;
+    let id = generator.next_raw()?;
+    assert!(mark_of(&path)? >= EventId::LAYOUT.timestamp_ms_of(id));
+    Ok(())
+}
+
+/// A clock at the epoch's own tick: the first ID still waits for a reservation on disk
+/// (the generator's initial state is tick 0, so tick 0 would otherwise pass unreserved).
+#[test]
+fn the_epoch_tick_is_reserved_too() -> TestResult {
+    let layout = Layout::new(41, 10, 12, T0)?;
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("epoch.hwm");
+    let clock = Arc::new(ManualClock::new(T0));
+    let build =
+        || Generator::builder(layout).clock(Arc::clone(&clock)).high_water(&path, Duration::from_secs(1)).build();
+    let a = Arc::new(build()?);
+    let waiter = {
+        let a = Arc::clone(&a);
+        std::thread::spawn(move || a.next_raw())
+    };
+    // Tick 0 counts as taken: the first ID waits for tick 1 (unless it was issued at once,
+    // which the check below refutes).
+    while !waiter.is_finished() {
+        if a.stats().exhausted_waits > 0 {
+            clock.advance(1);
+            break;
+        }
+        std::thread::yield_now();
+    }
+    let id = waiter.join().map_err(|_| "waiter panicked")??;
+    // Whatever tick it got, the reservation on disk covers it.
+    assert!(mark_of(&path)? >= layout.timestamp_ms_of(id), "an ID was issued before its reservation");
+    assert_eq!(layout.ticks_of(id), 1);
+    let last_a = a.next_raw()?;
+    drop(a);
+    // Past the mark (tick 1 + 1 000 reserved).
+    clock.advance(2_000);
+    let b = build()?;
+    assert!(b.next_raw()? > last_a);
+    Ok(())
+}
+
+#[test]
+fn reservation_saturates_on_extreme_layouts() -> TestResult {
+    // 62 time bits counting seconds: the end of the time field lies beyond i64 milliseconds.
+    let seconds = Layout::new(62, 0, 1, 0)?.with_unit(TickUnit::Seconds);
+    let millis = Layout::new(62, 0, 1, 0)?;
+    let dir = tempfile::tempdir()?;
+    for (k, layout) in [seconds, millis].into_iter().enumerate() {
+        let path = dir.path().join(format!("extreme-{k}.hwm"));
+        let clock = Arc::new(ManualClock::new(T0));
+        let build = || Generator::builder(layout).clock(Arc::clone(&clock)).high_water(&path, Duration::MAX).build();
+        let a = build()?;
+        let last_a = a.next_raw()?;
+        assert_eq!(Ok(layout.ticks_of(last_a)), layout.tick_of(T0));
+        let mark = mark_of(&path)?;
+        assert_eq!(mark, layout.max_timestamp_ms());
+        drop(a);
+        // Everything up to the end of the time field was reserved: B issues nothing at or below.
+        let b = build()?;
+        for now in [T0, T0 + HOUR, T0 + 1_000 * HOUR] {
+            clock.set(now);
+            assert!(matches!(b.next_raw(), Err(GenerateError::ClockBackwards { .. })));
+        }
+    }
+    Ok(())
+}
+
+/// The default clock takes the hot path: a new tick there must stay within the reservation
+/// too. With 1 ms reserved per write, the hot path meets the limit every other tick.
+#[test]
+fn hot_path_stays_within_the_reservation() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("hot.hwm");
+    let generator = Generator::builder(EventId::LAYOUT).high_water(&path, Duration::from_millis(1)).build()?;
+    let mut last_ms = 0;
+    let mut checked = 0;
+    while checked < 12 {
+        let id = generator.next_raw()?;
+        let ms = EventId::LAYOUT.timestamp_ms_of(id);
+        if ms != last_ms {
+            // The first ID of each tick: the mark on disk already covers it.
+            assert!(mark_of(&path)? >= ms, "ID at {ms} issued beyond the mark");
+            last_ms = ms;
+            checked += 1;
+        }
+    }
+    assert!(generator.stats().high_water_writes >= 6);
+    Ok(())
+}
+
+/// Two generators of one process on one file (two ID types of the same name under a
+/// registry's directory): the file holds the larger reservation, never the later one.
+#[test]
+fn shared_file_keeps_the_larger_reservation() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("Id-3.hwm");
+    let clock_a = Arc::new(ManualClock::new(T0));
+    let clock_b = Arc::new(ManualClock::new(T0 - 500));
+    let a = generator(&path, &clock_a, Duration::from_secs(1))?;
+    let b = generator(&path, &clock_b, Duration::from_secs(1))?;
+    a.next_raw()?;
+    assert_eq!(mark_of(&path)?, T0 + 1_000);
+    // A issues within its reservation, B reserves less after it.
+    clock_a.set(T0 + 800);
+    let last_a = a.next_raw()?;
+    let last_b = b.next_raw()?;
+    assert_eq!(mark_of(&path)?, T0 + 1_000, "a later, smaller reservation lowered the mark");
+    drop((a, b));
+    // A restart with the clock a little on repeats neither.
+    let clock = Arc::new(ManualClock::new(T0 + 1_001));
+    let restarted = generator(&path, &clock, Duration::from_secs(1))?;
+    let first = restarted.next_raw()?;
+    assert!(first > last_a && first > last_b);
+    Ok(())
+}

@@ -1,0 +1,341 @@
+//! The process-wide registry. It is configured once per process, so each scenario runs in a
+//! fresh process: the test re-runs this test binary with `--exact child`, the scenario's
+//! name in `TYPED_SNOWFLAKE_TEST_CHILD` and the environment it needs, and checks that the
+//! child ran to the end.
+
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use typed_snowflake::{
+    GenerateError, ManualClock, Registry, RegistryError, SnowflakeId, StepBack, WorkerError, WorkerSource,
+};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+const CHILD: &str = "TYPED_SNOWFLAKE_TEST_CHILD";
+const WORKER_VAR: &str = "SNOWFLAKE_WORKER_ID";
+
+/// Five worker bits: workers 0..=31.
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+struct Narrow(i64);
+
+/// Ten worker bits: workers 0..=1023.
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[layout(time = 41, worker = 10, seq = 12, epoch = "2020-01-01")]
+struct Wide(i64);
+
+/// Four IDs per tick.
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[layout(time = 41, worker = 10, seq = 2, epoch = "2020-01-01")]
+struct Tiny(i64);
+
+const T0: i64 = 1_700_000_000_000;
+
+// ---------------------------------------------------------------------------------------
+// The parent side
+// ---------------------------------------------------------------------------------------
+
+/// Runs `scenario` in a fresh process with `env` (a `None` value removes the variable);
+/// returns its standard output.
+fn run(scenario: &str, env: &[(&str, Option<&str>)]) -> Result<String, Box<dyn std::error::Error>> {
+    let mut command = Command::new(std::env::current_exe()?);
+    command.args(["--exact", "child", "--nocapture", "--test-threads=1"]).env(CHILD, scenario);
+    command.env_remove(WORKER_VAR).env_remove("HOSTNAME");
+    for (name, value) in env {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
+    let output = command.output()?;
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "scenario {scenario} {env:?} failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains(&format!("scenario {scenario} done")), "scenario {scenario} did not run:\n{stdout}");
+    Ok(stdout)
+}
+
+#[test]
+fn default_worker_comes_from_the_environment() -> TestResult {
+    run("env_worker", &[(WORKER_VAR, Some("17"))])?;
+    run("env_worker_trimmed", &[(WORKER_VAR, Some(" 17\n"))])?;
+    run("env_unset", &[])?;
+    Ok(())
+}
+
+#[test]
+fn bad_worker_values_name_the_variable() -> TestResult {
+    for value in ["abc", "-1", "", " ", "99999999999999999999", "1.5", "+3", "0x1f", "７"] {
+        run("env_bad", &[(WORKER_VAR, Some(value))])?;
+    }
+    Ok(())
+}
+
+#[test]
+fn worker_out_of_range_for_one_type_only() -> TestResult {
+    run("range_installed", &[])?;
+    run("range_env", &[(WORKER_VAR, Some("100"))])?;
+    Ok(())
+}
+
+#[test]
+fn install_once_before_the_first_id() -> TestResult {
+    run("second_install", &[])?;
+    run("install_after_generate", &[])?;
+    run("install_after_worker_id", &[(WORKER_VAR, Some("4"))])?;
+    Ok(())
+}
+
+#[test]
+fn hostname_ordinals() -> TestResult {
+    for (hostname, expected) in [
+        ("web-0", "0"),
+        ("orders-31", "31"),
+        ("orders-7.orders.default.svc.cluster.local", "7"),
+        ("no-ordinal", "none"),
+    ] {
+        run("hostname", &[("HOSTNAME", Some(hostname)), ("EXPECTED_ORDINAL", Some(expected))])?;
+    }
+    Ok(())
+}
+
+#[test]
+fn stats_count_exhausted_waits() -> TestResult {
+    run("stats", &[])?;
+    Ok(())
+}
+
+#[test]
+fn registry_options_reach_every_generator() -> TestResult {
+    run("options", &[])?;
+    run("high_water_bad_dir", &[])?;
+    Ok(())
+}
+
+/// Two processes in a row on one high-water directory: the second never repeats the first.
+#[test]
+fn restart_across_processes() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let dir_text = dir.path().to_str().ok_or("temporary directory is not UTF-8")?;
+    let first = run("hw_first", &[("HW_DIR", Some(dir_text)), (WORKER_VAR, Some("9"))])?;
+    let last = first.split("last=").nth(1).ok_or("the first process printed no last ID")?;
+    let last: String = last.chars().take_while(char::is_ascii_digit).collect();
+    let last = Some(last.as_str());
+    run("hw_second", &[("HW_DIR", Some(dir_text)), (WORKER_VAR, Some("9")), ("LAST_ID", last)])?;
+    run("hw_second_clock_back", &[("HW_DIR", Some(dir_text)), (WORKER_VAR, Some("9")), ("LAST_ID", last)])?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// The child side
+// ---------------------------------------------------------------------------------------
+
+/// The entry point of every scenario; does nothing in the parent process.
+#[test]
+fn child() -> TestResult {
+    let Ok(scenario) = std::env::var(CHILD) else {
+        return Ok(());
+    };
+    match scenario.as_str() {
+        "env_worker" | "env_worker_trimmed" => env_worker(17)?,
+        "env_unset" => env_worker(0)?,
+        "env_bad" => env_bad()?,
+        "range_installed" => {
+            Registry::builder().worker_id(100).install()?;
+            range()?;
+        }
+        "range_env" => range()?,
+        "second_install" => second_install()?,
+        "install_after_generate" => {
+            Wide::generate();
+            assert_eq!(Registry::builder().worker_id(5).install(), Err(RegistryError::AlreadyInstalled));
+            assert_eq!(Wide::generate().worker(), 0);
+        }
+        "install_after_worker_id" => {
+            assert_eq!(Registry::worker_id(), Ok(4));
+            assert_eq!(Registry::builder().worker_id(5).install(), Err(RegistryError::AlreadyInstalled));
+            assert_eq!(Wide::generate().worker(), 4);
+        }
+        "hostname" => hostname()?,
+        "stats" => stats()?,
+        "options" => options()?,
+        "high_water_bad_dir" => {
+            let dir = tempfile::tempdir()?;
+            let file = dir.path().join("file");
+            std::fs::write(&file, b"x")?;
+            let result = Registry::builder().high_water(file.join("marks"), Duration::from_secs(1)).install();
+            assert!(matches!(result, Err(RegistryError::HighWater { .. })), "{result:?}");
+            // Refused, so nothing was installed: the default is still available.
+            assert_eq!(Wide::generate().worker(), 0);
+        }
+        "hw_first" => hw_first()?,
+        "hw_second" => hw_second()?,
+        "hw_second_clock_back" => hw_second_clock_back()?,
+        other => return Err(format!("unknown scenario {other}").into()),
+    }
+    println!("scenario {scenario} done");
+    Ok(())
+}
+
+fn env_worker(expected: u64) -> TestResult {
+    assert_eq!(Registry::worker_id(), Ok(expected));
+    assert_eq!(Registry::worker_source(), Ok(WorkerSource::EnvOrZero));
+    assert_eq!(Narrow::generate().worker(), expected);
+    assert_eq!(Wide::try_generate()?.worker(), expected);
+    assert!(Wide::generate_batch(10)?.iter().all(|id| id.worker() == expected));
+    // The default is taken now; installing is too late.
+    assert_eq!(Registry::builder().install(), Err(RegistryError::AlreadyInstalled));
+    Ok(())
+}
+
+fn env_bad() -> TestResult {
+    let value = std::env::var(WORKER_VAR)?;
+    let refused = |error: &GenerateError| {
+        matches!(error, GenerateError::Worker(WorkerError::BadEnv { var, value: v, .. }) if var == WORKER_VAR && *v == value)
+            && error.to_string().contains(WORKER_VAR)
+    };
+    let error = Wide::try_generate().expect_err("a bad worker ID must not generate");
+    assert!(refused(&error), "{error}");
+    // Every way in says the same, every time.
+    assert!(refused(&Narrow::try_generate().expect_err("refused")));
+    assert!(refused(&Wide::generate_batch(3).expect_err("refused")));
+    assert!(refused(&Wide::try_generate().expect_err("refused")));
+    let registry_error = Registry::worker_id().expect_err("refused");
+    assert!(registry_error.to_string().contains(WORKER_VAR), "{registry_error}");
+    // generate() panics with the same message.
+    let panic = std::panic::catch_unwind(Wide::generate).expect_err("generate() must panic");
+    let message = panic.downcast_ref::<String>().map(String::as_str).unwrap_or_default();
+    assert!(message.contains("Wide::generate() failed") && message.contains(WORKER_VAR), "{message}");
+    Ok(())
+}
+
+fn range() -> TestResult {
+    assert_eq!(Registry::worker_id(), Ok(100));
+    let error = Narrow::try_generate().expect_err("worker 100 does not fit 5 bits");
+    assert_eq!(error, GenerateError::WorkerOutOfRange { type_name: "Narrow", worker: 100, max: 31 });
+    assert!(error.to_string().contains("Narrow"), "{error}");
+    assert!(Narrow::generate_batch(2).is_err());
+    let wide = Wide::try_generate()?;
+    assert_eq!(wide.worker(), 100);
+    // Still refused on a second try; the type that fits is unaffected.
+    assert!(Narrow::try_generate().is_err());
+    assert!(Wide::generate() > wide);
+    Ok(())
+}
+
+fn second_install() -> TestResult {
+    Registry::builder().worker_id(3).install()?;
+    assert_eq!(Registry::builder().worker_id(4).install(), Err(RegistryError::AlreadyInstalled));
+    assert_eq!(Registry::worker_id(), Ok(3));
+    assert_eq!(Registry::worker_source(), Ok(WorkerSource::Fixed(3)));
+    assert_eq!(Wide::generate().worker(), 3);
+    Ok(())
+}
+
+fn hostname() -> TestResult {
+    let expected = std::env::var("EXPECTED_ORDINAL")?;
+    let hostname = std::env::var("HOSTNAME")?;
+    let result = Registry::builder().worker(WorkerSource::HostnameOrdinal).install();
+    if expected == "none" {
+        assert_eq!(result, Err(RegistryError::Worker(WorkerError::NoOrdinal { hostname })));
+    } else {
+        result?;
+        let ordinal: u64 = expected.parse()?;
+        assert_eq!(Registry::worker_id(), Ok(ordinal));
+        assert_eq!(Wide::generate().worker(), ordinal);
+        assert_eq!(Narrow::generate().worker(), ordinal);
+    }
+    Ok(())
+}
+
+fn stats() -> TestResult {
+    let clock = Arc::new(ManualClock::new(T0));
+    Registry::builder().worker_id(1).clock(Arc::clone(&clock)).install()?;
+    let tiny = |stats: &[typed_snowflake::GeneratorStats]| stats.iter().find(|s| s.name == "Tiny").cloned();
+    Wide::generate();
+    let first: Vec<Tiny> = (0..4).map(|_| Tiny::generate()).collect();
+    assert_eq!(tiny(&Registry::stats()).map(|s| s.exhausted_waits), Some(0));
+    // The fifth ID of the tick must wait for the clock.
+    let waiter = std::thread::spawn(Tiny::try_generate);
+    while tiny(&Registry::stats()).is_none_or(|s| s.exhausted_waits == 0) {
+        std::thread::yield_now();
+    }
+    clock.advance(1);
+    let fifth = waiter.join().map_err(|_| "waiter panicked")??;
+    assert!(fifth > first[3]);
+    assert_eq!(fifth.timestamp_ms(), T0 + 1);
+    let stats = Registry::stats();
+    let tiny = tiny(&stats).ok_or("no stats for Tiny")?;
+    assert_eq!((tiny.exhausted_waits, tiny.errors, tiny.worker), (1, 0, 1));
+    let wide = stats.iter().find(|s| s.name == "Wide").ok_or("no stats for Wide")?;
+    assert_eq!(wide.exhausted_waits, 0);
+    assert_eq!(stats.len(), 2, "{stats:?}");
+    Ok(())
+}
+
+fn options() -> TestResult {
+    let clock = Arc::new(ManualClock::new(T0).with_policy(StepBack::Error));
+    Registry::builder().worker_id(2).clock(Arc::clone(&clock)).batch_limit(10).random_sequence_start(100).install()?;
+    assert_eq!(Wide::generate_batch(11), Err(GenerateError::BatchTooLarge { requested: 11, limit: 10 }));
+    let mut previous = Wide::generate();
+    assert_eq!(previous.timestamp_ms(), T0);
+    let mut firsts = std::collections::BTreeSet::new();
+    for _ in 0..100 {
+        clock.advance(1);
+        let id = Wide::generate();
+        assert!(id > previous);
+        assert!(id.sequence() <= 100);
+        firsts.insert(id.sequence());
+        previous = id;
+    }
+    assert!(firsts.len() > 1, "random start never varied: {firsts:?}");
+    clock.step_back(1);
+    assert!(matches!(Wide::try_generate(), Err(GenerateError::ClockBackwards { behind_ms: 1 })));
+    Ok(())
+}
+
+fn install_high_water(clock: Option<Arc<ManualClock>>) -> Result<std::path::PathBuf, Box<dyn std::error::Error>> {
+    let dir = std::path::PathBuf::from(std::env::var("HW_DIR")?);
+    let mut builder = Registry::builder().high_water(&dir, Duration::from_secs(1));
+    if let Some(clock) = clock {
+        builder = builder.clock(clock);
+    }
+    builder.install()?;
+    Ok(dir)
+}
+
+fn hw_first() -> TestResult {
+    let dir = install_high_water(None)?;
+    let ids = Wide::generate_batch(10_000)?;
+    let last = ids[ids.len() - 1];
+    assert!(dir.join("Wide-9.hwm").is_file());
+    println!("last={last}");
+    Ok(())
+}
+
+fn hw_second() -> TestResult {
+    install_high_water(None)?;
+    let last: Wide = std::env::var("LAST_ID")?.parse()?;
+    let first = Wide::generate();
+    assert!(first > last, "{first} after a restart, at or below {last}");
+    Ok(())
+}
+
+fn wall_ms() -> Result<i64, Box<dyn std::error::Error>> {
+    Ok(i64::try_from(SystemTime::now().duration_since(UNIX_EPOCH)?.as_millis())?)
+}
+
+fn hw_second_clock_back() -> TestResult {
+    let clock = Arc::new(ManualClock::new(wall_ms()? - 3_600_000).with_policy(StepBack::Error));
+    install_high_water(Some(Arc::clone(&clock)))?;
+    let last: Wide = std::env::var("LAST_ID")?.parse()?;
+    // An hour behind the previous processes: refused, not repeated.
+    assert!(matches!(Wide::try_generate(), Err(GenerateError::ClockBackwards { .. })));
+    // Past the reservations of the processes before (1 s each): issued above them all.
+    clock.set(wall_ms()? + 10_000);
+    let first = Wide::try_generate()?;
+    assert!(first > last);
+    Ok(())
+}
