@@ -51,11 +51,11 @@ macro_rules! __impl_schemars {
     ($ty:ident) => {
         #[automatically_derived]
         impl $crate::__private::schemars::JsonSchema for $ty {
-            fn schema_name() -> $crate::__private::Cow<'static, str> {
+            fn schema_name() -> $crate::__private::Cow<'static, ::core::primitive::str> {
                 $crate::__private::Cow::Borrowed(::core::stringify!($ty))
             }
 
-            fn schema_id() -> $crate::__private::Cow<'static, str> {
+            fn schema_id() -> $crate::__private::Cow<'static, ::core::primitive::str> {
                 $crate::__private::Cow::Borrowed(::core::concat!(::core::module_path!(), "::", ::core::stringify!($ty)))
             }
 
