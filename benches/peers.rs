@@ -20,6 +20,9 @@
 //!    them alone; a control pair of CAS floors whose states share one cache line shows
 //!    what false sharing costs on this machine.
 //!
+//! uuid is built with its `fast-rng` feature (a thread-local generator); with default
+//! features every `Uuid::now_v7()` asks the OS for random bytes (about 600 ns here).
+//!
 //! The floors: (a) a CAS on a packed `(tick, seq)` `u64` with the tick from a relaxed load
 //! of an atomic that a ticker thread updates each millisecond (the least a lock-free
 //! Snowflake can do); (b) an uncontended `AtomicU64::fetch_add`. And the clock reads alone.
@@ -379,12 +382,12 @@ impl Settings {
                 full,
                 filter,
                 s1_sample_size: 20,
-                s2_sample_size: 10,
+                s2_sample_size: 20,
                 sustained: Duration::from_millis(200),
                 sustained_runs: 3,
                 per_thread: 200_000,
-                cache_line: Duration::from_millis(200),
-                cache_line_runs: 3,
+                cache_line: Duration::from_millis(300),
+                cache_line_runs: 5,
             }
         } else {
             Settings {
@@ -449,7 +452,7 @@ fn scenario_burst(c: &mut Criterion, s: &Settings) {
     let mut g = c.benchmark_group(S1);
     g.sample_size(s.s1_sample_size)
         .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_millis(1200))
+        .measurement_time(Duration::from_millis(2000))
         .nresamples(10_000)
         .throughput(Throughput::Elements(1));
 
@@ -467,7 +470,7 @@ fn scenario_burst(c: &mut Criterion, s: &Settings) {
     burst(&mut g, "snowdon lock-free (41/10/12)", 1000, 1, || snowdon_next(&snowdon));
     LazyLock::force(&IDGEN12);
     burst(&mut g, "idgenerator IdInstance (10/12)", 1000, 1, idgen12);
-    burst(&mut g, "ulid Ulid::generate (random)", 1000, 1, || ulid::Ulid::generate().0);
+    burst(&mut g, "ulid Ulid::generate (random, unordered)", 1000, 1, || ulid::Ulid::generate().0);
     let ulid_gen = Mutex::new(ulid::Generator::new());
     burst(&mut g, "ulid Generator in Mutex (monotonic)", 1000, 1, || ulid_generator_next(&ulid_gen));
     burst(&mut g, "uuid Uuid::now_v7", 1000, 1, || uuid::Uuid::now_v7().as_u128());
@@ -560,8 +563,8 @@ fn shared_group<'a>(c: &'a mut Criterion, name: &str, s: &Settings) -> Benchmark
     let mut g = c.benchmark_group(name);
     g.sample_size(s.s2_sample_size)
         .sampling_mode(SamplingMode::Flat)
-        .warm_up_time(Duration::from_millis(200))
-        .measurement_time(Duration::from_millis(1000))
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_millis(2000))
         .nresamples(10_000);
     g
 }
@@ -583,7 +586,7 @@ fn scenario_shared(c: &mut Criterion, s: &Settings) {
     shared(&mut g, S2_12, "snowdon lock-free", n, || snowdon_next(&snowdon));
     LazyLock::force(&IDGEN12);
     shared(&mut g, S2_12, "idgenerator IdInstance", n, idgen12);
-    shared(&mut g, S2_12, "ulid Ulid::generate (random)", n, || ulid::Ulid::generate().0);
+    shared(&mut g, S2_12, "ulid Ulid::generate (random, unordered)", n, || ulid::Ulid::generate().0);
     let ulid_gen = Mutex::new(ulid::Generator::new());
     shared(&mut g, S2_12, "ulid Generator in Mutex", n, || ulid_generator_next(&ulid_gen));
     shared(&mut g, S2_12, "uuid Uuid::now_v7", n, || uuid::Uuid::now_v7().as_u128());
@@ -617,6 +620,8 @@ struct Sustained {
     dups: usize,
     unordered: usize,
     lead_ms: i64,
+    /// Ticks spanned, ticks without an ID, inner ticks partly used (summed over runs).
+    ticks: (u64, u64, u64),
 }
 
 static SUSTAINED: Mutex<Vec<Sustained>> = Mutex::new(Vec::new());
@@ -635,6 +640,7 @@ fn sustained(
 ) {
     let mut rates = Vec::new();
     let (mut dups, mut unordered, mut lead_ms) = (0, 0, i64::MIN);
+    let mut ticks = (0, 0, 0);
     for _ in 0..s.sustained_runs {
         let mut i = 0;
         let start = Instant::now();
@@ -667,13 +673,21 @@ fn sustained(
             }
         }
         dups += i - distinct;
+        let (spanned, empty, partial) = tick_use(ids, cap_per_tick, |id| timestamp_ms(id) / tick_ms);
+        ticks.0 += spanned;
+        ticks.1 += empty;
+        ticks.2 += partial;
     }
     let rate = median(&rates).unwrap_or(0.0);
     let cap_per_s = cap_per_tick as f64 * 1000.0 / tick_ms as f64;
     println!(
-        "sustained  {name:<34} {:>8.3} M IDs/s  {:>6.1}% of cap  dups {dups}  out of order {unordered}  lead {lead_ms} ms",
+        "sustained  {name:<34} {:>8.3} M IDs/s  {:>6.1}% of cap  dups {dups}  out of order {unordered}  lead {lead_ms} ms  \
+         ticks spanned {}, without IDs {}, partly used {}",
         rate / 1e6,
         100.0 * rate / cap_per_s,
+        ticks.0,
+        ticks.1,
+        ticks.2,
     );
     SUSTAINED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(Sustained {
         name: name.to_owned(),
@@ -682,7 +696,33 @@ fn sustained(
         dups,
         unordered,
         lead_ms,
+        ticks,
     });
+}
+
+/// Over sorted IDs: the ticks from the first ID's to the last's, how many of them hold no
+/// ID, and how many inner ticks (not the first or last) hold fewer than `cap` IDs.
+fn tick_use(sorted: &[u64], cap: u64, tick_of: impl Fn(u64) -> u64) -> (u64, u64, u64) {
+    let (Some(&first), Some(&last)) = (sorted.first(), sorted.last()) else {
+        return (0, 0, 0);
+    };
+    let (first, last) = (tick_of(first), tick_of(last));
+    let (mut used, mut partial) = (0, 0);
+    let mut i = 0;
+    while i < sorted.len() {
+        let tick = tick_of(sorted[i]);
+        let mut n = 0;
+        while i < sorted.len() && tick_of(sorted[i]) == tick {
+            n += 1;
+            i += 1;
+        }
+        used += 1;
+        if n < cap && tick != first && tick != last {
+            partial += 1;
+        }
+    }
+    let spanned = last - first + 1;
+    (spanned, spanned.saturating_sub(used), partial)
 }
 
 /// The Unix milliseconds of a Snowflake with `shift` bits below the time field.
@@ -740,8 +780,16 @@ fn scenario_sustained(s: &Settings) {
 // ---------------------------------------------------------------------------------------
 // Scenario 4: two types on two threads, against each alone.
 
-/// IDs per second from `f` over `d`.
-fn rate_for(d: Duration, f: &impl Fn() -> u64) -> f64 {
+/// This thread's time on a CPU, in nanoseconds (Linux `schedstat`), so that time spent
+/// waiting for a core on a shared machine is not counted against a generator.
+fn thread_cpu_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// IDs per wall-clock second and per second on a CPU, from `f` over `d`.
+fn rate_for(d: Duration, f: &impl Fn() -> u64) -> (f64, f64) {
+    let cpu_start = thread_cpu_ns();
     let start = Instant::now();
     let mut n = 0u64;
     loop {
@@ -751,26 +799,32 @@ fn rate_for(d: Duration, f: &impl Fn() -> u64) -> f64 {
         n += 1024;
         let elapsed = start.elapsed();
         if elapsed >= d {
-            return n as f64 / elapsed.as_secs_f64();
+            let wall = n as f64 / elapsed.as_secs_f64();
+            let cpu = match (cpu_start, thread_cpu_ns()) {
+                (Some(a), Some(b)) if b > a => n as f64 / ((b - a) as f64 / 1e9),
+                _ => wall,
+            };
+            return (wall, cpu);
         }
     }
 }
 
 struct Pair {
     name: &'static str,
-    alone: [f64; 2],
-    together: [f64; 2],
+    /// Medians per second on a CPU: A alone, B alone, A together, B together.
+    cpu: [f64; 4],
+    /// The same per wall-clock second.
+    wall: [f64; 4],
 }
 
 static PAIRS: Mutex<Vec<Pair>> = Mutex::new(Vec::new());
 
 /// Median rates of `a` alone, `b` alone, and both at once on two threads.
 fn pair(s: &Settings, name: &'static str, a: impl Fn() -> u64 + Sync, b: impl Fn() -> u64 + Sync) {
-    let mut alone = [Vec::new(), Vec::new()];
-    let mut together = [Vec::new(), Vec::new()];
+    let mut runs: [Vec<(f64, f64)>; 4] = Default::default();
     for _ in 0..s.cache_line_runs {
-        alone[0].push(thread::scope(|scope| scope.spawn(|| rate_for(s.cache_line, &a)).join().expect("a")));
-        alone[1].push(thread::scope(|scope| scope.spawn(|| rate_for(s.cache_line, &b)).join().expect("b")));
+        runs[0].push(thread::scope(|scope| scope.spawn(|| rate_for(s.cache_line, &a)).join().expect("a")));
+        runs[1].push(thread::scope(|scope| scope.spawn(|| rate_for(s.cache_line, &b)).join().expect("b")));
         let barrier = Barrier::new(2);
         let (ra, rb) = thread::scope(|scope| {
             let ha = scope.spawn(|| {
@@ -783,20 +837,34 @@ fn pair(s: &Settings, name: &'static str, a: impl Fn() -> u64 + Sync, b: impl Fn
             });
             (ha.join().expect("a"), hb.join().expect("b"))
         });
-        together[0].push(ra);
-        together[1].push(rb);
+        runs[2].push(ra);
+        runs[3].push(rb);
     }
-    let m = |v: &Vec<f64>| median(v).unwrap_or(0.0);
-    let p = Pair { name, alone: [m(&alone[0]), m(&alone[1])], together: [m(&together[0]), m(&together[1])] };
+    let m = |i: usize, cpu: bool| {
+        let values: Vec<f64> = runs[i].iter().map(|r| if cpu { r.1 } else { r.0 }).collect();
+        median(&values).unwrap_or(0.0)
+    };
+    let p = Pair {
+        name,
+        cpu: [m(0, true), m(1, true), m(2, true), m(3, true)],
+        wall: [m(0, false), m(1, false), m(2, false), m(3, false)],
+    };
     println!(
-        "cache_line {name:<44} alone {:.1} + {:.1} M/s, together {:.1} + {:.1} M/s, ratio {:.2}",
-        p.alone[0] / 1e6,
-        p.alone[1] / 1e6,
-        p.together[0] / 1e6,
-        p.together[1] / 1e6,
-        (p.together[0] + p.together[1]) / (p.alone[0] + p.alone[1]),
+        "cache_line {name:<44} per CPU-second: alone {:.1} + {:.1} M/s, together {:.1} + {:.1} M/s, ratio {:.2} \
+         (wall-clock ratio {:.2})",
+        p.cpu[0] / 1e6,
+        p.cpu[1] / 1e6,
+        p.cpu[2] / 1e6,
+        p.cpu[3] / 1e6,
+        pair_ratio(&p.cpu),
+        pair_ratio(&p.wall),
     );
     PAIRS.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(p);
+}
+
+/// Together against alone, per thread: the mean of `A together / A alone` and `B together / B alone`.
+fn pair_ratio(r: &[f64; 4]) -> f64 {
+    f64::midpoint(r[2] / r[0], r[3] / r[1])
 }
 
 /// Two floor states in one cache line, as the control.
@@ -872,7 +940,7 @@ fn summary(s: &Settings) {
         let ferroid = measured_median(group, "ferroid Atomic", s.s2_sample_size);
         println!();
         println!("{title}");
-        println!("| generator | M IDs/s | vs CAS floor | vs ferroid | check (2 x 100k IDs) |");
+        println!("| generator | M IDs/s | vs CAS floor | vs ferroid | check (2 threads, up to 100k IDs each) |");
         println!("|---|---:|---:|---:|---|");
         for (name, note) in &names {
             let v = measured_median(group, name, s.s2_sample_size);
@@ -889,19 +957,23 @@ fn summary(s: &Settings) {
             s.sustained_runs
         );
         println!(
-            "| generator | M IDs/s | cap M/s | % of cap | duplicates | out of order | last ID ahead of wall clock |"
+            "| generator | M IDs/s | cap M/s | % of cap | duplicates | out of order | last ID ahead of wall clock \
+             | ticks spanned / without IDs / partly used |"
         );
-        println!("|---|---:|---:|---:|---:|---:|---:|");
+        println!("|---|---:|---:|---:|---:|---:|---:|---:|");
         for r in sustained.iter() {
             println!(
-                "| {} | {:.3} | {:.3} | {:.1}% | {} | {} | {} ms |",
+                "| {} | {:.3} | {:.3} | {:.1}% | {} | {} | {} ms | {} / {} / {} |",
                 r.name,
                 r.rate / 1e6,
                 r.cap_per_s / 1e6,
                 100.0 * r.rate / r.cap_per_s,
                 r.dups,
                 r.unordered,
-                r.lead_ms
+                r.lead_ms,
+                r.ticks.0,
+                r.ticks.1,
+                r.ticks.2
             );
         }
     }
@@ -911,21 +983,22 @@ fn summary(s: &Settings) {
     if !pairs.is_empty() {
         println!();
         println!(
-            "4. Two types, one thread each, against each alone ({} ms x {}, medians, M IDs/s)",
+            "4. Two types, one thread each, against each alone ({} ms x {}, medians, M IDs per second on a CPU)",
             s.cache_line.as_millis(),
             s.cache_line_runs
         );
-        println!("| pair | A alone | B alone | A together | B together | together / alone |");
-        println!("|---|---:|---:|---:|---:|---:|");
+        println!("| pair | A alone | B alone | A together | B together | together / alone | same, wall clock |");
+        println!("|---|---:|---:|---:|---:|---:|---:|");
         for p in pairs.iter() {
             println!(
-                "| {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} |",
+                "| {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} | {:.2} |",
                 p.name,
-                p.alone[0] / 1e6,
-                p.alone[1] / 1e6,
-                p.together[0] / 1e6,
-                p.together[1] / 1e6,
-                (p.together[0] + p.together[1]) / (p.alone[0] + p.alone[1])
+                p.cpu[0] / 1e6,
+                p.cpu[1] / 1e6,
+                p.cpu[2] / 1e6,
+                p.cpu[3] / 1e6,
+                pair_ratio(&p.cpu),
+                pair_ratio(&p.wall)
             );
         }
     }
