@@ -64,6 +64,7 @@ struct ShardB(i64);
 
 const EPOCH_2020: u64 = 1_577_836_800_000;
 const EPOCH_2021: u64 = 1_620_172_800_000;
+const EPOCH_2025: u64 = 1_735_689_600_000;
 const TWITTER_EPOCH_MS: u64 = 1_288_834_974_657;
 const SONYFLAKE_EPOCH_MS: u64 = 1_409_529_600_000;
 
@@ -88,15 +89,24 @@ mod ferroid_ids {
         machine_id: 5,
         sequence: 16
     );
+    ferroid::define_snowflake_id!(
+        /// 1 reserved bit, 40 time, 3 machine, 20 sequence (like `ShardA`).
+        Ferroid20, u64,
+        reserved: 1,
+        timestamp: 40,
+        machine_id: 3,
+        sequence: 20
+    );
 }
 
 use ferroid::generator::AtomicSnowflakeGenerator;
 use ferroid::id::SnowflakeTwitterId;
 use ferroid::time::{MonotonicClock, TWITTER_EPOCH};
-use ferroid_ids::Ferroid16;
+use ferroid_ids::{Ferroid16, Ferroid20};
 
 type Ferroid12Gen = AtomicSnowflakeGenerator<SnowflakeTwitterId, MonotonicClock>;
 type Ferroid16Gen = AtomicSnowflakeGenerator<Ferroid16, MonotonicClock>;
+type Ferroid20Gen = AtomicSnowflakeGenerator<Ferroid20, MonotonicClock>;
 
 fn ferroid12_new() -> Ferroid12Gen {
     AtomicSnowflakeGenerator::new(1, MonotonicClock::with_epoch(TWITTER_EPOCH))
@@ -104,6 +114,10 @@ fn ferroid12_new() -> Ferroid12Gen {
 
 fn ferroid16_new() -> Ferroid16Gen {
     AtomicSnowflakeGenerator::new(1, MonotonicClock::with_epoch(Duration::from_millis(EPOCH_2021)))
+}
+
+fn ferroid20_new() -> Ferroid20Gen {
+    AtomicSnowflakeGenerator::new(1, MonotonicClock::with_epoch(Duration::from_millis(EPOCH_2025)))
 }
 
 /// snowdon's parameters: epoch 2020, machine 1 (classic layout 41/10/12).
@@ -284,6 +298,43 @@ fn next_packed<const W: u32, const S: u32>(state: &AtomicU64) -> u64 {
     }
 }
 
+/// Floor (a) with a pause after a failed CAS before re-reading the tick and the state (what
+/// ferroid's `next_id(|_| spin_loop())` does), to see what backing off is worth under contention.
+#[inline]
+fn next_packed_pause<const W: u32, const S: u32>(state: &AtomicU64) -> u64 {
+    let max_seq: u64 = (1 << S) - 1;
+    loop {
+        let now = FLOOR_NOW.load(Ordering::Relaxed);
+        let cur = state.load(Ordering::Relaxed);
+        let last = cur >> S;
+        let next = if now > last {
+            now << S
+        } else if cur & max_seq != max_seq {
+            cur + 1
+        } else {
+            spin_loop();
+            continue;
+        };
+        if state.compare_exchange(cur, next, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
+            return ((next & !max_seq) << W) | (1 << S) | (next & max_seq);
+        }
+        spin_loop();
+    }
+}
+
+/// An error as large as ours, so that a `Result` of it is returned through memory.
+#[derive(Debug)]
+#[allow(dead_code, reason = "only its size matters")]
+struct WideError([u64; 8]);
+
+/// Floor (a) shaped like our hot path's calling convention: not inlined, returning a
+/// `Result` with a wide error. Shows what the call and the return through memory cost,
+/// alone and under contention.
+#[inline(never)]
+fn next_packed_outlined<const W: u32, const S: u32>(state: &AtomicU64) -> Result<u64, WideError> {
+    Ok(next_packed::<W, S>(state))
+}
+
 /// Floor (b): `fetch_add` on one atomic.
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -302,6 +353,7 @@ fn unix_ms() -> u64 {
 const S1: &str = "single_thread_burst";
 const S2_12: &str = "two_threads_shared_12bit";
 const S2_16: &str = "two_threads_shared_16bit";
+const S2_20: &str = "two_threads_shared_20bit";
 
 struct Record {
     group: &'static str,
@@ -607,6 +659,26 @@ fn scenario_shared(c: &mut Criterion, s: &Settings) {
     shared(&mut g, S2_16, "idgenerator IdVecInstance", n, idgen16);
     let floor = CasFloor::<5, 16>::new();
     shared(&mut g, S2_16, "floor: CAS (tick,seq)", n, || floor.next());
+    let paused = CasFloor::<5, 16>::new();
+    shared(&mut g, S2_16, "floor: CAS, pause after a failed CAS", n, || next_packed_pause::<5, 16>(&paused.state));
+    g.finish();
+
+    // 20 sequence bits: the cap (1 048 576 IDs per ms) never binds, so no generator ever
+    // waits for the next tick and only the contended hot paths are compared.
+    let mut g = shared_group(c, S2_20, s);
+    shared(&mut g, S2_20, "ours ShardA::generate", n, || ShardA::generate().get().cast_unsigned());
+    let ferroid = ferroid20_new();
+    shared(&mut g, S2_20, "ferroid Atomic", n, || ferroid.next_id(|_| spin_loop()).to_raw());
+    let floor = CasFloor::<3, 20>::new();
+    shared(&mut g, S2_20, "floor: CAS (tick,seq)", n, || floor.next());
+    let standalone = typed_snowflake::Generator::builder(ShardA::LAYOUT).worker(1).build().expect("generator");
+    shared(&mut g, S2_20, "ours Generator::next_raw, standalone", n, || {
+        standalone.next_raw().expect("next_raw").cast_unsigned()
+    });
+    let outlined = CasFloor::<3, 20>::new();
+    shared(&mut g, S2_20, "floor: CAS, called out of line, Result", n, || {
+        next_packed_outlined::<3, 20>(&outlined.state).expect("infallible")
+    });
     g.finish();
 }
 
@@ -931,6 +1003,7 @@ fn summary(s: &Settings) {
     for (group, title) in [
         (S2_12, "2a. Two threads sharing one generator, 12-bit sequence (cap 4.096 M/s) (M IDs/s; higher is better)"),
         (S2_16, "2b. Two threads sharing one generator, 16-bit sequence (cap 65.5 M/s) (M IDs/s; higher is better)"),
+        (S2_20, "2c. Two threads sharing one generator, 20-bit sequence (cap never binds) (M IDs/s; higher is better)"),
     ] {
         let names = rows(group);
         if names.is_empty() {
