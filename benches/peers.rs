@@ -589,6 +589,15 @@ fn two_thread_check<T: Ord + Copy + Send>(n: u64, f: &(impl Fn() -> T + Sync)) -
     (total - all.len(), unordered)
 }
 
+/// A duplicate or an ID out of order from one of our generators fails the run (in the
+/// smoke run under `cargo test --benches` too); from a peer it is reported.
+fn assert_ours_sound(name: &str, dups: usize, unordered: usize) {
+    assert!(
+        !name.starts_with("ours") || (dups == 0 && unordered == 0),
+        "{name}: {dups} duplicate IDs, {unordered} IDs out of order"
+    );
+}
+
 fn shared<T: Ord + Copy + Send>(
     g: &mut BenchmarkGroup<'_, WallTime>,
     group: &'static str,
@@ -597,6 +606,7 @@ fn shared<T: Ord + Copy + Send>(
     f: impl Fn() -> T + Sync,
 ) {
     let (dups, unordered) = two_thread_check(per_thread.min(100_000), &f);
+    assert_ours_sound(name, dups, unordered);
     record_note(group, name, &format!("dups {dups}, out of order {unordered}"));
     g.throughput(Throughput::Elements(2 * per_thread));
     g.bench_function(name, |b| {
@@ -750,6 +760,7 @@ fn sustained(
         ticks.1 += empty;
         ticks.2 += partial;
     }
+    assert_ours_sound(name, dups, unordered);
     let rate = median(&rates).unwrap_or(0.0);
     let cap_per_s = cap_per_tick as f64 * 1000.0 / tick_ms as f64;
     println!(
