@@ -163,6 +163,7 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
 
             /// The next ID from this type's generator. Panics only where
             /// [`Self::try_generate`] returns an error, with that error's message.
+            #[inline]
             #[track_caller]
             pub fn generate() -> Self {
                 #p::generate::<Self>()
@@ -170,6 +171,7 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
 
             /// The next ID from this type's generator, or why there is none (clock,
             /// worker ID, exhausted time field, fenced lease).
+            #[inline]
             pub fn try_generate() -> #p::Result<Self, #p::GenerateError> {
                 #p::try_generate::<Self>()
             }

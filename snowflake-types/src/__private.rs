@@ -88,19 +88,27 @@ pub fn fmt<T: SnowflakeId>(id: &T, f: &mut Formatter<'_>) -> FmtResult {
 }
 
 /// `T::generate()`: panics where `try_generate` errs, with that error.
-#[inline]
+#[inline(always)]
 #[track_caller]
 pub fn generate<T: SnowflakeId>() -> T {
     match try_generate::<T>() {
         Ok(id) => id,
-        Err(e) => panic!("{}::generate() failed: {e}", T::NAME),
+        Err(e) => generate_failed(T::NAME, &e),
     }
 }
 
-/// `T::try_generate()`.
-#[inline]
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn generate_failed(name: &str, error: &GenerateError) -> ! {
+    panic!("{name}::generate() failed: {error}")
+}
+
+/// `T::try_generate()`: the generator's hot path, inlined here with `T::LAYOUT` as a
+/// constant.
+#[inline(always)]
 pub fn try_generate<T: SnowflakeId>() -> Result<T, GenerateError> {
-    T::generator_slot().get_or_init::<T>()?.next_raw().map(T::from_raw_unchecked)
+    T::generator_slot().get_or_init::<T>()?.next_with(&T::LAYOUT).map(T::from_raw_unchecked)
 }
 
 /// `T::generate_batch(n)`.

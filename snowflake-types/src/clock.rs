@@ -126,9 +126,9 @@ impl Ticker {
     fn precise_ns(&self) -> i64 {
         let elapsed = i64::try_from(self.base.elapsed().as_nanos()).unwrap_or(i64::MAX);
         let candidate = wall_ns().saturating_sub(elapsed);
-        let offset = self.offset_ns.fetch_max(candidate, Ordering::Relaxed).max(candidate);
+        let offset = raise(&self.offset_ns, candidate);
         let ns = offset.saturating_add(elapsed);
-        self.now_ms.0.fetch_max(ns.div_euclid(1_000_000), Ordering::Relaxed);
+        raise(&self.now_ms.0, ns.div_euclid(1_000_000));
         ns
     }
 
@@ -155,6 +155,13 @@ impl Ticker {
             }
         });
     }
+}
+
+/// `fetch_max`, but without a write (and the cache-line transfer it costs) when the value
+/// is not larger: most readers find the published value current. Returns the new maximum.
+fn raise(atomic: &AtomicI64, value: i64) -> i64 {
+    let current = atomic.load(Ordering::Relaxed);
+    if value <= current { current } else { atomic.fetch_max(value, Ordering::Relaxed).max(value) }
 }
 
 static TICKER_FAILED: AtomicI64 = AtomicI64::new(0);

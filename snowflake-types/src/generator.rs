@@ -303,30 +303,57 @@ impl Generator {
     /// The next ID as a raw `i64`.
     #[inline]
     pub fn next_raw(&self) -> Result<i64, GenerateError> {
-        let now_ms = match self.cached {
-            Some(cached) => cached.load(Ordering::Relaxed),
-            None => return self.next_slow(),
-        };
-        let since = now_ms - self.epoch_ms;
-        if since < 0 {
-            return self.next_slow();
+        match self.fast(&self.layout) {
+            Some(raw) => Ok(raw),
+            None => self.next_slow(),
         }
-        #[allow(clippy::cast_sign_loss)]
-        let now = if self.unit_ms == 1 { since as u64 } else { (since / self.unit_ms) as u64 };
+    }
+
+    /// [`Generator::next_raw`] for a generator built with `layout`, passed as a constant
+    /// (a derived type's `LAYOUT`) so that every shift, mask and the epoch fold into the
+    /// caller's code.
+    #[inline(always)]
+    pub(crate) fn next_with(&self, layout: &Layout) -> Result<i64, GenerateError> {
+        debug_assert_eq!(*layout, self.layout, "a generator serves only the layout it was built with");
+        match self.fast(layout) {
+            Some(raw) => Ok(raw),
+            None => self.next_slow(),
+        }
+    }
+
+    /// The hot path: one relaxed load of the published millisecond and one CAS. `None`
+    /// sends every unusual case (no cached clock, a clock before the epoch or behind the
+    /// last ID, a full sequence, a tick past the reservation, a random sequence start) to
+    /// the slow path, which reads the clock precisely.
+    #[inline(always)]
+    fn fast(&self, layout: &Layout) -> Option<i64> {
+        let cached = self.cached?;
+        let since = cached.load(Ordering::Relaxed) - layout.epoch_ms();
+        if since < 0 {
+            return None;
+        }
+        let unit = layout.unit().as_millis();
+        let now = if unit == 1 { since } else { since / unit }.cast_unsigned();
+        let seq_bits = layout.seq_bits();
+        let max_seq = layout.max_seq();
         let mut cur = self.hot.state.load(Ordering::Relaxed);
         loop {
-            let last = cur >> self.seq_bits;
-            let next = if now > last && now <= self.limit.0.load(Ordering::Acquire) {
-                (now << self.seq_bits) | self.start_seq()
-            } else if now == last && cur & self.max_seq != self.max_seq {
+            let last = cur >> seq_bits;
+            let next = if now == last && cur & max_seq != max_seq {
                 cur + 1
+            } else if now > last && self.random_start == 0 && now <= self.limit.0.load(Ordering::Acquire) {
+                now << seq_bits
             } else {
-                return self.next_slow();
+                return None;
             };
             // Relaxed suffices: uniqueness and per-thread order come from the single
             // read-modify-write order of this one atomic.
             match self.hot.state.compare_exchange_weak(cur, next, Ordering::Relaxed, Ordering::Relaxed) {
-                Ok(_) => return Ok(self.raw_of(next)),
+                Ok(_) => {
+                    let id = ((next & !max_seq) << layout.worker_bits()) | self.worker_in_place | (next & max_seq);
+                    // Below 2^63: the layout's widths sum to at most 63.
+                    return Some(id.cast_signed());
+                }
                 Err(actual) => cur = actual,
             }
         }
@@ -515,12 +542,14 @@ impl Generator {
     }
 }
 
-/// Spin briefly, then yield, then sleep: the wait for the next tick.
+/// The wait for the next tick: spin (re-reading the clock each time) through about one
+/// millisecond, so a full tick hands over to the next one without losing it, then yield,
+/// then sleep in 50 µs steps (coarse units, or a clock that does not move).
 fn backoff(spins: &mut u32) {
     *spins += 1;
-    if *spins < 64 {
+    if *spins < 4096 {
         std::hint::spin_loop();
-    } else if *spins < 128 {
+    } else if *spins < 4096 + 64 {
         std::thread::yield_now();
     } else {
         std::thread::sleep(Duration::from_micros(50));
