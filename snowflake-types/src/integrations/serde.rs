@@ -5,10 +5,11 @@
 //!
 //! JavaScript reads every JSON number as an IEEE-754 double, which holds integers exactly
 //! only up to 2^53 (9007199254740992). A Snowflake ID uses up to 63 bits, so a browser that
-//! receives `1724551110457221119` as a number silently turns it into `1724551110457221000`:
-//! another ID, or none. Written as a string, `"1724551110457221119"`, it survives any JSON
-//! parser. So every derived type serializes as a string of decimal digits wherever the
-//! format is human-readable ([`Serializer::is_human_readable`]: JSON, YAML, TOML...), and
+//! receives `1724551110457221119` as a number silently holds `1724551110457221120` instead
+//! (and prints it as `1724551110457221000`): another ID, or none. Written as a string,
+//! `"1724551110457221119"`, it survives any JSON parser. So every derived type serializes
+//! as a string of decimal digits wherever the format is human-readable
+//! ([`is_human_readable`](::serde::Serializer::is_human_readable): JSON, YAML, TOML...), and
 //! as a plain `i64` in binary formats (postcard, bincode, MessagePack...), where nothing is
 //! lost and the integer is smaller.
 //!
@@ -26,7 +27,7 @@
 //!     reply_to: Option<TweetId>,
 //! }
 //!
-//! let tweet = Tweet { id: TweetId::try_from(1_724_551_110_457_221_119)?, reply_to: None };
+//! let tweet = Tweet { id: TweetId::try_from(1_724_551_110_457_221_119i64)?, reply_to: None };
 //! let json = serde_json::to_string(&tweet)?;
 //! assert_eq!(json, r#"{"id":"1724551110457221119","reply_to":null}"#);
 //! // On input, a string or an integer is accepted.
@@ -37,22 +38,26 @@
 //!
 //! # Checked on the way in
 //!
-//! Deserializing goes through the same checks as [`SnowflakeId::from_raw`] and
-//! [`SnowflakeId::parse_str`]: a negative number, a sign, a space, a non-digit, an empty
-//! string, a number above `i64::MAX`, a bit set above the layout's widths, a float, a
-//! boolean, `null`, a list or a map is an error that says which, never a panic and never a
-//! wrong ID.
+//! Deserializing goes through the same checks as
+//! [`SnowflakeId::from_raw`](crate::SnowflakeId::from_raw) and
+//! [`SnowflakeId::parse_str`](crate::SnowflakeId::parse_str): a negative number, a sign, a
+//! space, a non-digit, an empty string, a number above `i64::MAX`, a bit set above the
+//! layout's widths, a float, a boolean, `null`, a list or a map is an error that says which,
+//! never a panic and never a wrong ID.
 //!
 //! ```
 //! # use typed_snowflake::SnowflakeId;
 //! # #[derive(SnowflakeId, Clone, Copy, Debug, PartialEq)]
 //! # #[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657)]
 //! # struct TweetId(i64);
-//! let err = serde_json::from_str::<TweetId>(r#""-5""#).unwrap_err();
-//! assert!(err.to_string().contains("an ID is written without a sign"));
-//! let err = serde_json::from_str::<TweetId>("-5").unwrap_err();
-//! assert!(err.to_string().contains("-5 is negative"));
-//! Ok::<(), Box<dyn std::error::Error>>(())
+//! let says = |json: &str, why: &str| {
+//!     serde_json::from_str::<TweetId>(json).is_err_and(|e| e.to_string().contains(why))
+//! };
+//! assert!(says(r#""-5""#, "an ID is written without a sign"));
+//! assert!(says("-5", "-5 is negative"));
+//! assert!(says(r#""12a""#, "found 'a' at byte 2"));
+//! assert!(says("1.5", "invalid type: floating point"));
+//! assert!(says("null", "invalid type: null"));
 //! ```
 //!
 //! # Adapters
