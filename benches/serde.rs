@@ -39,6 +39,15 @@ fn json(c: &mut Criterion) {
             black_box(out.len())
         });
     });
+    // The floor for any string: serde_json writing the same 19 digits from a ready `&str`.
+    let digits = REFERENCE.to_string();
+    group.bench_function("str_floor", |b| {
+        b.iter(|| {
+            out.clear();
+            serde_json::to_writer(&mut out, black_box(digits.as_str())).expect("serializes");
+            black_box(out.len())
+        });
+    });
     group.finish();
 
     let id_text = serde_json::to_string(&id).expect("serializes");
@@ -102,6 +111,7 @@ fn median_ns(dir: &std::path::Path, id: &str, since: SystemTime) -> Option<f64> 
 fn print_ratios(dir: &std::path::Path, since: SystemTime) {
     let rows = [
         ("JSON serialize", "json_serialize/id_string", "json_serialize/i64_number"),
+        ("JSON serialize, a ready &str (floor)", "json_serialize/str_floor", "json_serialize/i64_number"),
         ("JSON deserialize", "json_deserialize/id_string", "json_deserialize/i64_number"),
         ("JSON deserialize, ID from a number", "json_deserialize/id_from_number", "json_deserialize/i64_number"),
         ("postcard serialize", "postcard/serialize_id", "postcard/serialize_i64"),

@@ -131,6 +131,55 @@ fn json_struct_option_vec_and_map_keys() -> Res {
     Ok(())
 }
 
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
+struct Envelope {
+    kind: String,
+    #[serde(flatten)]
+    body: Body,
+}
+
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
+struct Body {
+    order: OrderId,
+}
+
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
+#[serde(tag = "type")]
+enum Event {
+    Created { id: OrderId },
+}
+
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
+#[serde(untagged)]
+enum Either {
+    Id(OrderId),
+    Word(String),
+}
+
+/// Flattened fields and tagged enums are buffered by serde before they reach the ID: the
+/// same string-or-number input and the same checks apply.
+#[test]
+fn json_through_serde_buffering() -> Res {
+    let id = OrderId::try_from(REFERENCE)?;
+    let env = Envelope { kind: "order".into(), body: Body { order: id } };
+    let json = serde_json::to_string(&env)?;
+    assert_eq!(json, r#"{"kind":"order","order":"1724551110457221119"}"#);
+    assert_eq!(serde_json::from_str::<Envelope>(&json)?, env);
+    assert_eq!(serde_json::from_str::<Envelope>(r#"{"kind":"order","order":1724551110457221119}"#)?, env);
+    assert_contains(&json_err::<Envelope>(r#"{"kind":"order","order":"-1"}"#), &["without a sign"]);
+
+    let event = Event::Created { id };
+    let json = serde_json::to_string(&event)?;
+    assert_eq!(json, r#"{"type":"Created","id":"1724551110457221119"}"#);
+    assert_eq!(serde_json::from_str::<Event>(&json)?, event);
+    assert_contains(&json_err::<Event>(r#"{"type":"Created","id":-1}"#), &["-1 is negative"]);
+
+    // Untagged: an ID where it is one, the next variant where it is not.
+    assert_eq!(serde_json::from_str::<Either>(r#""42""#)?, Either::Id(OrderId::try_from(42i64)?));
+    assert_eq!(serde_json::from_str::<Either>(r#""-42""#)?, Either::Word("-42".into()));
+    Ok(())
+}
+
 // ---------------------------------------------------------------- hostile JSON
 
 #[test]

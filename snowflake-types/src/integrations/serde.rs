@@ -5,10 +5,11 @@
 //!
 //! JavaScript reads every JSON number as an IEEE-754 double, which holds integers exactly
 //! only up to 2^53 (9007199254740992). A Snowflake ID uses up to 63 bits, so a browser that
-//! receives `1724551110457221119` as a number silently turns it into `1724551110457221000`:
-//! another ID, or none. Written as a string, `"1724551110457221119"`, it survives any JSON
-//! parser. So every derived type serializes as a string of decimal digits wherever the
-//! format is human-readable ([`Serializer::is_human_readable`]: JSON, YAML, TOML...), and
+//! receives `1724551110457221119` as a number silently holds `1724551110457221120` instead
+//! (and prints it as `1724551110457221000`): another ID, or none. Written as a string,
+//! `"1724551110457221119"`, it survives any JSON parser. So every derived type serializes
+//! as a string of decimal digits wherever the format is human-readable
+//! ([`is_human_readable`](::serde::Serializer::is_human_readable): JSON, YAML, TOML...), and
 //! as a plain `i64` in binary formats (postcard, bincode, MessagePack...), where nothing is
 //! lost and the integer is smaller.
 //!
@@ -26,7 +27,7 @@
 //!     reply_to: Option<TweetId>,
 //! }
 //!
-//! let tweet = Tweet { id: TweetId::try_from(1_724_551_110_457_221_119)?, reply_to: None };
+//! let tweet = Tweet { id: TweetId::try_from(1_724_551_110_457_221_119i64)?, reply_to: None };
 //! let json = serde_json::to_string(&tweet)?;
 //! assert_eq!(json, r#"{"id":"1724551110457221119","reply_to":null}"#);
 //! // On input, a string or an integer is accepted.
@@ -37,22 +38,26 @@
 //!
 //! # Checked on the way in
 //!
-//! Deserializing goes through the same checks as [`SnowflakeId::from_raw`] and
-//! [`SnowflakeId::parse_str`]: a negative number, a sign, a space, a non-digit, an empty
-//! string, a number above `i64::MAX`, a bit set above the layout's widths, a float, a
-//! boolean, `null`, a list or a map is an error that says which, never a panic and never a
-//! wrong ID.
+//! Deserializing goes through the same checks as
+//! [`SnowflakeId::from_raw`](crate::SnowflakeId::from_raw) and
+//! [`SnowflakeId::parse_str`](crate::SnowflakeId::parse_str): a negative number, a sign, a
+//! space, a non-digit, an empty string, a number above `i64::MAX`, a bit set above the
+//! layout's widths, a float, a boolean, `null`, a list or a map is an error that says which,
+//! never a panic and never a wrong ID.
 //!
 //! ```
 //! # use typed_snowflake::SnowflakeId;
 //! # #[derive(SnowflakeId, Clone, Copy, Debug, PartialEq)]
 //! # #[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657)]
 //! # struct TweetId(i64);
-//! let err = serde_json::from_str::<TweetId>(r#""-5""#).unwrap_err();
-//! assert!(err.to_string().contains("an ID is written without a sign"));
-//! let err = serde_json::from_str::<TweetId>("-5").unwrap_err();
-//! assert!(err.to_string().contains("-5 is negative"));
-//! Ok::<(), Box<dyn std::error::Error>>(())
+//! let says = |json: &str, why: &str| {
+//!     serde_json::from_str::<TweetId>(json).is_err_and(|e| e.to_string().contains(why))
+//! };
+//! assert!(says(r#""-5""#, "an ID is written without a sign"));
+//! assert!(says("-5", "-5 is negative"));
+//! assert!(says(r#""12a""#, "found 'a' at byte 2"));
+//! assert!(says("1.5", "invalid type: floating point"));
+//! assert!(says("null", "invalid type: null"));
 //! ```
 //!
 //! # Adapters
@@ -389,34 +394,64 @@ mod imp {
     const DECIMAL_LEN: usize = 20;
 
     /// Pairs of digits, `"00"` to `"99"`: two digits per division, as `itoa` does.
-    const DIGIT_PAIRS: &[u8; 200] = b"\
-        0001020304050607080910111213141516171819\
-        2021222324252627282930313233343536373839\
-        4041424344454647484950515253545556575859\
-        6061626364656667686970717273747576777879\
-        8081828384858687888990919293949596979899";
+    const DIGIT_PAIRS: [[u8; 2]; 100] = {
+        let mut pairs = [[0u8; 2]; 100];
+        let mut i = 0;
+        while i < 100 {
+            // i < 100, so both quotients fit in a u8.
+            #[allow(clippy::cast_possible_truncation)]
+            {
+                pairs[i] = [b'0' + (i / 10) as u8, b'0' + (i % 10) as u8];
+            }
+            i += 1;
+        }
+        pairs
+    };
+
+    /// Writes the two digits of `pair` (below 100) ending at `end`.
+    #[inline(always)]
+    fn put_pair(buf: &mut [u8; DECIMAL_LEN], end: usize, pair: u32) {
+        let [tens, ones] = DIGIT_PAIRS[pair as usize % 100];
+        buf[end - 2] = tens;
+        buf[end - 1] = ones;
+    }
 
     /// Writes `value` in decimal at the end of `buf` and returns where it starts.
     ///
-    /// A valid ID is never negative; a sign is still written for any other `i64`, so no
-    /// value is ever printed as something it is not.
+    /// Four digits per 64-bit division, then two per 32-bit one. A valid ID is never
+    /// negative; a sign is still written for any other `i64`, so no value is ever printed
+    /// as something it is not.
+    #[inline]
     fn write_decimal(value: i64, buf: &mut [u8; DECIMAL_LEN]) -> usize {
         let mut n = value.unsigned_abs();
         let mut pos = DECIMAL_LEN;
-        while n >= 100 {
-            let pair = usize::try_from(n % 100).unwrap_or(0) * 2;
+        while n >= 10_000 {
+            // n % 10_000 < 10_000 fits in a u32.
+            #[allow(clippy::cast_possible_truncation)]
+            let rem = (n % 10_000) as u32;
+            n /= 10_000;
+            put_pair(buf, pos, rem % 100);
+            put_pair(buf, pos - 2, rem / 100);
+            pos -= 4;
+        }
+        // n < 10_000 here.
+        #[allow(clippy::cast_possible_truncation)]
+        let mut n = n as u32;
+        if n >= 100 {
+            put_pair(buf, pos, n % 100);
             n /= 100;
             pos -= 2;
-            buf[pos..pos + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
         }
         if n >= 10 {
-            let pair = usize::try_from(n).unwrap_or(0) * 2;
+            put_pair(buf, pos, n);
             pos -= 2;
-            buf[pos..pos + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
         } else {
             pos -= 1;
-            // n < 10 here.
-            buf[pos] = b'0' + u8::try_from(n).unwrap_or(0);
+            // n < 10 fits in a u8.
+            #[allow(clippy::cast_possible_truncation)]
+            {
+                buf[pos] = b'0' + n as u8;
+            }
         }
         if value < 0 {
             pos -= 1;
