@@ -548,3 +548,29 @@ fn random_start_keeps_ids_unique_and_costs_capacity() -> TestResult {
     }
     Ok(())
 }
+
+/// With the precise monotonic clock, an ID's timestamp is never behind the wall clock read
+/// just before it was generated: its tick is the current one, not a published value that
+/// a late ticker thread may not have moved yet. (The default clock trades this for speed;
+/// its lag is measured in BENCHMARKS.md, not asserted.)
+#[test]
+fn precise_monotonic_clock_never_lags_the_wall_clock() -> Result<(), GenerateError> {
+    use typed_snowflake::clock::PreciseMonotonicClock;
+
+    let layout = Layout::new(41, 10, 12, 1_577_836_800_000).expect("valid layout");
+    let generator = Generator::builder(layout).worker(3).clock(PreciseMonotonicClock).build()?;
+    let mut last = 0;
+    for i in 0..20_000 {
+        let before =
+            i64::try_from(SystemTime::now().duration_since(UNIX_EPOCH).expect("after 1970").as_millis()).expect("fits");
+        let raw = generator.next_raw()?;
+        assert!(raw > last, "IDs must increase");
+        last = raw;
+        let stamp = layout.timestamp_ms_of(raw);
+        assert!(stamp >= before, "ID {i} has timestamp {stamp}, behind the wall clock {before}");
+        if i % 64 == 0 {
+            std::thread::sleep(std::time::Duration::from_micros(300));
+        }
+    }
+    Ok(())
+}
