@@ -569,7 +569,7 @@ fn precise_monotonic_clock_never_lags_the_wall_clock() -> Result<(), GenerateErr
         let stamp = layout.timestamp_ms_of(raw);
         assert!(stamp >= before, "ID {i} has timestamp {stamp}, behind the wall clock {before}");
         if i % 64 == 0 {
-            std::thread::sleep(std::time::Duration::from_micros(300));
+            std::thread::sleep(Duration::from_micros(300));
         }
     }
     Ok(())
