@@ -6,33 +6,11 @@ use std::future::Future;
 
 use sqlx::postgres::PgPoolOptions;
 use sqlx::{AssertSqlSafe, PgPool};
-use typed_snowflake::{DecodeIdError, LayoutError, SnowflakeId};
+use typed_snowflake::LayoutError;
 
-#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
-#[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
-struct OrderId(i64);
-
-/// A small layout (39 bits), so a stored `BIGINT` can set bits above it.
-#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, Debug)]
-#[layout(time = 31, worker = 2, seq = 6, epoch = "2024-01-01", unit = "1s")]
-struct SmallId(u64);
-
-#[derive(sqlx::FromRow, Debug, PartialEq)]
-struct Order {
-    id: OrderId,
-    parent: Option<OrderId>,
-    total_cents: i64,
-}
-
-/// The layout's reason inside sqlx's `ColumnDecode` error.
-fn decode_reason(error: &sqlx::Error) -> Option<(&'static str, LayoutError)> {
-    match error {
-        sqlx::Error::ColumnDecode { source, .. } => {
-            source.downcast_ref::<DecodeIdError>().map(|e| (e.type_name(), *e.reason()))
-        }
-        _ => None,
-    }
-}
+#[path = "common/sqlx.rs"]
+mod common;
+use common::{Order, OrderId, SmallId, decode_reason};
 
 /// Runs `body` against a fresh table named after this process and `tag`, and drops the table
 /// afterwards, also when `body` fails or panics.
