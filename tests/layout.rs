@@ -170,3 +170,14 @@ fn first_and_last_at_bound_a_millisecond_and_saturate() -> Result<(), LayoutErro
     assert_eq!(OrderId::last_at(i64::MAX).get(), i64::MAX);
     Ok(())
 }
+
+#[test]
+fn hand_built_layouts_refuse_absurd_widths_without_panicking() {
+    use typed_snowflake::{InvalidLayout, Layout};
+    assert_eq!(Layout::new(u32::MAX, 1, 1, 0), Err(InvalidLayout::TooWide { total: u32::MAX }));
+    assert_eq!(Layout::new(41, u32::MAX, u32::MAX, 0), Err(InvalidLayout::TooWide { total: u32::MAX }));
+    assert!(matches!(Layout::split(41, u32::MAX, 1, 12, 0), Err(InvalidLayout::TooWide { .. })));
+    assert_eq!(Layout::new(41, 10, 12, -1), Err(InvalidLayout::EpochBefore1970 { epoch_ms: -1 }));
+    assert_eq!(Layout::new(0, 10, 12, 0), Err(InvalidLayout::ZeroTime));
+    assert_eq!(Layout::new(41, 10, 0, 0), Err(InvalidLayout::ZeroSequence));
+}

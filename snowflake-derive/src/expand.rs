@@ -170,7 +170,7 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
             }
 
             /// The next ID from this type's generator, or why there is none (clock,
-            /// worker ID, exhausted time field, fenced lease).
+            /// worker ID, exhausted time field, high-water file).
             #[inline]
             pub fn try_generate() -> #p::Result<Self, #p::GenerateError> {
                 #p::try_generate::<Self>()

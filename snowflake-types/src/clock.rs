@@ -113,8 +113,10 @@ struct Ticker {
 }
 
 static TICKER: LazyLock<Ticker> = LazyLock::new(|| {
-    let base = Instant::now();
+    // The wall clock first: a pause between the two reads then makes the offset smaller
+    // (harmless), never larger (a permanent lead).
     let offset = wall_ns();
+    let base = Instant::now();
     Ticker {
         base,
         offset_ns: AtomicI64::new(offset),
@@ -125,8 +127,12 @@ static TICKER: LazyLock<Ticker> = LazyLock::new(|| {
 
 impl Ticker {
     fn precise_ns(&self) -> i64 {
+        // The wall clock first, then the elapsed time: a pause between the two reads then
+        // yields a candidate offset that is too small, which the maximum ignores; read the
+        // other way round it would be too large, and the clock would lead for good.
+        let wall = wall_ns();
         let elapsed = i64::try_from(self.base.elapsed().as_nanos()).unwrap_or(i64::MAX);
-        let candidate = wall_ns().saturating_sub(elapsed);
+        let candidate = wall.saturating_sub(elapsed);
         let offset = raise(&self.offset_ns, candidate);
         let ns = offset.saturating_add(elapsed);
         raise(&self.now_ms.0, ns.div_euclid(1_000_000));

@@ -285,14 +285,6 @@ pub enum GenerateError {
         /// What went wrong.
         reason: String,
     },
-    /// The generator was fenced: it lost the right to issue (e.g. its worker lease).
-    #[error("the generator of {type_name} is fenced: {reason}")]
-    Fenced {
-        /// The ID type.
-        type_name: &'static str,
-        /// Why.
-        reason: String,
-    },
 }
 
 /// A registry that could not be installed.

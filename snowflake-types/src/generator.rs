@@ -546,7 +546,7 @@ impl Generator {
 /// millisecond, so a full tick hands over to the next one without losing it, then yield,
 /// then sleep in 50 µs steps (coarse units, or a clock that does not move).
 fn backoff(spins: &mut u32) {
-    *spins += 1;
+    *spins = spins.saturating_add(1);
     if *spins < 4096 {
         std::hint::spin_loop();
     } else if *spins < 4096 + 64 {

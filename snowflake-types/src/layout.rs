@@ -168,7 +168,7 @@ impl Layout {
         if datacenter == 0 || machine == 0 {
             return Err(InvalidLayout::EmptyNodeHalf);
         }
-        Layout::build(time, datacenter + machine, datacenter, seq, epoch_ms, TickUnit::Millis)
+        Layout::build(time, datacenter.saturating_add(machine), datacenter, seq, epoch_ms, TickUnit::Millis)
     }
 
     /// The same layout with another tick unit.
@@ -202,7 +202,7 @@ impl Layout {
             return Err(InvalidLayout::ZeroSequence);
         }
         if time > 63 || worker > 63 || seq > 63 || time + worker + seq > 63 {
-            return Err(InvalidLayout::TooWide { total: time + worker + seq });
+            return Err(InvalidLayout::TooWide { total: time.saturating_add(worker).saturating_add(seq) });
         }
         if datacenter >= worker && datacenter != 0 {
             return Err(InvalidLayout::EmptyNodeHalf);

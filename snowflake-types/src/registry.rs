@@ -129,8 +129,10 @@ impl RegistryBuilder {
     ///
     /// A longer `reserve` means fewer writes (one per `reserve` per type) and, after a
     /// restart, a clock that starts up to `reserve` ahead of the wall clock (the default
-    /// clock moves past the mark; other clocks apply their [`StepBack`](crate::StepBack)
-    /// policy until they pass it). Two types of the same name share a file, which then
+    /// clock moves past the mark, for the whole process; other clocks apply their
+    /// [`StepBack`](crate::StepBack) policy until they pass it). Restarts that follow each
+    /// other faster than `reserve` add up: each can move the default clock further ahead,
+    /// by up to `reserve` minus the time it ran. Keep `reserve` short (a second or so). Two types of the same name share a file, which then
     /// holds the larger reservation.
     pub fn high_water(mut self, dir: impl Into<PathBuf>, reserve: Duration) -> Self {
         self.high_water = Some((dir.into(), reserve));

@@ -7,7 +7,8 @@
 //!
 //! - exact: an integer below 2^53, so Redis stores and returns it unchanged;
 //! - order-preserving: `a <= b` implies `score(a) <= score(b)`, across workers too (the
-//!   shift drops the lowest sequence bits, never the worker bits above them);
+//!   shift drops only the lowest bits, so IDs that share a score are neighbours in ID
+//!   order; the zero-padded member orders them exactly);
 //! - one range per tick while the time field is at most 53 bits wide: every ID of tick `t`
 //!   has a score in `[score_at(t), score_at(t + 1))`, so
 //!   `ZRANGEBYSCORE key score_at(t0) (score_at(t1)` selects exactly the IDs from `t0` up to
