@@ -77,14 +77,6 @@ pub trait Clock: Send + Sync + fmt::Debug + 'static {
     fn cached(&self) -> Option<&'static AtomicI64> {
         None
     }
-
-    /// Moves the clock forward to at least `unix_ms`, where the clock can (used when a
-    /// high-water mark lies ahead of it). Returns whether it did.
-    #[doc(hidden)]
-    fn advance_to(&self, unix_ms: i64) -> bool {
-        let _ = unix_ms;
-        false
-    }
 }
 
 fn wall_ns() -> i64 {
@@ -208,14 +200,6 @@ impl Clock for MonotonicClock {
         ticker.start();
         if TICKER_FAILED.load(Ordering::Relaxed) != 0 { None } else { Some(&ticker.now_ms.0) }
     }
-
-    fn advance_to(&self, unix_ms: i64) -> bool {
-        let elapsed = i64::try_from(TICKER.base.elapsed().as_nanos()).unwrap_or(i64::MAX);
-        let target = unix_ms.saturating_mul(1_000_000).saturating_sub(elapsed);
-        TICKER.offset_ns.fetch_max(target, Ordering::Relaxed);
-        TICKER.now_ms.0.fetch_max(unix_ms, Ordering::Relaxed);
-        true
-    }
 }
 
 /// The time of [`MonotonicClock`], read precisely on every call instead of from the
@@ -241,10 +225,6 @@ pub struct PreciseMonotonicClock;
 impl Clock for PreciseMonotonicClock {
     fn now_ms(&self) -> i64 {
         TICKER.precise_ms()
-    }
-
-    fn advance_to(&self, unix_ms: i64) -> bool {
-        MonotonicClock.advance_to(unix_ms)
     }
 }
 
@@ -347,9 +327,6 @@ impl<C: Clock> Clock for std::sync::Arc<C> {
     }
     fn cached(&self) -> Option<&'static AtomicI64> {
         (**self).cached()
-    }
-    fn advance_to(&self, unix_ms: i64) -> bool {
-        (**self).advance_to(unix_ms)
     }
 }
 

@@ -273,11 +273,10 @@ impl Generator {
         let Ok(tick) = self.layout.tick_of(mark_ms) else {
             return Err(self.time_exhausted());
         };
+        // The clock is not moved: it may be shared by every type of the process. Until it
+        // passes the mark, the step-back policy applies; `Borrow` may run ahead by its
+        // `max_ahead` plus the reservation (see `borrow_allowance_ms`).
         self.hot.state.store((tick << self.seq_bits) | self.max_seq, Ordering::Relaxed);
-        // A clock that can move forward (the default) is moved past the mark, so the
-        // restart neither waits nor borrows; other clocks apply their step-back policy.
-        let next_ms = self.layout.tick_start_ms(tick + 1);
-        self.clock.advance_to(next_ms);
         Ok(())
     }
 
@@ -400,7 +399,7 @@ impl Generator {
             let seq = cur & self.max_seq;
             let (first, count) = if now > last {
                 if now > self.limit.0.load(Ordering::Acquire) {
-                    self.extend_limit(now)?;
+                    self.extend_limit(now, now)?;
                     continue;
                 }
                 let start = self.start_seq();
@@ -431,12 +430,13 @@ impl Generator {
                             (cur + 1, want.min(self.max_seq - seq))
                         } else {
                             let ahead_ms = behind_ms.saturating_add(self.unit_ms);
-                            if u128::try_from(ahead_ms).unwrap_or(u128::MAX) > max_ahead.as_millis() {
+                            let allowance_ms = max_ahead.as_millis().saturating_add(self.borrow_allowance_ms());
+                            if u128::try_from(ahead_ms).unwrap_or(u128::MAX) > allowance_ms {
                                 return self.fail(GenerateError::ClockBackwards { behind_ms });
                             }
                             let next = last + 1;
                             if next > self.limit.0.load(Ordering::Acquire) {
-                                self.extend_limit(next)?;
+                                self.extend_limit(next, now)?;
                                 continue;
                             }
                             let start = self.start_seq();
@@ -469,9 +469,20 @@ impl Generator {
         self.take(1).map(|(first, _)| self.raw_of(first))
     }
 
-    /// Raises the issuing limit to cover `tick`: writes a new high-water reservation, or
-    /// fails at the end of the time field.
-    fn extend_limit(&self, tick: u64) -> Result<(), GenerateError> {
+    /// How far beyond `max_ahead` the `Borrow` policy may run: the reservation, so that a
+    /// restart quicker than `reserve` issues at once from its predecessor's mark (which
+    /// lies at most `reserve` ahead of the clock) instead of waiting for the clock.
+    fn borrow_allowance_ms(&self) -> u128 {
+        self.high_water.as_ref().map_or(0, |hw| u128::from(hw.reserve_ticks) * u128::from(self.unit_ms.unsigned_abs()))
+    }
+
+    /// Raises the issuing limit to cover `tick` (the clock reading `now`): writes a new
+    /// high-water reservation, or fails at the end of the time field.
+    ///
+    /// The reservation runs `reserve` past the clock, not past `tick`: a generator that
+    /// borrows ahead after a quick restart would otherwise push each successor's mark a
+    /// further `reserve` ahead.
+    fn extend_limit(&self, tick: u64, now: u64) -> Result<(), GenerateError> {
         if tick > self.layout.max_ticks() {
             return self.fail(self.time_exhausted());
         }
@@ -484,7 +495,7 @@ impl Generator {
         if self.limit.0.load(Ordering::Relaxed) >= tick {
             return Ok(());
         }
-        let new_limit = tick.saturating_add(hw.reserve_ticks).min(self.layout.max_ticks());
+        let new_limit = tick.max(now.saturating_add(hw.reserve_ticks)).min(self.layout.max_ticks());
         // The last millisecond of the reserved tick. A layout whose time field outlasts
         // `i64` milliseconds (62 time bits counting seconds) saturates at `i64::MAX`: no
         // clock reading can lie beyond it.

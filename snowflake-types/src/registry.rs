@@ -128,12 +128,13 @@ impl RegistryBuilder {
     /// even after the clock stepped back. The directory is created if missing.
     ///
     /// A longer `reserve` means fewer writes (one per `reserve` per type) and, after a
-    /// restart, a clock that starts up to `reserve` ahead of the wall clock (the default
-    /// clock moves past the mark, for the whole process; other clocks apply their
-    /// [`StepBack`](crate::StepBack) policy until they pass it). Restarts that follow each
-    /// other faster than `reserve` add up: each can move the default clock further ahead,
-    /// by up to `reserve` minus the time it ran. Keep `reserve` short (a second or so). Two types of the same name share a file, which then
-    /// holds the larger reservation.
+    /// quick restart, IDs that start up to `reserve` ahead of the clock: the new generator
+    /// continues after the mark at once (the default `StepBack::Borrow` may run ahead by
+    /// its `max_ahead` plus `reserve`), and its own reservations run `reserve` past the
+    /// clock, so quick restarts do not add up. A clock further behind the mark than that
+    /// (it was set back across the restart) gets its [`StepBack`](crate::StepBack) policy:
+    /// by default, errors until it catches up. No clock is moved. Two types of the same
+    /// name share a file, which then holds the larger reservation.
     pub fn high_water(mut self, dir: impl Into<PathBuf>, reserve: Duration) -> Self {
         self.high_water = Some((dir.into(), reserve));
         self
