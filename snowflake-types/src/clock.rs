@@ -3,7 +3,7 @@
 //! | clock | reads | steps back? | cost per ID |
 //! |---|---|---|---|
 //! | [`MonotonicClock`] (default) | a cached millisecond published by one ticker thread | never: it follows the wall clock forward and ignores steps back | one relaxed atomic load |
-//! | [`PreciseMonotonicClock`] | the same time, read precisely on every call | never | two vDSO clock reads (~40 ns) |
+//! | [`PreciseMonotonicClock`] | the same time, read precisely on every call | never | two vDSO clock reads (~80 ns on the benchmark machine) |
 //! | [`SystemClock`] | `SystemTime::now()` on every call | yes: its [`StepBack`] policy decides | one vDSO clock read (~30 ns) |
 //! | [`ManualClock`] | a value you set | when you set it back | one atomic load |
 
@@ -204,7 +204,7 @@ impl Clock for MonotonicClock {
 
 /// The time of [`MonotonicClock`], read precisely on every call instead of from the
 /// ticker's published millisecond: no ticker thread, and an ID's timestamp is never behind
-/// the wall clock, for about 40 ns more per ID (two vDSO clock reads).
+/// the wall clock, for two vDSO clock reads per ID (about 80 ns on the benchmark machine).
 ///
 /// The ticker behind `MonotonicClock` publishes each millisecond shortly after it begins,
 /// but a thread can wake late: on a loaded or virtualised machine a reading can lag by a
