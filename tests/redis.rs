@@ -3,6 +3,9 @@
 //! bursts with thousands of equal scores without losing or repeating an entry.
 #![cfg(feature = "redis")]
 
+#[path = "common/servers.rs"]
+mod servers;
+
 use std::collections::BTreeSet;
 
 use redis::{Commands, Connection, Value};
@@ -58,13 +61,7 @@ impl Drop for Session {
 }
 
 fn url() -> Option<String> {
-    match std::env::var("REDIS_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            eprintln!("REDIS_URL is not set: skipping this Redis test");
-            None
-        }
-    }
+    servers::redis_url()
 }
 
 fn session_with(url: &str, test: &str) -> Result<Session, redis::RedisError> {

@@ -1,4 +1,4 @@
-//! IDs stored in a real MySQL/MariaDB through sqlx (`DATABASE_URL_MYSQL`; skipped when unset):
+//! IDs stored in a real MySQL/MariaDB through sqlx (`DATABASE_URL_MYSQL`; required under CI, skipped visibly elsewhere):
 //! round trips, time ranges, `BIGINT UNSIGNED` columns, and hostile stored values.
 #![cfg(feature = "sqlx-mysql")]
 
@@ -10,6 +10,8 @@ use typed_snowflake::LayoutError;
 
 #[path = "common/sqlx.rs"]
 mod common;
+#[path = "common/servers.rs"]
+mod servers;
 use common::{Order, OrderId, SmallId, decode_reason};
 
 /// Runs `body` against a fresh table named after this process and `tag`, and drops the table
@@ -19,10 +21,7 @@ where
     F: FnOnce(MySqlPool, String) -> Fut,
     Fut: Future<Output = Result<(), Box<dyn std::error::Error + Send + Sync>>> + Send + 'static,
 {
-    let Ok(url) = std::env::var("DATABASE_URL_MYSQL") else {
-        println!("skipped: DATABASE_URL_MYSQL is not set (e.g. mysql://root@127.0.0.1:3306/test)");
-        return Ok(());
-    };
+    let Some(url) = servers::mysql_url() else { return Ok(()) };
     let pool = MySqlPoolOptions::new().max_connections(2).connect(&url).await?;
     let table = format!("snowflake_{tag}_{}", std::process::id());
     sqlx::query(AssertSqlSafe(format!("DROP TABLE IF EXISTS {table}"))).execute(&pool).await?;

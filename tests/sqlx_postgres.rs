@@ -1,4 +1,4 @@
-//! IDs stored in a real PostgreSQL through sqlx (`DATABASE_URL_PG`; skipped when unset):
+//! IDs stored in a real PostgreSQL through sqlx (`DATABASE_URL_PG`; required under CI, skipped visibly elsewhere):
 //! round trips, time ranges, `= ANY($1)` with a `Vec` of IDs, and hostile stored values.
 #![cfg(feature = "sqlx-postgres")]
 
@@ -10,6 +10,8 @@ use typed_snowflake::LayoutError;
 
 #[path = "common/sqlx.rs"]
 mod common;
+#[path = "common/servers.rs"]
+mod servers;
 use common::{Order, OrderId, SmallId, decode_reason};
 
 /// Runs `body` against a fresh table named after this process and `tag`, and drops the table
@@ -19,10 +21,7 @@ where
     F: FnOnce(PgPool, String) -> Fut,
     Fut: Future<Output = Result<(), Box<dyn std::error::Error + Send + Sync>>> + Send + 'static,
 {
-    let Ok(url) = std::env::var("DATABASE_URL_PG") else {
-        println!("skipped: DATABASE_URL_PG is not set (e.g. postgres://postgres@127.0.0.1:5432/test)");
-        return Ok(());
-    };
+    let Some(url) = servers::pg_url() else { return Ok(()) };
     let pool = PgPoolOptions::new().max_connections(2).connect(&url).await?;
     let table = format!("snowflake_{tag}_{}", std::process::id());
     sqlx::query(AssertSqlSafe(format!("DROP TABLE IF EXISTS {table}"))).execute(&pool).await?;

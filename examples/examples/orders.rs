@@ -2,10 +2,10 @@
 //! time range, printed as JSON with the IDs as strings.
 //!
 //! ```text
-//! cargo run --example orders --features sqlx-sqlite
-//! cargo run --example orders --features sqlx-sqlite -- 600        # orders of the last 600 seconds
-//! DATABASE_URL=postgres://postgres@127.0.0.1:5432/test cargo run --example orders --features sqlx-sqlite,sqlx-postgres
-//! DATABASE_URL=mysql://root@127.0.0.1:3306/test cargo run --example orders --features sqlx-sqlite,sqlx-mysql
+//! cargo run --example orders
+//! cargo run --example orders -- 600        # orders of the last 600 seconds
+//! DATABASE_URL=postgres://postgres@127.0.0.1:5432/test cargo run --example orders --features typed-snowflake-examples/postgres
+//! DATABASE_URL=mysql://root@127.0.0.1:3306/test cargo run --example orders --features typed-snowflake-examples/mysql
 //! ```
 //!
 //! Without `DATABASE_URL` it uses an in-memory SQLite database. The table is `TEMPORARY`, so
@@ -62,12 +62,12 @@ async fn main() -> Result<(), Box<dyn Error>> {
     }
 }
 
-#[cfg(feature = "sqlx-postgres")]
+#[cfg(feature = "postgres")]
 async fn postgres(url: &str, seconds: i64) -> Result<(), Box<dyn Error>> {
     run::<sqlx::Postgres>(url, &NUMBERED, seconds).await
 }
 
-#[cfg(feature = "sqlx-mysql")]
+#[cfg(feature = "mysql")]
 async fn mysql(url: &str, seconds: i64) -> Result<(), Box<dyn Error>> {
     let question_marks = Sql {
         insert: "INSERT INTO orders (id, customer_id, total_cents) VALUES (?, ?, ?)",
@@ -76,14 +76,14 @@ async fn mysql(url: &str, seconds: i64) -> Result<(), Box<dyn Error>> {
     run::<sqlx::MySql>(url, &question_marks, seconds).await
 }
 
-#[cfg(not(feature = "sqlx-postgres"))]
+#[cfg(not(feature = "postgres"))]
 async fn postgres(_: &str, _: i64) -> Result<(), Box<dyn Error>> {
-    Err("a postgres:// URL needs the feature: --features sqlx-sqlite,sqlx-postgres".into())
+    Err("a postgres:// URL needs the feature: --features typed-snowflake-examples/postgres".into())
 }
 
-#[cfg(not(feature = "sqlx-mysql"))]
+#[cfg(not(feature = "mysql"))]
 async fn mysql(_: &str, _: i64) -> Result<(), Box<dyn Error>> {
-    Err("a mysql:// URL needs the feature: --features sqlx-sqlite,sqlx-mysql".into())
+    Err("a mysql:// URL needs the feature: --features typed-snowflake-examples/mysql".into())
 }
 
 /// The same program for every database: `DB` is sqlx's driver type.

@@ -1,6 +1,5 @@
 //! `examples/orders_api.rs` served on a loopback port and called over plain HTTP/1.1: IDs are
 //! JSON strings, time ranges select by ID, and bad IDs are 400s with the reason.
-#![cfg(all(feature = "serde", feature = "sqlx-sqlite"))]
 
 #[path = "../examples/orders_api.rs"]
 mod orders_api;

@@ -1,7 +1,7 @@
 //! A JSON API over SQLite with typed Snowflake IDs (axum 0.8 + sqlx).
 //!
 //! ```text
-//! cargo run --example orders_api --features sqlx-sqlite
+//! cargo run --example orders_api --features typed-snowflake-examples/api
 //! curl -s -X POST localhost:3000/orders -H 'content-type: application/json' -d '{"customer_id": "42", "total_cents": 1250}'
 //! curl -s localhost:3000/orders/<id>
 //! curl -s 'localhost:3000/orders?since_ms=1700000000000'

@@ -6,7 +6,7 @@
 //! burst of 10 000 messages from four workers, each exactly once and in order.
 //!
 //! ```text
-//! REDIS_URL=redis://127.0.0.1:6379 cargo run --example redis_timeline --features redis
+//! REDIS_URL=redis://127.0.0.1:6379 cargo run --example redis_timeline --features typed-snowflake-examples/redis
 //! ```
 
 use std::collections::BTreeSet;
