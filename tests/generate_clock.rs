@@ -46,9 +46,17 @@ fn is_backwards(result: &Result<i64, GenerateError>, behind: i64) -> bool {
     matches!(result, Err(GenerateError::ClockBackwards { behind_ms }) if *behind_ms == behind)
 }
 
-/// Blocks until `ready` holds for the generator's statistics.
+/// Blocks until `ready` holds for the generator's statistics; fails the test, naming what it
+/// waited for, if that has not happened within a minute (a hang guard, not a timing check).
+#[track_caller]
 fn wait_for(generator: &Generator, ready: impl Fn(&typed_snowflake::GeneratorStats) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
     while !ready(&generator.stats()) {
+        assert!(
+            Instant::now() < deadline,
+            "gave up after 60 s waiting for the generator's statistics to change: {:?}",
+            generator.stats()
+        );
         std::thread::yield_now();
     }
 }

@@ -85,6 +85,14 @@ fn install_once_before_the_first_id() -> TestResult {
     run("second_install", &[])?;
     run("install_after_generate", &[])?;
     run("install_after_worker_id", &[(WORKER_VAR, Some("4"))])?;
+    run("install_after_bad_env", &[(WORKER_VAR, Some("forty"))])?;
+    Ok(())
+}
+
+#[test]
+fn a_failed_install_never_falls_back_to_the_defaults() -> TestResult {
+    run("failed_install_fails_loudly", &[])?;
+    run("high_water_empty_path", &[])?;
     Ok(())
 }
 
@@ -150,13 +158,52 @@ fn child() -> TestResult {
         "second_install" => second_install()?,
         "install_after_generate" => {
             Wide::generate();
-            assert_eq!(Registry::builder().worker_id(5).install(), Err(RegistryError::AlreadyInstalled));
+            let refused = Registry::builder().worker_id(5).install();
+            assert_eq!(refused, Err(RegistryError::AlreadyInstalled { worker: 0, from_defaults: true }));
+            let message = refused.expect_err("refused").to_string();
+            assert!(message.contains("default configuration") && message.contains("worker ID 0"), "{message}");
             assert_eq!(Wide::generate().worker(), 0);
         }
         "install_after_worker_id" => {
+            // Reading the configuration does not fix it.
             assert_eq!(Registry::worker_id(), Ok(4));
-            assert_eq!(Registry::builder().worker_id(5).install(), Err(RegistryError::AlreadyInstalled));
-            assert_eq!(Wide::generate().worker(), 4);
+            assert_eq!(Registry::worker_source(), Ok(WorkerSource::EnvOrZero));
+            assert_eq!(Registry::stats(), Vec::new());
+            Registry::builder().worker_id(5).install()?;
+            assert_eq!(Registry::worker_id(), Ok(5));
+            assert_eq!(Wide::generate().worker(), 5);
+        }
+        "install_after_bad_env" => {
+            // A refused default is not a configuration in use: install() says nothing of
+            // "already installed", and takes over.
+            assert!(Wide::try_generate().is_err());
+            Registry::builder().worker_id(6).install()?;
+            assert_eq!(Wide::generate().worker(), 6);
+        }
+        "failed_install_fails_loudly" => {
+            let result =
+                Registry::builder().worker(WorkerSource::Env("TYPED_SNOWFLAKE_UNSET_VARIABLE".into())).install();
+            let Err(install_error) = result else { return Err("an unset variable must be refused".into()) };
+            // Not worker 0 from the defaults: every way in fails with the install's error.
+            let error = Wide::try_generate().expect_err("a failed install must not generate");
+            assert_eq!(error, GenerateError::Registry(install_error.clone()));
+            assert!(error.to_string().contains("TYPED_SNOWFLAKE_UNSET_VARIABLE"), "{error}");
+            assert!(Wide::generate_batch(2).is_err());
+            assert_eq!(Registry::worker_id(), Err(install_error));
+            let panic = std::panic::catch_unwind(Wide::generate).expect_err("generate() must panic");
+            let message = panic.downcast_ref::<String>().map(String::as_str).unwrap_or_default();
+            assert!(message.contains("install() failed"), "{message}");
+            // A later install that works replaces it.
+            Registry::builder().worker_id(9).install()?;
+            assert_eq!(Wide::generate().worker(), 9);
+        }
+        "high_water_empty_path" => {
+            let result = Registry::builder().high_water("", Duration::from_secs(1)).install();
+            let Err(RegistryError::HighWater { reason, .. }) = &result else {
+                return Err(format!("an empty high-water path must be refused: {result:?}").into());
+            };
+            assert!(reason.contains("empty"), "{reason}");
+            assert!(Wide::try_generate().is_err());
         }
         "hostname" => hostname()?,
         "stats" => stats()?,
@@ -166,9 +213,14 @@ fn child() -> TestResult {
             let file = dir.path().join("file");
             std::fs::write(&file, b"x")?;
             let result = Registry::builder().high_water(file.join("marks"), Duration::from_secs(1)).install();
-            assert!(matches!(result, Err(RegistryError::HighWater { .. })), "{result:?}");
-            // Refused, so nothing was installed: the default is still available.
-            assert_eq!(Wide::generate().worker(), 0);
+            let Err(RegistryError::HighWater { source: Some(io), .. }) = &result else {
+                return Err(format!("a directory below a file must be refused: {result:?}").into());
+            };
+            // The cause is kept: its kind is matchable and it is the error's source.
+            assert_eq!(io.kind(), std::io::ErrorKind::NotADirectory);
+            assert!(std::error::Error::source(result.as_ref().expect_err("refused")).is_some());
+            // Refused, and generation fails with that, not with worker 0 from the defaults.
+            assert!(matches!(Wide::try_generate(), Err(GenerateError::Registry(RegistryError::HighWater { .. }))));
         }
         "hw_first" => hw_first()?,
         "hw_second" => hw_second()?,
@@ -186,7 +238,10 @@ fn env_worker(expected: u64) -> TestResult {
     assert_eq!(Wide::try_generate()?.worker(), expected);
     assert!(Wide::generate_batch(10)?.iter().all(|id| id.worker() == expected));
     // The default is taken now; installing is too late.
-    assert_eq!(Registry::builder().install(), Err(RegistryError::AlreadyInstalled));
+    assert_eq!(
+        Registry::builder().install(),
+        Err(RegistryError::AlreadyInstalled { worker: expected, from_defaults: true })
+    );
     Ok(())
 }
 
@@ -227,7 +282,15 @@ fn range() -> TestResult {
 
 fn second_install() -> TestResult {
     Registry::builder().worker_id(3).install()?;
-    assert_eq!(Registry::builder().worker_id(4).install(), Err(RegistryError::AlreadyInstalled));
+    // A second install before the first ID replaces the first; after it, it is refused.
+    Registry::builder().worker_id(4).install()?;
+    assert_eq!(Registry::worker_id(), Ok(4));
+    Registry::builder().worker_id(3).install()?;
+    assert_eq!(Wide::generate().worker(), 3);
+    assert_eq!(
+        Registry::builder().worker_id(4).install(),
+        Err(RegistryError::AlreadyInstalled { worker: 3, from_defaults: false })
+    );
     assert_eq!(Registry::worker_id(), Ok(3));
     assert_eq!(Registry::worker_source(), Ok(WorkerSource::Fixed(3)));
     assert_eq!(Wide::generate().worker(), 3);
@@ -259,7 +322,8 @@ fn stats() -> TestResult {
     assert_eq!(tiny(&Registry::stats()).map(|s| s.exhausted_waits), Some(0));
     // The fifth ID of the tick must wait for the clock.
     let waiter = std::thread::spawn(Tiny::try_generate);
-    while tiny(&Registry::stats()).is_none_or(|s| s.exhausted_waits == 0) {
+    // (Or until it is done, which the checks below refute: a loop that cannot hang.)
+    while tiny(&Registry::stats()).is_none_or(|s| s.exhausted_waits == 0) && !waiter.is_finished() {
         std::thread::yield_now();
     }
     clock.advance(1);

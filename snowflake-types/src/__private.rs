@@ -1,7 +1,7 @@
 //! What `#[derive(SnowflakeId)]` expands to calls into. Not a public API: names and
 //! signatures here change without notice.
 
-pub use crate::generator::GeneratorSlot;
+pub use crate::registry::GeneratorSlot;
 pub use crate::{GenerateError, Layout, LayoutError, ParseIdError, Parts, SnowflakeId, TickUnit};
 pub use core::fmt::{Display, Formatter, Result as FmtResult};
 pub use core::result::Result;
@@ -101,19 +101,27 @@ pub fn generate<T: SnowflakeId>() -> T {
 #[inline(never)]
 #[track_caller]
 fn generate_failed(name: &str, error: &GenerateError) -> ! {
-    panic!("{name}::generate() failed: {error}")
+    // The whole chain of causes, so a panic log says why (an I/O error's kind, say).
+    let mut message = format!("{name}::generate() failed: {error}");
+    let mut cause = std::error::Error::source(error);
+    while let Some(inner) = cause {
+        message.push_str(": ");
+        message.push_str(&inner.to_string());
+        cause = inner.source();
+    }
+    panic!("{message}")
 }
 
 /// `T::try_generate()`: the generator's hot path, inlined here with `T::LAYOUT` as a
 /// constant.
 #[inline(always)]
 pub fn try_generate<T: SnowflakeId>() -> Result<T, GenerateError> {
-    T::generator_slot().get_or_init::<T>()?.next_with(&T::LAYOUT).map(T::from_raw_unchecked)
+    T::generator_slot().get_or_init(T::LAYOUT, T::NAME)?.next_with(&T::LAYOUT).map(T::from_raw_unchecked)
 }
 
 /// `T::generate_batch(n)`.
 pub fn generate_batch<T: SnowflakeId>(n: usize) -> Result<Vec<T>, GenerateError> {
-    let generator = T::generator_slot().get_or_init::<T>()?;
+    let generator = T::generator_slot().get_or_init(T::LAYOUT, T::NAME)?;
     generator.check_batch(n)?;
     let mut out = Vec::with_capacity(n);
     generator.fill_batch(n, |raw| out.push(T::from_raw_unchecked(raw)))?;

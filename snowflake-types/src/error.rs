@@ -1,5 +1,8 @@
 //! Errors: every way an ID, a layout or a generation can go wrong, each saying why.
 
+use std::path::PathBuf;
+use std::sync::Arc;
+
 use thiserror::Error;
 
 /// A layout that cannot work. The derive reports these at compile time; hand-written
@@ -208,11 +211,15 @@ pub enum WorkerError {
         /// The hostname.
         hostname: String,
     },
-    /// The hostname could not be read.
-    #[error("the hostname could not be read: {reason}")]
+    /// The hostname could not be read: `HOSTNAME` is unset or empty, and so are the
+    /// hostname files (`/proc/sys/kernel/hostname`, `/etc/hostname`).
+    #[error("the hostname could not be read: HOSTNAME is unset and {path} gave no name")]
     NoHostname {
-        /// Why.
-        reason: String,
+        /// The last file tried.
+        path: PathBuf,
+        /// Why that file could not be read (`None` when it was empty).
+        #[source]
+        source: Option<IoError>,
     },
 }
 
@@ -278,32 +285,112 @@ pub enum GenerateError {
         limit: usize,
     },
     /// The high-water file could not be read or written.
-    #[error("high-water file {path}: {reason}")]
+    #[error("high-water file {}: {reason}", path.display())]
     HighWater {
         /// The file.
-        path: String,
+        path: PathBuf,
         /// What went wrong.
         reason: String,
+        /// The I/O error behind it, if any (its [`IoError::kind`] is matchable).
+        #[source]
+        source: Option<IoError>,
     },
+    /// The registry's `install()` failed, so no ID is issued until an install succeeds
+    /// (rather than under the defaults, which could give two replicas one worker ID).
+    #[error("no ID is issued because the registry's install() failed: {0}")]
+    Registry(RegistryError),
 }
 
 /// A registry that could not be installed.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum RegistryError {
-    /// `install()` was called after the registry was installed, or after a generator had
-    /// already been created from the default configuration.
-    #[error("the registry is already installed (install() must run once, before the first ID is generated)")]
-    AlreadyInstalled,
+    /// `install()` was called after a generator had been built from the configuration in
+    /// force (an installed one, or the defaults).
+    #[error(
+        "the registry is already in use: generators were built from {} with worker ID {worker}; install() must run before the first ID is generated",
+        if *from_defaults { "the default configuration" } else { "an installed configuration" }
+    )]
+    AlreadyInstalled {
+        /// The worker ID in use.
+        worker: u64,
+        /// Whether that configuration came from the defaults (no `install()` before the first ID).
+        from_defaults: bool,
+    },
     /// The worker source could not be resolved.
     #[error(transparent)]
     Worker(#[from] WorkerError),
     /// The high-water directory is not usable.
-    #[error("high-water directory {path}: {reason}")]
+    #[error("high-water directory {}: {reason}", path.display())]
     HighWater {
         /// The directory.
-        path: String,
+        path: PathBuf,
         /// What went wrong.
         reason: String,
+        /// The I/O error behind it, if any.
+        #[source]
+        source: Option<IoError>,
     },
+}
+
+/// An [`std::io::Error`] kept as the cause of another error: shared, so the error that
+/// holds it stays `Clone`, and compared by kind and message, so it stays `Eq`.
+///
+/// ```
+/// use std::error::Error;
+/// use std::io::ErrorKind;
+/// use typed_snowflake::{GenerateError, Generator, Layout};
+///
+/// let dir = std::env::temp_dir().join(format!("typed-snowflake-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// std::fs::create_dir_all(dir.join("mark.hwm"))?; // a directory where the file should be
+/// let err = Generator::builder(Layout::new(41, 10, 12, 0)?)
+///     .high_water(dir.join("mark.hwm"), std::time::Duration::from_secs(1))
+///     .build()
+///     .unwrap_err();
+/// let GenerateError::HighWater { source: Some(io), .. } = &err else { panic!("{err}") };
+/// assert_eq!(io.kind(), ErrorKind::IsADirectory);
+/// assert!(err.source().is_some());
+/// std::fs::remove_dir_all(&dir)?;
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct IoError(Arc<std::io::Error>);
+
+impl IoError {
+    /// The error's kind.
+    pub fn kind(&self) -> std::io::ErrorKind {
+        self.0.kind()
+    }
+
+    /// The I/O error itself.
+    pub fn get_ref(&self) -> &std::io::Error {
+        &self.0
+    }
+}
+
+impl From<std::io::Error> for IoError {
+    fn from(error: std::io::Error) -> IoError {
+        IoError(Arc::new(error))
+    }
+}
+
+impl PartialEq for IoError {
+    fn eq(&self, other: &IoError) -> bool {
+        self.kind() == other.kind() && self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for IoError {}
+
+impl std::fmt::Display for IoError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for IoError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
 }

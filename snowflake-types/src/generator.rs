@@ -9,12 +9,11 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, StepBack};
 use crate::error::GenerateError;
-use crate::id::SnowflakeId;
 use crate::layout::Layout;
 
 /// The default largest batch for `generate_batch`.
@@ -126,6 +125,50 @@ impl std::fmt::Debug for Generator {
     }
 }
 
+/// The settings a [`GeneratorBuilder`] and a [`RegistryBuilder`](crate::RegistryBuilder)
+/// share: one struct, one set of setters (see [`settings_setters`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    pub(crate) clock: Option<Arc<dyn Clock>>,
+    pub(crate) random_start: u64,
+    pub(crate) batch_limit: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings { clock: None, random_start: 0, batch_limit: DEFAULT_BATCH_LIMIT }
+    }
+}
+
+/// The setters of [`Settings`], for a builder with a `settings` field.
+macro_rules! settings_setters {
+    () => {
+        /// The clock (default: [`MonotonicClock`](crate::clock::MonotonicClock)).
+        pub fn clock(self, clock: impl $crate::clock::Clock) -> Self {
+            self.shared_clock(::std::sync::Arc::new(clock))
+        }
+        /// The clock, already shared.
+        pub fn shared_clock(mut self, clock: ::std::sync::Arc<dyn $crate::clock::Clock>) -> Self {
+            self.settings.clock = Some(clock);
+            self
+        }
+        /// Start each tick's sequence at a random value in `0..=max` (clamped to half the
+        /// sequence space), Leaf's defence against reading business volume off consecutive
+        /// IDs. It costs up to `max` IDs of capacity per tick. 0 (the default) turns it off.
+        pub fn random_sequence_start(mut self, max: u64) -> Self {
+            self.settings.random_start = max;
+            self
+        }
+        /// The largest batch `generate_batch` accepts (default
+        /// [`DEFAULT_BATCH_LIMIT`](crate::DEFAULT_BATCH_LIMIT)).
+        pub fn batch_limit(mut self, limit: usize) -> Self {
+            self.settings.batch_limit = limit;
+            self
+        }
+    };
+}
+pub(crate) use settings_setters;
+
 /// Configures a [`Generator`].
 #[derive(Debug, Clone)]
 #[must_use]
@@ -133,9 +176,7 @@ pub struct GeneratorBuilder {
     layout: Layout,
     name: &'static str,
     worker: u64,
-    clock: Option<Arc<dyn Clock>>,
-    random_start: u64,
-    batch_limit: usize,
+    settings: Settings,
     high_water: Option<(PathBuf, Duration)>,
 }
 
@@ -150,26 +191,10 @@ impl GeneratorBuilder {
         self.worker = worker;
         self
     }
-    /// The clock (default: [`MonotonicClock`](crate::clock::MonotonicClock)).
-    pub fn clock(mut self, clock: impl Clock) -> Self {
-        self.clock = Some(Arc::new(clock));
-        self
-    }
-    /// The clock, already shared.
-    pub fn shared_clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = Some(clock);
-        self
-    }
-    /// Start each tick's sequence at a random value in `0..=max` (clamped to half the
-    /// sequence space), so consecutive IDs do not reveal how many were issued per tick.
-    /// It costs up to `max` IDs of capacity per tick. 0 (the default) turns it off.
-    pub fn random_sequence_start(mut self, max: u64) -> Self {
-        self.random_start = max;
-        self
-    }
-    /// The largest batch `generate_batch` accepts (default [`DEFAULT_BATCH_LIMIT`]).
-    pub fn batch_limit(mut self, limit: usize) -> Self {
-        self.batch_limit = limit;
+    settings_setters!();
+    /// All the shared settings at once (the registry's).
+    pub(crate) fn settings(mut self, settings: Settings) -> Self {
+        self.settings = settings;
         self
     }
     /// Persist a high-water mark in `file`, reserving `reserve` of time ahead with each
@@ -191,7 +216,8 @@ impl GeneratorBuilder {
                 max: layout.max_worker(),
             });
         }
-        let clock: Arc<dyn Clock> = match self.clock {
+        let Settings { clock, random_start, batch_limit } = self.settings;
+        let clock: Arc<dyn Clock> = match clock {
             Some(clock) => clock,
             None => Arc::new(crate::clock::MonotonicClock),
         };
@@ -212,8 +238,8 @@ impl GeneratorBuilder {
             seq_bits: layout.seq_bits(),
             worker_bits: layout.worker_bits(),
             max_seq: layout.max_seq(),
-            random_start: self.random_start.min(layout.max_seq() / 2),
-            batch_limit: self.batch_limit,
+            random_start: random_start.min(layout.max_seq() / 2),
+            batch_limit,
             high_water: self.high_water.map(|(path, _)| HighWater {
                 path,
                 reserve_ticks: u64::try_from((reserve_ms / unit_ms).max(1)).unwrap_or(1),
@@ -238,15 +264,7 @@ impl GeneratorBuilder {
 impl Generator {
     /// A builder for a generator of `layout`.
     pub fn builder(layout: Layout) -> GeneratorBuilder {
-        GeneratorBuilder {
-            layout,
-            name: "generator",
-            worker: 0,
-            clock: None,
-            random_start: 0,
-            batch_limit: DEFAULT_BATCH_LIMIT,
-            high_water: None,
-        }
+        GeneratorBuilder { layout, name: "generator", worker: 0, settings: Settings::default(), high_water: None }
     }
 
     /// The layout.
@@ -510,6 +528,7 @@ impl Generator {
     }
 
     /// Fails with [`GenerateError::BatchTooLarge`] when `n` exceeds the batch limit.
+    #[doc(hidden)]
     pub fn check_batch(&self, n: usize) -> Result<(), GenerateError> {
         if n > self.batch_limit {
             return self.fail(GenerateError::BatchTooLarge { requested: n, limit: self.batch_limit });
@@ -594,11 +613,17 @@ const MARK_HEADER: &str = "typed-snowflake high-water v1";
 /// Reads a high-water file: `None` when it does not exist; an error when it cannot be
 /// read or is not exactly what [`write_mark`] writes.
 fn read_mark(path: &Path) -> Result<Option<i64>, GenerateError> {
-    let error = |reason: String| GenerateError::HighWater { path: path.display().to_string(), reason };
+    let error = |reason: String| GenerateError::HighWater { path: path.to_owned(), reason, source: None };
     let text = match fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(error(format!("cannot be read: {e}"))),
+        Err(e) => {
+            return Err(GenerateError::HighWater {
+                path: path.to_owned(),
+                reason: "cannot be read".into(),
+                source: Some(e.into()),
+            });
+        }
     };
     let mut lines = text.split('\n');
     let (Some(MARK_HEADER), Some(value), Some(""), None) = (lines.next(), lines.next(), lines.next(), lines.next())
@@ -632,8 +657,9 @@ fn raise_mark(path: &Path, mark_ms: i64) -> Result<(), GenerateError> {
 /// `fsync` of the directory.
 fn write_mark(path: &Path, mark_ms: i64) -> Result<(), GenerateError> {
     let error = |what: &str, e: std::io::Error| GenerateError::HighWater {
-        path: path.display().to_string(),
-        reason: format!("{what}: {e}"),
+        path: path.to_owned(),
+        reason: what.to_owned(),
+        source: Some(e.into()),
     };
     // `<name>.tmp` beside the file, never `with_extension`: a mark named `x.tmp` would
     // otherwise be its own temporary file, truncated in place.
@@ -654,47 +680,4 @@ fn write_mark(path: &Path, mark_ms: i64) -> Result<(), GenerateError> {
         dir.sync_all().map_err(|e| error("cannot fsync the directory", e))?;
     }
     Ok(())
-}
-
-/// The per-type generator: a `static` in the derived code, filled on first use from the
-/// [`Registry`](crate::Registry).
-#[derive(Debug)]
-pub struct GeneratorSlot {
-    cell: OnceLock<Generator>,
-}
-
-impl GeneratorSlot {
-    /// An empty slot.
-    pub const fn new() -> GeneratorSlot {
-        GeneratorSlot { cell: OnceLock::new() }
-    }
-
-    /// The generator of `T`, created on first use.
-    #[inline]
-    pub fn get_or_init<T: SnowflakeId>(&'static self) -> Result<&'static Generator, GenerateError> {
-        match self.cell.get() {
-            Some(generator) => Ok(generator),
-            None => self.init::<T>(),
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn init<T: SnowflakeId>(&'static self) -> Result<&'static Generator, GenerateError> {
-        static INIT: Mutex<()> = Mutex::new(());
-        let _guard = INIT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(generator) = self.cell.get() {
-            return Ok(generator);
-        }
-        let generator = crate::registry::generator_for(T::LAYOUT, T::NAME)?;
-        let generator: &'static Generator = self.cell.get_or_init(|| generator);
-        crate::registry::track(generator);
-        Ok(generator)
-    }
-}
-
-impl Default for GeneratorSlot {
-    fn default() -> Self {
-        GeneratorSlot::new()
-    }
 }

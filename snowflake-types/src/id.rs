@@ -1,8 +1,8 @@
 //! The [`SnowflakeId`] trait that `#[derive(SnowflakeId)]` implements.
 
 use crate::error::{LayoutError, ParseIdError};
-use crate::generator::GeneratorSlot;
 use crate::layout::{Layout, Parts};
+use crate::registry::GeneratorSlot;
 
 /// A typed Snowflake ID: a newtype over `i64` or `u64` with a compile-time [`Layout`].
 ///

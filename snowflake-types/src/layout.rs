@@ -216,6 +216,7 @@ impl Layout {
     /// Like [`Layout::build`], but a compile-time error (a panic in `const` evaluation)
     /// instead of a `Result`. The derive has already checked its input; this is the second
     /// line of defence for hand-written layouts.
+    #[doc(hidden)]
     pub const fn build_or_panic(
         time: u32,
         worker: u32,
@@ -345,7 +346,7 @@ impl Layout {
     /// Packs fields already known to be in range. The caller guarantees
     /// `tick <= max_ticks`, `worker <= max_worker` and `seq <= max_seq`.
     #[inline(always)]
-    pub const fn pack(&self, tick: u64, worker: u64, seq: u64) -> i64 {
+    const fn pack(&self, tick: u64, worker: u64, seq: u64) -> i64 {
         ((tick << self.time_shift()) | (worker << self.seq_bits) | seq) as i64
     }
 

@@ -20,7 +20,7 @@ pub mod worker;
 pub mod __private;
 
 pub use clock::{Clock, ManualClock, StepBack, SystemClock};
-pub use error::{GenerateError, InvalidLayout, LayoutError, ParseIdError, RegistryError, WorkerError};
+pub use error::{GenerateError, InvalidLayout, IoError, LayoutError, ParseIdError, RegistryError, WorkerError};
 pub use generator::{DEFAULT_BATCH_LIMIT, Generator, GeneratorBuilder, GeneratorStats};
 pub use id::SnowflakeId;
 pub use layout::{Layout, Parts, TickUnit};

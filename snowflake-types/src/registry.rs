@@ -2,12 +2,11 @@
 //! one generator per ID type, created on first use.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
-use crate::clock::Clock;
 use crate::error::{GenerateError, RegistryError, WorkerError};
-use crate::generator::{DEFAULT_BATCH_LIMIT, Generator, GeneratorStats};
+use crate::generator::{Generator, GeneratorStats, Settings, settings_setters};
 use crate::layout::Layout;
 use crate::worker::WorkerSource;
 
@@ -15,14 +14,40 @@ use crate::worker::WorkerSource;
 struct Config {
     worker: u64,
     source: WorkerSource,
-    clock: Option<Arc<dyn Clock>>,
-    batch_limit: usize,
-    random_start: u64,
+    settings: Settings,
     high_water: Option<(PathBuf, Duration)>,
 }
 
-static CONFIG: OnceLock<Result<Config, WorkerError>> = OnceLock::new();
+impl Config {
+    fn from_defaults() -> Result<Config, WorkerError> {
+        let source = WorkerSource::default();
+        Ok(Config { worker: source.resolve()?, source, settings: Settings::default(), high_water: None })
+    }
+}
+
+/// Where the process stands. A configuration becomes final when the first generator is
+/// built from it, not when it is read.
+#[derive(Default)]
+struct State {
+    /// What `install()` left: a configuration, or the reason it was refused (so that
+    /// generation fails loudly instead of falling back to the defaults).
+    installed: Option<Result<Arc<Config>, RegistryError>>,
+    /// The configuration generators were built from; `install()` is refused from then on.
+    in_use: Option<(Arc<Config>, Origin)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Origin {
+    Installed,
+    Defaults,
+}
+
+static STATE: Mutex<State> = Mutex::new(State { installed: None, in_use: None });
 static GENERATORS: Mutex<Vec<&'static Generator>> = Mutex::new(Vec::new());
+
+fn state() -> MutexGuard<'static, State> {
+    STATE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// The process-wide configuration of every derived type's generator.
 ///
@@ -35,36 +60,50 @@ static GENERATORS: Mutex<Vec<&'static Generator>> = Mutex::new(Vec::new());
 ///     .worker(WorkerSource::Fixed(3))
 ///     .batch_limit(10_000)
 ///     .install()?;
+/// assert_eq!(Registry::worker_id()?, 3);
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
 /// Without `install()`, the first generation takes the default: the worker ID from
 /// `SNOWFLAKE_WORKER_ID` (an unparsable value makes every generation fail with an error
 /// that names it), or 0 when it is unset; the [`MonotonicClock`](crate::clock::MonotonicClock);
-/// batches up to [`DEFAULT_BATCH_LIMIT`]; no random sequence start; no high-water file.
+/// batches up to [`DEFAULT_BATCH_LIMIT`](crate::DEFAULT_BATCH_LIMIT); no random sequence
+/// start; no high-water file.
+///
+/// Reading the configuration ([`Registry::worker_id`], [`Registry::worker_source`],
+/// [`Registry::stats`]) never fixes it: only the first generator built from it does. An
+/// `install()` that fails leaves the registry failing: every generation returns the
+/// install's error (wrapped in [`GenerateError::Registry`]) until an `install()` succeeds,
+/// so a replica whose configuration was refused never issues IDs under the defaults.
 #[derive(Debug, Clone, Copy)]
 pub struct Registry;
 
 impl Registry {
     /// A builder with the default configuration.
     pub fn builder() -> RegistryBuilder {
-        RegistryBuilder {
-            source: WorkerSource::default(),
-            clock: None,
-            batch_limit: DEFAULT_BATCH_LIMIT,
-            random_start: 0,
-            high_water: None,
+        RegistryBuilder { source: WorkerSource::default(), settings: Settings::default(), high_water: None }
+    }
+
+    /// The worker ID in force: the one generators use or will use. Reading it fixes nothing.
+    pub fn worker_id() -> Result<u64, RegistryError> {
+        Self::read(|config| config.worker)
+    }
+
+    /// The source the worker ID comes from.
+    pub fn worker_source() -> Result<WorkerSource, RegistryError> {
+        Self::read(|config| config.source.clone())
+    }
+
+    fn read<R>(f: impl FnOnce(&Config) -> R) -> Result<R, RegistryError> {
+        let state = state();
+        if let Some((config, _)) = &state.in_use {
+            return Ok(f(config));
         }
-    }
-
-    /// The worker ID in force (resolving the default configuration if nothing was installed).
-    pub fn worker_id() -> Result<u64, WorkerError> {
-        config().map(|c| c.worker)
-    }
-
-    /// The source the worker ID came from.
-    pub fn worker_source() -> Result<WorkerSource, WorkerError> {
-        config().map(|c| c.source.clone())
+        match &state.installed {
+            Some(Ok(config)) => Ok(f(config)),
+            Some(Err(error)) => Err(error.clone()),
+            None => Ok(f(&Config::from_defaults()?)),
+        }
     }
 
     /// The counters of every generator created so far, one entry per ID type.
@@ -90,9 +129,7 @@ impl Registry {
 #[must_use]
 pub struct RegistryBuilder {
     source: WorkerSource,
-    clock: Option<Arc<dyn Clock>>,
-    batch_limit: usize,
-    random_start: u64,
+    settings: Settings,
     high_water: Option<(PathBuf, Duration)>,
 }
 
@@ -106,26 +143,11 @@ impl RegistryBuilder {
     pub fn worker_id(self, worker: u64) -> Self {
         self.worker(WorkerSource::Fixed(worker))
     }
-    /// The clock every generator reads (default [`MonotonicClock`](crate::clock::MonotonicClock)).
-    pub fn clock(mut self, clock: impl Clock) -> Self {
-        self.clock = Some(Arc::new(clock));
-        self
-    }
-    /// The largest batch `generate_batch` accepts (default [`DEFAULT_BATCH_LIMIT`]).
-    pub fn batch_limit(mut self, limit: usize) -> Self {
-        self.batch_limit = limit;
-        self
-    }
-    /// Start each tick's sequence at a random value in `0..=max` (clamped to half of each
-    /// type's sequence space), Leaf's defence against reading business volume off
-    /// consecutive IDs. It costs up to `max` IDs of each tick's capacity. 0 turns it off.
-    pub fn random_sequence_start(mut self, max: u64) -> Self {
-        self.random_start = max;
-        self
-    }
+    settings_setters!();
     /// Keep a high-water file per ID type in `dir` (`<dir>/<Type>-<worker>.hwm`), reserving
     /// `reserve` of time ahead with each `fsync`'d write, so a restart never repeats an ID
-    /// even after the clock stepped back. The directory is created if missing.
+    /// even after the clock stepped back. The directory is created if missing; an empty
+    /// path is refused at `install()`.
     ///
     /// A longer `reserve` means fewer writes (one per `reserve` per type) and, after a
     /// quick restart, IDs that start up to `reserve` ahead of the clock: the new generator
@@ -140,63 +162,111 @@ impl RegistryBuilder {
         self
     }
 
-    /// Installs the configuration for the whole process. Fails with
-    /// [`RegistryError::AlreadyInstalled`] if a configuration is in force already
-    /// (installed, or taken by default at the first generation or by
-    /// [`Registry::worker_id`]), or if the worker source or high-water directory is
-    /// unusable; a refused configuration leaves nothing installed.
+    /// Installs the configuration for the whole process.
+    ///
+    /// Fails with [`RegistryError::AlreadyInstalled`] once a generator has been built
+    /// (from an installed configuration or from the defaults); before that, a later
+    /// `install()` replaces an earlier one. A worker source or high-water directory that
+    /// cannot be used is an error, and it stays in force: until an `install()` succeeds,
+    /// every generation fails with it rather than fall back to the defaults.
     pub fn install(self) -> Result<(), RegistryError> {
+        let mut state = state();
+        if let Some((config, origin)) = &state.in_use {
+            return Err(RegistryError::AlreadyInstalled {
+                worker: config.worker,
+                from_defaults: *origin == Origin::Defaults,
+            });
+        }
+        let outcome = self.into_config().map(Arc::new);
+        state.installed = Some(outcome.clone());
+        outcome.map(drop)
+    }
+
+    fn into_config(self) -> Result<Config, RegistryError> {
         let worker = self.source.resolve()?;
         if let Some((dir, _)) = &self.high_water {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| RegistryError::HighWater { path: dir.display().to_string(), reason: e.to_string() })?;
+            if dir.as_os_str().is_empty() {
+                return Err(RegistryError::HighWater {
+                    path: dir.clone(),
+                    reason: "the directory is an empty path".into(),
+                    source: None,
+                });
+            }
+            std::fs::create_dir_all(dir).map_err(|e| RegistryError::HighWater {
+                path: dir.clone(),
+                reason: "cannot be created".into(),
+                source: Some(e.into()),
+            })?;
         }
-        let config = Config {
-            worker,
-            source: self.source,
-            clock: self.clock,
-            batch_limit: self.batch_limit,
-            random_start: self.random_start,
-            high_water: self.high_water,
-        };
-        CONFIG.set(Ok(config)).map_err(|_| RegistryError::AlreadyInstalled)
+        Ok(Config { worker, source: self.source, settings: self.settings, high_water: self.high_water })
     }
 }
 
-fn config() -> Result<&'static Config, WorkerError> {
-    CONFIG
-        .get_or_init(|| {
-            let source = WorkerSource::default();
-            Ok(Config {
-                worker: source.resolve()?,
-                source,
-                clock: None,
-                batch_limit: DEFAULT_BATCH_LIMIT,
-                random_start: 0,
-                high_water: None,
-            })
-        })
-        .as_ref()
-        .map_err(Clone::clone)
+/// The configuration generators are built from, fixed by the first call.
+fn config_in_use() -> Result<Arc<Config>, GenerateError> {
+    let mut state = state();
+    if let Some((config, _)) = &state.in_use {
+        return Ok(Arc::clone(config));
+    }
+    let (config, origin) = match &state.installed {
+        Some(Ok(config)) => (Arc::clone(config), Origin::Installed),
+        Some(Err(error)) => return Err(GenerateError::Registry(error.clone())),
+        None => (Arc::new(Config::from_defaults()?), Origin::Defaults),
+    };
+    state.in_use = Some((Arc::clone(&config), origin));
+    Ok(config)
 }
 
 /// A generator for one ID type, from the configuration in force.
-pub(crate) fn generator_for(layout: Layout, name: &'static str) -> Result<Generator, GenerateError> {
-    let config = config()?;
-    let mut builder = Generator::builder(layout)
-        .name(name)
-        .worker(config.worker)
-        .batch_limit(config.batch_limit)
-        .random_sequence_start(config.random_start);
-    if let Some(clock) = &config.clock {
-        builder = builder.shared_clock(Arc::clone(clock));
-    }
+fn generator_for(layout: Layout, name: &'static str) -> Result<Generator, GenerateError> {
+    let config = config_in_use()?;
+    let mut builder = Generator::builder(layout).name(name).worker(config.worker).settings(config.settings.clone());
     if let Some((dir, reserve)) = &config.high_water {
         builder = builder.high_water(dir.join(format!("{name}-{}.hwm", config.worker)), *reserve);
     }
     builder.build()
 }
 
-pub(crate) fn track(generator: &'static Generator) {
-    GENERATORS.lock().unwrap_or_else(|p| p.into_inner()).push(generator);
+/// The per-type generator: a `static` in the derived code, filled on first use from the
+/// [`Registry`].
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct GeneratorSlot {
+    cell: OnceLock<Generator>,
+}
+
+impl GeneratorSlot {
+    /// An empty slot.
+    pub const fn new() -> GeneratorSlot {
+        GeneratorSlot { cell: OnceLock::new() }
+    }
+
+    /// The generator of the type with this layout and name, created on first use.
+    #[inline]
+    pub fn get_or_init(&'static self, layout: Layout, name: &'static str) -> Result<&'static Generator, GenerateError> {
+        match self.cell.get() {
+            Some(generator) => Ok(generator),
+            None => self.init(layout, name),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn init(&'static self, layout: Layout, name: &'static str) -> Result<&'static Generator, GenerateError> {
+        static INIT: Mutex<()> = Mutex::new(());
+        let _guard = INIT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(generator) = self.cell.get() {
+            return Ok(generator);
+        }
+        let generator = generator_for(layout, name)?;
+        let generator: &'static Generator = self.cell.get_or_init(|| generator);
+        GENERATORS.lock().unwrap_or_else(|p| p.into_inner()).push(generator);
+        Ok(generator)
+    }
+}
+
+impl Default for GeneratorSlot {
+    fn default() -> Self {
+        GeneratorSlot::new()
+    }
 }

@@ -106,14 +106,15 @@ fn hostname() -> Result<String, WorkerError> {
     {
         return Ok(name.trim().to_owned());
     }
+    let mut last = WorkerError::NoHostname { path: "/etc/hostname".into(), source: None };
     for path in ["/proc/sys/kernel/hostname", "/etc/hostname"] {
-        if let Ok(name) = std::fs::read_to_string(path)
-            && !name.trim().is_empty()
-        {
-            return Ok(name.trim().to_owned());
+        match std::fs::read_to_string(path) {
+            Ok(name) if !name.trim().is_empty() => return Ok(name.trim().to_owned()),
+            Ok(_) => last = WorkerError::NoHostname { path: path.into(), source: None },
+            Err(e) => last = WorkerError::NoHostname { path: path.into(), source: Some(e.into()) },
         }
     }
-    Err(WorkerError::NoHostname { reason: "HOSTNAME is unset and no hostname file could be read".into() })
+    Err(last)
 }
 
 #[cfg(test)]
