@@ -6,7 +6,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use typed_snowflake::{Clock, GenerateError, Generator, Layout, ManualClock, SnowflakeId, StepBack, TickUnit};
+use typed_snowflake::{
+    Clock, GenerateError, Generator, Layout, MAX_HIGH_WATER_RESERVE, ManualClock, SnowflakeId, StepBack, TickUnit,
+};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -240,38 +242,100 @@ fn the_epoch_tick_is_reserved_too() -> TestResult {
     Ok(())
 }
 
+/// Reservations name exactly the tick reserved, over the whole time field: on layouts whose
+/// time field outlasts `i64` milliseconds (62 bits counting seconds) the reservation stops
+/// at the tick that holds `i64::MAX`, the last one a mark can name, instead of writing a
+/// saturated mark that reads back as an earlier tick than the one reserved.
 #[test]
-fn reservation_saturates_on_extreme_layouts() -> TestResult {
-    // 62 time bits counting seconds: the end of the time field lies beyond i64 milliseconds.
+fn reservations_are_exact_on_extreme_layouts() -> TestResult {
     let seconds = Layout::new(62, 0, 1, 0)?.with_unit(TickUnit::Seconds);
     let millis = Layout::new(62, 0, 1, 0)?;
     let dir = tempfile::tempdir()?;
     for (k, layout) in [seconds, millis].into_iter().enumerate() {
-        let path = dir.path().join(format!("extreme-{k}.hwm"));
-        let clock = Arc::new(ManualClock::new(T0));
-        let build = || Generator::builder(layout).clock(Arc::clone(&clock)).high_water(&path, Duration::MAX).build();
-        let a = build()?;
-        let last_a = a.next_raw()?;
-        assert_eq!(Ok(layout.ticks_of(last_a)), layout.tick_of(T0));
-        let mark = mark_of(&path)?;
-        assert_eq!(mark, layout.max_timestamp_ms());
-        drop(a);
-        // Everything up to the end of the time field was reserved: B issues nothing at or
-        // below. (Borrowing may reach for the tick after the mark, which does not exist.)
-        let b = build()?;
-        for now in [T0, T0 + HOUR, T0 + 1_000 * HOUR] {
-            clock.set(now);
-            match b.next_raw() {
-                // Borrowing past the mark (the reservation was unbounded) is allowed; at or
-                // below it, never.
-                Ok(id) => {
-                    assert!(layout.ticks_of(id) > layout.tick_of(mark)?, "{id} at or below the mark {mark}")
-                }
-                Err(GenerateError::ClockBackwards { .. } | GenerateError::TimeExhausted { .. }) => {}
-                Err(e) => return Err(e.into()),
+        let unit = layout.unit().as_millis();
+        let reserve_ticks = u64::try_from(i64::try_from(MAX_HIGH_WATER_RESERVE.as_millis())? / unit)?;
+        // The last tick a mark (Unix milliseconds in an i64) can name.
+        let end = layout.tick_of(i64::MAX).unwrap_or(layout.max_ticks());
+        for start in [T0, layout.tick_start_ms(end) - 10 * unit] {
+            let path = dir.path().join(format!("extreme-{k}-{start}.hwm"));
+            let clock = Arc::new(ManualClock::new(start));
+            let build = || {
+                Generator::builder(layout).clock(Arc::clone(&clock)).high_water(&path, MAX_HIGH_WATER_RESERVE).build()
+            };
+            let a = build()?;
+            let last_a = a.next_raw()?;
+            assert_eq!(Ok(layout.ticks_of(last_a)), layout.tick_of(start));
+            let reserved = (layout.tick_of(start)? + reserve_ticks).min(end);
+            let mark = mark_of(&path)?;
+            assert_eq!(layout.tick_of(mark)?, reserved, "{layout:?} at {start}: the mark {mark} names another tick");
+            drop(a);
+            let b = build()?;
+            if reserved < end {
+                // Past the mark, B issues after it.
+                clock.set(layout.tick_start_ms(reserved + 1));
+                let id = b.next_raw()?;
+                assert!(id > last_a && layout.ticks_of(id) > reserved, "{id} at or below the mark {mark}");
+            } else {
+                // No tick after the mark can be reserved: B refuses rather than repeat.
+                let result = b.next_raw();
+                assert!(matches!(result, Err(GenerateError::TimeExhausted { .. })), "{layout:?}: {result:?}");
             }
         }
     }
+    Ok(())
+}
+
+/// A reservation longer than `MAX_HIGH_WATER_RESERVE` is refused when the generator is
+/// built, with the reason; the maximum itself is accepted.
+#[test]
+fn reserve_above_the_maximum_is_refused() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("long.hwm");
+    let clock = Arc::new(ManualClock::new(T0));
+    for reserve in [Duration::MAX, MAX_HIGH_WATER_RESERVE + Duration::from_nanos(1)] {
+        let result = generator(&path, &clock, reserve);
+        assert!(is_high_water(&result, &path), "{reserve:?}: {result:?}");
+        let Err(error) = result else { unreachable!() };
+        assert!(error.to_string().contains("MAX_HIGH_WATER_RESERVE"), "{error}");
+    }
+    assert_eq!(MAX_HIGH_WATER_RESERVE, Duration::from_secs(3_600));
+    let generator = generator(&path, &clock, MAX_HIGH_WATER_RESERVE)?;
+    generator.next_raw()?;
+    assert_eq!(mark_of(&path)?, T0 + 3_600_000);
+    Ok(())
+}
+
+/// The regression for a mark saturated at `i64::MAX`: with 61 time bits counting seconds
+/// from 1970, the time field outlasts `i64` milliseconds. Restarts near the end, each at
+/// the same clock reading, must never issue an ID twice, nor an ID its mark does not cover.
+#[test]
+fn restarts_at_the_end_of_i64_milliseconds_never_repeat() -> TestResult {
+    let layout = Layout::new(61, 1, 1, 0)?.with_unit(TickUnit::Seconds);
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("end.hwm");
+    let clock = Arc::new(ManualClock::new(i64::MAX - 10_000));
+    let mut issued: Vec<i64> = Vec::new();
+    for run in 1..=4 {
+        let generator = Generator::builder(layout)
+            .worker(1)
+            .clock(Arc::clone(&clock))
+            .high_water(&path, MAX_HIGH_WATER_RESERVE)
+            .build()?;
+        // Two IDs fill a tick; a third would wait for a clock that is not moved.
+        for _ in 0..2 {
+            match generator.next_raw() {
+                Ok(id) => {
+                    assert!(issued.last().is_none_or(|&last| id > last), "run {run}: {id} after {issued:?}");
+                    let mark = mark_of(&path)?;
+                    assert!(layout.ticks_of(id) <= layout.tick_of(mark)?, "run {run}: {id} beyond the mark {mark}");
+                    issued.push(id);
+                }
+                Err(GenerateError::TimeExhausted { .. }) => {}
+                Err(e) => return Err(format!("run {run}: {e}").into()),
+            }
+        }
+    }
+    assert!(!issued.is_empty());
     Ok(())
 }
 

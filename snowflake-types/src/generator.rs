@@ -20,6 +20,21 @@ use crate::layout::Layout;
 /// The default largest batch for `generate_batch`.
 pub const DEFAULT_BATCH_LIMIT: usize = 100_000;
 
+/// The longest high-water reservation: one hour. The reservation is how far the mark on
+/// disk may run ahead of the clock; a longer one is refused when the generator is built
+/// (and by the registry's `install()`), with [`GenerateError::HighWater`].
+pub const MAX_HIGH_WATER_RESERVE: Duration = Duration::from_secs(3600);
+
+/// Refuses a reservation above [`MAX_HIGH_WATER_RESERVE`], saying why.
+pub(crate) fn check_reserve(reserve: Duration) -> Result<(), String> {
+    if reserve > MAX_HIGH_WATER_RESERVE {
+        return Err(format!(
+            "a reserve of {reserve:?} exceeds the maximum of {MAX_HIGH_WATER_RESERVE:?} (MAX_HIGH_WATER_RESERVE)"
+        ));
+    }
+    Ok(())
+}
+
 /// The part every ID touches, alone on its cache lines so that generators of two types
 /// on two threads do not slow each other down.
 #[repr(align(128))]
@@ -174,14 +189,15 @@ impl GeneratorBuilder {
     }
     /// Persist a high-water mark in `file`, reserving `reserve` of time ahead with each
     /// write (one `fsync` per reservation): a restarted process never issues at or below
-    /// the mark, even when the clock stepped back in between.
+    /// the mark, even when the clock stepped back in between. `reserve` is at most
+    /// [`MAX_HIGH_WATER_RESERVE`]; `build` refuses a longer one.
     pub fn high_water(mut self, file: impl Into<PathBuf>, reserve: Duration) -> Self {
         self.high_water = Some((file.into(), reserve));
         self
     }
 
-    /// Builds the generator: checks the worker ID against the layout and reads the
-    /// high-water file, if any.
+    /// Builds the generator: checks the worker ID against the layout and the reservation
+    /// against its maximum, and reads the high-water file, if any.
     pub fn build(self) -> Result<Generator, GenerateError> {
         let layout = self.layout;
         if self.worker > layout.max_worker() {
@@ -190,6 +206,10 @@ impl GeneratorBuilder {
                 worker: self.worker,
                 max: layout.max_worker(),
             });
+        }
+        if let Some((path, reserve)) = &self.high_water {
+            check_reserve(*reserve)
+                .map_err(|reason| GenerateError::HighWater { path: path.display().to_string(), reason })?;
         }
         let clock: Arc<dyn Clock> = match self.clock {
             Some(clock) => clock,
@@ -491,14 +511,21 @@ impl Generator {
             self.limit.0.store(self.layout.max_ticks(), Ordering::Release);
             return Ok(());
         };
+        // The last tick a mark can name. The mark is Unix milliseconds in an `i64`; a time
+        // field that outlasts them (61 or more time bits counting seconds) has ticks beyond
+        // `i64::MAX`, and a mark saturated there would read back as an earlier tick than
+        // the one reserved: a restart would then repeat the IDs in between.
+        let end = self.layout.tick_of(i64::MAX).unwrap_or(self.layout.max_ticks());
+        if tick > end {
+            return self.fail(self.time_exhausted());
+        }
         let _guard = hw.lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if self.limit.0.load(Ordering::Relaxed) >= tick {
             return Ok(());
         }
-        let new_limit = tick.max(now.saturating_add(hw.reserve_ticks)).min(self.layout.max_ticks());
-        // The last millisecond of the reserved tick. A layout whose time field outlasts
-        // `i64` milliseconds (62 time bits counting seconds) saturates at `i64::MAX`: no
-        // clock reading can lie beyond it.
+        let new_limit = tick.max(now.saturating_add(hw.reserve_ticks)).min(end);
+        // The last millisecond of the reserved tick; for the tick that holds `i64::MAX`,
+        // `i64::MAX` itself. Either reads back as exactly `new_limit`.
         let mark_ms = self.layout.tick_start_ms(new_limit).saturating_add(self.unit_ms - 1);
         if let Err(e) = raise_mark(&hw.path, mark_ms) {
             return self.fail(e);

@@ -125,7 +125,8 @@ impl RegistryBuilder {
     }
     /// Keep a high-water file per ID type in `dir` (`<dir>/<Type>-<worker>.hwm`), reserving
     /// `reserve` of time ahead with each `fsync`'d write, so a restart never repeats an ID
-    /// even after the clock stepped back. The directory is created if missing.
+    /// even after the clock stepped back. The directory is created if missing; a `reserve`
+    /// above [`MAX_HIGH_WATER_RESERVE`](crate::MAX_HIGH_WATER_RESERVE) is refused by `install()`.
     ///
     /// A longer `reserve` means fewer writes (one per `reserve` per type) and, after a
     /// quick restart, IDs that start up to `reserve` ahead of the clock: the new generator
@@ -147,7 +148,9 @@ impl RegistryBuilder {
     /// unusable; a refused configuration leaves nothing installed.
     pub fn install(self) -> Result<(), RegistryError> {
         let worker = self.source.resolve()?;
-        if let Some((dir, _)) = &self.high_water {
+        if let Some((dir, reserve)) = &self.high_water {
+            crate::generator::check_reserve(*reserve)
+                .map_err(|reason| RegistryError::HighWater { path: dir.display().to_string(), reason })?;
             std::fs::create_dir_all(dir)
                 .map_err(|e| RegistryError::HighWater { path: dir.display().to_string(), reason: e.to_string() })?;
         }
