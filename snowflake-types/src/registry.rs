@@ -129,13 +129,13 @@ impl RegistryBuilder {
     /// above [`MAX_HIGH_WATER_RESERVE`](crate::MAX_HIGH_WATER_RESERVE) is refused by `install()`.
     ///
     /// A longer `reserve` means fewer writes (one per `reserve` per type) and, after a
-    /// quick restart, IDs that start up to `reserve` ahead of the clock: the new generator
-    /// continues after the mark at once (the default `StepBack::Borrow` may run ahead by
-    /// its `max_ahead` plus `reserve`), and its own reservations run `reserve` past the
-    /// clock, so quick restarts do not add up. A clock further behind the mark than that
-    /// (it was set back across the restart) gets its [`StepBack`](crate::StepBack) policy:
-    /// by default, errors until it catches up. No clock is moved. Two types of the same
-    /// name share a file, which then holds the larger reservation.
+    /// quick restart, a longer wait: the new generator waits for the clock to pass the
+    /// mark (at most `reserve` ahead of it), as for a full tick, then issues at the clock's
+    /// pace, so quick restarts neither run ahead of the clock nor add up. A clock further
+    /// behind the mark than that (it was set back across the restart) gets its
+    /// [`StepBack`](crate::StepBack) policy: by default, errors until it catches up. No
+    /// clock is moved. Two types of the same name share a file, which then holds the
+    /// larger reservation.
     pub fn high_water(mut self, dir: impl Into<PathBuf>, reserve: Duration) -> Self {
         self.high_water = Some((dir.into(), reserve));
         self
