@@ -4,9 +4,10 @@
 //! child ran to the end.
 
 use std::process::Command;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
-use typed_snowflake::{MAX_HIGH_WATER_RESERVE, Registry, RegistryError, SnowflakeId};
+use typed_snowflake::{Clock, GenerateError, MAX_HIGH_WATER_RESERVE, Registry, RegistryError, SnowflakeId};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -37,6 +38,23 @@ fn high_water_reserve_above_the_maximum_is_refused_at_install() -> TestResult {
     run("reserve_too_long")
 }
 
+/// With `batch_limit(usize::MAX)`, `generate_batch` does not allocate the batch up front:
+/// the largest batches end when the time field does, not in a panic or an abort.
+#[test]
+fn largest_batch_limit_never_allocates_up_front() -> TestResult {
+    run("batch_limit_max")
+}
+
+/// A clock one millisecond further on at every reading.
+#[derive(Debug)]
+struct Ticking(AtomicI64);
+
+impl Clock for Ticking {
+    fn now_ms(&self) -> i64 {
+        self.0.fetch_add(1, Ordering::SeqCst)
+    }
+}
+
 /// The entry point of every scenario; does nothing in the parent process.
 #[test]
 fn child() -> TestResult {
@@ -56,6 +74,15 @@ fn child() -> TestResult {
             }
             Registry::builder().high_water(dir.path(), MAX_HIGH_WATER_RESERVE).install()?;
             EventId::try_generate()?;
+        }
+        "batch_limit_max" => {
+            // Three ticks before the end of the time field.
+            let clock = Ticking(AtomicI64::new(EventId::MAX_TIMESTAMP_MS - 2));
+            Registry::builder().batch_limit(usize::MAX).clock(clock).install()?;
+            let exhausted = GenerateError::TimeExhausted { type_name: "EventId", max_ms: EventId::MAX_TIMESTAMP_MS };
+            for n in [usize::MAX, 1 << 40] {
+                assert_eq!(EventId::generate_batch(n), Err(exhausted.clone()), "a batch of {n}");
+            }
         }
         other => return Err(format!("unknown scenario {other}").into()),
     }

@@ -20,6 +20,10 @@ use crate::layout::Layout;
 /// The default largest batch for `generate_batch`.
 pub const DEFAULT_BATCH_LIMIT: usize = 100_000;
 
+/// The most IDs a batch allocates room for before it issues any: larger batches grow as
+/// their IDs are issued, so no batch limit, however large, allocates (or aborts) up front.
+pub(crate) const BATCH_PREALLOC: usize = 4096;
+
 /// The longest high-water reservation: one hour. The reservation is how far the mark on
 /// disk may run ahead of the clock; a longer one is refused when the generator is built
 /// (and by the registry's `install()`), with [`GenerateError::HighWater`].
@@ -592,7 +596,7 @@ impl Generator {
     /// `n` raw IDs, in increasing order.
     pub fn next_batch_raw(&self, n: usize) -> Result<Vec<i64>, GenerateError> {
         self.check_batch(n)?;
-        let mut out = Vec::with_capacity(n);
+        let mut out = Vec::with_capacity(n.min(BATCH_PREALLOC));
         self.fill_batch(n, |raw| out.push(raw))?;
         Ok(out)
     }
