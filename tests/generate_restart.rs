@@ -432,6 +432,31 @@ fn shared_file_keeps_the_larger_reservation() -> TestResult {
     Ok(())
 }
 
+/// `high_water_writes` counts the writes made: a reservation that the file already covers
+/// (another generator on it reserved further) raises the limit without a write.
+#[test]
+fn reservations_the_file_already_covers_are_not_counted_as_writes() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("Id-3.hwm");
+    let clock_a = Arc::new(ManualClock::new(T0));
+    let clock_b = Arc::new(ManualClock::new(T0 - 500));
+    let a = generator(&path, &clock_a, Duration::from_secs(1))?;
+    let b = generator(&path, &clock_b, Duration::from_secs(1))?;
+    a.next_raw()?;
+    let written = std::fs::metadata(&path)?.modified()?;
+    b.next_raw()?;
+    assert_eq!(mark_of(&path)?, T0 + 1_000);
+    assert_eq!(std::fs::metadata(&path)?.modified()?, written, "the covered reservation rewrote the file");
+    assert_eq!(a.stats().high_water_writes, 1);
+    assert_eq!(b.stats().high_water_writes, 0, "B counted a write it did not make");
+    // Past the mark on the file, B writes its own reservation, and counts it.
+    clock_b.set(T0 + 1_001);
+    b.next_raw()?;
+    assert_eq!(mark_of(&path)?, T0 + 2_001);
+    assert_eq!(b.stats().high_water_writes, 1);
+    Ok(())
+}
+
 /// Restarts quicker than the reservation do not add up: each successor waits for its clock
 /// to pass its predecessor's mark, and its own mark lies `reserve` past the clock, not past
 /// the mark.

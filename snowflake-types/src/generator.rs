@@ -71,7 +71,8 @@ pub struct GeneratorStats {
     pub clock_step_backs: u64,
     /// Errors returned.
     pub errors: u64,
-    /// High-water reservations written.
+    /// High-water reservations written (a reservation that the file already covered,
+    /// because another generator on it reserved further, is not a write).
     pub high_water_writes: u64,
 }
 
@@ -561,10 +562,14 @@ impl Generator {
         // The last millisecond of the reserved tick; for the tick that holds `i64::MAX`,
         // `i64::MAX` itself. Either reads back as exactly `new_limit`.
         let mark_ms = self.layout.tick_start_ms(new_limit).saturating_add(self.unit_ms - 1);
-        if let Err(e) = raise_mark(&hw.path, mark_ms) {
-            return self.fail(e);
+        match raise_mark(&hw.path, mark_ms) {
+            Ok(true) => {
+                self.counters.high_water_writes.fetch_add(1, Ordering::Relaxed);
+            }
+            // The file already holds a mark at least this high: it covers the reservation.
+            Ok(false) => {}
+            Err(e) => return self.fail(e),
         }
-        self.counters.high_water_writes.fetch_add(1, Ordering::Relaxed);
         // Release: a thread that sees the new limit also sees that the mark is on disk.
         self.limit.0.store(new_limit, Ordering::Release);
         Ok(())
@@ -672,21 +677,22 @@ fn read_mark(path: &Path) -> Result<Option<i64>, GenerateError> {
     }
 }
 
-/// Raises the mark in a high-water file to at least `mark_ms`, never lowering it.
+/// Raises the mark in a high-water file to at least `mark_ms`, never lowering it; returns
+/// whether it wrote the file.
 ///
 /// Two generators of one process can share a file (two ID types of the same name in
 /// different modules, under a registry's high-water directory): the file then holds the
 /// larger of their reservations, which covers both, and a restart resumes above both. One
 /// process-wide lock orders the writes (they are rare: one per reservation).
-fn raise_mark(path: &Path, mark_ms: i64) -> Result<(), GenerateError> {
+fn raise_mark(path: &Path, mark_ms: i64) -> Result<bool, GenerateError> {
     static WRITES: Mutex<()> = Mutex::new(());
     let _guard = WRITES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     // A file that cannot be read now was readable at build (or absent): write ours.
     let on_disk = read_mark(path).ok().flatten().unwrap_or(i64::MIN);
     if on_disk >= mark_ms {
-        return Ok(());
+        return Ok(false);
     }
-    write_mark(path, mark_ms)
+    write_mark(path, mark_ms).map(|()| true)
 }
 
 /// Writes a high-water file atomically and durably: a temporary file, `fsync`, rename,
