@@ -1,10 +1,10 @@
 //! `generate_batch`: exactly `n` IDs, increasing and unique, across tick boundaries, and an
 //! immediate error over the limit.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Barrier};
 
-use typed_snowflake::{DEFAULT_BATCH_LIMIT, GenerateError, Generator, Layout, ManualClock, SnowflakeId};
+use typed_snowflake::{Clock, DEFAULT_BATCH_LIMIT, GenerateError, Generator, Layout, ManualClock, SnowflakeId};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -176,5 +176,38 @@ fn layout_with_one_sequence_bit() -> TestResult {
     let ids = ids?;
     assert_increasing(&ids);
     assert_eq!(layout.ticks_of(ids[100]) - layout.ticks_of(ids[0]), 50);
+    Ok(())
+}
+
+/// A clock one millisecond further on at every reading.
+#[derive(Debug)]
+struct Ticking(AtomicI64);
+
+impl Clock for Ticking {
+    fn now_ms(&self) -> i64 {
+        self.0.fetch_add(1, Ordering::SeqCst)
+    }
+}
+
+/// A batch limit as large as `usize::MAX` does not allocate the batch up front: on a layout
+/// whose time field runs out after a few ticks, the largest batches end in `TimeExhausted`
+/// (rather than a "capacity overflow" panic, or an abort allocating terabytes).
+#[test]
+fn huge_batch_limit_never_allocates_up_front() -> TestResult {
+    // Four ticks of two IDs each.
+    let layout = Layout::new(2, 0, 1, T0)?;
+    let generator = Generator::builder(layout).batch_limit(usize::MAX).clock(Ticking(AtomicI64::new(T0))).build()?;
+    assert_eq!(generator.batch_limit(), usize::MAX);
+    let exhausted = GenerateError::TimeExhausted { type_name: "generator", max_ms: layout.max_timestamp_ms() };
+    for n in [usize::MAX, 1 << 40] {
+        assert_eq!(generator.next_batch_raw(n), Err(exhausted.clone()), "a batch of {n}");
+    }
+    // The IDs issued before the end were handed out in order.
+    let generator = Generator::builder(layout).batch_limit(usize::MAX).clock(Ticking(AtomicI64::new(T0))).build()?;
+    let mut issued = Vec::new();
+    assert_eq!(generator.fill_batch(usize::MAX, |id| issued.push(id)), Err(exhausted));
+    assert!(!issued.is_empty());
+    assert_increasing(&issued);
+    assert!(issued.iter().all(|&id| layout.validate(id) == Ok(id)));
     Ok(())
 }

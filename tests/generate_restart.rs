@@ -4,9 +4,12 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
-use typed_snowflake::{Clock, GenerateError, Generator, Layout, ManualClock, SnowflakeId, StepBack, TickUnit};
+use typed_snowflake::{
+    Clock, GenerateError, Generator, Layout, MAX_HIGH_WATER_RESERVE, ManualClock, SnowflakeId, StepBack, TickUnit,
+};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -27,6 +30,31 @@ fn mark_of(path: &Path) -> Result<i64, Box<dyn std::error::Error>> {
     let text = std::fs::read_to_string(path)?;
     let value = text.strip_prefix(HEADER).and_then(|rest| rest.strip_prefix('\n')).and_then(|v| v.strip_suffix('\n'));
     Ok(value.ok_or_else(|| format!("unexpected high-water file {text:?}"))?.parse()?)
+}
+
+/// A clock that moves forward by itself, one millisecond every `reads_per_ms` readings, and
+/// never back: a generator that waits for it makes it advance, deterministically.
+#[derive(Debug)]
+struct Ticking {
+    start: i64,
+    reads: AtomicI64,
+    reads_per_ms: i64,
+}
+
+impl Ticking {
+    fn new(start: i64, reads_per_ms: i64) -> Ticking {
+        Ticking { start, reads: AtomicI64::new(0), reads_per_ms }
+    }
+    /// The current reading, without counting as a reading.
+    fn peek(&self) -> i64 {
+        self.start + self.reads.load(Ordering::SeqCst) / self.reads_per_ms
+    }
+}
+
+impl Clock for Ticking {
+    fn now_ms(&self) -> i64 {
+        self.start + self.reads.fetch_add(1, Ordering::SeqCst) / self.reads_per_ms
+    }
 }
 
 fn is_high_water(result: &Result<impl std::fmt::Debug, GenerateError>, path: &Path) -> bool {
@@ -53,13 +81,14 @@ fn restart_after_a_step_back_never_repeats() -> TestResult {
 
         // The process restarts, and its clock reads an hour earlier.
         let clock_b = Arc::new(ManualClock::new(clock_a.now_ms() - HOUR).with_policy(policy));
-        let b = generator(&path, &clock_b, Duration::from_secs(1))?;
+        let b = Arc::new(generator(&path, &clock_b, Duration::from_secs(1))?);
+        let mark = mark_of(&path)?;
+        assert_eq!(mark, T0 + 1_000);
         let mut errors = 0;
         let mut after = Vec::new();
-        // The clock comes back in steps; at each, B refuses or issues above A's last ID.
-        // (Not T0 + 1 000, the mark's own tick: B's sequence there is spent, and with the
-        // clock frozen the wait for the next tick would never end.)
-        for now in [T0 - HOUR, T0 - 1, T0, T0 + 4, T0 + 5, T0 + 500, T0 + 999, T0 + 1_001, T0 + 2_000] {
+        // Further behind the mark than a reservation: the clock was set back across the
+        // restart, and the policy refuses (by 1 001 ms, more than Borrow's max_ahead).
+        for now in [T0 - HOUR, T0 - 1] {
             clock_b.set(now);
             for _ in 0..3 {
                 match b.next_raw() {
@@ -69,12 +98,30 @@ fn restart_after_a_step_back_never_repeats() -> TestResult {
                 }
             }
         }
-        assert!(errors > 0, "{policy:?}: B issued while its clock was an hour behind A's IDs");
-        assert!(!after.is_empty(), "{policy:?}: B never issued once the clock caught up");
+        assert_eq!(errors, 6, "{policy:?}: B issued while its clock was behind A's reservation: {after:?}");
+        // Within a reservation of the mark, as after a quick restart: B waits for the clock
+        // to pass the mark, whatever the policy; it neither errs nor issues meanwhile.
+        clock_b.set(T0);
+        let waiter = {
+            let b = Arc::clone(&b);
+            std::thread::spawn(move || b.next_raw())
+        };
+        while b.stats().exhausted_waits == 0 && !waiter.is_finished() {
+            std::thread::yield_now();
+        }
+        clock_b.set(T0 + 999);
+        assert!(!waiter.is_finished(), "{policy:?}: B did not wait for its clock to pass the mark");
+        clock_b.set(mark + 1);
+        let id = waiter.join().map_err(|_| "waiter panicked")??;
+        assert_eq!(EventId::LAYOUT.timestamp_ms_of(id), mark + 1, "{policy:?}");
+        after.push(id);
+        clock_b.set(T0 + 2_000);
+        after.push(b.next_raw()?);
         assert!(after[0] > last_a, "{policy:?}: B issued {} at or below A's last {last_a}", after[0]);
         for pair in after.windows(2) {
             assert!(pair[0] < pair[1]);
         }
+        assert_eq!(b.stats().errors, 6);
     }
     Ok(())
 }
@@ -90,8 +137,7 @@ fn restart_on_the_default_clock_continues_after_the_mark() -> TestResult {
     drop(a);
     let mark = mark_of(&path)?;
     assert!(mark >= EventId::LAYOUT.timestamp_ms_of(last_a));
-    // A quick restart: B continues after the mark at once (borrowing up to the reservation
-    // ahead of the clock) instead of waiting for the clock to pass it.
+    // A quick restart: B waits for the clock to pass the mark (at most the reservation).
     let b = build()?;
     let first_b = b.next_raw()?;
     assert!(first_b > last_a);
@@ -240,38 +286,100 @@ fn the_epoch_tick_is_reserved_too() -> TestResult {
     Ok(())
 }
 
+/// Reservations name exactly the tick reserved, over the whole time field: on layouts whose
+/// time field outlasts `i64` milliseconds (62 bits counting seconds) the reservation stops
+/// at the tick that holds `i64::MAX`, the last one a mark can name, instead of writing a
+/// saturated mark that reads back as an earlier tick than the one reserved.
 #[test]
-fn reservation_saturates_on_extreme_layouts() -> TestResult {
-    // 62 time bits counting seconds: the end of the time field lies beyond i64 milliseconds.
+fn reservations_are_exact_on_extreme_layouts() -> TestResult {
     let seconds = Layout::new(62, 0, 1, 0)?.with_unit(TickUnit::Seconds);
     let millis = Layout::new(62, 0, 1, 0)?;
     let dir = tempfile::tempdir()?;
     for (k, layout) in [seconds, millis].into_iter().enumerate() {
-        let path = dir.path().join(format!("extreme-{k}.hwm"));
-        let clock = Arc::new(ManualClock::new(T0));
-        let build = || Generator::builder(layout).clock(Arc::clone(&clock)).high_water(&path, Duration::MAX).build();
-        let a = build()?;
-        let last_a = a.next_raw()?;
-        assert_eq!(Ok(layout.ticks_of(last_a)), layout.tick_of(T0));
-        let mark = mark_of(&path)?;
-        assert_eq!(mark, layout.max_timestamp_ms());
-        drop(a);
-        // Everything up to the end of the time field was reserved: B issues nothing at or
-        // below. (Borrowing may reach for the tick after the mark, which does not exist.)
-        let b = build()?;
-        for now in [T0, T0 + HOUR, T0 + 1_000 * HOUR] {
-            clock.set(now);
-            match b.next_raw() {
-                // Borrowing past the mark (the reservation was unbounded) is allowed; at or
-                // below it, never.
-                Ok(id) => {
-                    assert!(layout.ticks_of(id) > layout.tick_of(mark)?, "{id} at or below the mark {mark}")
-                }
-                Err(GenerateError::ClockBackwards { .. } | GenerateError::TimeExhausted { .. }) => {}
-                Err(e) => return Err(e.into()),
+        let unit = layout.unit().as_millis();
+        let reserve_ticks = u64::try_from(i64::try_from(MAX_HIGH_WATER_RESERVE.as_millis())? / unit)?;
+        // The last tick a mark (Unix milliseconds in an i64) can name.
+        let end = layout.tick_of(i64::MAX).unwrap_or(layout.max_ticks());
+        for start in [T0, layout.tick_start_ms(end) - 10 * unit] {
+            let path = dir.path().join(format!("extreme-{k}-{start}.hwm"));
+            let clock = Arc::new(ManualClock::new(start));
+            let build = || {
+                Generator::builder(layout).clock(Arc::clone(&clock)).high_water(&path, MAX_HIGH_WATER_RESERVE).build()
+            };
+            let a = build()?;
+            let last_a = a.next_raw()?;
+            assert_eq!(Ok(layout.ticks_of(last_a)), layout.tick_of(start));
+            let reserved = (layout.tick_of(start)? + reserve_ticks).min(end);
+            let mark = mark_of(&path)?;
+            assert_eq!(layout.tick_of(mark)?, reserved, "{layout:?} at {start}: the mark {mark} names another tick");
+            drop(a);
+            let b = build()?;
+            if reserved < end {
+                // Past the mark, B issues after it.
+                clock.set(layout.tick_start_ms(reserved + 1));
+                let id = b.next_raw()?;
+                assert!(id > last_a && layout.ticks_of(id) > reserved, "{id} at or below the mark {mark}");
+            } else {
+                // No tick after the mark can be reserved: B refuses rather than repeat.
+                let result = b.next_raw();
+                assert!(matches!(result, Err(GenerateError::TimeExhausted { .. })), "{layout:?}: {result:?}");
             }
         }
     }
+    Ok(())
+}
+
+/// A reservation longer than `MAX_HIGH_WATER_RESERVE` is refused when the generator is
+/// built, with the reason; the maximum itself is accepted.
+#[test]
+fn reserve_above_the_maximum_is_refused() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("long.hwm");
+    let clock = Arc::new(ManualClock::new(T0));
+    for reserve in [Duration::MAX, MAX_HIGH_WATER_RESERVE + Duration::from_nanos(1)] {
+        let result = generator(&path, &clock, reserve);
+        assert!(is_high_water(&result, &path), "{reserve:?}: {result:?}");
+        let Err(error) = result else { unreachable!() };
+        assert!(error.to_string().contains("MAX_HIGH_WATER_RESERVE"), "{error}");
+    }
+    assert_eq!(MAX_HIGH_WATER_RESERVE, Duration::from_secs(3_600));
+    let generator = generator(&path, &clock, MAX_HIGH_WATER_RESERVE)?;
+    generator.next_raw()?;
+    assert_eq!(mark_of(&path)?, T0 + 3_600_000);
+    Ok(())
+}
+
+/// The regression for a mark saturated at `i64::MAX`: with 61 time bits counting seconds
+/// from 1970, the time field outlasts `i64` milliseconds. Restarts near the end, each at
+/// the same clock reading, must never issue an ID twice, nor an ID its mark does not cover.
+#[test]
+fn restarts_at_the_end_of_i64_milliseconds_never_repeat() -> TestResult {
+    let layout = Layout::new(61, 1, 1, 0)?.with_unit(TickUnit::Seconds);
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("end.hwm");
+    let clock = Arc::new(ManualClock::new(i64::MAX - 10_000));
+    let mut issued: Vec<i64> = Vec::new();
+    for run in 1..=4 {
+        let generator = Generator::builder(layout)
+            .worker(1)
+            .clock(Arc::clone(&clock))
+            .high_water(&path, MAX_HIGH_WATER_RESERVE)
+            .build()?;
+        // Two IDs fill a tick; a third would wait for a clock that is not moved.
+        for _ in 0..2 {
+            match generator.next_raw() {
+                Ok(id) => {
+                    assert!(issued.last().is_none_or(|&last| id > last), "run {run}: {id} after {issued:?}");
+                    let mark = mark_of(&path)?;
+                    assert!(layout.ticks_of(id) <= layout.tick_of(mark)?, "run {run}: {id} beyond the mark {mark}");
+                    issued.push(id);
+                }
+                Err(GenerateError::TimeExhausted { .. }) => {}
+                Err(e) => return Err(format!("run {run}: {e}").into()),
+            }
+        }
+    }
+    assert!(!issued.is_empty());
     Ok(())
 }
 
@@ -324,24 +432,97 @@ fn shared_file_keeps_the_larger_reservation() -> TestResult {
     Ok(())
 }
 
-/// Restarts quicker than the reservation do not add up: each successor issues at once from
-/// its predecessor's mark, and its own mark lies `reserve` past the clock, not past the mark.
+/// `high_water_writes` counts the writes made: a reservation that the file already covers
+/// (another generator on it reserved further) raises the limit without a write.
+#[test]
+fn reservations_the_file_already_covers_are_not_counted_as_writes() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("Id-3.hwm");
+    let clock_a = Arc::new(ManualClock::new(T0));
+    let clock_b = Arc::new(ManualClock::new(T0 - 500));
+    let a = generator(&path, &clock_a, Duration::from_secs(1))?;
+    let b = generator(&path, &clock_b, Duration::from_secs(1))?;
+    a.next_raw()?;
+    let written = std::fs::metadata(&path)?.modified()?;
+    b.next_raw()?;
+    assert_eq!(mark_of(&path)?, T0 + 1_000);
+    assert_eq!(std::fs::metadata(&path)?.modified()?, written, "the covered reservation rewrote the file");
+    assert_eq!(a.stats().high_water_writes, 1);
+    assert_eq!(b.stats().high_water_writes, 0, "B counted a write it did not make");
+    // Past the mark on the file, B writes its own reservation, and counts it.
+    clock_b.set(T0 + 1_001);
+    b.next_raw()?;
+    assert_eq!(mark_of(&path)?, T0 + 2_001);
+    assert_eq!(b.stats().high_water_writes, 1);
+    Ok(())
+}
+
+/// Restarts quicker than the reservation do not add up: each successor waits for its clock
+/// to pass its predecessor's mark, and its own mark lies `reserve` past the clock, not past
+/// the mark.
 #[test]
 fn quick_restarts_do_not_push_the_mark_ever_further() -> TestResult {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("EventId-3.hwm");
-    let clock = Arc::new(ManualClock::new(T0));
+    let clock = Arc::new(Ticking::new(T0, 4));
     let reserve = Duration::from_secs(1);
     let mut last = 0;
     for restart in 0..20 {
-        let generator = generator(&path, &clock, reserve)?;
+        let generator = Generator::builder(EventId::LAYOUT)
+            .worker(3)
+            .clock(Arc::clone(&clock))
+            .high_water(&path, reserve)
+            .build()?;
         let id = generator.next_raw()?;
         assert!(id > last, "restart {restart}: {id} at or below {last}");
         last = id;
+        let stats = generator.stats();
+        assert_eq!((stats.clock_step_backs, stats.errors, stats.high_water_writes), (0, 0, 1), "{stats:?}");
         drop(generator);
-        clock.advance(10);
-        let lead = mark_of(&path)? - clock.now_ms();
+        let lead = mark_of(&path)? - clock.peek();
         assert!(lead <= 1_000, "restart {restart}: the mark runs {lead} ms ahead of the clock");
     }
+    Ok(())
+}
+
+/// A restart quicker than the reservation, under load (two IDs per tick, a clock that only
+/// moves forward): the new generator waits for its clock to pass the mark, then issues at
+/// the clock's pace, waiting when a tick is full as without a restart. It never runs ahead
+/// of the clock, never counts a step back, never errs, and writes once per reservation.
+#[test]
+fn quick_restart_under_load_issues_at_the_clock_s_pace() -> TestResult {
+    let layout = Layout::new(50, 5, 1, 1_609_459_200_000)?;
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("load.hwm");
+    let clock = Arc::new(Ticking::new(T0, 4));
+    let build = || {
+        Generator::builder(layout).worker(3).clock(Arc::clone(&clock)).high_water(&path, Duration::from_secs(1)).build()
+    };
+    let a = build()?;
+    let last_a = a.next_raw()?;
+    drop(a);
+    let mark = mark_of(&path)?;
+    assert_eq!(mark, T0 + 1_000);
+
+    // Restarted at once, on the same file.
+    let b = build()?;
+    let mut ids = Vec::with_capacity(10_000);
+    for k in 0..10_000 {
+        let id = b.next_raw().map_err(|e| format!("ID {k} after the restart: {e}; {:?}", b.stats()))?;
+        let ms = layout.timestamp_ms_of(id);
+        assert!(ms <= clock.peek(), "ID {k} at {ms} runs ahead of the clock at {}", clock.peek());
+        ids.push(id);
+    }
+    assert!(ids[0] > last_a);
+    assert!(layout.timestamp_ms_of(ids[0]) > mark, "issued at or below the mark");
+    for pair in ids.windows(2) {
+        assert!(pair[0] < pair[1], "{} then {}: not strictly increasing", pair[0], pair[1]);
+    }
+    let stats = b.stats();
+    assert_eq!((stats.clock_step_backs, stats.errors), (0, 0), "{stats:?}");
+    assert!(stats.exhausted_waits > 0, "full ticks were not waited out: {stats:?}");
+    // One write per reservation of 1 000 ticks over the span issued.
+    let span = layout.timestamp_ms_of(ids[ids.len() - 1]) - layout.timestamp_ms_of(ids[0]);
+    assert!(stats.high_water_writes <= u64::try_from(span / 1_000 + 1)?, "{stats:?} over {span} ms");
     Ok(())
 }

@@ -149,6 +149,11 @@ fn from_str_refuses_bad_text() {
     assert_eq!("١٢".parse::<OrderId>(), Err(ParseIdError::InvalidDigit { position: 0, found: '١' }));
     assert_eq!("9223372036854775808".parse::<OrderId>(), Err(ParseIdError::Overflow));
     assert_eq!("99999999999999999999999999".parse::<OrderId>(), Err(ParseIdError::Overflow));
+    // A bad character anywhere is reported before an overflow of the digits ahead of it.
+    assert_eq!(
+        "99999999999999999999x".parse::<OrderId>(),
+        Err(ParseIdError::InvalidDigit { position: 20, found: 'x' })
+    );
     assert_eq!("9223372036854775807".parse::<OrderId>().map(|id| id.get()), Ok(i64::MAX));
     assert_eq!("0000000000000000042".parse::<OrderId>().map(|id| id.get()), Ok(42));
     let message = "12x".parse::<OrderId>().unwrap_err().to_string();

@@ -397,6 +397,32 @@ fn paging_a_burst_returns_each_id_once_in_order() -> TestResult {
     Ok(())
 }
 
+/// `usize::MAX` as the limit pages everything on every path: a page after a cursor inside a
+/// run of equal scores must not ask Redis for a `LIMIT` above `i64::MAX`.
+#[test]
+fn the_largest_limit_pages_everything() -> TestResult {
+    let Some(mut s) = session("largest-limit")? else { return Ok(()) };
+    let timeline = Timeline::<TweetId>::new(s.key("z"));
+    let mut ids: Vec<TweetId> = (0..20).map(|seq| TweetId::from_parts(T0, 5, seq)).collect::<Result<_, _>>()?;
+    timeline.add_all(&mut s.conn, &ids)?;
+    assert!(ids.iter().all(|id| id.redis_score() == ids[0].redis_score()), "the run should share one score");
+    let all = usize::MAX;
+    // From the start of the run: one range.
+    assert_eq!(timeline.page(&mut s.conn, T0, T0 + 1, None, all)?, ids);
+    // After a stored cursor inside the run: the script.
+    assert_eq!(timeline.page(&mut s.conn, T0, T0 + 1, Some(&ids[4]), all)?, ids[5..]);
+    // After a cursor that is no longer stored: two ranges in a MULTI.
+    let gone = ids.remove(9);
+    assert!(timeline.remove(&mut s.conn, &gone)?);
+    assert_eq!(timeline.page(&mut s.conn, T0, T0 + 1, Some(&gone), all)?, ids[9..]);
+    // Through PageQuery, which always sends the ranges.
+    let query = timeline.page_query(T0, T0 + 1, Some(&ids[4]), all);
+    assert_eq!(query.decode(query.pipeline().query(&mut s.conn)?)?, ids[5..]);
+    assert_eq!(page_all(&mut s.conn, &timeline, T0, T0 + 1, all)?, ids);
+    assert_eq!(page_all_plain(&mut s.conn, &timeline, T0, T0 + 1, all)?, ids);
+    Ok(())
+}
+
 /// The same through real generators: 4 workers, interleaved, as fast as they go.
 #[test]
 fn paging_generated_ids_from_several_workers() -> TestResult {

@@ -123,7 +123,9 @@ pub fn try_generate<T: SnowflakeId>() -> Result<T, GenerateError> {
 pub fn generate_batch<T: SnowflakeId>(n: usize) -> Result<Vec<T>, GenerateError> {
     let generator = T::generator_slot().get_or_init(T::LAYOUT, T::NAME)?;
     generator.check_batch(n)?;
-    let mut out = Vec::with_capacity(n);
+    // Grown as IDs are issued beyond the first few thousand: a limit of `usize::MAX` must
+    // not allocate (or abort) up front.
+    let mut out = Vec::with_capacity(n.min(crate::generator::BATCH_PREALLOC));
     generator.fill_batch(n, |raw| out.push(T::from_raw_unchecked(raw)))?;
     Ok(out)
 }

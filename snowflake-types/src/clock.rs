@@ -299,13 +299,19 @@ impl ManualClock {
     pub fn set(&self, unix_ms: i64) {
         self.now.store(unix_ms, Ordering::SeqCst);
     }
-    /// Moves forward by `ms`.
+    /// Moves forward by `ms`, stopping at `i64::MAX` (and at `i64::MIN` for a negative
+    /// `ms`) rather than wrapping to the other end.
     pub fn advance(&self, ms: i64) {
-        self.now.fetch_add(ms, Ordering::SeqCst);
+        self.update(|now| now.saturating_add(ms));
     }
-    /// Moves back by `ms`.
+    /// Moves back by `ms`, stopping at `i64::MIN` (and at `i64::MAX` for a negative `ms`)
+    /// rather than wrapping to the other end.
     pub fn step_back(&self, ms: i64) {
-        self.now.fetch_sub(ms, Ordering::SeqCst);
+        self.update(|now| now.saturating_sub(ms));
+    }
+    fn update(&self, f: impl Fn(i64) -> i64) {
+        // Never fails: the closure always returns a value.
+        let _ = self.now.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |now| Some(f(now)));
     }
 }
 
@@ -333,6 +339,31 @@ impl<C: Clock> Clock for std::sync::Arc<C> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn manual_clock_saturates_at_the_ends_of_i64() {
+        let clock = ManualClock::new(i64::MAX - 2);
+        clock.advance(5);
+        assert_eq!(clock.now_ms(), i64::MAX);
+        clock.advance(i64::MAX);
+        assert_eq!(clock.now_ms(), i64::MAX);
+        clock.step_back(3);
+        assert_eq!(clock.now_ms(), i64::MAX - 3);
+
+        let clock = ManualClock::new(i64::MIN + 2);
+        clock.step_back(5);
+        assert_eq!(clock.now_ms(), i64::MIN);
+        clock.step_back(i64::MAX);
+        assert_eq!(clock.now_ms(), i64::MIN);
+        // Negative amounts move the other way, saturating too.
+        clock.advance(-1);
+        assert_eq!(clock.now_ms(), i64::MIN);
+        clock.set(i64::MAX - 1);
+        clock.step_back(-5);
+        assert_eq!(clock.now_ms(), i64::MAX);
+        clock.step_back(i64::MIN);
+        assert_eq!(clock.now_ms(), i64::MAX);
+    }
 
     #[test]
     fn monotonic_clock_tracks_the_wall_clock() {

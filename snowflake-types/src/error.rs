@@ -163,12 +163,15 @@ impl ParseIdError {
             Some(&sign @ (b'+' | b'-')) => return Err(ParseIdError::Sign { sign: char::from(sign) }),
             Some(_) => {}
         }
+        // A character that is not a digit is reported first, wherever it is: a number too
+        // large for an i64 followed by garbage is garbage, not an overflow.
+        if let Some(position) = bytes.iter().position(|byte| !byte.is_ascii_digit()) {
+            // Every byte before it is an ASCII digit, so `position` is a character boundary.
+            let found = text[position..].chars().next().unwrap_or(char::REPLACEMENT_CHARACTER);
+            return Err(ParseIdError::InvalidDigit { position, found });
+        }
         let mut value: i64 = 0;
-        for (position, &byte) in bytes.iter().enumerate() {
-            if !byte.is_ascii_digit() {
-                let found = text[position..].chars().next().unwrap_or(char::REPLACEMENT_CHARACTER);
-                return Err(ParseIdError::InvalidDigit { position, found });
-            }
+        for &byte in bytes {
             value = value
                 .checked_mul(10)
                 .and_then(|v| v.checked_add(i64::from(byte - b'0')))
@@ -392,5 +395,27 @@ impl std::fmt::Display for IoError {
 impl std::error::Error for IoError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.0.source()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ParseIdError;
+    use crate::Layout;
+
+    #[test]
+    fn a_bad_character_is_reported_before_overflow() -> Result<(), crate::InvalidLayout> {
+        let layout = Layout::new(41, 10, 12, 1_288_834_974_657)?;
+        let parse = |text: &str| ParseIdError::parse(&layout, text);
+        assert_eq!(parse("99999999999999999999x"), Err(ParseIdError::InvalidDigit { position: 20, found: 'x' }));
+        assert_eq!(parse("99999999999999999999 "), Err(ParseIdError::InvalidDigit { position: 20, found: ' ' }));
+        assert_eq!(parse("9223372036854775808é"), Err(ParseIdError::InvalidDigit { position: 19, found: 'é' }));
+        assert_eq!(parse("1x99999999999999999999"), Err(ParseIdError::InvalidDigit { position: 1, found: 'x' }));
+        // All digits: overflow, then the layout.
+        assert_eq!(parse("99999999999999999999"), Err(ParseIdError::Overflow));
+        assert_eq!(parse("9223372036854775808"), Err(ParseIdError::Overflow));
+        assert_eq!(parse("9223372036854775807"), Ok(i64::MAX));
+        assert_eq!(parse("00000000000000000000000042"), Ok(42));
+        Ok(())
     }
 }

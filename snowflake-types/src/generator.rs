@@ -19,6 +19,25 @@ use crate::layout::Layout;
 /// The default largest batch for `generate_batch`.
 pub const DEFAULT_BATCH_LIMIT: usize = 100_000;
 
+/// The most IDs a batch allocates room for before it issues any: larger batches grow as
+/// their IDs are issued, so no batch limit, however large, allocates (or aborts) up front.
+pub(crate) const BATCH_PREALLOC: usize = 4096;
+
+/// The longest high-water reservation: one hour. The reservation is how far the mark on
+/// disk may run ahead of the clock; a longer one is refused when the generator is built
+/// (and by the registry's `install()`), with [`GenerateError::HighWater`].
+pub const MAX_HIGH_WATER_RESERVE: Duration = Duration::from_secs(3600);
+
+/// Refuses a reservation above [`MAX_HIGH_WATER_RESERVE`], saying why.
+pub(crate) fn check_reserve(reserve: Duration) -> Result<(), String> {
+    if reserve > MAX_HIGH_WATER_RESERVE {
+        return Err(format!(
+            "a reserve of {reserve:?} exceeds the maximum of {MAX_HIGH_WATER_RESERVE:?} (MAX_HIGH_WATER_RESERVE)"
+        ));
+    }
+    Ok(())
+}
+
 /// The part every ID touches, alone on its cache lines so that generators of two types
 /// on two threads do not slow each other down.
 #[repr(align(128))]
@@ -44,13 +63,15 @@ pub struct GeneratorStats {
     pub name: &'static str,
     /// The worker ID it issues under.
     pub worker: u64,
-    /// Times a caller waited for the next tick because the sequence ran out.
+    /// Times a caller waited for the next tick because the sequence ran out (or, after a
+    /// restart, for the clock to pass the high-water mark).
     pub exhausted_waits: u64,
     /// Times the clock was seen behind the last issued ID.
     pub clock_step_backs: u64,
     /// Errors returned.
     pub errors: u64,
-    /// High-water reservations written.
+    /// High-water reservations written (a reservation that the file already covered,
+    /// because another generator on it reserved further, is not a write).
     pub high_water_writes: u64,
 }
 
@@ -199,14 +220,20 @@ impl GeneratorBuilder {
     }
     /// Persist a high-water mark in `file`, reserving `reserve` of time ahead with each
     /// write (one `fsync` per reservation): a restarted process never issues at or below
-    /// the mark, even when the clock stepped back in between.
+    /// the mark, even when the clock stepped back in between. `reserve` is at most
+    /// [`MAX_HIGH_WATER_RESERVE`]; `build` refuses a longer one.
+    ///
+    /// After a restart quicker than `reserve`, the clock lies at most `reserve` behind the
+    /// mark: the generator waits for it to pass the mark (as for a full tick), then issues
+    /// at the clock's pace. A clock further behind was set back across the restart: its
+    /// [`StepBack`] policy applies.
     pub fn high_water(mut self, file: impl Into<PathBuf>, reserve: Duration) -> Self {
         self.high_water = Some((file.into(), reserve));
         self
     }
 
-    /// Builds the generator: checks the worker ID against the layout and reads the
-    /// high-water file, if any.
+    /// Builds the generator: checks the worker ID against the layout and the reservation
+    /// against its maximum, and reads the high-water file, if any.
     pub fn build(self) -> Result<Generator, GenerateError> {
         let layout = self.layout;
         if self.worker > layout.max_worker() {
@@ -215,6 +242,13 @@ impl GeneratorBuilder {
                 worker: self.worker,
                 max: layout.max_worker(),
             });
+        }
+        if let Some((path, reserve)) = &self.high_water {
+            check_reserve(*reserve).map_err(|reason| GenerateError::HighWater {
+                path: path.clone(),
+                reason,
+                source: None,
+            })?;
         }
         let Settings { clock, random_start, batch_limit } = self.settings;
         let clock: Arc<dyn Clock> = match clock {
@@ -284,6 +318,10 @@ impl Generator {
 
     /// Start after a persisted mark: the last issued state becomes the mark's tick with a
     /// full sequence, so the next ID lies in a later tick.
+    ///
+    /// That state lies beyond the issuing limit (nothing is reserved yet in this process),
+    /// which is how `take` tells the resumed mark from a tick this generator issued: a
+    /// clock behind it by at most the reservation is waited for, not a step back.
     fn resume_after(&self, mark_ms: i64) -> Result<(), GenerateError> {
         if mark_ms < self.epoch_ms {
             return Ok(());
@@ -291,9 +329,7 @@ impl Generator {
         let Ok(tick) = self.layout.tick_of(mark_ms) else {
             return Err(self.time_exhausted());
         };
-        // The clock is not moved: it may be shared by every type of the process. Until it
-        // passes the mark, the step-back policy applies; `Borrow` may run ahead by its
-        // `max_ahead` plus the reservation (see `borrow_allowance_ms`).
+        // The clock is not moved: it may be shared by every type of the process.
         self.hot.state.store((tick << self.seq_bits) | self.max_seq, Ordering::Relaxed);
         Ok(())
     }
@@ -409,6 +445,9 @@ impl Generator {
             // needless wait under `Wait`. Whoever issued `cur` read its clock before its CAS,
             // so a clock read after this load is not behind it (Acquire keeps it after).
             let cur = self.hot.state.load(Ordering::Acquire);
+            // The limit before the clock too: a limit raised past a resumed mark was raised
+            // by a thread whose clock had passed the mark, so a clock read after it has too.
+            let limit = self.limit.0.load(Ordering::Acquire);
             let now = match self.precise_tick() {
                 Ok(now) => now,
                 Err(e) => return self.fail(e),
@@ -416,8 +455,8 @@ impl Generator {
             let last = cur >> self.seq_bits;
             let seq = cur & self.max_seq;
             let (first, count) = if now > last {
-                if now > self.limit.0.load(Ordering::Acquire) {
-                    self.extend_limit(now, now)?;
+                if now > limit {
+                    self.extend_limit(now)?;
                     continue;
                 }
                 let start = self.start_seq();
@@ -435,8 +474,24 @@ impl Generator {
                     backoff(&mut spins);
                     continue;
                 }
+            } else if last > limit && last - now <= self.reserve_ticks() {
+                // Resumed from a high-water mark (every tick this generator issued lies within
+                // its limit), with the clock behind the mark by no more than a reservation: a
+                // quick restart, not a step back. Wait for the clock as for a full tick; never
+                // borrow ahead of it, which would run away under load.
+                if last >= self.last_markable_tick() {
+                    // No tick after the mark can be reserved: the wait would never end.
+                    return self.fail(self.time_exhausted());
+                }
+                if !counted_wait {
+                    counted_wait = true;
+                    self.counters.exhausted_waits.fetch_add(1, Ordering::Relaxed);
+                }
+                backoff(&mut spins);
+                continue;
             } else {
-                // The clock reads earlier than the last issued tick.
+                // The clock reads earlier than the last issued tick (or, after a restart,
+                // further behind the mark than a reservation: it was set back in between).
                 if !counted_back {
                     counted_back = true;
                     self.counters.clock_step_backs.fetch_add(1, Ordering::Relaxed);
@@ -448,13 +503,12 @@ impl Generator {
                             (cur + 1, want.min(self.max_seq - seq))
                         } else {
                             let ahead_ms = behind_ms.saturating_add(self.unit_ms);
-                            let allowance_ms = max_ahead.as_millis().saturating_add(self.borrow_allowance_ms());
-                            if u128::try_from(ahead_ms).unwrap_or(u128::MAX) > allowance_ms {
+                            if u128::try_from(ahead_ms).unwrap_or(u128::MAX) > max_ahead.as_millis() {
                                 return self.fail(GenerateError::ClockBackwards { behind_ms });
                             }
                             let next = last + 1;
-                            if next > self.limit.0.load(Ordering::Acquire) {
-                                self.extend_limit(next, now)?;
+                            if next > limit {
+                                self.extend_limit(next)?;
                                 continue;
                             }
                             let start = self.start_seq();
@@ -487,20 +541,28 @@ impl Generator {
         self.take(1).map(|(first, _)| self.raw_of(first))
     }
 
-    /// How far beyond `max_ahead` the `Borrow` policy may run: the reservation, so that a
-    /// restart quicker than `reserve` issues at once from its predecessor's mark (which
-    /// lies at most `reserve` ahead of the clock) instead of waiting for the clock.
-    fn borrow_allowance_ms(&self) -> u128 {
-        self.high_water.as_ref().map_or(0, |hw| u128::from(hw.reserve_ticks) * u128::from(self.unit_ms.unsigned_abs()))
+    /// The reservation in ticks (0 without a high-water file): how far a predecessor's mark
+    /// can lie ahead of the clock after a restart in which the clock did not step back.
+    fn reserve_ticks(&self) -> u64 {
+        self.high_water.as_ref().map_or(0, |hw| hw.reserve_ticks)
     }
 
-    /// Raises the issuing limit to cover `tick` (the clock reading `now`): writes a new
+    /// The last tick a high-water mark can name. The mark is Unix milliseconds in an `i64`;
+    /// a time field that outlasts them (61 or more time bits counting seconds) has ticks
+    /// beyond `i64::MAX`, and a mark saturated there would read back as an earlier tick
+    /// than the one reserved: a restart would then repeat the IDs in between.
+    fn last_markable_tick(&self) -> u64 {
+        self.layout.tick_of(i64::MAX).unwrap_or(self.layout.max_ticks())
+    }
+
+    /// Raises the issuing limit to cover `tick`, the tick about to be issued: writes a new
     /// high-water reservation, or fails at the end of the time field.
     ///
-    /// The reservation runs `reserve` past the clock, not past `tick`: a generator that
-    /// borrows ahead after a quick restart would otherwise push each successor's mark a
-    /// further `reserve` ahead.
-    fn extend_limit(&self, tick: u64, now: u64) -> Result<(), GenerateError> {
+    /// The reservation runs `reserve` past `tick`, which is the clock's tick except while
+    /// `Borrow` runs ahead after a step back; then too there is one write per reservation.
+    /// A restarted generator waits for its clock to pass the mark instead of borrowing past
+    /// it, so restarts quicker than `reserve` do not push the mark further ahead each time.
+    fn extend_limit(&self, tick: u64) -> Result<(), GenerateError> {
         if tick > self.layout.max_ticks() {
             return self.fail(self.time_exhausted());
         }
@@ -509,19 +571,26 @@ impl Generator {
             self.limit.0.store(self.layout.max_ticks(), Ordering::Release);
             return Ok(());
         };
+        let end = self.last_markable_tick();
+        if tick > end {
+            return self.fail(self.time_exhausted());
+        }
         let _guard = hw.lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if self.limit.0.load(Ordering::Relaxed) >= tick {
             return Ok(());
         }
-        let new_limit = tick.max(now.saturating_add(hw.reserve_ticks)).min(self.layout.max_ticks());
-        // The last millisecond of the reserved tick. A layout whose time field outlasts
-        // `i64` milliseconds (62 time bits counting seconds) saturates at `i64::MAX`: no
-        // clock reading can lie beyond it.
+        let new_limit = tick.saturating_add(hw.reserve_ticks).min(end);
+        // The last millisecond of the reserved tick; for the tick that holds `i64::MAX`,
+        // `i64::MAX` itself. Either reads back as exactly `new_limit`.
         let mark_ms = self.layout.tick_start_ms(new_limit).saturating_add(self.unit_ms - 1);
-        if let Err(e) = raise_mark(&hw.path, mark_ms) {
-            return self.fail(e);
+        match raise_mark(&hw.path, mark_ms) {
+            Ok(true) => {
+                self.counters.high_water_writes.fetch_add(1, Ordering::Relaxed);
+            }
+            // The file already holds a mark at least this high: it covers the reservation.
+            Ok(false) => {}
+            Err(e) => return self.fail(e),
         }
-        self.counters.high_water_writes.fetch_add(1, Ordering::Relaxed);
         // Release: a thread that sees the new limit also sees that the mark is on disk.
         self.limit.0.store(new_limit, Ordering::Release);
         Ok(())
@@ -554,7 +623,7 @@ impl Generator {
     /// `n` raw IDs, in increasing order.
     pub fn next_batch_raw(&self, n: usize) -> Result<Vec<i64>, GenerateError> {
         self.check_batch(n)?;
-        let mut out = Vec::with_capacity(n);
+        let mut out = Vec::with_capacity(n.min(BATCH_PREALLOC));
         self.fill_batch(n, |raw| out.push(raw))?;
         Ok(out)
     }
@@ -636,21 +705,22 @@ fn read_mark(path: &Path) -> Result<Option<i64>, GenerateError> {
     }
 }
 
-/// Raises the mark in a high-water file to at least `mark_ms`, never lowering it.
+/// Raises the mark in a high-water file to at least `mark_ms`, never lowering it; returns
+/// whether it wrote the file.
 ///
 /// Two generators of one process can share a file (two ID types of the same name in
 /// different modules, under a registry's high-water directory): the file then holds the
 /// larger of their reservations, which covers both, and a restart resumes above both. One
 /// process-wide lock orders the writes (they are rare: one per reservation).
-fn raise_mark(path: &Path, mark_ms: i64) -> Result<(), GenerateError> {
+fn raise_mark(path: &Path, mark_ms: i64) -> Result<bool, GenerateError> {
     static WRITES: Mutex<()> = Mutex::new(());
     let _guard = WRITES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     // A file that cannot be read now was readable at build (or absent): write ours.
     let on_disk = read_mark(path).ok().flatten().unwrap_or(i64::MIN);
     if on_disk >= mark_ms {
-        return Ok(());
+        return Ok(false);
     }
-    write_mark(path, mark_ms)
+    write_mark(path, mark_ms).map(|()| true)
 }
 
 /// Writes a high-water file atomically and durably: a temporary file, `fsync`, rename,

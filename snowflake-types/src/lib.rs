@@ -21,7 +21,7 @@ pub mod __private;
 
 pub use clock::{Clock, ManualClock, StepBack, SystemClock};
 pub use error::{GenerateError, InvalidLayout, IoError, LayoutError, ParseIdError, RegistryError, WorkerError};
-pub use generator::{DEFAULT_BATCH_LIMIT, Generator, GeneratorBuilder, GeneratorStats};
+pub use generator::{DEFAULT_BATCH_LIMIT, Generator, GeneratorBuilder, GeneratorStats, MAX_HIGH_WATER_RESERVE};
 pub use id::SnowflakeId;
 pub use layout::{Layout, Parts, TickUnit};
 pub use registry::{Registry, RegistryBuilder};

@@ -147,16 +147,17 @@ impl RegistryBuilder {
     /// Keep a high-water file per ID type in `dir` (`<dir>/<Type>-<worker>.hwm`), reserving
     /// `reserve` of time ahead with each `fsync`'d write, so a restart never repeats an ID
     /// even after the clock stepped back. The directory is created if missing; an empty
-    /// path is refused at `install()`.
+    /// path, or a `reserve` above [`MAX_HIGH_WATER_RESERVE`](crate::MAX_HIGH_WATER_RESERVE),
+    /// is refused by `install()`.
     ///
     /// A longer `reserve` means fewer writes (one per `reserve` per type) and, after a
-    /// quick restart, IDs that start up to `reserve` ahead of the clock: the new generator
-    /// continues after the mark at once (the default `StepBack::Borrow` may run ahead by
-    /// its `max_ahead` plus `reserve`), and its own reservations run `reserve` past the
-    /// clock, so quick restarts do not add up. A clock further behind the mark than that
-    /// (it was set back across the restart) gets its [`StepBack`](crate::StepBack) policy:
-    /// by default, errors until it catches up. No clock is moved. Two types of the same
-    /// name share a file, which then holds the larger reservation.
+    /// quick restart, a longer wait: the new generator waits for the clock to pass the
+    /// mark (at most `reserve` ahead of it), as for a full tick, then issues at the clock's
+    /// pace, so quick restarts neither run ahead of the clock nor add up. A clock further
+    /// behind the mark than that (it was set back across the restart) gets its
+    /// [`StepBack`](crate::StepBack) policy: by default, errors until it catches up. No
+    /// clock is moved. Two types of the same name share a file, which then holds the
+    /// larger reservation.
     pub fn high_water(mut self, dir: impl Into<PathBuf>, reserve: Duration) -> Self {
         self.high_water = Some((dir.into(), reserve));
         self
@@ -184,7 +185,7 @@ impl RegistryBuilder {
 
     fn into_config(self) -> Result<Config, RegistryError> {
         let worker = self.source.resolve()?;
-        if let Some((dir, _)) = &self.high_water {
+        if let Some((dir, reserve)) = &self.high_water {
             if dir.as_os_str().is_empty() {
                 return Err(RegistryError::HighWater {
                     path: dir.clone(),
@@ -192,6 +193,11 @@ impl RegistryBuilder {
                     source: None,
                 });
             }
+            crate::generator::check_reserve(*reserve).map_err(|reason| RegistryError::HighWater {
+                path: dir.clone(),
+                reason,
+                source: None,
+            })?;
             std::fs::create_dir_all(dir).map_err(|e| RegistryError::HighWater {
                 path: dir.clone(),
                 reason: "cannot be created".into(),

@@ -378,7 +378,9 @@ mod imp {
                 // scores above it. One MULTI, so both read one state of the set.
                 pipe.atomic();
                 pipe.cmd("ZRANGEBYSCORE").arg(&self.key).arg(score).arg(score);
-                pipe.arg("WITHSCORES").arg("LIMIT").arg(0).arg(limit_arg.saturating_add(skip.cast_unsigned()));
+                // Redis takes a LIMIT count up to i64::MAX: `limit + skip` is clamped there.
+                let count = limit_arg.saturating_add(skip.cast_unsigned()).min(i64::MAX.cast_unsigned());
+                pipe.arg("WITHSCORES").arg("LIMIT").arg(0).arg(count);
                 pipe.cmd("ZRANGEBYSCORE").arg(&self.key).arg(format!("({score}")).arg(&max);
                 pipe.arg("WITHSCORES").arg("LIMIT").arg(0).arg(limit_arg);
             }
