@@ -263,7 +263,8 @@ fn epoch_value(cx: &Ctxt, tokens: &TokenStream) -> Option<i64> {
     const EXPECTED: &str = "expected `epoch = \"YYYY-MM-DD\"`, an RFC 3339 instant such as \
                             \"2010-11-04T01:42:54.657Z\", or Unix milliseconds such as `epoch = 1288834974657`";
     match literal(tokens) {
-        Literal::Int { negative: true, lit } => {
+        // `-0` is 0, the Unix epoch itself: read on as an integer.
+        Literal::Int { negative: true, lit } if !matches!(lit.base10_parse::<u64>(), Ok(0)) => {
             cx.error_spanned(
                 tokens,
                 format!(
@@ -273,7 +274,7 @@ fn epoch_value(cx: &Ctxt, tokens: &TokenStream) -> Option<i64> {
             );
             None
         }
-        Literal::Int { negative: false, lit } => {
+        Literal::Int { lit, .. } => {
             if !matches!(lit.suffix(), "" | "i64" | "u64") {
                 cx.error_spanned(&lit, "the epoch is Unix milliseconds: an integer without a suffix (or with i64)");
                 return None;
