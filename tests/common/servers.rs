@@ -1,0 +1,96 @@
+//! The servers a test needs, and the rule for when they are missing: under `CI` a missing URL
+//! or a server that does not answer fails the test, naming the variable; elsewhere the test
+//! says on stderr that it is skipped, and returns. Include with
+//! `#[path = "common/servers.rs"] mod servers;`.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+/// `REDIS_URL`, when the server answers.
+pub fn redis_url() -> Option<String> {
+    server_url("REDIS_URL", "redis://127.0.0.1:6379", 6379)
+}
+
+/// `DATABASE_URL_PG`, when the server answers.
+pub fn pg_url() -> Option<String> {
+    server_url("DATABASE_URL_PG", "postgres://postgres@127.0.0.1:5432/test", 5432)
+}
+
+/// `DATABASE_URL_MYSQL`, when the server answers.
+pub fn mysql_url() -> Option<String> {
+    server_url("DATABASE_URL_MYSQL", "mysql://root@127.0.0.1:3306/test", 3306)
+}
+
+/// Whether this run is CI's, where a server that is missing is a failure.
+pub fn under_ci() -> bool {
+    std::env::var_os("CI").is_some_and(|value| !value.is_empty() && value != "false" && value != "0")
+}
+
+fn server_url(var: &str, example: &str, default_port: u16) -> Option<String> {
+    let url = match std::env::var(var) {
+        Ok(url) if !url.trim().is_empty() => url,
+        _ => return missing(&format!("{var} is not set (e.g. {example})")),
+    };
+    let Some((host, port)) = host_port(&url, default_port) else {
+        return missing(&format!("{var}={url:?} names no host"));
+    };
+    match answers(&host, port) {
+        Ok(()) => Some(url),
+        Err(reason) => missing(&format!("{var}: nothing answers at {host}:{port} ({reason})")),
+    }
+}
+
+fn missing(reason: &str) -> Option<String> {
+    if under_ci() {
+        panic!("{reason}; under CI the servers must run");
+    }
+    // Straight to the stream: the test harness captures `eprintln!` of passing tests.
+    let _ = writeln!(std::io::stderr(), "skipped: {reason}");
+    None
+}
+
+/// Host and port of `scheme://[user[:password]@]host[:port][/…]`, IPv6 hosts in brackets.
+fn host_port(url: &str, default_port: u16) -> Option<(String, u16)> {
+    let rest = url.split_once("://")?.1;
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let hostport = authority.rsplit_once('@').map_or(authority, |(_, hostport)| hostport);
+    let (host, port) = if let Some(bracketed) = hostport.strip_prefix('[') {
+        let (host, after) = bracketed.split_once(']')?;
+        (host, after.strip_prefix(':'))
+    } else {
+        match hostport.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (hostport, None),
+        }
+    };
+    let port = match port {
+        Some(port) => port.parse().ok()?,
+        None => default_port,
+    };
+    (!host.is_empty()).then(|| (host.to_owned(), port))
+}
+
+/// A TCP connection within 2 s to any address of the host.
+fn answers(host: &str, port: u16) -> Result<(), String> {
+    let addrs = (host, port).to_socket_addrs().map_err(|e| e.to_string())?;
+    let mut last = String::from("the host has no address");
+    for addr in addrs {
+        match TcpStream::connect_timeout(&addr, Duration::from_secs(2)) {
+            Ok(_) => return Ok(()),
+            Err(e) => last = e.to_string(),
+        }
+    }
+    Err(last)
+}
+
+#[test]
+fn urls_name_their_host_and_port() {
+    assert_eq!(host_port("redis://127.0.0.1:6379", 1), Some(("127.0.0.1".into(), 6379)));
+    assert_eq!(host_port("redis://:pw@cache/2", 6379), Some(("cache".into(), 6379)));
+    assert_eq!(host_port("postgres://u:p@[::1]:5433/db", 5432), Some(("::1".into(), 5433)));
+    assert_eq!(host_port("mysql://root@127.0.0.1/test?x=1", 3306), Some(("127.0.0.1".into(), 3306)));
+    assert_eq!(host_port("not a url", 1), None);
+    assert_eq!(host_port("redis://:6379", 1), None);
+}
