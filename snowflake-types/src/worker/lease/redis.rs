@@ -1,9 +1,9 @@
 //! Worker-ID leases in Redis: the keys are described on [`RedisLeaseStore`].
 
 use std::sync::{Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use redis::{Connection, ConnectionAddr, RedisError, Script, Value};
+use redis::{Connection, ConnectionAddr, IntoConnectionInfo, RedisError, Script, Value};
 
 use super::store::support::{
     UnexpectedReply, acquiring, check_namespace, check_space, doing, new_token, random_u64, redact_url, ttl_ms,
@@ -78,8 +78,8 @@ impl std::fmt::Debug for RedisLeaseStore {
 }
 
 impl RedisLeaseStore {
-    /// A store for the server at `url` (`redis://[:password@]host[:port][/db]`, `rediss://`
-    /// is not supported). Nothing is sent until the first call.
+    /// A store for the server at `url` (`redis://[[user]:password@]host[:port][/db]`;
+    /// `rediss://` is not supported). Nothing is sent until the first call.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::{LeaseStore, RedisLeaseStore};
@@ -90,12 +90,18 @@ impl RedisLeaseStore {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn open(url: &str) -> Result<Self, LeaseError> {
-        let client =
-            redis::Client::open(url).map_err(|e| LeaseError::BadUrl { url: redact_url(url), reason: e.to_string() })?;
+        let bad_url = |e: RedisError| LeaseError::BadUrl { url: redact_url(url), reason: e.to_string() };
+        let info = url.into_connection_info().map_err(bad_url)?;
+        // No `CLIENT SETINFO` when connecting: it would add two replies to wait for, each
+        // with a timeout of its own.
+        let settings = info.redis_settings().clone().set_skip_set_lib_name();
+        let client = redis::Client::open(info.set_redis_settings(settings)).map_err(bad_url)?;
         Ok(Self::new(client))
     }
 
-    /// A store for a client built by the caller.
+    /// A store for a client built by the caller. Whatever its connection info asks for when
+    /// connecting (`AUTH`, `SELECT`, `CLIENT SETINFO`, which `open` leaves out) is waited for
+    /// with one timeout per reply.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::{LeaseStore, RedisLeaseStore};
@@ -116,8 +122,8 @@ impl RedisLeaseStore {
         }
     }
 
-    /// Bounds every round trip (connecting included) by `timeout` instead of
-    /// [`DEFAULT_STORE_TIMEOUT`]. A zero timeout counts as 1 ms.
+    /// Bounds every round trip, with the connecting that may precede it, by `timeout` instead
+    /// of [`DEFAULT_STORE_TIMEOUT`]. A zero timeout counts as 1 ms.
     ///
     /// ```
     /// use std::time::Duration;
@@ -132,18 +138,16 @@ impl RedisLeaseStore {
         self
     }
 
-    /// Runs `f` on the connection, opening it first if there is none. Any error drops the
-    /// connection (a reply may still be on its way), so the next call starts afresh.
+    /// Runs `f` on the connection, opening it first if there is none, within one timeout for
+    /// both. Any error drops the connection (a reply may still be on its way), so the next
+    /// call starts afresh.
     fn with_connection<T>(
         &self,
         what: &dyn Fn() -> String,
         f: impl FnOnce(&mut Connection) -> Result<T, RedisError>,
     ) -> Result<T, LeaseError> {
         let mut slot = self.connection.lock().unwrap_or_else(PoisonError::into_inner);
-        let result = match &mut *slot {
-            Some(connection) => f(connection),
-            None => self.connect().and_then(|connection| f(slot.insert(connection))),
-        };
+        let result = self.call(&mut slot, f);
         result.map_err(|error| {
             *slot = None;
             if error.is_timeout() {
@@ -154,11 +158,22 @@ impl RedisLeaseStore {
         })
     }
 
-    fn connect(&self) -> Result<Connection, RedisError> {
-        let connection = self.client.get_connection_with_timeout(self.timeout)?;
-        connection.set_read_timeout(Some(self.timeout))?;
-        connection.set_write_timeout(Some(self.timeout))?;
-        Ok(connection)
+    fn call<T>(
+        &self,
+        slot: &mut Option<Connection>,
+        f: impl FnOnce(&mut Connection) -> Result<T, RedisError>,
+    ) -> Result<T, RedisError> {
+        let deadline = Instant::now() + self.timeout;
+        let connection = match slot.take() {
+            Some(connection) => connection,
+            None => self.client.get_connection_with_timeout(self.timeout)?,
+        };
+        let connection = slot.insert(connection);
+        // What connecting left of the timeout bounds the command.
+        let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+        connection.set_read_timeout(Some(left))?;
+        connection.set_write_timeout(Some(left))?;
+        f(connection)
     }
 }
 

@@ -97,7 +97,10 @@ pub struct Grant {
 ///
 /// Every method blocks for at most the store's timeout per round trip (an acquisition makes
 /// one round trip per worker ID it tries), and must not be called from inside an async
-/// runtime. A connection that failed is replaced on the next call.
+/// runtime. A connection that failed is replaced on the next call. A call that timed out may
+/// still take effect on the server afterwards (a renewal may extend the lease, a release may
+/// free it): a holder counts its lease from its last renewal that succeeded, never from one that
+/// timed out.
 ///
 /// ```
 /// use std::time::Duration;
