@@ -13,3 +13,8 @@ pub use store::{DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, MAX_NAMESP
 mod redis;
 #[cfg(feature = "redis")]
 pub use self::redis::RedisLeaseStore;
+
+#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql"))]
+mod sql;
+#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql"))]
+pub use sql::{DEFAULT_TABLE, MYSQL_TABLE_DDL, POSTGRES_TABLE_DDL, SqlLeaseStore, SqlLeaseStoreBuilder};
