@@ -1,75 +1,96 @@
-//! The URLs of the servers the integration tests talk to, and the rule for when one is
-//! missing: under CI (`CI` set) a test whose server URL is unset, or whose server does not
-//! answer, fails with a message naming the variable; on a developer's machine it says so on
-//! stderr (which the harness shows with `--nocapture`, and which `.ci/run` never needs) and
-//! skips. Included with `#[path]` by each test file that needs a server.
+//! The servers a test needs, and the rule for when they are missing: under `CI` a missing URL
+//! or a server that does not answer fails the test, naming the variable; elsewhere the test
+//! says on stderr that it is skipped, and returns. Include with
+//! `#[path = "common/servers.rs"] mod servers;`.
 #![allow(dead_code)]
 
+use std::io::Write;
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
-/// `REDIS_URL`, e.g. `redis://127.0.0.1:6379`.
+/// `REDIS_URL`, when the server answers.
 pub fn redis_url() -> Option<String> {
-    server_url("REDIS_URL", "redis://127.0.0.1:6379")
+    server_url("REDIS_URL", "redis://127.0.0.1:6379", 6379)
 }
 
-/// `DATABASE_URL_PG`, e.g. `postgres://postgres@127.0.0.1:5432/test`.
+/// `DATABASE_URL_PG`, when the server answers.
 pub fn pg_url() -> Option<String> {
-    server_url("DATABASE_URL_PG", "postgres://postgres@127.0.0.1:5432/test")
+    server_url("DATABASE_URL_PG", "postgres://postgres@127.0.0.1:5432/test", 5432)
 }
 
-/// `DATABASE_URL_MYSQL`, e.g. `mysql://root@127.0.0.1:3306/test`.
+/// `DATABASE_URL_MYSQL`, when the server answers.
 pub fn mysql_url() -> Option<String> {
-    server_url("DATABASE_URL_MYSQL", "mysql://root@127.0.0.1:3306/test")
+    server_url("DATABASE_URL_MYSQL", "mysql://root@127.0.0.1:3306/test", 3306)
 }
 
-/// Whether missing servers fail the tests (under CI) instead of skipping them.
-pub fn required() -> bool {
-    std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0")
+/// Whether this run is CI's, where a server that is missing is a failure.
+pub fn under_ci() -> bool {
+    std::env::var_os("CI").is_some_and(|value| !value.is_empty() && value != "false" && value != "0")
 }
 
-fn server_url(var: &str, example: &str) -> Option<String> {
+fn server_url(var: &str, example: &str, default_port: u16) -> Option<String> {
     let url = match std::env::var(var) {
         Ok(url) if !url.trim().is_empty() => url,
-        _ => {
-            let message = format!("{var} is not set (e.g. {var}={example})");
-            assert!(!required(), "{message}: under CI every server test must run");
-            eprintln!("SKIPPED: {message}");
-            return None;
-        }
+        _ => return missing(&format!("{var} is not set (e.g. {example})")),
     };
-    if let Err(reason) = answers(&url) {
-        let message = format!("the server at {var}={url} does not answer: {reason}");
-        assert!(!required(), "{message}");
-        eprintln!("SKIPPED: {message}");
-        return None;
+    let Some((host, port)) = host_port(&url, default_port) else {
+        return missing(&format!("{var}={url:?} names no host"));
+    };
+    match answers(&host, port) {
+        Ok(()) => Some(url),
+        Err(reason) => missing(&format!("{var}: nothing answers at {host}:{port} ({reason})")),
     }
-    Some(url)
 }
 
-/// A TCP connection to the URL's host and port within two seconds.
-fn answers(url: &str) -> Result<(), String> {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let authority = rest.split(['/', '?']).next().unwrap_or_default();
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, hp)| hp);
-    let default_port = match url.split(':').next().unwrap_or_default() {
-        "redis" | "rediss" => 6379,
-        "postgres" | "postgresql" => 5432,
-        "mysql" | "mariadb" => 3306,
-        _ => return Err(format!("unknown scheme in {url:?}")),
-    };
-    let with_port = if host_port.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
-        host_port.to_owned()
+fn missing(reason: &str) -> Option<String> {
+    if under_ci() {
+        panic!("{reason}; under CI the servers must run");
+    }
+    // Straight to the stream: the test harness captures `eprintln!` of passing tests.
+    let _ = writeln!(std::io::stderr(), "skipped: {reason}");
+    None
+}
+
+/// Host and port of `scheme://[user[:password]@]host[:port][/…]`, IPv6 hosts in brackets.
+fn host_port(url: &str, default_port: u16) -> Option<(String, u16)> {
+    let rest = url.split_once("://")?.1;
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let hostport = authority.rsplit_once('@').map_or(authority, |(_, hostport)| hostport);
+    let (host, port) = if let Some(bracketed) = hostport.strip_prefix('[') {
+        let (host, after) = bracketed.split_once(']')?;
+        (host, after.strip_prefix(':'))
     } else {
-        format!("{host_port}:{default_port}")
+        match hostport.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (hostport, None),
+        }
     };
-    let addrs = with_port.to_socket_addrs().map_err(|e| format!("cannot resolve {with_port}: {e}"))?;
-    let mut last = format!("{with_port} resolves to no address");
+    let port = match port {
+        Some(port) => port.parse().ok()?,
+        None => default_port,
+    };
+    (!host.is_empty()).then(|| (host.to_owned(), port))
+}
+
+/// A TCP connection within 2 s to any address of the host.
+fn answers(host: &str, port: u16) -> Result<(), String> {
+    let addrs = (host, port).to_socket_addrs().map_err(|e| e.to_string())?;
+    let mut last = String::from("the host has no address");
     for addr in addrs {
         match TcpStream::connect_timeout(&addr, Duration::from_secs(2)) {
             Ok(_) => return Ok(()),
-            Err(e) => last = format!("{addr}: {e}"),
+            Err(e) => last = e.to_string(),
         }
     }
     Err(last)
+}
+
+#[test]
+fn urls_name_their_host_and_port() {
+    assert_eq!(host_port("redis://127.0.0.1:6379", 1), Some(("127.0.0.1".into(), 6379)));
+    assert_eq!(host_port("redis://:pw@cache/2", 6379), Some(("cache".into(), 6379)));
+    assert_eq!(host_port("postgres://u:p@[::1]:5433/db", 5432), Some(("::1".into(), 5433)));
+    assert_eq!(host_port("mysql://root@127.0.0.1/test?x=1", 3306), Some(("127.0.0.1".into(), 3306)));
+    assert_eq!(host_port("not a url", 1), None);
+    assert_eq!(host_port("redis://:6379", 1), None);
 }

@@ -3,6 +3,8 @@
 
 use crate::error::WorkerError;
 
+pub mod lease;
+
 /// The environment variable the default registry reads.
 pub const WORKER_ID_ENV: &str = "SNOWFLAKE_WORKER_ID";
 

@@ -1,0 +1,340 @@
+//! Worker-ID leases in Redis: the keys are described on [`RedisLeaseStore`].
+
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use redis::{Connection, ConnectionAddr, IntoConnectionInfo, RedisError, Script, Value};
+
+use super::store::support::{
+    UnexpectedReply, acquiring, check_namespace, check_space, doing, new_token, random_u64, redact_url, ttl_ms,
+};
+use super::store::{DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore};
+
+/// Raises `KEYS[2]` (the high water) to `ARGV[3]`, never lowering it. Lua numbers are
+/// doubles: exact for Unix milliseconds until the year 287396.
+macro_rules! raise_high_water {
+    () => {
+        "local stored = tonumber(redis.call('GET', KEYS[2]))
+         if stored == nil or tonumber(ARGV[3]) > stored then redis.call('SET', KEYS[2], ARGV[3]) end"
+    };
+}
+
+/// KEYS: lease key, high-water key. ARGV: our value, TTL in ms, high water. 1: renewed.
+const RENEW: &str = concat!(
+    "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+     redis.call('PEXPIRE', KEYS[1], ARGV[2])\n",
+    raise_high_water!(),
+    "\nreturn 1"
+);
+
+/// KEYS: lease key, high-water key. ARGV: our value, unused, high water. 1: released.
+const RELEASE: &str = concat!(
+    "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end\n",
+    raise_high_water!(),
+    "\nredis.call('DEL', KEYS[1])
+     return 1"
+);
+
+/// Worker-ID leases in one Redis server: `SET … NX PX` to acquire, Lua compare-and-set on the
+/// holder's token to renew and release, `INCR` for the fencing number, `TIME` for the clock.
+///
+/// The store keeps one connection, opened on first use and replaced on the call after any
+/// error. Each round trip is bounded by the store's timeout (default
+/// [`DEFAULT_STORE_TIMEOUT`]); a server that does not answer in time gives
+/// [`LeaseError::Timeout`]. Calls from several threads take turns on the connection.
+///
+/// Keys, for namespace `shop` and worker ID 7 (the braces are a hash tag, so that in a Redis
+/// Cluster every key of a namespace lives in one slot and the scripts may touch two of them):
+///
+/// - `snowflake:{shop}:fence`: the last fencing number handed out (`INCR`); never expires.
+/// - `snowflake:{shop}:worker:7`: the holder's token and fence, as `token|fence`; expires with
+///   the lease.
+/// - `snowflake:{shop}:hw:7`: the high water recorded by holders of worker 7, in Unix ms; never
+///   expires, because the next holder needs it most when the previous one crashed.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use typed_snowflake::worker::lease::{LeaseStore, RedisLeaseStore};
+///
+/// let store = RedisLeaseStore::open("redis://127.0.0.1:6379")?.timeout(Duration::from_millis(500));
+/// let grant = store.acquire("shop", 32, Duration::from_secs(10))?;
+/// println!("worker {} leased from {}", grant.worker, store.describe());
+/// store.release("shop", &grant, grant.store_now_ms)?;
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct RedisLeaseStore {
+    client: redis::Client,
+    connection: Mutex<Option<Connection>>,
+    timeout: Duration,
+    name: String,
+    renew: Script,
+    release: Script,
+}
+
+impl std::fmt::Debug for RedisLeaseStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisLeaseStore").field("store", &self.name).field("timeout", &self.timeout).finish()
+    }
+}
+
+impl RedisLeaseStore {
+    /// A store for the server at `url` (`redis://[[user]:password@]host[:port][/db]`;
+    /// `rediss://` is not supported). Nothing is sent until the first call.
+    ///
+    /// ```
+    /// use typed_snowflake::worker::lease::{LeaseStore, RedisLeaseStore};
+    ///
+    /// let store = RedisLeaseStore::open("redis://:secret@127.0.0.1:6379/2")?;
+    /// assert_eq!(store.describe(), "redis://127.0.0.1:6379/2");
+    /// assert!(RedisLeaseStore::open("http://127.0.0.1").is_err());
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open(url: &str) -> Result<Self, LeaseError> {
+        let bad_url = |e: RedisError| LeaseError::BadUrl { url: redact_url(url), reason: e.to_string() };
+        let info = url.into_connection_info().map_err(bad_url)?;
+        // No `CLIENT SETINFO` when connecting: it would add two replies to wait for, each
+        // with a timeout of its own.
+        let settings = info.redis_settings().clone().set_skip_set_lib_name();
+        let client = redis::Client::open(info.set_redis_settings(settings)).map_err(bad_url)?;
+        Ok(Self::new(client))
+    }
+
+    /// A store for a client built by the caller. Whatever its connection info asks for when
+    /// connecting (`AUTH`, `SELECT`, `CLIENT SETINFO`, which `open` leaves out) is waited for
+    /// with one timeout per reply.
+    ///
+    /// ```
+    /// use typed_snowflake::worker::lease::{LeaseStore, RedisLeaseStore};
+    ///
+    /// let store = RedisLeaseStore::new(redis::Client::open("redis://127.0.0.1:6379")?);
+    /// assert_eq!(store.describe(), "redis://127.0.0.1:6379/0");
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn new(client: redis::Client) -> Self {
+        let name = describe(&client);
+        Self {
+            client,
+            connection: Mutex::new(None),
+            timeout: DEFAULT_STORE_TIMEOUT,
+            name,
+            renew: Script::new(RENEW),
+            release: Script::new(RELEASE),
+        }
+    }
+
+    /// Bounds every round trip, with the connecting that may precede it, by `timeout` instead
+    /// of [`DEFAULT_STORE_TIMEOUT`]. A zero timeout counts as 1 ms.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use typed_snowflake::worker::lease::RedisLeaseStore;
+    ///
+    /// let store = RedisLeaseStore::open("redis://127.0.0.1:6379")?.timeout(Duration::from_millis(250));
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Runs `f` on the connection, opening it first if there is none, within one timeout for
+    /// both. Any error drops the connection (a reply may still be on its way), so the next
+    /// call starts afresh.
+    fn with_connection<T>(
+        &self,
+        what: &dyn Fn() -> String,
+        f: impl FnOnce(&mut Connection) -> Result<T, RedisError>,
+    ) -> Result<T, LeaseError> {
+        let mut slot = self.connection.lock().unwrap_or_else(PoisonError::into_inner);
+        let result = self.call(&mut slot, f);
+        result.map_err(|error| {
+            *slot = None;
+            if error.is_timeout() {
+                LeaseError::Timeout { store: self.name.clone(), what: what(), after: self.timeout }
+            } else {
+                LeaseError::store(&self.name, what(), error)
+            }
+        })
+    }
+
+    fn call<T>(
+        &self,
+        slot: &mut Option<Connection>,
+        f: impl FnOnce(&mut Connection) -> Result<T, RedisError>,
+    ) -> Result<T, RedisError> {
+        let deadline = Instant::now() + self.timeout;
+        let connection = match slot.take() {
+            Some(connection) => connection,
+            None => self.client.get_connection_with_timeout(self.timeout)?,
+        };
+        let connection = slot.insert(connection);
+        // What connecting left of the timeout bounds the command.
+        let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+        connection.set_read_timeout(Some(left))?;
+        connection.set_write_timeout(Some(left))?;
+        f(connection)
+    }
+}
+
+impl LeaseStore for RedisLeaseStore {
+    fn acquire(&self, namespace: &str, space: u64, ttl: Duration) -> Result<Grant, LeaseError> {
+        check_namespace(namespace)?;
+        check_space(space)?;
+        let ttl_ms = ttl_ms(ttl)?;
+        let what = || acquiring(namespace);
+        let fence: u64 = self.with_connection(&what, |c| redis::cmd("INCR").arg(fence_key(namespace)).query(c))?;
+        let token = new_token();
+        let value = format!("{token}|{fence}");
+        let start = random_u64() % space;
+        for worker in (start..space).chain(0..start) {
+            let set: Value = self.with_connection(&what, |c| {
+                redis::cmd("SET")
+                    .arg(worker_key(namespace, worker))
+                    .arg(&value)
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(ttl_ms)
+                    .query(c)
+            })?;
+            if set == Value::Nil {
+                continue;
+            }
+            let what = || doing("reading the high water of", namespace, worker);
+            let (previous_high_water_ms, (seconds, micros)): (Option<i64>, (i64, i64)) = self
+                .with_connection(&what, |c| {
+                    redis::pipe().get(high_water_key(namespace, worker)).cmd("TIME").query(c)
+                })?;
+            let store_now_ms = unix_ms(seconds, micros).ok_or_else(|| {
+                LeaseError::store(&self.name, what(), UnexpectedReply(format!("TIME replied {seconds} {micros}")))
+            })?;
+            return Ok(Grant { worker, token, fence, previous_high_water_ms, store_now_ms });
+        }
+        Err(LeaseError::NoFreeWorker { namespace: namespace.to_owned(), space })
+    }
+
+    fn renew(&self, namespace: &str, grant: &Grant, ttl: Duration, high_water_ms: i64) -> Result<(), LeaseError> {
+        check_namespace(namespace)?;
+        let ttl_ms = ttl_ms(ttl)?;
+        self.compare_and_set(&self.renew, "renewing", namespace, grant, ttl_ms, high_water_ms)
+    }
+
+    fn release(&self, namespace: &str, grant: &Grant, high_water_ms: i64) -> Result<(), LeaseError> {
+        check_namespace(namespace)?;
+        self.compare_and_set(&self.release, "releasing", namespace, grant, 0, high_water_ms)
+    }
+
+    fn now_ms(&self) -> Result<i64, LeaseError> {
+        let what = || "reading the clock".to_owned();
+        let (seconds, micros): (i64, i64) = self.with_connection(&what, |c| redis::cmd("TIME").query(c))?;
+        unix_ms(seconds, micros).ok_or_else(|| {
+            LeaseError::store(&self.name, what(), UnexpectedReply(format!("TIME replied {seconds} {micros}")))
+        })
+    }
+
+    fn describe(&self) -> String {
+        self.name.clone()
+    }
+}
+
+impl RedisLeaseStore {
+    /// Runs the renew or release script: 1 when the lease was still `grant`'s.
+    fn compare_and_set(
+        &self,
+        script: &Script,
+        verb: &str,
+        namespace: &str,
+        grant: &Grant,
+        ttl_ms: i64,
+        high_water_ms: i64,
+    ) -> Result<(), LeaseError> {
+        let what = || doing(verb, namespace, grant.worker);
+        let ours: i64 = self.with_connection(&what, |c| {
+            script
+                .key(worker_key(namespace, grant.worker))
+                .key(high_water_key(namespace, grant.worker))
+                .arg(format!("{}|{}", grant.token, grant.fence))
+                .arg(ttl_ms)
+                .arg(high_water_ms)
+                .invoke(c)
+        })?;
+        if ours == 1 { Ok(()) } else { Err(LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker }) }
+    }
+}
+
+fn fence_key(namespace: &str) -> String {
+    format!("snowflake:{{{namespace}}}:fence")
+}
+
+fn worker_key(namespace: &str, worker: u64) -> String {
+    format!("snowflake:{{{namespace}}}:worker:{worker}")
+}
+
+fn high_water_key(namespace: &str, worker: u64) -> String {
+    format!("snowflake:{{{namespace}}}:hw:{worker}")
+}
+
+/// `TIME`'s seconds and microseconds as Unix milliseconds.
+fn unix_ms(seconds: i64, micros: i64) -> Option<i64> {
+    seconds.checked_mul(1000)?.checked_add(micros / 1000)
+}
+
+/// The server's address for messages: scheme, user, host, port and database, never the
+/// password.
+fn describe(client: &redis::Client) -> String {
+    let info = client.get_connection_info();
+    let settings = info.redis_settings();
+    let user = settings.username().map(|user| format!("{user}@")).unwrap_or_default();
+    let db = settings.db();
+    match info.addr() {
+        ConnectionAddr::Tcp(host, port) => format!("redis://{user}{host}:{port}/{db}"),
+        ConnectionAddr::TcpTls { host, port, .. } => format!("rediss://{user}{host}:{port}/{db}"),
+        ConnectionAddr::Unix(path) => format!("redis+unix://{user}{}?db={db}", path.display()),
+        // `ConnectionAddr` is non-exhaustive: later kinds of address print as redis does.
+        #[allow(unreachable_patterns)]
+        other => format!("redis://{user}{other}/{db}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_share_a_hash_tag() {
+        assert_eq!(fence_key("shop"), "snowflake:{shop}:fence");
+        assert_eq!(worker_key("shop", 7), "snowflake:{shop}:worker:7");
+        assert_eq!(high_water_key("shop", 7), "snowflake:{shop}:hw:7");
+    }
+
+    #[test]
+    fn descriptions_hide_passwords() -> Result<(), Box<dyn std::error::Error>> {
+        for (url, shown) in [
+            ("redis://127.0.0.1:6379", "redis://127.0.0.1:6379/0"),
+            ("redis://:secret@127.0.0.1:6380/3", "redis://127.0.0.1:6380/3"),
+            ("redis://app:secret@cache.internal/1", "redis://app@cache.internal:6379/1"),
+        ] {
+            assert_eq!(RedisLeaseStore::open(url)?.describe(), shown);
+        }
+        let err = RedisLeaseStore::open("redis://:secret@127.0.0.1:notaport").unwrap_err();
+        assert!(matches!(err, LeaseError::BadUrl { .. }), "{err}");
+        assert!(!err.to_string().contains("secret"), "{err}");
+        Ok(())
+    }
+
+    #[test]
+    fn arguments_are_checked_before_anything_is_sent() {
+        // Port 1 refuses connections: only a check that runs first can answer.
+        let store = RedisLeaseStore::open("redis://127.0.0.1:1").unwrap();
+        let ttl = Duration::from_secs(1);
+        assert!(matches!(store.acquire("bad name", 32, ttl), Err(LeaseError::BadNamespace { .. })));
+        assert!(matches!(store.acquire("shop", 0, ttl), Err(LeaseError::BadSpace { space: 0 })));
+        assert!(matches!(store.acquire("shop", 32, Duration::ZERO), Err(LeaseError::BadTtl { .. })));
+    }
+
+    #[test]
+    fn clock_replies() {
+        assert_eq!(unix_ms(1_700_000_000, 123_999), Some(1_700_000_000_123));
+        assert_eq!(unix_ms(i64::MAX, 0), None);
+    }
+}

@@ -1,0 +1,419 @@
+//! What every coordination store offers a lease: acquire a free worker ID, renew it, release
+//! it, and read the store's clock. The stores are blocking by design: a lease renews from a
+//! thread of its own, never from inside an async runtime.
+
+use std::error::Error as StdError;
+use std::fmt;
+use std::hash::{BuildHasher, Hash, Hasher, RandomState};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use thiserror::Error;
+
+/// How long one round trip to a store may take before it is abandoned with
+/// [`LeaseError::Timeout`]: 2 s, unless the store is told otherwise.
+///
+/// ```
+/// use std::time::Duration;
+/// use typed_snowflake::worker::lease::DEFAULT_STORE_TIMEOUT;
+///
+/// assert_eq!(DEFAULT_STORE_TIMEOUT, Duration::from_secs(2));
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub const DEFAULT_STORE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The widest worker-ID space a lease covers: 2^22 IDs (`0..4194304`), more than any layout in
+/// use gives its worker field.
+///
+/// ```
+/// use typed_snowflake::worker::lease::MAX_WORKER_SPACE;
+///
+/// assert_eq!(MAX_WORKER_SPACE, 1 << 22);
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub const MAX_WORKER_SPACE: u64 = 1 << 22;
+
+/// The longest namespace, in bytes. Namespaces are made of `A-Z a-z 0-9 _ . : -`.
+///
+/// ```
+/// use typed_snowflake::worker::lease::MAX_NAMESPACE_LEN;
+///
+/// assert_eq!(MAX_NAMESPACE_LEN, 64);
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub const MAX_NAMESPACE_LEN: usize = 64;
+
+/// The longest lease a store hands out: one day. A lease renews every few seconds; a TTL of
+/// days would leave a crashed holder's worker ID blocked for as long.
+///
+/// ```
+/// use std::time::Duration;
+/// use typed_snowflake::worker::lease::MAX_TTL;
+///
+/// assert_eq!(MAX_TTL, Duration::from_secs(24 * 60 * 60));
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub const MAX_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// What an acquisition hands out: a worker ID, and what its holder needs to renew it and to
+/// start after every previous holder.
+///
+/// ```
+/// use typed_snowflake::worker::lease::Grant;
+///
+/// let grant = Grant {
+///     worker: 7,
+///     token: "5f0c6a1e9b2d4c3a8e7f6a5b4c3d2e1f".into(),
+///     fence: 42,
+///     previous_high_water_ms: Some(1_700_000_000_000),
+///     store_now_ms: 1_700_000_060_000,
+/// };
+/// // Issue only above what the previous holder of this worker ID may have issued.
+/// let floor_ms = grant.previous_high_water_ms.map_or(grant.store_now_ms, |hw| hw.max(grant.store_now_ms));
+/// assert_eq!(floor_ms, 1_700_000_060_000);
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Grant {
+    /// The worker ID, in `0..space`.
+    pub worker: u64,
+    /// Unique per acquisition: renewals and the release present it to prove the lease is
+    /// still this holder's (32 hexadecimal digits).
+    pub token: String,
+    /// The fencing number: strictly increasing per namespace and worker ID, so a later holder
+    /// of a worker ID always has a higher fence than an earlier one.
+    pub fence: u64,
+    /// The highest Unix millisecond any previous holder of this worker ID recorded (its last
+    /// issued timestamp or its fence deadline, whichever is later), if any holder recorded
+    /// one. The new holder must issue only above it.
+    pub previous_high_water_ms: Option<i64>,
+    /// The store's clock at acquisition, in Unix milliseconds.
+    pub store_now_ms: i64,
+}
+
+/// A coordination store that leases worker IDs: Redis (`RedisLeaseStore`, feature `redis`),
+/// PostgreSQL or MySQL/MariaDB (`SqlLeaseStore`, features `sqlx-postgres`, `sqlx-mysql`).
+///
+/// Every method blocks for at most the store's timeout per round trip (an acquisition makes
+/// one round trip per worker ID it tries), and must not be called from inside an async
+/// runtime. A connection that failed is replaced on the next call. A call that timed out may
+/// still take effect on the server afterwards (a renewal may extend the lease, a release may
+/// free it): a holder counts its lease from its last renewal that succeeded, never from one that
+/// timed out.
+///
+/// ```
+/// use std::time::Duration;
+/// use typed_snowflake::worker::lease::{LeaseError, LeaseStore};
+///
+/// /// Holds a worker ID of `0..32` in namespace "shop" for one renewal, then frees it.
+/// fn hold_once(store: &dyn LeaseStore) -> Result<u64, LeaseError> {
+///     let ttl = Duration::from_secs(10);
+///     let grant = store.acquire("shop", 32, ttl)?;
+///     let last_issued_ms = grant.store_now_ms;
+///     match store.renew("shop", &grant, ttl, last_issued_ms) {
+///         Ok(()) => store.release("shop", &grant, last_issued_ms)?,
+///         Err(LeaseError::Lost { .. }) => eprintln!("stop issuing on worker {}", grant.worker),
+///         Err(other) => return Err(other),
+///     }
+///     Ok(grant.worker)
+/// }
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait LeaseStore: Send + Sync + fmt::Debug + 'static {
+    /// Scans worker IDs `0..space` from a random start and leases the first free one for
+    /// `ttl`. None free: [`LeaseError::NoFreeWorker`].
+    fn acquire(&self, namespace: &str, space: u64, ttl: Duration) -> Result<Grant, LeaseError>;
+
+    /// Extends the lease to `ttl` from now on the store's clock, only while it is still this
+    /// grant's (the token matches and it has not expired), and records `high_water_ms` (never
+    /// lowering what is stored). Not this grant's any more: [`LeaseError::Lost`].
+    fn renew(&self, namespace: &str, grant: &Grant, ttl: Duration, high_water_ms: i64) -> Result<(), LeaseError>;
+
+    /// Records the final high water (never lowering what is stored) and frees the worker ID,
+    /// only if the lease is still this grant's. Not this grant's any more:
+    /// [`LeaseError::Lost`], and nothing is changed.
+    fn release(&self, namespace: &str, grant: &Grant, high_water_ms: i64) -> Result<(), LeaseError>;
+
+    /// The store's clock, in Unix milliseconds.
+    fn now_ms(&self) -> Result<i64, LeaseError>;
+
+    /// The store's address without any password, for messages:
+    /// `redis://127.0.0.1:6379/0`.
+    fn describe(&self) -> String;
+}
+
+/// Why a lease could not be acquired, renewed or released. Every message names the
+/// namespace, the worker ID or the store it concerns.
+///
+/// ```
+/// use typed_snowflake::worker::lease::LeaseError;
+///
+/// let err = LeaseError::NoFreeWorker { namespace: "shop".into(), space: 32 };
+/// assert_eq!(err.to_string(), "no free worker ID in namespace \"shop\": all 32 (0..32) are leased");
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, Error)]
+#[non_exhaustive]
+pub enum LeaseError {
+    /// Every worker ID of the space is leased by a live holder.
+    #[error("no free worker ID in namespace {namespace:?}: all {space} (0..{space}) are leased")]
+    NoFreeWorker {
+        /// The namespace.
+        namespace: String,
+        /// The size of the worker-ID space.
+        space: u64,
+    },
+    /// The lease is not this holder's any more: it expired, or another holder took the
+    /// worker ID. The holder must stop issuing IDs on it.
+    #[error("the lease on worker ID {worker} in namespace {namespace:?} is lost: it expired or another holder took it")]
+    Lost {
+        /// The namespace.
+        namespace: String,
+        /// The worker ID.
+        worker: u64,
+    },
+    /// The store answered with an error, or could not be reached.
+    #[error("lease store {store}: {what} failed")]
+    Store {
+        /// The store, as [`LeaseStore::describe`] names it.
+        store: String,
+        /// What was being done, with the namespace and worker ID.
+        what: String,
+        /// The driver's error (shared, so that the error is `Clone`).
+        #[source]
+        source: Arc<dyn StdError + Send + Sync>,
+    },
+    /// The store did not answer in time.
+    #[error("lease store {store}: {what} did not finish within {after:?}")]
+    Timeout {
+        /// The store, as [`LeaseStore::describe`] names it.
+        store: String,
+        /// What was being done, with the namespace and worker ID.
+        what: String,
+        /// The store's timeout.
+        after: Duration,
+    },
+    /// A store URL that cannot be used.
+    #[error("bad lease store URL {url:?}: {reason}")]
+    BadUrl {
+        /// The URL, without any password.
+        url: String,
+        /// Why it cannot be used.
+        reason: String,
+    },
+    /// A namespace that is empty, too long, or has characters outside `A-Z a-z 0-9 _ . : -`.
+    #[error("bad lease namespace {namespace:?}: {reason}")]
+    BadNamespace {
+        /// The namespace.
+        namespace: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A worker-ID space of 0 or more than [`MAX_WORKER_SPACE`] IDs.
+    #[error("a worker-ID space of {space} IDs cannot be leased: it must hold 1 to {MAX_WORKER_SPACE} (2^22)")]
+    BadSpace {
+        /// The size asked for.
+        space: u64,
+    },
+    /// A TTL under 1 ms or over [`MAX_TTL`].
+    #[error("a lease TTL of {ttl:?} cannot be used: it must lie between 1ms and 24h")]
+    BadTtl {
+        /// The TTL asked for.
+        ttl: Duration,
+    },
+    /// A SQL table name that is not a plain identifier (or `schema.table`).
+    #[error("bad lease table name {table:?}: {reason}")]
+    BadTable {
+        /// The name.
+        table: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+/// What the stores share: argument checks, tokens, messages. Unused when no store is
+/// compiled in.
+#[cfg_attr(not(any(feature = "redis", feature = "sqlx-postgres", feature = "sqlx-mysql")), allow(dead_code))]
+pub(crate) mod support {
+    use super::*;
+
+    impl LeaseError {
+        pub(crate) fn store(
+            store: impl Into<String>,
+            what: impl Into<String>,
+            source: impl StdError + Send + Sync + 'static,
+        ) -> Self {
+            LeaseError::Store { store: store.into(), what: what.into(), source: Arc::new(source) }
+        }
+    }
+
+    /// A reply from a store that no lease of ours writes: the store holds foreign data under our
+    /// keys or rows.
+    #[derive(Debug, Error)]
+    #[error("unexpected reply: {0}")]
+    pub(crate) struct UnexpectedReply(pub(crate) String);
+
+    /// Checks a namespace: 1 to 64 bytes of `A-Z a-z 0-9 _ . : -`, so it is safe in a Redis key
+    /// and equal under every SQL collation only to itself.
+    pub(crate) fn check_namespace(namespace: &str) -> Result<(), LeaseError> {
+        let bad = |reason: String| LeaseError::BadNamespace { namespace: namespace.to_owned(), reason };
+        if namespace.is_empty() {
+            return Err(bad("it is empty".into()));
+        }
+        if namespace.len() > MAX_NAMESPACE_LEN {
+            return Err(bad(format!("it is {} bytes long; at most {MAX_NAMESPACE_LEN} fit", namespace.len())));
+        }
+        if let Some(c) = namespace.chars().find(|&c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-')))
+        {
+            return Err(bad(format!("{c:?} is not allowed; use A-Z a-z 0-9 _ . : -")));
+        }
+        Ok(())
+    }
+
+    /// Checks a worker-ID space: `1..=MAX_WORKER_SPACE`.
+    pub(crate) fn check_space(space: u64) -> Result<(), LeaseError> {
+        if (1..=MAX_WORKER_SPACE).contains(&space) { Ok(()) } else { Err(LeaseError::BadSpace { space }) }
+    }
+
+    /// A TTL in whole milliseconds (rounded down), between 1 ms and [`MAX_TTL`].
+    pub(crate) fn ttl_ms(ttl: Duration) -> Result<i64, LeaseError> {
+        if ttl < Duration::from_millis(1) || ttl > MAX_TTL {
+            return Err(LeaseError::BadTtl { ttl });
+        }
+        i64::try_from(ttl.as_millis()).map_err(|_| LeaseError::BadTtl { ttl })
+    }
+
+    /// 64 unpredictable bits without a new dependency: the standard library's randomly keyed
+    /// hasher over the process, the time, a counter and the thread.
+    pub(crate) fn random_u64() -> u64 {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let mut hasher = RandomState::new().build_hasher();
+        hasher.write_u32(std::process::id());
+        hasher.write_u128(SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+        hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+        std::thread::current().id().hash(&mut hasher);
+        hasher.finish()
+    }
+
+    /// A fresh holder token: 32 hexadecimal digits.
+    pub(crate) fn new_token() -> String {
+        format!("{:016x}{:016x}", random_u64(), random_u64())
+    }
+
+    /// What an operation is doing, for error messages.
+    pub(crate) fn acquiring(namespace: &str) -> String {
+        format!("acquiring a worker ID in namespace {namespace:?}")
+    }
+
+    /// What an operation on one worker ID is doing, for error messages.
+    pub(crate) fn doing(verb: &str, namespace: &str, worker: u64) -> String {
+        format!("{verb} worker ID {worker} in namespace {namespace:?}")
+    }
+
+    /// `url` with any password replaced by nothing: `redis://:secret@host/` → `redis://host/`,
+    /// `postgres://user:secret@host/db` → `postgres://user@host/db`.
+    pub(crate) fn redact_url(url: &str) -> String {
+        let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+        let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let (authority, tail) = rest.split_at(authority_end);
+        let Some((userinfo, host)) = authority.rsplit_once('@') else { return url.to_owned() };
+        let user = userinfo.split_once(':').map_or(userinfo, |(user, _password)| user);
+        if user.is_empty() { format!("{scheme}://{host}{tail}") } else { format!("{scheme}://{user}@{host}{tail}") }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::support::*;
+    use super::*;
+
+    #[test]
+    fn namespaces() {
+        for good in ["shop", "a", "orders.eu-west-1:v2", "A_Z", &"n".repeat(64)] {
+            assert!(check_namespace(good).is_ok(), "{good:?}");
+        }
+        let long = "n".repeat(65);
+        for (bad, reason) in [
+            ("", "it is empty"),
+            (long.as_str(), "it is 65 bytes long; at most 64 fit"),
+            ("shop floor", "' ' is not allowed"),
+            ("{shop}", "'{' is not allowed"),
+            ("shop*", "'*' is not allowed"),
+            ("shop\n", "'\\n' is not allowed"),
+            ("x'; DROP TABLE t; --", "'\\'' is not allowed"),
+            ("café", "'é' is not allowed"),
+        ] {
+            let err = check_namespace(bad).unwrap_err();
+            assert!(matches!(err, LeaseError::BadNamespace { .. }), "{bad:?}");
+            assert!(err.to_string().contains(reason), "{bad:?}: {err}");
+            assert!(err.to_string().starts_with(&format!("bad lease namespace {bad:?}")), "{err}");
+        }
+    }
+
+    #[test]
+    fn spaces_and_ttls() {
+        assert!(check_space(1).is_ok());
+        assert!(check_space(MAX_WORKER_SPACE).is_ok());
+        for bad in [0, MAX_WORKER_SPACE + 1, u64::MAX] {
+            let err = check_space(bad).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!("a worker-ID space of {bad} IDs cannot be leased: it must hold 1 to 4194304 (2^22)")
+            );
+        }
+        assert_eq!(ttl_ms(Duration::from_millis(1)).unwrap(), 1);
+        assert_eq!(ttl_ms(Duration::from_micros(2_999)).unwrap(), 2);
+        assert_eq!(ttl_ms(MAX_TTL).unwrap(), 86_400_000);
+        for bad in [Duration::ZERO, Duration::from_micros(999), MAX_TTL + Duration::from_millis(1), Duration::MAX] {
+            assert!(matches!(ttl_ms(bad), Err(LeaseError::BadTtl { .. })), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn tokens_are_distinct_hex() {
+        let tokens: std::collections::HashSet<String> = (0..10_000).map(|_| new_token()).collect();
+        assert_eq!(tokens.len(), 10_000);
+        assert!(tokens.iter().all(|t| t.len() == 32 && t.bytes().all(|b| b.is_ascii_hexdigit())));
+    }
+
+    #[test]
+    fn urls_lose_their_passwords() {
+        for (url, redacted) in [
+            ("redis://127.0.0.1:6379", "redis://127.0.0.1:6379"),
+            ("redis://:secret@127.0.0.1:6379/2", "redis://127.0.0.1:6379/2"),
+            ("postgres://app:s3cr@t@db:5432/test?sslmode=disable", "postgres://app@db:5432/test?sslmode=disable"),
+            ("mysql://root@127.0.0.1:3306/test", "mysql://root@127.0.0.1:3306/test"),
+            ("mysql://root:pw@127.0.0.1", "mysql://root@127.0.0.1"),
+            ("not a url", "not a url"),
+        ] {
+            assert_eq!(redact_url(url), redacted);
+        }
+    }
+
+    #[test]
+    fn errors_keep_their_cause_and_clone() {
+        let cause = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        let err = LeaseError::store("redis://127.0.0.1:6379/0", doing("renewing", "shop", 3), cause);
+        assert_eq!(
+            err.to_string(),
+            "lease store redis://127.0.0.1:6379/0: renewing worker ID 3 in namespace \"shop\" failed"
+        );
+        let copy = err.clone();
+        assert_eq!(copy.source().map(ToString::to_string).as_deref(), Some("refused"));
+        let lost = LeaseError::Lost { namespace: "shop".into(), worker: 7 };
+        assert_eq!(
+            lost.to_string(),
+            "the lease on worker ID 7 in namespace \"shop\" is lost: it expired or another holder took it"
+        );
+        let timeout = LeaseError::Timeout {
+            store: "redis://127.0.0.1:6379/0".into(),
+            what: doing("renewing", "shop", 3),
+            after: Duration::from_millis(300),
+        };
+        assert_eq!(
+            timeout.to_string(),
+            "lease store redis://127.0.0.1:6379/0: renewing worker ID 3 in namespace \"shop\" did not finish within 300ms"
+        );
+    }
+}

@@ -1,0 +1,224 @@
+//! What every lease store must do, written once against the `LeaseStore` trait; each store's
+//! test file runs these against its real server. Include with
+//! `#[path = "common/lease_store.rs"] mod lease_store;`.
+#![allow(dead_code)]
+
+use std::collections::BTreeSet;
+use std::sync::Barrier;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use typed_snowflake::worker::lease::{Grant, LeaseError, LeaseStore};
+
+/// Long enough that no lease of a test expires unless the test means it to.
+pub const TTL: Duration = Duration::from_secs(30);
+
+/// A high water in the past, as a holder records it.
+pub const HIGH_WATER: i64 = 1_700_000_000_000;
+
+/// A namespace (or a name for tables and keys) of this process and test, so that runs that
+/// share a server never meet.
+pub fn unique(test: &str) -> String {
+    format!("t{}_{test}", std::process::id())
+}
+
+fn local_now_ms() -> i64 {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).expect("the clock is after 1970");
+    i64::try_from(now.as_millis()).expect("Unix ms fit in an i64")
+}
+
+fn lost(result: Result<(), LeaseError>, namespace: &str, worker: u64) {
+    match result {
+        Err(LeaseError::Lost { namespace: ns, worker: w }) if ns == namespace && w == worker => {}
+        other => panic!("expected the lease on worker {worker} to be lost, got {other:?}"),
+    }
+}
+
+/// 32 holders (threads, spread over `stores`) contend for a 5-bit space and get 32 distinct
+/// worker IDs; the 33rd gets `NoFreeWorker`; a released ID is taken again, with the high water
+/// its holder released it with and a higher fence.
+pub fn thirty_two_holders_share_a_five_bit_space<S: LeaseStore>(stores: &[S], namespace: &str) {
+    const HOLDERS: usize = 32;
+    let start = Barrier::new(HOLDERS);
+    let began = Instant::now();
+    let grants: Vec<(usize, Grant, Duration)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..HOLDERS)
+            .map(|holder| {
+                let store = &stores[holder % stores.len()];
+                let start = &start;
+                scope.spawn(move || {
+                    start.wait();
+                    let asked = Instant::now();
+                    let grant = store.acquire(namespace, 32, TTL).unwrap_or_else(|e| panic!("holder {holder}: {e}"));
+                    (holder, grant, asked.elapsed())
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a holder panicked")).collect()
+    });
+    let slowest = grants.iter().map(|(_, _, took)| *took).max().unwrap_or_default();
+    eprintln!("32 holders acquired in {:?} (slowest acquisition {slowest:?})", began.elapsed());
+
+    let workers: BTreeSet<u64> = grants.iter().map(|(_, grant, _)| grant.worker).collect();
+    assert_eq!(workers, (0..32).collect(), "32 holders must hold 32 distinct worker IDs");
+    let tokens: BTreeSet<&str> = grants.iter().map(|(_, grant, _)| grant.token.as_str()).collect();
+    assert_eq!(tokens.len(), HOLDERS, "every acquisition has its own token");
+
+    match stores[0].acquire(namespace, 32, TTL) {
+        Err(err @ LeaseError::NoFreeWorker { .. }) => assert_eq!(
+            err.to_string(),
+            format!("no free worker ID in namespace \"{namespace}\": all 32 (0..32) are leased")
+        ),
+        other => panic!("the 33rd holder must find no free worker ID, got {other:?}"),
+    }
+
+    // One holder records a high water, then releases with a higher one.
+    let (holder, released, _) = &grants[7];
+    let store = &stores[holder % stores.len()];
+    store.renew(namespace, released, TTL, HIGH_WATER).expect("renewing a live lease");
+    store.release(namespace, released, HIGH_WATER + 7).expect("releasing a live lease");
+    lost(store.renew(namespace, released, TTL, HIGH_WATER), namespace, released.worker);
+
+    let again = stores[1 % stores.len()].acquire(namespace, 32, TTL).expect("the released ID is free");
+    assert_eq!(again.worker, released.worker, "the only free ID is the released one");
+    assert_eq!(again.previous_high_water_ms, Some(HIGH_WATER + 7), "the new holder starts after the old one");
+    assert!(again.fence > released.fence, "fence {} must exceed {}", again.fence, released.fence);
+    assert_ne!(again.token, released.token);
+
+    for (holder, grant, _) in grants.iter().filter(|(_, grant, _)| grant.worker != released.worker) {
+        stores[holder % stores.len()].release(namespace, grant, HIGH_WATER).expect("releasing");
+    }
+    stores[0].release(namespace, &again, HIGH_WATER).expect("releasing");
+}
+
+/// Renewals and the release raise the high water and never lower it; a first holder sees none.
+pub fn high_water_only_rises<S: LeaseStore>(store: &S, namespace: &str) {
+    let first = store.acquire(namespace, 1, TTL).expect("acquiring");
+    assert_eq!(first.previous_high_water_ms, None, "no holder came before");
+    store.renew(namespace, &first, TTL, HIGH_WATER + 100).expect("renewing");
+    store.renew(namespace, &first, TTL, HIGH_WATER).expect("renewing with a lower high water");
+    store.release(namespace, &first, HIGH_WATER + 50).expect("releasing");
+    let second = store.acquire(namespace, 1, TTL).expect("acquiring again");
+    assert_eq!(second.previous_high_water_ms, Some(HIGH_WATER + 100));
+    assert!(second.fence > first.fence);
+    store.release(namespace, &second, HIGH_WATER + 200).expect("releasing");
+    let third = store.acquire(namespace, 1, TTL).expect("acquiring a third time");
+    assert_eq!(third.previous_high_water_ms, Some(HIGH_WATER + 200));
+    assert!(third.fence > second.fence);
+    store.release(namespace, &third, HIGH_WATER).expect("releasing");
+}
+
+/// A grant with another token or fence holds nothing: its renewal and release are `Lost`, and
+/// the real holder keeps the lease. A released grant holds nothing either.
+pub fn a_stale_token_is_lost<S: LeaseStore>(store: &S, namespace: &str) {
+    let grant = store.acquire(namespace, 32, TTL).expect("acquiring");
+    let forged_token = Grant { token: "0123456789abcdef0123456789abcdef".into(), ..grant.clone() };
+    let forged_fence = Grant { fence: grant.fence + 1, ..grant.clone() };
+    for forged in [&forged_token, &forged_fence] {
+        lost(store.renew(namespace, forged, TTL, HIGH_WATER), namespace, grant.worker);
+        lost(store.release(namespace, forged, HIGH_WATER), namespace, grant.worker);
+    }
+    let err = store.renew(namespace, &forged_token, TTL, HIGH_WATER).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "the lease on worker ID {} in namespace \"{namespace}\" is lost: it expired or another holder took it",
+            grant.worker
+        )
+    );
+    store.renew(namespace, &grant, TTL, HIGH_WATER).expect("the real holder still holds it");
+    store.release(namespace, &grant, HIGH_WATER).expect("releasing");
+    lost(store.renew(namespace, &grant, TTL, HIGH_WATER), namespace, grant.worker);
+    lost(store.release(namespace, &grant, HIGH_WATER), namespace, grant.worker);
+}
+
+/// A lease that is not renewed expires: until then nobody else gets the worker ID, after it a
+/// new holder does, with a higher fence and the old holder's high water; the old holder's
+/// renewal and release are then `Lost` and leave the new lease alone.
+pub fn an_expired_lease_is_taken_over<S: LeaseStore>(old_store: &S, new_store: &S, namespace: &str) {
+    let short = Duration::from_millis(300);
+    let old = old_store.acquire(namespace, 1, short).expect("acquiring");
+    old_store.renew(namespace, &old, short, HIGH_WATER).expect("renewing");
+    assert!(
+        matches!(new_store.acquire(namespace, 1, TTL), Err(LeaseError::NoFreeWorker { .. })),
+        "a live lease is not taken"
+    );
+    std::thread::sleep(short + Duration::from_millis(200));
+    let new = new_store.acquire(namespace, 1, TTL).expect("an expired lease is free");
+    assert_eq!(new.worker, old.worker);
+    assert!(new.fence > old.fence, "fence {} must exceed {}", new.fence, old.fence);
+    assert_eq!(new.previous_high_water_ms, Some(HIGH_WATER));
+    lost(old_store.renew(namespace, &old, TTL, HIGH_WATER + 1), namespace, old.worker);
+    lost(old_store.release(namespace, &old, HIGH_WATER + 1), namespace, old.worker);
+    new_store.renew(namespace, &new, TTL, HIGH_WATER + 2).expect("the new holder keeps it");
+    new_store.release(namespace, &new, HIGH_WATER + 2).expect("releasing");
+    let next = new_store.acquire(namespace, 1, TTL).expect("acquiring");
+    assert_eq!(next.previous_high_water_ms, Some(HIGH_WATER + 2), "the old holder's late release changed nothing");
+    new_store.release(namespace, &next, HIGH_WATER).expect("releasing");
+}
+
+/// The store's clock, read alone and at acquisition, is within 1 s of this machine's.
+pub fn the_store_clock_is_close<S: LeaseStore>(store: &S, namespace: &str) {
+    let store_ms = store.now_ms().expect("reading the store's clock");
+    let local_ms = local_now_ms();
+    assert!((store_ms - local_ms).abs() < 1_000, "store {store_ms} vs local {local_ms}");
+    let grant = store.acquire(namespace, 4, TTL).expect("acquiring");
+    let local_ms = local_now_ms();
+    assert!((grant.store_now_ms - local_ms).abs() < 1_000, "store {} vs local {local_ms}", grant.store_now_ms);
+    store.release(namespace, &grant, grant.store_now_ms).expect("releasing");
+}
+
+/// Namespaces that could escape a key or a statement, spaces and TTLs out of range: refused
+/// before anything is sent, each with its own error.
+pub fn bad_arguments_are_refused<S: LeaseStore>(store: &S, namespace: &str) {
+    let long = "n".repeat(65);
+    let grant = Grant { worker: 0, token: "0".repeat(32), fence: 1, previous_high_water_ms: None, store_now_ms: 0 };
+    for hostile in ["", long.as_str(), "a b", "shop*", "{shop}", "x'; DROP TABLE users; --", "shop\r\nDEL x", "café"] {
+        for result in [
+            store.acquire(hostile, 32, TTL).map(drop),
+            store.renew(hostile, &grant, TTL, 0),
+            store.release(hostile, &grant, 0),
+        ] {
+            match result {
+                Err(LeaseError::BadNamespace { namespace, reason }) => {
+                    assert_eq!(namespace, hostile);
+                    assert!(!reason.is_empty());
+                }
+                other => panic!("{hostile:?} must be refused, got {other:?}"),
+            }
+        }
+    }
+    for space in [0, (1 << 22) + 1] {
+        assert!(matches!(store.acquire(namespace, space, TTL), Err(LeaseError::BadSpace { .. })), "space {space}");
+    }
+    for ttl in [Duration::ZERO, Duration::from_secs(24 * 60 * 60 + 1)] {
+        assert!(matches!(store.acquire(namespace, 32, ttl), Err(LeaseError::BadTtl { .. })), "ttl {ttl:?}");
+        assert!(matches!(store.renew(namespace, &grant, ttl, 0), Err(LeaseError::BadTtl { .. })), "ttl {ttl:?}");
+    }
+    // The widest space is accepted, and the scan stops at the first free ID.
+    let wide = store.acquire(namespace, 1 << 22, TTL).expect("acquiring in the widest space");
+    assert!(wide.worker < 1 << 22);
+    store.release(namespace, &wide, 0).expect("releasing");
+}
+
+/// Namespaces are compared byte for byte: `x_A` and `x_a` are two namespaces, whatever the
+/// store's collation.
+pub fn namespaces_differ_by_case<S: LeaseStore>(store: &S, namespace: &str) {
+    let upper = format!("{namespace}_A");
+    let lower = format!("{namespace}_a");
+    let a = store.acquire(&upper, 1, TTL).expect("acquiring in one namespace");
+    let b = store.acquire(&lower, 1, TTL).expect("acquiring in the other");
+    assert_eq!((a.worker, b.worker), (0, 0));
+    store.release(&upper, &a, HIGH_WATER).expect("releasing");
+    store.release(&lower, &b, HIGH_WATER).expect("releasing");
+}
+
+/// Asserts `result` is a `Timeout` that came within `bound` of `began`, plus at most 300 ms of
+/// scheduling: a call that waited out the bound twice fails.
+pub fn timed_out<T: std::fmt::Debug>(result: Result<T, LeaseError>, began: Instant, bound: Duration) {
+    let took = began.elapsed();
+    match result {
+        Err(LeaseError::Timeout { after, .. }) => assert_eq!(after, bound),
+        other => panic!("expected a timeout after {bound:?}, got {other:?} after {took:?}"),
+    }
+    assert!(took < bound + Duration::from_millis(300), "the timeout of {bound:?} took {took:?}");
+}

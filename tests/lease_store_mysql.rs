@@ -1,0 +1,209 @@
+//! The SQL lease store against a real MySQL or MariaDB (`DATABASE_URL_MYSQL`), each test in a
+//! table of its own, dropped at the end: the store's contract, a row locked by another session
+//! (the renewal gives up within the store's timeout), a server that never answers.
+
+#[path = "common/lease_store.rs"]
+mod lease_store;
+#[path = "common/servers.rs"]
+mod servers;
+
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use lease_store::{HIGH_WATER, TTL, timed_out, unique};
+use sqlx::{AssertSqlSafe, MySqlPool};
+use tokio::runtime::Runtime;
+use typed_snowflake::worker::lease::{LeaseError, LeaseStore, SqlLeaseStore};
+
+/// A table of this test's own, dropped when this is dropped (also when the test fails), and
+/// a runtime and pool of the test's own for looking at it.
+struct Table {
+    url: String,
+    name: String,
+    runtime: Runtime,
+    pool: MySqlPool,
+}
+
+impl Table {
+    fn store(&self) -> SqlLeaseStore {
+        self.store_with(Duration::from_secs(2))
+    }
+
+    fn store_with(&self, timeout: Duration) -> SqlLeaseStore {
+        SqlLeaseStore::builder(&self.url).table(&self.name).timeout(timeout).connect().expect("connecting")
+    }
+}
+
+impl Drop for Table {
+    fn drop(&mut self) {
+        let drop_table = AssertSqlSafe(format!("DROP TABLE IF EXISTS {}", self.name));
+        let _ = self.runtime.block_on(sqlx::query(drop_table).execute(&self.pool));
+    }
+}
+
+/// The server's URL and a table and namespace of this test; `None` to skip.
+fn setup(test: &str) -> Option<(Table, String)> {
+    let url = servers::mysql_url()?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    let pool = runtime.block_on(MySqlPool::connect(&url)).expect("connecting");
+    let table = Table { url, name: unique(test), runtime, pool };
+    Some((table, unique(test)))
+}
+
+#[test]
+fn thirty_two_holders_share_a_five_bit_space() {
+    let Some((table, namespace)) = setup("holders") else { return };
+    // Eight stores connecting at once to a table nobody created yet: each creates it.
+    let stores: Vec<SqlLeaseStore> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8).map(|_| scope.spawn(|| table.store())).collect();
+        handles.into_iter().map(|h| h.join().expect("connecting")).collect()
+    });
+    lease_store::thirty_two_holders_share_a_five_bit_space(&stores, &namespace);
+}
+
+#[test]
+fn high_water_only_rises() {
+    let Some((table, namespace)) = setup("hw") else { return };
+    lease_store::high_water_only_rises(&table.store(), &namespace);
+}
+
+#[test]
+fn a_stale_token_is_lost() {
+    let Some((table, namespace)) = setup("stale") else { return };
+    lease_store::a_stale_token_is_lost(&table.store(), &namespace);
+}
+
+#[test]
+fn an_expired_lease_is_taken_over() {
+    let Some((table, namespace)) = setup("expired") else { return };
+    lease_store::an_expired_lease_is_taken_over(&table.store(), &table.store(), &namespace);
+}
+
+#[test]
+fn the_store_clock_is_close() {
+    let Some((table, namespace)) = setup("clock") else { return };
+    lease_store::the_store_clock_is_close(&table.store(), &namespace);
+}
+
+#[test]
+fn bad_arguments_are_refused() {
+    let Some((table, namespace)) = setup("bad") else { return };
+    lease_store::bad_arguments_are_refused(&table.store(), &namespace);
+}
+
+#[test]
+fn namespaces_differ_by_case() {
+    let Some((table, namespace)) = setup("case") else { return };
+    lease_store::namespaces_differ_by_case(&table.store(), &namespace);
+}
+
+#[test]
+fn the_table_is_the_documented_one() {
+    let Some((table, namespace)) = setup("ddl") else { return };
+    let store = table.store();
+    drop(table.store()); // a second `CREATE TABLE IF NOT EXISTS` is harmless
+    let columns: Vec<(String, String)> = table
+        .runtime
+        .block_on(
+            sqlx::query_as(
+                "SELECT CAST(column_name AS CHAR), CAST(column_type AS CHAR) FROM information_schema.columns
+                 WHERE table_schema = DATABASE() AND table_name = ? ORDER BY ordinal_position",
+            )
+            .bind(&table.name)
+            .fetch_all(&table.pool),
+        )
+        .expect("reading the columns");
+    let expected = [
+        ("namespace", "varchar(64)"),
+        ("worker_id", "bigint"),
+        ("holder", "varchar(64)"),
+        ("fence", "bigint"),
+        ("lease_until", "datetime(3)"),
+        ("high_water_ms", "bigint"),
+    ];
+    // MariaDB and MySQL 5 show a display width (`bigint(20)`), MySQL 8 does not.
+    let columns: Vec<(String, String)> =
+        columns.into_iter().map(|(c, t)| (c, t.replace("bigint(20)", "bigint"))).collect();
+    assert_eq!(columns, expected.map(|(c, t)| (c.to_owned(), t.to_owned())));
+
+    // A release keeps the row, its fence and its high water for the next holder.
+    let grant = store.acquire(&namespace, 1, TTL).expect("acquiring");
+    store.release(&namespace, &grant, HIGH_WATER).expect("releasing");
+    let row: (String, i64, Option<i64>) = table
+        .runtime
+        .block_on(
+            sqlx::query_as(AssertSqlSafe(format!(
+                "SELECT holder, fence, high_water_ms FROM {} WHERE namespace = ? AND worker_id = 0",
+                table.name
+            )))
+            .bind(&namespace)
+            .fetch_one(&table.pool),
+        )
+        .expect("reading the row");
+    assert_eq!(row, (grant.token.clone(), i64::try_from(grant.fence).expect("a small fence"), Some(HIGH_WATER)));
+}
+
+#[test]
+fn a_locked_row_times_out_within_the_bound() {
+    let Some((table, namespace)) = setup("locked") else { return };
+    let bound = Duration::from_millis(500);
+    let store = table.store_with(bound);
+    let grant = store.acquire(&namespace, 1, TTL).expect("acquiring");
+
+    // Another session holds the row.
+    let mut locker = table.runtime.block_on(table.pool.begin()).expect("a transaction");
+    let lock =
+        AssertSqlSafe(format!("SELECT holder FROM {} WHERE namespace = ? AND worker_id = ? FOR UPDATE", table.name));
+    let worker = i64::try_from(grant.worker).expect("a small worker ID");
+    table
+        .runtime
+        .block_on(sqlx::query(lock).bind(&namespace).bind(worker).fetch_one(&mut *locker))
+        .expect("locking the row");
+
+    let began = Instant::now();
+    timed_out(store.renew(&namespace, &grant, TTL, HIGH_WATER), began, bound);
+    let began = Instant::now();
+    timed_out(store.acquire(&namespace, 1, TTL), began, bound);
+    // The clock needs no row: the store still answers.
+    store.now_ms().expect("reading the clock beside a locked row");
+
+    // Timed out is not undone: the server may still run the renewal once the row is free
+    // (a release would still free it), so nothing here relies on it not having run.
+    table.runtime.block_on(locker.rollback()).expect("unlocking");
+    store.renew(&namespace, &grant, TTL, HIGH_WATER).expect("renewing once the row is free");
+    store.release(&namespace, &grant, HIGH_WATER).expect("releasing");
+}
+
+#[test]
+fn a_server_that_never_answers_times_out() {
+    // A socket that accepts connections and never replies.
+    let silent = TcpListener::bind("127.0.0.1:0").expect("binding");
+    let url = format!("mysql://root@{}/test", silent.local_addr().expect("an address"));
+    let bound = Duration::from_millis(300);
+    let began = Instant::now();
+    timed_out(SqlLeaseStore::builder(&url).timeout(bound).connect(), began, bound);
+}
+
+#[test]
+fn a_server_that_is_down_is_a_store_error() {
+    let free = TcpListener::bind("127.0.0.1:0").expect("binding");
+    let url = format!("mariadb://app:secret@{}/test", free.local_addr().expect("an address"));
+    drop(free);
+    let err = SqlLeaseStore::connect(&url).unwrap_err();
+    assert!(matches!(err, LeaseError::Store { .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(message.contains("mariadb://app@127.0.0.1:"), "{message}");
+    assert!(!message.contains("secret"), "{message}");
+    assert!(std::error::Error::source(&err).is_some(), "the driver's error is kept");
+}
+
+#[test]
+fn a_store_may_be_dropped_inside_an_async_runtime() {
+    let Some((table, namespace)) = setup("drop") else { return };
+    let store = table.store();
+    let grant = store.acquire(&namespace, 32, TTL).expect("acquiring");
+    store.release(&namespace, &grant, HIGH_WATER).expect("releasing");
+    // Neither blocks nor panics, though dropping a runtime inside another one would.
+    table.runtime.block_on(async move { drop(store) });
+    table.store().now_ms().expect("another store works");
+}

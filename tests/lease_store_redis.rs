@@ -1,0 +1,244 @@
+//! The Redis lease store against a real server (`REDIS_URL`), and against a private
+//! `redis-server` that the test stops with SIGSTOP: a store that cannot reach its server in
+//! time says so within its timeout, and works again when the server does.
+
+#[path = "common/lease_store.rs"]
+mod lease_store;
+#[path = "common/servers.rs"]
+mod servers;
+
+use std::io::Write;
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use lease_store::{HIGH_WATER, TTL, timed_out, unique};
+use typed_snowflake::worker::lease::{LeaseError, LeaseStore, RedisLeaseStore};
+
+/// Deletes every key of a namespace when dropped, also when the test fails.
+struct Cleanup {
+    url: String,
+    namespace: String,
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let Ok(mut conn) = redis::Client::open(self.url.as_str()).and_then(|c| c.get_connection()) else { return };
+        // Namespaces hold no glob characters; the braces are literal in a pattern.
+        let pattern = format!("snowflake:{{{}}}:*", self.namespace);
+        let keys: Vec<String> = match redis::cmd("KEYS").arg(&pattern).query(&mut conn) {
+            Ok(keys) => keys,
+            Err(_) => return,
+        };
+        if !keys.is_empty() {
+            let _: Result<i64, _> = redis::cmd("DEL").arg(&keys).query(&mut conn);
+        }
+    }
+}
+
+/// The server's URL and a namespace of this test, cleaned up on drop; `None` to skip.
+fn setup(test: &str) -> Option<(String, String, Cleanup)> {
+    let url = servers::redis_url()?;
+    let namespace = unique(test);
+    let cleanup = Cleanup { url: url.clone(), namespace: namespace.clone() };
+    Some((url, namespace, cleanup))
+}
+
+fn store(url: &str) -> RedisLeaseStore {
+    RedisLeaseStore::open(url).expect("REDIS_URL is a Redis URL")
+}
+
+#[test]
+fn thirty_two_holders_share_a_five_bit_space() {
+    let Some((url, namespace, _cleanup)) = setup("32") else { return };
+    // One store, so one connection, per holder: 32 processes in miniature.
+    let stores: Vec<RedisLeaseStore> = (0..32).map(|_| store(&url)).collect();
+    lease_store::thirty_two_holders_share_a_five_bit_space(&stores, &namespace);
+    // Redis takes fences from one counter per namespace: 32 holders, one re-acquisition, one
+    // refused scan.
+    let mut conn = redis::Client::open(url.as_str()).and_then(|c| c.get_connection()).expect("connecting");
+    let fence: u64 = redis::cmd("GET").arg(format!("snowflake:{{{namespace}}}:fence")).query(&mut conn).expect("GET");
+    assert_eq!(fence, 34);
+}
+
+#[test]
+fn high_water_only_rises() {
+    let Some((url, namespace, _cleanup)) = setup("hw") else { return };
+    lease_store::high_water_only_rises(&store(&url), &namespace);
+}
+
+#[test]
+fn a_stale_token_is_lost() {
+    let Some((url, namespace, _cleanup)) = setup("stale") else { return };
+    lease_store::a_stale_token_is_lost(&store(&url), &namespace);
+}
+
+#[test]
+fn an_expired_lease_is_taken_over() {
+    let Some((url, namespace, _cleanup)) = setup("expired") else { return };
+    lease_store::an_expired_lease_is_taken_over(&store(&url), &store(&url), &namespace);
+}
+
+#[test]
+fn the_store_clock_is_close() {
+    let Some((url, namespace, _cleanup)) = setup("clock") else { return };
+    lease_store::the_store_clock_is_close(&store(&url), &namespace);
+}
+
+#[test]
+fn bad_arguments_are_refused() {
+    let Some((url, namespace, _cleanup)) = setup("bad") else { return };
+    lease_store::bad_arguments_are_refused(&store(&url), &namespace);
+}
+
+#[test]
+fn namespaces_differ_by_case() {
+    let Some((url, namespace, _cleanup)) = setup("case") else { return };
+    let _upper = Cleanup { url: url.clone(), namespace: format!("{namespace}_A") };
+    let _lower = Cleanup { url: url.clone(), namespace: format!("{namespace}_a") };
+    lease_store::namespaces_differ_by_case(&store(&url), &namespace);
+}
+
+#[test]
+fn the_high_water_outlives_the_lease_key() {
+    let Some((url, namespace, _cleanup)) = setup("keys") else { return };
+    let store = store(&url);
+    let grant = store.acquire(&namespace, 1, Duration::from_secs(5)).expect("acquiring");
+    store.renew(&namespace, &grant, Duration::from_secs(5), HIGH_WATER).expect("renewing");
+    let mut conn = redis::Client::open(url.as_str()).and_then(|c| c.get_connection()).expect("connecting");
+    let key = |kind: &str| format!("snowflake:{{{namespace}}}:{kind}");
+    let value: String = redis::cmd("GET").arg(key("worker:0")).query(&mut conn).expect("GET");
+    assert_eq!(value, format!("{}|{}", grant.token, grant.fence));
+    let lease_ttl: i64 = redis::cmd("PTTL").arg(key("worker:0")).query(&mut conn).expect("PTTL");
+    assert!((4_000..=5_000).contains(&lease_ttl), "the lease key expires with the lease: {lease_ttl} ms");
+    let high_water_ttl: i64 = redis::cmd("PTTL").arg(key("hw:0")).query(&mut conn).expect("PTTL");
+    assert_eq!(high_water_ttl, -1, "the high water never expires");
+    let fence_ttl: i64 = redis::cmd("PTTL").arg(key("fence")).query(&mut conn).expect("PTTL");
+    assert_eq!(fence_ttl, -1, "the fence counter never expires");
+    store.release(&namespace, &grant, HIGH_WATER).expect("releasing");
+    let exists: i64 = redis::cmd("EXISTS").arg(key("worker:0")).query(&mut conn).expect("EXISTS");
+    assert_eq!(exists, 0, "a release deletes the lease key");
+}
+
+#[test]
+fn a_server_that_never_answers_times_out() {
+    // A socket that accepts connections and never replies.
+    let silent = TcpListener::bind("127.0.0.1:0").expect("binding");
+    let url = format!("redis://{}", silent.local_addr().expect("an address"));
+    let bound = Duration::from_millis(300);
+    let store = RedisLeaseStore::open(&url).expect("a Redis URL").timeout(bound);
+    let began = Instant::now();
+    timed_out(store.acquire("shop", 32, TTL), began, bound);
+    let began = Instant::now();
+    timed_out(store.now_ms(), began, bound);
+}
+
+#[test]
+fn a_server_that_is_down_is_a_store_error() {
+    let free = TcpListener::bind("127.0.0.1:0").expect("binding");
+    let url = format!("redis://:secret@{}", free.local_addr().expect("an address"));
+    drop(free);
+    let store = RedisLeaseStore::open(&url).expect("a Redis URL");
+    let err = store.acquire("shop", 32, TTL).unwrap_err();
+    assert!(matches!(err, LeaseError::Store { .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(message.contains("acquiring a worker ID in namespace \"shop\""), "{message}");
+    assert!(!message.contains("secret"), "{message}");
+    assert!(std::error::Error::source(&err).is_some(), "the driver's error is kept");
+}
+
+/// A `redis-server` of this test's own, killed when dropped (also when the test fails).
+struct PrivateServer {
+    child: Child,
+    port: u16,
+}
+
+impl PrivateServer {
+    /// `None` when `redis-server` is not installed (and not under CI).
+    fn start() -> Option<Self> {
+        let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
+        let spawned = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
+        let child = match spawned {
+            Ok(child) => child,
+            Err(e) if servers::under_ci() => panic!("redis-server could not be started: {e}"),
+            Err(e) => {
+                let _ = writeln!(std::io::stderr(), "skipped: redis-server could not be started: {e}");
+                return None;
+            }
+        };
+        let server = PrivateServer { child, port };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "redis-server did not listen on port {port}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(server)
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Sends a signal with the `kill` command (the crate forbids unsafe code).
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill").args([signal, &self.child.id().to_string()]).status().expect("running kill");
+        assert!(status.success(), "kill {signal} failed");
+    }
+}
+
+impl Drop for PrivateServer {
+    fn drop(&mut self) {
+        // A stopped process dies of SIGKILL too; continue it anyway so nothing lingers.
+        let _ = Command::new("kill").args(["-CONT", &self.child.id().to_string()]).status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_stopped_server_times_out_within_the_bound_and_recovers() {
+    let Some(server) = PrivateServer::start() else { return };
+    let bound = Duration::from_millis(300);
+    let store = RedisLeaseStore::open(&server.url()).expect("a Redis URL").timeout(bound);
+    let namespace = "paused";
+    let grant = store.acquire(namespace, 32, TTL).expect("acquiring");
+
+    server.signal("-STOP");
+    let began = Instant::now();
+    timed_out(store.renew(namespace, &grant, TTL, HIGH_WATER), began, bound);
+    let began = Instant::now();
+    timed_out(store.now_ms(), began, bound);
+    let began = Instant::now();
+    timed_out(store.acquire(namespace, 32, TTL), began, bound);
+
+    server.signal("-CONT");
+    store.renew(namespace, &grant, TTL, HIGH_WATER).expect("renewing once the server runs again");
+    store.release(namespace, &grant, HIGH_WATER).expect("releasing");
+    let again = store.acquire(namespace, 1, TTL).expect("acquiring");
+    assert!(again.fence > grant.fence);
+}
+
+#[test]
+fn a_dropped_connection_is_replaced_on_the_next_call() {
+    // The private server: killing clients on a shared one would cut other tests off.
+    let Some(server) = PrivateServer::start() else { return };
+    let store = RedisLeaseStore::open(&server.url()).expect("a Redis URL");
+    let namespace = "reconnect";
+    let grant = store.acquire(namespace, 32, TTL).expect("acquiring");
+    let mut admin = redis::Client::open(server.url()).and_then(|c| c.get_connection()).expect("connecting");
+    let killed: i64 =
+        redis::cmd("CLIENT").arg(&["KILL", "TYPE", "normal", "SKIPME", "yes"]).query(&mut admin).expect("CLIENT KILL");
+    assert_eq!(killed, 1, "the store's connection");
+    // The call that meets the dead connection fails with a store error, not a lost lease;
+    // the next one connects afresh.
+    match store.renew(namespace, &grant, TTL, HIGH_WATER) {
+        Err(LeaseError::Store { .. }) => {}
+        other => panic!("expected a store error, got {other:?}"),
+    }
+    store.renew(namespace, &grant, TTL, HIGH_WATER).expect("a fresh connection renews");
+    store.release(namespace, &grant, HIGH_WATER).expect("releasing");
+}
