@@ -62,9 +62,9 @@ fn thirty_two_holders_share_a_five_bit_space() {
 }
 
 #[test]
-fn high_water_only_rises() {
+fn high_water_rises_until_the_release() {
     let Some((table, namespace)) = setup("hw") else { return };
-    lease_store::high_water_only_rises(&table.store(), &namespace);
+    lease_store::high_water_rises_until_the_release(&table.store(), &namespace);
 }
 
 #[test]

@@ -214,6 +214,15 @@ pub enum WorkerError {
         /// The hostname.
         hostname: String,
     },
+    /// Two settings that exclude each other.
+    #[error("{reason}")]
+    Conflict {
+        /// Which, and what to drop.
+        reason: String,
+    },
+    /// The worker ID could not be leased.
+    #[error(transparent)]
+    Lease(#[from] crate::worker::lease::LeaseError),
     /// The hostname could not be read: `HOSTNAME` is unset or empty, and so are the
     /// hostname files (`/proc/sys/kernel/hostname`, `/etc/hostname`).
     #[error("the hostname could not be read: HOSTNAME is unset and {path} gave no name")]
@@ -298,6 +307,32 @@ pub enum GenerateError {
         #[source]
         source: Option<IoError>,
     },
+    /// The worker ID's lease does not allow issuing: it was not renewed in time, it was
+    /// lost or released. Generation resumes when a renewal succeeds (if the lease was not
+    /// lost or released).
+    #[error("worker ID {worker} in namespace {namespace:?} is fenced: {reason}")]
+    Fenced {
+        /// The lease's namespace.
+        namespace: Arc<str>,
+        /// The leased worker ID.
+        worker: u64,
+        /// Why.
+        reason: FenceReason,
+    },
+    /// A leased worker ID does not fit the type's node field.
+    #[error(
+        "worker ID {worker} leased in namespace {namespace:?} does not fit {type_name}, whose layout holds 0..={max}: lease from a space no wider than the narrowest worker field"
+    )]
+    LeasedWorkerOutOfRange {
+        /// The ID type.
+        type_name: &'static str,
+        /// The lease's namespace.
+        namespace: Arc<str>,
+        /// The leased worker ID.
+        worker: u64,
+        /// The largest value that fits.
+        max: u64,
+    },
     /// The registry's `install()` failed, so no ID is issued until an install succeeds
     /// (rather than under the defaults, which could give two replicas one worker ID).
     #[error("no ID is issued because the registry's install() failed: {0}")]
@@ -333,6 +368,38 @@ pub enum RegistryError {
         /// The I/O error behind it, if any.
         #[source]
         source: Option<IoError>,
+    },
+}
+
+/// Why a generator on a worker-ID lease stopped issuing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum FenceReason {
+    /// No renewal succeeded for `TTL - margin`: another process may take the worker ID once
+    /// the TTL runs out.
+    #[error("its lease was not renewed within TTL - margin ({ttl:?} - {margin:?}); it resumes when a renewal succeeds")]
+    NotRenewed {
+        /// The lease's TTL.
+        ttl: std::time::Duration,
+        /// The lease's margin.
+        margin: std::time::Duration,
+    },
+    /// The store says the lease is lost (it expired; another process may hold the worker ID).
+    #[error("its lease is lost; a new lease (a restart) gives this process a worker ID again")]
+    Lost,
+    /// The lease was released.
+    #[error("its lease was released")]
+    Released,
+    /// The generator's clock reads past the fence deadline the store acknowledged: it runs
+    /// ahead of the lease's clock.
+    #[error(
+        "the clock reads {now_ms} (Unix ms), past the lease's fence deadline {bound_ms}: the generator's clock runs ahead of the lease's"
+    )]
+    ClockAhead {
+        /// The generator's clock.
+        now_ms: i64,
+        /// The fence deadline in the store.
+        bound_ms: i64,
     },
 }
 

@@ -13,8 +13,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, StepBack};
-use crate::error::GenerateError;
+use crate::error::{FenceReason, GenerateError};
 use crate::layout::Layout;
+use crate::worker::lease::WorkerLease;
 
 /// The default largest batch for `generate_batch`.
 pub const DEFAULT_BATCH_LIMIT: usize = 100_000;
@@ -88,13 +89,14 @@ struct Counters {
 struct HighWater {
     path: PathBuf,
     reserve_ticks: u64,
-    lock: Mutex<()>,
+    /// The last tick the file reserves (written under `extend_lock`).
+    reserved: AtomicU64,
 }
 
 /// Where the generator may issue up to: the high-water reservation (or the end of the
 /// time field). Read on the hot path only when a new tick starts.
 #[repr(align(128))]
-struct Limit(AtomicU64);
+pub(crate) struct Limit(pub(crate) AtomicU64);
 
 /// A lock-free Snowflake generator for one layout and one worker ID.
 ///
@@ -116,7 +118,8 @@ struct Limit(AtomicU64);
 /// ```
 pub struct Generator {
     hot: Hot,
-    limit: Limit,
+    /// Shared with the lease, which drops it to 0 when it fences the generator for good.
+    limit: Arc<Limit>,
     cached: Option<&'static AtomicI64>,
     clock: Arc<dyn Clock>,
     policy: StepBack,
@@ -132,6 +135,10 @@ pub struct Generator {
     random_start: u64,
     batch_limit: usize,
     high_water: Option<HighWater>,
+    /// The worker-ID lease that fences this generator, if any.
+    lease: Option<WorkerLease>,
+    /// Orders the raises of the limit (high-water writes, lease checks).
+    extend_lock: Mutex<()>,
     counters: Counters,
 }
 
@@ -199,9 +206,32 @@ pub struct GeneratorBuilder {
     worker: u64,
     settings: Settings,
     high_water: Option<(PathBuf, Duration)>,
+    lease: Option<WorkerLease>,
 }
 
 impl GeneratorBuilder {
+    /// Issue under a worker-ID lease: the lease decides the worker ID (any `worker` set
+    /// here is ignored), the generator starts above what the previous holders of that
+    /// worker ID recorded, and it stops issuing, with [`GenerateError::Fenced`], whenever
+    /// the lease is not renewed in time. Several generators (one per ID type) may share one
+    /// lease.
+    ///
+    /// ```no_run
+    /// use typed_snowflake::worker::lease::{RedisLeaseStore, WorkerLease};
+    /// use typed_snowflake::{Generator, Layout};
+    ///
+    /// let lease = WorkerLease::builder(RedisLeaseStore::open("redis://127.0.0.1:6379")?)
+    ///     .namespace("shop")
+    ///     .worker_bits(10)
+    ///     .acquire()?;
+    /// let generator = Generator::builder(Layout::new(41, 10, 12, 1_288_834_974_657)?).lease(lease).build()?;
+    /// let id = generator.next_raw()?;
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn lease(mut self, lease: WorkerLease) -> Self {
+        self.lease = Some(lease);
+        self
+    }
     /// The name used in errors and statistics.
     pub fn name(mut self, name: &'static str) -> Self {
         self.name = name;
@@ -234,8 +264,19 @@ impl GeneratorBuilder {
 
     /// Builds the generator: checks the worker ID against the layout and the reservation
     /// against its maximum, and reads the high-water file, if any.
-    pub fn build(self) -> Result<Generator, GenerateError> {
+    pub fn build(mut self) -> Result<Generator, GenerateError> {
         let layout = self.layout;
+        if let Some(lease) = &self.lease {
+            if lease.worker() > layout.max_worker() {
+                return Err(GenerateError::LeasedWorkerOutOfRange {
+                    type_name: self.name,
+                    namespace: lease.namespace().into(),
+                    worker: lease.worker(),
+                    max: layout.max_worker(),
+                });
+            }
+            self.worker = lease.worker();
+        }
         if self.worker > layout.max_worker() {
             return Err(GenerateError::WorkerOutOfRange {
                 type_name: self.name,
@@ -259,7 +300,7 @@ impl GeneratorBuilder {
         let reserve_ms = self.high_water.as_ref().map_or(0, |(_, d)| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
         let generator = Generator {
             hot: Hot { state: AtomicU64::new(0) },
-            limit: Limit(AtomicU64::new(layout.max_ticks())),
+            limit: Arc::new(Limit(AtomicU64::new(layout.max_ticks()))),
             cached: clock.cached(),
             policy: clock.on_step_back(),
             clock,
@@ -277,18 +318,29 @@ impl GeneratorBuilder {
             high_water: self.high_water.map(|(path, _)| HighWater {
                 path,
                 reserve_ticks: u64::try_from((reserve_ms / unit_ms).max(1)).unwrap_or(1),
-                lock: Mutex::new(()),
+                reserved: AtomicU64::new(0),
             }),
+            lease: self.lease,
+            extend_lock: Mutex::new(()),
             counters: Counters::default(),
         };
-        if let Some(hw) = &generator.high_water {
-            // Nothing may be issued until a reservation is on disk. The initial state
-            // claims tick 0 with a full sequence so that even the epoch's own tick goes
-            // through a reservation (the state `0` would let tick 0 be issued unreserved).
+        if generator.high_water.is_some() || generator.lease.is_some() {
+            // Nothing may be issued until a reservation is on disk and the lease allows it.
+            // The initial state claims tick 0 with a full sequence so that even the epoch's
+            // own tick goes through them (the state `0` would let tick 0 be issued unchecked).
             generator.hot.state.store(generator.max_seq, Ordering::Relaxed);
             generator.limit.0.store(0, Ordering::Relaxed);
-            if let Some(mark_ms) = read_mark(&hw.path)? {
-                generator.resume_after(mark_ms)?;
+            let mark_ms = match &generator.high_water {
+                Some(hw) => read_mark(&hw.path)?,
+                None => None,
+            };
+            if let Some(lease) = &generator.lease {
+                lease.watch(&generator.limit);
+            }
+            // Above the previous holders of a leased worker ID as well as above the mark.
+            let floor_ms = generator.lease.as_ref().and_then(WorkerLease::previous_high_water_ms);
+            if let Some(start_ms) = mark_ms.max(floor_ms) {
+                generator.resume_after(start_ms)?;
             }
         }
         Ok(generator)
@@ -298,7 +350,14 @@ impl GeneratorBuilder {
 impl Generator {
     /// A builder for a generator of `layout`.
     pub fn builder(layout: Layout) -> GeneratorBuilder {
-        GeneratorBuilder { layout, name: "generator", worker: 0, settings: Settings::default(), high_water: None }
+        GeneratorBuilder {
+            layout,
+            name: "generator",
+            worker: 0,
+            settings: Settings::default(),
+            high_water: None,
+            lease: None,
+        }
     }
 
     /// The layout.
@@ -544,7 +603,14 @@ impl Generator {
     /// The reservation in ticks (0 without a high-water file): how far a predecessor's mark
     /// can lie ahead of the clock after a restart in which the clock did not step back.
     fn reserve_ticks(&self) -> u64 {
-        self.high_water.as_ref().map_or(0, |hw| hw.reserve_ticks)
+        let reserve = self.high_water.as_ref().map_or(0, |hw| hw.reserve_ticks);
+        // A leased worker ID's previous holder recorded at most a lease step past its clock,
+        // which agreed with ours within the lease's clock tolerance.
+        let lease = self
+            .lease
+            .as_ref()
+            .map_or(0, |lease| lease.resume_window_ms().unsigned_abs().div_ceil(self.unit_ms.unsigned_abs().max(1)));
+        reserve.max(lease)
     }
 
     /// The last tick a high-water mark can name. The mark is Unix milliseconds in an `i64`;
@@ -566,34 +632,71 @@ impl Generator {
         if tick > self.layout.max_ticks() {
             return self.fail(self.time_exhausted());
         }
-        let Some(hw) = &self.high_water else {
-            // No reservation in force: the limit is the end of the time field.
+        if self.high_water.is_none() && self.lease.is_none() {
+            // Nothing to reserve or check: the limit is the end of the time field.
             self.limit.0.store(self.layout.max_ticks(), Ordering::Release);
             return Ok(());
-        };
-        let end = self.last_markable_tick();
-        if tick > end {
-            return self.fail(self.time_exhausted());
         }
-        let _guard = hw.lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let _guard = self.extend_lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if self.limit.0.load(Ordering::Relaxed) >= tick {
             return Ok(());
         }
-        let new_limit = tick.saturating_add(hw.reserve_ticks).min(end);
-        // The last millisecond of the reserved tick; for the tick that holds `i64::MAX`,
-        // `i64::MAX` itself. Either reads back as exactly `new_limit`.
-        let mark_ms = self.layout.tick_start_ms(new_limit).saturating_add(self.unit_ms - 1);
-        match raise_mark(&hw.path, mark_ms) {
-            Ok(true) => {
-                self.counters.high_water_writes.fetch_add(1, Ordering::Relaxed);
-            }
-            // The file already holds a mark at least this high: it covers the reservation.
-            Ok(false) => {}
-            Err(e) => return self.fail(e),
+        let mut new_limit = self.layout.max_ticks();
+        if let Some(lease) = &self.lease {
+            new_limit = self.lease_limit(lease, tick)?;
         }
-        // Release: a thread that sees the new limit also sees that the mark is on disk.
+        if let Some(hw) = &self.high_water {
+            let end = self.last_markable_tick();
+            if tick > end {
+                return self.fail(self.time_exhausted());
+            }
+            // Tick 0 is never issued under a reservation (see `build`), so 0 reserves nothing.
+            if hw.reserved.load(Ordering::Relaxed) < tick {
+                let reserved = tick.saturating_add(hw.reserve_ticks).min(end);
+                // The last millisecond of the reserved tick; for the tick that holds
+                // `i64::MAX`, `i64::MAX` itself. Either reads back as exactly `reserved`.
+                let mark_ms = self.layout.tick_start_ms(reserved).saturating_add(self.unit_ms - 1);
+                match raise_mark(&hw.path, mark_ms) {
+                    Ok(true) => {
+                        self.counters.high_water_writes.fetch_add(1, Ordering::Relaxed);
+                    }
+                    // The file already holds a mark at least this high: it covers the reservation.
+                    Ok(false) => {}
+                    Err(e) => return self.fail(e),
+                }
+                hw.reserved.store(reserved, Ordering::Relaxed);
+            }
+            new_limit = new_limit.min(hw.reserved.load(Ordering::Relaxed));
+        }
+        // Release: a thread that sees the new limit also sees that the mark is on disk and
+        // that the lease recorded it.
         self.limit.0.store(new_limit, Ordering::Release);
         Ok(())
+    }
+
+    /// The last tick the lease lets this generator issue in, at least `tick`, or the fence.
+    fn lease_limit(&self, lease: &WorkerLease, tick: u64) -> Result<u64, GenerateError> {
+        let fenced =
+            |reason| GenerateError::Fenced { namespace: lease.namespace().into(), worker: self.worker, reason };
+        // From the later of the clock and the tick asked for: `Borrow` and a resumed floor
+        // may ask for ticks ahead of the clock, within the fence deadline.
+        let from_ms = self.clock.now_ms().max(self.layout.tick_start_ms(tick));
+        let until = match lease.grant_until(from_ms, self.unit_ms) {
+            Ok(until) => until,
+            Err(reason) => return self.fail(fenced(reason)),
+        };
+        // The last tick that ends at or before `until`.
+        let last = match self.layout.tick_of(until) {
+            Ok(t) if self.layout.tick_start_ms(t).saturating_add(self.unit_ms - 1) <= until => Some(t),
+            Ok(t) => t.checked_sub(1),
+            Err(_) => Some(self.layout.max_ticks()),
+        };
+        match last {
+            Some(last) if last >= tick => Ok(last),
+            _ => {
+                self.fail(fenced(FenceReason::ClockAhead { now_ms: self.layout.tick_start_ms(tick), bound_ms: until }))
+            }
+        }
     }
 
     /// Fails with [`GenerateError::BatchTooLarge`] when `n` exceeds the batch limit.

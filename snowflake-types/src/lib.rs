@@ -8,6 +8,7 @@
 
 pub mod clock;
 pub mod error;
+mod events;
 pub mod generator;
 mod id;
 mod integrations;
@@ -20,7 +21,9 @@ pub mod worker;
 pub mod __private;
 
 pub use clock::{Clock, ManualClock, StepBack, SystemClock};
-pub use error::{GenerateError, InvalidLayout, IoError, LayoutError, ParseIdError, RegistryError, WorkerError};
+pub use error::{
+    FenceReason, GenerateError, InvalidLayout, IoError, LayoutError, ParseIdError, RegistryError, WorkerError,
+};
 pub use generator::{DEFAULT_BATCH_LIMIT, Generator, GeneratorBuilder, GeneratorStats, MAX_HIGH_WATER_RESERVE};
 pub use id::SnowflakeId;
 pub use layout::{Layout, Parts, TickUnit};

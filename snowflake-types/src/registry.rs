@@ -9,6 +9,7 @@ use crate::error::{GenerateError, RegistryError, WorkerError};
 use crate::generator::{Generator, GeneratorStats, Settings, settings_setters};
 use crate::layout::Layout;
 use crate::worker::WorkerSource;
+use crate::worker::lease::{LeaseError, LeaseStats, MAX_WORKER_SPACE, WorkerLease};
 
 #[derive(Debug)]
 struct Config {
@@ -16,12 +17,33 @@ struct Config {
     source: WorkerSource,
     settings: Settings,
     high_water: Option<(PathBuf, Duration)>,
+    lease: Option<WorkerLease>,
 }
 
 impl Config {
-    fn from_defaults() -> Result<Config, WorkerError> {
-        let source = WorkerSource::default();
-        Ok(Config { worker: source.resolve()?, source, settings: Settings::default(), high_water: None })
+    /// The configuration of the environment: `SNOWFLAKE_WORKER_LEASE` (a lease, acquired
+    /// now, from a space as wide as `layout`'s worker field unless `SNOWFLAKE_WORKER_SPACE`
+    /// says otherwise), else `SNOWFLAKE_WORKER_ID`, else worker 0.
+    fn from_environment(layout: Option<&Layout>) -> Result<Config, WorkerError> {
+        let settings = Settings::default();
+        let space = layout.map_or(32, |l| l.max_worker().saturating_add(1)).min(MAX_WORKER_SPACE);
+        let clock = settings.clock.clone().unwrap_or_else(|| Arc::new(crate::clock::MonotonicClock));
+        let (source, lease) = crate::worker::from_environment(space, clock)?;
+        Ok(Config { worker: source.resolve()?, source, settings, high_water: None, lease })
+    }
+
+    /// Without `install()`, a lease is acquired only when a generator needs it; reading the
+    /// configuration before that tells what the environment says without acquiring.
+    fn peek_environment() -> Result<Config, WorkerError> {
+        if std::env::var_os(crate::worker::WORKER_LEASE_ENV).is_some_and(|v| !v.is_empty()) {
+            return Err(WorkerError::Conflict {
+                reason: format!(
+                    "the worker ID will be leased from {} at the first generation; install() a lease to know it before",
+                    crate::worker::WORKER_LEASE_ENV
+                ),
+            });
+        }
+        Config::from_environment(None)
     }
 }
 
@@ -81,7 +103,12 @@ pub struct Registry;
 impl Registry {
     /// A builder with the default configuration.
     pub fn builder() -> RegistryBuilder {
-        RegistryBuilder { source: WorkerSource::default(), settings: Settings::default(), high_water: None }
+        RegistryBuilder {
+            source: WorkerSource::default(),
+            settings: Settings::default(),
+            high_water: None,
+            lease: None,
+        }
     }
 
     /// The worker ID in force: the one generators use or will use. Reading it fixes nothing.
@@ -102,7 +129,7 @@ impl Registry {
         match &state.installed {
             Some(Ok(config)) => Ok(f(config)),
             Some(Err(error)) => Err(error.clone()),
-            None => Ok(f(&Config::from_defaults()?)),
+            None => Ok(f(&Config::peek_environment()?)),
         }
     }
 
@@ -122,6 +149,43 @@ impl Registry {
     pub fn stats() -> Vec<GeneratorStats> {
         GENERATORS.lock().unwrap_or_else(|p| p.into_inner()).iter().map(|g| g.stats()).collect()
     }
+
+    /// The counters of the worker-ID lease in use, if the worker ID is leased.
+    pub fn lease_stats() -> Option<LeaseStats> {
+        let state = state();
+        let config = match (&state.in_use, &state.installed) {
+            (Some((config, _)), _) | (None, Some(Ok(config))) => config,
+            _ => return None,
+        };
+        config.lease.as_ref().map(WorkerLease::stats)
+    }
+
+    /// Releases the worker-ID lease in use, if any, blocking until the store answers: every
+    /// generator stops issuing ([`GenerateError::Fenced`]), the last timestamp they may have
+    /// issued is recorded, and the worker ID is free for the next process at once. Call it
+    /// on shutdown, after the last ID. Without a lease, it does nothing.
+    pub fn shutdown() -> Result<(), LeaseError> {
+        match Self::lease_in_use() {
+            Some(lease) => lease.release(),
+            None => Ok(()),
+        }
+    }
+
+    /// [`Registry::shutdown`] for async code.
+    pub async fn shutdown_async() -> Result<(), LeaseError> {
+        match Self::lease_in_use() {
+            Some(lease) => lease.release_async().await,
+            None => Ok(()),
+        }
+    }
+
+    fn lease_in_use() -> Option<WorkerLease> {
+        let state = state();
+        match (&state.in_use, &state.installed) {
+            (Some((config, _)), _) | (None, Some(Ok(config))) => config.lease.clone(),
+            _ => None,
+        }
+    }
 }
 
 /// Configures the [`Registry`]. See [`Registry::builder`].
@@ -131,6 +195,7 @@ pub struct RegistryBuilder {
     source: WorkerSource,
     settings: Settings,
     high_water: Option<(PathBuf, Duration)>,
+    lease: Option<WorkerLease>,
 }
 
 impl RegistryBuilder {
@@ -142,6 +207,30 @@ impl RegistryBuilder {
     /// A fixed worker ID.
     pub fn worker_id(self, worker: u64) -> Self {
         self.worker(WorkerSource::Fixed(worker))
+    }
+    /// The worker ID of a lease, which every generator then checks (see
+    /// [`WorkerLease`]): acquire it first, blocking or in async code, then install.
+    ///
+    /// ```no_run
+    /// use typed_snowflake::Registry;
+    /// use typed_snowflake::worker::lease::{RedisLeaseStore, WorkerLease};
+    ///
+    /// # async fn start() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = RedisLeaseStore::open("redis://127.0.0.1:6379")?;
+    /// let lease = WorkerLease::builder(store).namespace("shop").worker_bits(5).acquire_async().await?;
+    /// Registry::builder().worker_lease(lease).install()?;
+    /// // ... serve ...
+    /// Registry::shutdown_async().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn worker_lease(mut self, lease: WorkerLease) -> Self {
+        self.source = WorkerSource::Leased {
+            namespace: lease.namespace().to_owned(),
+            store: lease.store().to_owned(),
+            worker: lease.worker(),
+        };
+        self.lease = Some(lease);
+        self
     }
     settings_setters!();
     /// Keep a high-water file per ID type in `dir` (`<dir>/<Type>-<worker>.hwm`), reserving
@@ -204,12 +293,18 @@ impl RegistryBuilder {
                 source: Some(e.into()),
             })?;
         }
-        Ok(Config { worker, source: self.source, settings: self.settings, high_water: self.high_water })
+        Ok(Config {
+            worker,
+            source: self.source,
+            settings: self.settings,
+            high_water: self.high_water,
+            lease: self.lease,
+        })
     }
 }
 
 /// The configuration generators are built from, fixed by the first call.
-fn config_in_use() -> Result<Arc<Config>, GenerateError> {
+fn config_in_use(layout: &Layout) -> Result<Arc<Config>, GenerateError> {
     let mut state = state();
     if let Some((config, _)) = &state.in_use {
         return Ok(Arc::clone(config));
@@ -217,7 +312,13 @@ fn config_in_use() -> Result<Arc<Config>, GenerateError> {
     let (config, origin) = match &state.installed {
         Some(Ok(config)) => (Arc::clone(config), Origin::Installed),
         Some(Err(error)) => return Err(GenerateError::Registry(error.clone())),
-        None => (Arc::new(Config::from_defaults()?), Origin::Defaults),
+        None => {
+            let config = Config::from_environment(Some(layout))?;
+            if config.source == WorkerSource::EnvOrZero && std::env::var_os(crate::worker::WORKER_ID_ENV).is_none() {
+                crate::events::default_worker_zero();
+            }
+            (Arc::new(config), Origin::Defaults)
+        }
     };
     state.in_use = Some((Arc::clone(&config), origin));
     Ok(config)
@@ -225,8 +326,11 @@ fn config_in_use() -> Result<Arc<Config>, GenerateError> {
 
 /// A generator for one ID type, from the configuration in force.
 fn generator_for(layout: Layout, name: &'static str) -> Result<Generator, GenerateError> {
-    let config = config_in_use()?;
+    let config = config_in_use(&layout)?;
     let mut builder = Generator::builder(layout).name(name).worker(config.worker).settings(config.settings.clone());
+    if let Some(lease) = &config.lease {
+        builder = builder.lease(lease.clone());
+    }
     if let Some((dir, reserve)) = &config.high_water {
         builder = builder.high_water(dir.join(format!("{name}-{}.hwm", config.worker)), *reserve);
     }

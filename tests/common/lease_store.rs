@@ -90,15 +90,19 @@ pub fn thirty_two_holders_share_a_five_bit_space<S: LeaseStore>(stores: &[S], na
     stores[0].release(namespace, &again, HIGH_WATER).expect("releasing");
 }
 
-/// Renewals and the release raise the high water and never lower it; a first holder sees none.
-pub fn high_water_only_rises<S: LeaseStore>(store: &S, namespace: &str) {
+/// Renewals raise the high water and never lower it; the release replaces it with the final
+/// value (the holder has stopped, and its renewals recorded deadlines beyond its last ID); a
+/// first holder sees none.
+pub fn high_water_rises_until_the_release<S: LeaseStore>(store: &S, namespace: &str) {
     let first = store.acquire(namespace, 1, TTL).expect("acquiring");
     assert_eq!(first.previous_high_water_ms, None, "no holder came before");
     store.renew(namespace, &first, TTL, HIGH_WATER + 100).expect("renewing");
     store.renew(namespace, &first, TTL, HIGH_WATER).expect("renewing with a lower high water");
+    let lapsed = store.acquire(namespace, 1, TTL);
+    assert!(matches!(lapsed, Err(LeaseError::NoFreeWorker { .. })), "{lapsed:?}");
     store.release(namespace, &first, HIGH_WATER + 50).expect("releasing");
     let second = store.acquire(namespace, 1, TTL).expect("acquiring again");
-    assert_eq!(second.previous_high_water_ms, Some(HIGH_WATER + 100));
+    assert_eq!(second.previous_high_water_ms, Some(HIGH_WATER + 50), "the release's final value");
     assert!(second.fence > first.fence);
     store.release(namespace, &second, HIGH_WATER + 200).expect("releasing");
     let third = store.acquire(namespace, 1, TTL).expect("acquiring a third time");

@@ -94,3 +94,59 @@ fn urls_name_their_host_and_port() {
     assert_eq!(host_port("not a url", 1), None);
     assert_eq!(host_port("redis://:6379", 1), None);
 }
+/// A `redis-server` of a test's own on a free port, killed when dropped (also when the test
+/// fails), for tests that stop or kill a server.
+pub struct PrivateRedis {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl PrivateRedis {
+    /// `None` when `redis-server` is not installed (and not under CI, where that fails).
+    pub fn start() -> Option<Self> {
+        use std::process::{Command, Stdio};
+        let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
+        let spawned = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
+        let child = match spawned {
+            Ok(child) => child,
+            Err(e) => {
+                assert!(!under_ci(), "redis-server could not be started: {e}");
+                eprintln!("SKIPPED: redis-server could not be started: {e}");
+                return None;
+            }
+        };
+        let server = PrivateRedis { child, port };
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "redis-server did not listen on port {port}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(server)
+    }
+
+    /// `redis://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Sends a signal (`-STOP`, `-CONT`) with the `kill` command (the crates forbid unsafe code).
+    pub fn signal(&self, signal: &str) {
+        let status = std::process::Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .expect("running kill");
+        assert!(status.success(), "kill {signal} failed");
+    }
+}
+
+impl Drop for PrivateRedis {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill").args(["-CONT", &self.child.id().to_string()]).status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

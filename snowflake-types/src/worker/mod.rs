@@ -1,5 +1,5 @@
-//! Worker-ID sources: a fixed number, an environment variable, or the ordinal of a
-//! StatefulSet-style hostname.
+//! Worker-ID sources: a fixed number, an environment variable, the ordinal of a
+//! StatefulSet-style hostname, or a lease from a coordination store ([`lease`]).
 
 use crate::error::WorkerError;
 
@@ -7,6 +7,18 @@ pub mod lease;
 
 /// The environment variable the default registry reads.
 pub const WORKER_ID_ENV: &str = "SNOWFLAKE_WORKER_ID";
+
+/// The environment variable that makes the default registry lease its worker ID: a store
+/// URL (`redis://…`, `postgres://…`, `mysql://…`).
+pub const WORKER_LEASE_ENV: &str = "SNOWFLAKE_WORKER_LEASE";
+
+/// The environment variable naming the lease namespace (default
+/// [`lease::DEFAULT_NAMESPACE`]).
+pub const NAMESPACE_ENV: &str = "SNOWFLAKE_NAMESPACE";
+
+/// The environment variable giving the size of the leased worker-ID space (default: the
+/// worker field of the first type generated).
+pub const WORKER_SPACE_ENV: &str = "SNOWFLAKE_WORKER_SPACE";
 
 /// Where a process's worker ID comes from.
 ///
@@ -35,6 +47,16 @@ pub enum WorkerSource {
     /// source.
     #[default]
     EnvOrZero,
+    /// A worker ID leased from a coordination store (see [`lease`]): resolves to the leased
+    /// number.
+    Leased {
+        /// The lease's namespace.
+        namespace: String,
+        /// The store, without any password.
+        store: String,
+        /// The leased worker ID.
+        worker: u64,
+    },
 }
 
 impl WorkerSource {
@@ -52,6 +74,7 @@ impl WorkerSource {
                 }),
             },
             WorkerSource::HostnameOrdinal => WorkerSource::hostname_ordinal_of(&hostname()?),
+            WorkerSource::Leased { worker, .. } => Ok(*worker),
             WorkerSource::EnvOrZero => match WorkerSource::Env(WORKER_ID_ENV.into()).resolve() {
                 Err(WorkerError::MissingEnv { .. }) => Ok(0),
                 other => other,
@@ -87,6 +110,40 @@ impl WorkerSource {
         }
         digits.parse().map_err(|_| no_ordinal())
     }
+}
+
+/// The worker ID the environment configures when no source was installed: a lease when
+/// [`WORKER_LEASE_ENV`] is set (acquired here, from a worker-ID space of
+/// [`WORKER_SPACE_ENV`] or else `default_space` IDs), else [`WorkerSource::EnvOrZero`].
+/// Both variables set is an error that says which to drop.
+pub(crate) fn from_environment(
+    default_space: u64,
+    clock: std::sync::Arc<dyn crate::clock::Clock>,
+) -> Result<(WorkerSource, Option<lease::WorkerLease>), WorkerError> {
+    let Some(url) = std::env::var(WORKER_LEASE_ENV).ok().filter(|url| !url.trim().is_empty()) else {
+        return Ok((WorkerSource::EnvOrZero, None));
+    };
+    if std::env::var_os(WORKER_ID_ENV).is_some() {
+        return Err(WorkerError::Conflict {
+            reason: format!(
+                "{WORKER_ID_ENV} and {WORKER_LEASE_ENV} are both set: unset {WORKER_ID_ENV} to lease a worker ID from the store, or {WORKER_LEASE_ENV} to use the fixed one"
+            ),
+        });
+    }
+    let namespace = std::env::var(NAMESPACE_ENV).unwrap_or_else(|_| lease::DEFAULT_NAMESPACE.to_owned());
+    let space = match std::env::var(WORKER_SPACE_ENV) {
+        Ok(value) => parse_worker(WORKER_SPACE_ENV, &value)?,
+        Err(_) => default_space,
+    };
+    let store = lease::open_store(url.trim())?;
+    let lease =
+        lease::WorkerLease::builder_shared(store).namespace(namespace).space(space).shared_clock(clock).acquire()?;
+    let source = WorkerSource::Leased {
+        namespace: lease.namespace().to_owned(),
+        store: lease.store().to_owned(),
+        worker: lease.worker(),
+    };
+    Ok((source, Some(lease)))
 }
 
 fn parse_worker(var: &str, value: &str) -> Result<u64, WorkerError> {

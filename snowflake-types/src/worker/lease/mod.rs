@@ -6,7 +6,12 @@
 //! acquisition takes a fencing number that only grows, and reads the high water the previous
 //! holder of that worker ID recorded, so that the new holder issues only above it.
 
+mod handle;
 mod store;
+pub use handle::{
+    DEFAULT_CLOCK_TOLERANCE, DEFAULT_MARGIN, DEFAULT_NAMESPACE, DEFAULT_TTL, LeaseStats, WorkerLease,
+    WorkerLeaseBuilder,
+};
 pub use store::{DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, MAX_NAMESPACE_LEN, MAX_TTL, MAX_WORKER_SPACE};
 
 #[cfg(feature = "redis")]
@@ -18,3 +23,39 @@ pub use self::redis::RedisLeaseStore;
 mod sql;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql"))]
 pub use sql::{DEFAULT_TABLE, MYSQL_TABLE_DDL, POSTGRES_TABLE_DDL, SqlLeaseStore, SqlLeaseStoreBuilder};
+
+/// Opens the store a URL names: `redis://` or `rediss://` (feature `redis`),
+/// `postgres://` or `postgresql://` (feature `sqlx-postgres`), `mysql://` or `mariadb://`
+/// (feature `sqlx-mysql`). A URL of a store whose feature is off is an error naming the
+/// feature.
+///
+/// ```
+/// use typed_snowflake::worker::lease::{LeaseError, open_store};
+///
+/// assert!(matches!(open_store("zookeeper://127.0.0.1:2181"), Err(LeaseError::BadUrl { .. })));
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn open_store(url: &str) -> Result<std::sync::Arc<dyn LeaseStore>, LeaseError> {
+    let scheme = url.split_once("://").map_or("", |(scheme, _)| scheme);
+    #[allow(unused_variables)] // with every store compiled in, no scheme is off
+    let off = |feature: &str| LeaseError::BadUrl {
+        url: store::support::redact_url(url),
+        reason: format!("this build has no {scheme} lease store: enable the `{feature}` feature of typed-snowflake"),
+    };
+    match scheme {
+        #[cfg(feature = "redis")]
+        "redis" | "rediss" => Ok(std::sync::Arc::new(RedisLeaseStore::open(url)?)),
+        #[cfg(not(feature = "redis"))]
+        "redis" | "rediss" => Err(off("redis")),
+        #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql"))]
+        "postgres" | "postgresql" | "mysql" | "mariadb" => Ok(std::sync::Arc::new(SqlLeaseStore::connect(url)?)),
+        #[cfg(not(any(feature = "sqlx-postgres", feature = "sqlx-mysql")))]
+        "postgres" | "postgresql" => Err(off("sqlx-postgres")),
+        #[cfg(not(any(feature = "sqlx-postgres", feature = "sqlx-mysql")))]
+        "mysql" | "mariadb" => Err(off("sqlx-mysql")),
+        _ => Err(LeaseError::BadUrl {
+            url: store::support::redact_url(url),
+            reason: "expected redis://, rediss://, postgres://, postgresql://, mysql:// or mariadb://".into(),
+        }),
+    }
+}

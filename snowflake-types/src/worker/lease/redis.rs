@@ -27,13 +27,13 @@ const RENEW: &str = concat!(
     "\nreturn 1"
 );
 
-/// KEYS: lease key, high-water key. ARGV: our value, unused, high water. 1: released.
-const RELEASE: &str = concat!(
-    "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end\n",
-    raise_high_water!(),
-    "\nredis.call('DEL', KEYS[1])
-     return 1"
-);
+/// KEYS: lease key, high-water key. ARGV: our value, unused, final high water. 1: released.
+/// The final value replaces the recorded one: the holder has stopped issuing, and the fence
+/// deadline its renewals recorded lies beyond its last ID.
+const RELEASE: &str = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+     redis.call('SET', KEYS[2], ARGV[3])
+     redis.call('DEL', KEYS[1])
+     return 1";
 
 /// Worker-ID leases in one Redis server: `SET … NX PX` to acquire, Lua compare-and-set on the
 /// holder's token to renew and release, `INCR` for the fencing number, `TIME` for the clock.

@@ -585,7 +585,7 @@ mod postgres {
              high_water_ms = COALESCE(GREATEST(high_water_ms, $6), $6)
          WHERE namespace = $1 AND worker_id = $2 AND holder = $3 AND fence = $4 AND lease_until > now()",
         "UPDATE {table}
-         SET lease_until = now(), high_water_ms = COALESCE(GREATEST(high_water_ms, $5), $5)
+         SET lease_until = now(), high_water_ms = $5
          WHERE namespace = $1 AND worker_id = $2 AND holder = $3 AND fence = $4 AND lease_until > now()",
         "SELECT floor(extract(epoch FROM now()) * 1000)::bigint",
     ];
@@ -725,7 +725,7 @@ mod mysql {
              high_water_ms = COALESCE(GREATEST(high_water_ms, ?), ?)
          WHERE namespace = ? AND worker_id = ? AND holder = ? AND fence = ? AND lease_until > UTC_TIMESTAMP(3)",
         "UPDATE {table}
-         SET high_water_ms = COALESCE(GREATEST(high_water_ms, ?), ?), lease_until = UTC_TIMESTAMP(3)
+         SET high_water_ms = COALESCE(?, ?), lease_until = UTC_TIMESTAMP(3)
          WHERE namespace = ? AND worker_id = ? AND holder = ? AND fence = ? AND lease_until > UTC_TIMESTAMP(3)",
         concat!("SELECT ", utc_now_ms!()),
     ];

@@ -130,8 +130,10 @@ pub trait LeaseStore: Send + Sync + fmt::Debug + 'static {
     /// lowering what is stored). Not this grant's any more: [`LeaseError::Lost`].
     fn renew(&self, namespace: &str, grant: &Grant, ttl: Duration, high_water_ms: i64) -> Result<(), LeaseError>;
 
-    /// Records the final high water (never lowering what is stored) and frees the worker ID,
-    /// only if the lease is still this grant's. Not this grant's any more:
+    /// Records the final high water (replacing what is stored: the holder has stopped
+    /// issuing, and the fence deadlines its renewals recorded lie beyond its last ID, so the
+    /// next holder may start right after that ID) and frees the worker ID, only if the lease
+    /// is still this grant's. Not this grant's any more:
     /// [`LeaseError::Lost`], and nothing is changed.
     fn release(&self, namespace: &str, grant: &Grant, high_water_ms: i64) -> Result<(), LeaseError>;
 
@@ -222,6 +224,36 @@ pub enum LeaseError {
         /// The TTL asked for.
         ttl: Duration,
     },
+    /// Lease settings that cannot work together (a margin as long as the TTL, say).
+    #[error("lease settings: {reason}")]
+    BadSettings {
+        /// What is wrong.
+        reason: String,
+    },
+    /// The local clock and the store's disagree by more than the tolerance. The hand-over and
+    /// fencing rules assume they agree within the margin, so this node must not serve until
+    /// its clock is fixed.
+    #[error(
+        "the local clock reads {local_ms} (Unix ms) and lease store {store} reads {store_ms}: {}ms apart, more than the tolerance of {tolerance:?}; fix the clock (NTP) before serving",
+        local_ms.abs_diff(*store_ms)
+    )]
+    ClockSkew {
+        /// The store.
+        store: String,
+        /// The local clock.
+        local_ms: i64,
+        /// The store's clock.
+        store_ms: i64,
+        /// The tolerance.
+        tolerance: Duration,
+    },
+    /// The lease thread could not be started.
+    #[error("the lease thread could not be started")]
+    Thread {
+        /// Why.
+        #[source]
+        source: Arc<std::io::Error>,
+    },
     /// A SQL table name that is not a plain identifier (or `schema.table`).
     #[error("bad lease table name {table:?}: {reason}")]
     BadTable {
@@ -231,6 +263,16 @@ pub enum LeaseError {
         reason: String,
     },
 }
+
+/// Compared by what they say: two errors are equal when their messages are (the driver
+/// errors behind `Store` have no equality of their own).
+impl PartialEq for LeaseError {
+    fn eq(&self, other: &LeaseError) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other) && self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for LeaseError {}
 
 /// What the stores share: argument checks, tokens, messages. Unused when no store is
 /// compiled in.

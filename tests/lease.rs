@@ -1,0 +1,653 @@
+//! Worker-ID leases end to end, against the real stores (`REDIS_URL`, `DATABASE_URL_PG`,
+//! `DATABASE_URL_MYSQL`) and private `redis-server`s this test starts and stops: real
+//! processes configured only by `SNOWFLAKE_WORKER_LEASE` never share an ID, a holder whose
+//! renewals are cut off stops issuing before its TTL ends, a new holder starts above the
+//! previous one even with a clock an hour back, and a node with a skewed clock is refused.
+//!
+//! The processes are this test binary run again with `--exact child`, the scenario in
+//! `TYPED_SNOWFLAKE_LEASE_CHILD`.
+#![cfg(all(feature = "redis", feature = "sqlx-postgres", feature = "sqlx-mysql"))]
+
+#[path = "common/servers.rs"]
+mod servers;
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use typed_snowflake::worker::lease::{
+    LeaseError, LeaseStore, RedisLeaseStore, SqlLeaseStore, WorkerLease, WorkerLeaseBuilder, open_store,
+};
+use typed_snowflake::{
+    Clock, FenceReason, GenerateError, Generator, Layout, ManualClock, Registry, SnowflakeId, StepBack, SystemClock,
+};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+const CHILD: &str = "TYPED_SNOWFLAKE_LEASE_CHILD";
+
+/// Five worker bits: 32 processes at most.
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+struct Narrow(i64);
+
+/// Ten worker bits.
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[layout(time = 41, worker = 10, seq = 12, epoch = "2020-01-01")]
+struct Wide(i64);
+
+/// A namespace of this process and test, so that runs sharing a server never meet.
+fn unique(test: &str) -> String {
+    format!("t{}-{test}", std::process::id())
+}
+
+fn wall_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// Deletes a namespace's keys or rows when dropped, also when the test fails.
+struct Cleanup {
+    url: String,
+    namespace: String,
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        if self.url.starts_with("redis") {
+            if let Ok(mut conn) = redis::Client::open(self.url.as_str()).and_then(|c| c.get_connection()) {
+                let keys: Vec<String> =
+                    redis::cmd("KEYS").arg(format!("{}:*", self.namespace)).query(&mut conn).unwrap_or_default();
+                if !keys.is_empty() {
+                    let _: Result<i64, _> = redis::cmd("DEL").arg(keys).query(&mut conn);
+                }
+            }
+        } else {
+            let url = self.url.clone();
+            let namespace = self.namespace.clone();
+            // The default table; a fresh runtime, since a test may have none.
+            let _ = std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
+                runtime.block_on(async {
+                    use sqlx::Connection;
+                    if url.starts_with("postgres") {
+                        let mut conn = sqlx::PgConnection::connect(&url).await.ok()?;
+                        sqlx::query("DELETE FROM snowflake_worker_leases WHERE namespace = $1")
+                            .bind(&namespace)
+                            .execute(&mut conn)
+                            .await
+                            .ok()
+                            .map(drop)
+                    } else {
+                        let mut conn = sqlx::MySqlConnection::connect(&url).await.ok()?;
+                        sqlx::query("DELETE FROM snowflake_worker_leases WHERE namespace = ?")
+                            .bind(&namespace)
+                            .execute(&mut conn)
+                            .await
+                            .ok()
+                            .map(drop)
+                    }
+                })
+            })
+            .join();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Real processes configured by the environment alone
+// ---------------------------------------------------------------------------------------
+
+/// The tests that start processes or many holders take turns: together they would starve
+/// the store calls of CPU on a small machine.
+static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn heavy() -> std::sync::MutexGuard<'static, ()> {
+    HEAVY.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What a child reported: its IDs, or the error that refused it.
+enum Outcome {
+    Issued(Vec<i64>),
+    Refused(String),
+}
+
+fn spawn_children(
+    count: usize,
+    scenario: &str,
+    url: &str,
+    namespace: &str,
+    seconds: f64,
+) -> Result<Vec<Outcome>, Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    // Every child leases first, then all generate from the same instant, so no acquisition
+    // competes for the CPU with processes already generating at full speed.
+    let start_at = wall_ms() + 2_000 + 100 * i64::try_from(count)?;
+    let mut children = Vec::new();
+    for n in 0..count {
+        let out = dir.path().join(format!("ids-{n}"));
+        let child = Command::new(std::env::current_exe()?)
+            .args(["--exact", "child", "--nocapture", "--test-threads=1"])
+            .env(CHILD, scenario)
+            .env("SNOWFLAKE_WORKER_LEASE", url)
+            .env("SNOWFLAKE_NAMESPACE", namespace)
+            .env_remove("SNOWFLAKE_WORKER_ID")
+            .env_remove("SNOWFLAKE_WORKER_SPACE")
+            .env("LEASE_TEST_SECONDS", seconds.to_string())
+            .env("LEASE_TEST_START_AT", start_at.to_string())
+            .env("LEASE_TEST_OUT", &out)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        children.push((child, out));
+    }
+    let mut outcomes = Vec::new();
+    for (child, out) in children {
+        let output = child.wait_with_output()?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "a child failed:\n{stdout}\n{stderr}");
+        // The harness prints "test child ... " on the same line.
+        if let Some((_, refused)) = stdout.split_once("REFUSED: ") {
+            outcomes.push(Outcome::Refused(refused.lines().next().unwrap_or_default().to_owned()));
+            continue;
+        }
+        assert!(stdout.contains("child done"), "a child did not finish:\n{stdout}\n{stderr}");
+        let bytes = std::fs::read(&out)?;
+        outcomes.push(Outcome::Issued(
+            bytes.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap_or_default())).collect(),
+        ));
+    }
+    Ok(outcomes)
+}
+
+/// The child: generates as fast as it can for the given time, then shuts the registry down
+/// (releasing the lease) and writes its IDs out.
+#[test]
+fn child() -> TestResult {
+    let Ok(scenario) = std::env::var(CHILD) else { return Ok(()) };
+    let seconds: f64 = std::env::var("LEASE_TEST_SECONDS")?.parse()?;
+    let out = std::env::var("LEASE_TEST_OUT")?;
+    let next: fn() -> Result<i64, GenerateError> = match scenario.as_str() {
+        "narrow" => || Narrow::try_generate().map(|id| id.get()),
+        "wide" => || Wide::try_generate().map(|id| id.get()),
+        other => return Err(format!("unknown scenario {other}").into()),
+    };
+    let first = match next() {
+        Ok(id) => id,
+        Err(e) => {
+            println!("REFUSED: {e}");
+            return Ok(());
+        }
+    };
+    let start_at: i64 = std::env::var("LEASE_TEST_START_AT")?.parse()?;
+    std::thread::sleep(Duration::from_millis(u64::try_from(start_at - wall_ms()).unwrap_or(0)));
+    let mut ids = vec![first];
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+    while Instant::now() < deadline {
+        for _ in 0..1000 {
+            ids.push(next()?);
+        }
+    }
+    Registry::shutdown()?;
+    let bytes: Vec<u8> = ids.iter().flat_map(|id| id.to_le_bytes()).collect();
+    std::fs::write(out, bytes)?;
+    println!("child done: {} IDs", ids.len());
+    Ok(())
+}
+
+/// Eight processes with `SNOWFLAKE_WORKER_LEASE` and nothing else, at full speed: eight
+/// worker IDs, no ID twice.
+fn eight_processes(url: &str, tag: &str) -> TestResult {
+    let _turn = heavy();
+    let namespace = unique(tag);
+    let _cleanup = Cleanup { url: url.to_owned(), namespace: namespace.clone() };
+    let outcomes = spawn_children(8, "wide", url, &namespace, 2.0)?;
+    let mut seen = HashSet::new();
+    let mut workers = BTreeSet::new();
+    let mut total = 0usize;
+    for outcome in outcomes {
+        let Outcome::Issued(ids) = outcome else { return Err("no process may be refused a worker ID".into()) };
+        total += ids.len();
+        for id in ids {
+            workers.insert(Wide::try_from(id)?.worker());
+            assert!(seen.insert(id), "ID {id} issued twice");
+        }
+    }
+    eprintln!("{tag}: 8 processes issued {total} IDs on workers {workers:?}, no duplicate");
+    assert_eq!(workers.len(), 8, "eight processes, eight worker IDs: {workers:?}");
+    Ok(())
+}
+
+#[test]
+fn eight_processes_leasing_from_redis_never_share_an_id() -> TestResult {
+    let Some(url) = servers::redis_url() else { return Ok(()) };
+    eight_processes(&url, "eight-redis")
+}
+
+#[test]
+fn eight_processes_leasing_from_postgres_never_share_an_id() -> TestResult {
+    let Some(url) = servers::pg_url() else { return Ok(()) };
+    eight_processes(&url, "eight-pg")
+}
+
+#[test]
+fn eight_processes_leasing_from_mariadb_never_share_an_id() -> TestResult {
+    let Some(url) = servers::mysql_url() else { return Ok(()) };
+    eight_processes(&url, "eight-mysql")
+}
+
+/// 33 processes generating a type with a 5-bit worker field: the space is the type's, so 32
+/// issue and the 33rd is refused with a message that says why.
+#[test]
+fn thirty_three_processes_for_a_five_bit_type() -> TestResult {
+    let Some(url) = servers::redis_url() else { return Ok(()) };
+    let _turn = heavy();
+    let namespace = unique("thirty-three");
+    let _cleanup = Cleanup { url: url.clone(), namespace: namespace.clone() };
+    let outcomes = spawn_children(33, "narrow", &url, &namespace, 4.0)?;
+    let mut seen = HashSet::new();
+    let mut refused = Vec::new();
+    let mut workers = BTreeSet::new();
+    for outcome in outcomes {
+        match outcome {
+            Outcome::Issued(ids) => {
+                for id in ids {
+                    workers.insert(Narrow::try_from(id)?.worker());
+                    assert!(seen.insert(id), "ID {id} issued twice");
+                }
+            }
+            Outcome::Refused(message) => refused.push(message),
+        }
+    }
+    assert_eq!(workers.len(), 32, "{workers:?}");
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(
+        refused[0].contains(&format!("no free worker ID in namespace \"{namespace}\": all 32 (0..32) are leased")),
+        "{}",
+        refused[0]
+    );
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Leases in one process
+// ---------------------------------------------------------------------------------------
+
+fn layout() -> Layout {
+    Wide::LAYOUT
+}
+
+/// 32 leases of a 5-bit space, the 33rd refused, a released ID taken again above its last.
+fn thirty_two_leases(store: Arc<dyn LeaseStore>, namespace: &str) -> TestResult {
+    let leases: Vec<WorkerLease> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..32)
+            .map(|_| {
+                scope.spawn(|| {
+                    WorkerLease::builder_shared(Arc::clone(&store)).namespace(namespace).worker_bits(5).acquire()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a holder panicked")).collect::<Result<_, _>>()
+    })?;
+    let workers: BTreeSet<u64> = leases.iter().map(WorkerLease::worker).collect();
+    assert_eq!(workers, (0..32).collect());
+    let refused = WorkerLease::builder_shared(Arc::clone(&store)).namespace(namespace).worker_bits(5).acquire();
+    assert!(matches!(refused, Err(LeaseError::NoFreeWorker { space: 32, .. })), "{refused:?}");
+
+    // Issue on one, release it: the next holder of that worker ID starts above.
+    let mut leases = leases;
+    let lease = leases.remove(5);
+    let worker = lease.worker();
+    let generator = Generator::builder(layout()).lease(lease.clone()).build()?;
+    let mut last = (0..1000).map(|_| generator.next_raw()).last().transpose()?.ok_or("no ID")?;
+    lease.release()?;
+    // The tick in progress may finish; the next one is refused.
+    let started = Instant::now();
+    loop {
+        match generator.next_raw() {
+            Ok(id) => last = id,
+            Err(GenerateError::Fenced { reason: FenceReason::Released, .. }) => break,
+            Err(e) => return Err(e.into()),
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "still issuing after the release");
+    }
+    let again = WorkerLease::builder_shared(Arc::clone(&store)).namespace(namespace).worker_bits(5).acquire()?;
+    assert_eq!(again.worker(), worker);
+    let floor = again.previous_high_water_ms().ok_or("the release recorded a high water")?;
+    assert!(floor >= layout().timestamp_ms_of(last), "{floor} below the last issued {last}");
+    let next = Generator::builder(layout()).lease(again.clone()).build()?;
+    assert!(next.next_raw()? > last);
+    again.release()?;
+    for lease in leases {
+        lease.release()?;
+    }
+    Ok(())
+}
+
+#[test]
+fn thirty_two_leases_from_redis() -> TestResult {
+    let Some(url) = servers::redis_url() else { return Ok(()) };
+    let namespace = unique("leases32");
+    let _cleanup = Cleanup { url: url.clone(), namespace: namespace.clone() };
+    thirty_two_leases(Arc::new(RedisLeaseStore::open(&url)?), &namespace)
+}
+
+#[test]
+fn thirty_two_leases_from_postgres() -> TestResult {
+    let Some(url) = servers::pg_url() else { return Ok(()) };
+    let namespace = unique("leases32");
+    let _cleanup = Cleanup { url: url.clone(), namespace: namespace.clone() };
+    thirty_two_leases(Arc::new(SqlLeaseStore::connect(&url)?), &namespace)
+}
+
+#[test]
+fn thirty_two_leases_from_mariadb() -> TestResult {
+    let Some(url) = servers::mysql_url() else { return Ok(()) };
+    let namespace = unique("leases32");
+    let _cleanup = Cleanup { url: url.clone(), namespace: namespace.clone() };
+    thirty_two_leases(Arc::new(SqlLeaseStore::connect(&url)?), &namespace)
+}
+
+/// A private Redis stopped with SIGSTOP: the holder stops issuing before its TTL ends; a
+/// second holder gets the worker ID only after, and every one of its IDs lies above the first
+/// holder's.
+#[test]
+fn renewals_cut_off_fence_the_holder_before_its_ttl_ends() -> TestResult {
+    let Some(server) = servers::PrivateRedis::start() else { return Ok(()) };
+    let ttl = Duration::from_millis(1500);
+    let margin = Duration::from_millis(400);
+    let builder = |store: RedisLeaseStore| -> WorkerLeaseBuilder {
+        WorkerLease::builder(store)
+            .namespace("cut")
+            .space(1)
+            .ttl(ttl)
+            .margin(margin)
+            .renew_every(Duration::from_millis(200))
+    };
+    let first = builder(RedisLeaseStore::open(&server.url())?.timeout(Duration::from_millis(150))).acquire()?;
+    let generator = Arc::new(Generator::builder(layout()).lease(first.clone()).build()?);
+    // The worker ID is taken: a second holder is refused while the first renews.
+    let second_store = || -> Result<RedisLeaseStore, LeaseError> {
+        Ok(RedisLeaseStore::open(&server.url())?.timeout(Duration::from_millis(150)))
+    };
+    assert!(matches!(builder(second_store()?).acquire(), Err(LeaseError::NoFreeWorker { .. })));
+
+    let issuer = {
+        let generator = Arc::clone(&generator);
+        std::thread::spawn(move || {
+            let mut ids = Vec::new();
+            let started = Instant::now();
+            loop {
+                match generator.next_raw() {
+                    Ok(id) => ids.push((id, Instant::now())),
+                    Err(GenerateError::Fenced { .. }) => return Ok((ids, Instant::now())),
+                    Err(e) => return Err(e),
+                }
+                assert!(started.elapsed() < Duration::from_secs(30), "never fenced");
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(600));
+    let stopped = Instant::now();
+    server.signal("-STOP");
+    let (ids, fenced_at) = issuer.join().map_err(|_| "the issuer panicked")??;
+    let last_issued = ids.last().map(|(_, at)| *at).ok_or("no ID before the cut")?;
+    assert!(last_issued < stopped + ttl, "issued {:?} after the cut, TTL {ttl:?}", last_issued - stopped);
+    assert!(fenced_at < stopped + ttl, "fenced {:?} after the cut", fenced_at - stopped);
+    assert!(!first.is_valid());
+
+    // Past the TTL, the store (running again) lets a second holder take the worker ID.
+    std::thread::sleep((stopped + ttl + Duration::from_millis(200)).saturating_duration_since(Instant::now()));
+    server.signal("-CONT");
+    let second = builder(second_store()?).acquire()?;
+    let acquired_at = Instant::now();
+    assert!(acquired_at > last_issued);
+    assert!(second.fence() > first.fence());
+    let successor = Generator::builder(layout()).lease(second.clone()).build()?;
+    let first_max = ids.iter().map(|(id, _)| *id).max().ok_or("no ID")?;
+    for _ in 0..10_000 {
+        assert!(successor.next_raw()? > first_max);
+    }
+    // The first holder learns it lost the lease and stays fenced.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(first.stats().lost, "{:?}", first.stats());
+    assert!(matches!(generator.next_raw(), Err(GenerateError::Fenced { reason: FenceReason::Lost, .. })));
+    second.release()?;
+    Ok(())
+}
+
+/// The next holder of a worker ID starts above the previous holder's last ID, even when its
+/// clock reads an hour earlier: it borrows ahead (with a policy that allows it) or refuses,
+/// never issues below.
+#[test]
+fn a_new_holder_starts_above_the_last_even_with_a_clock_an_hour_back() -> TestResult {
+    let Some(url) = servers::redis_url() else { return Ok(()) };
+    for crash in [false, true] {
+        let namespace = unique(if crash { "handover-crash" } else { "handover" });
+        let _cleanup = Cleanup { url: url.clone(), namespace: namespace.clone() };
+        let builder = || -> Result<WorkerLeaseBuilder, LeaseError> {
+            Ok(WorkerLease::builder(RedisLeaseStore::open(&url)?)
+                .namespace(namespace.as_str())
+                .space(1)
+                .ttl(Duration::from_millis(800))
+                .margin(Duration::from_millis(200))
+                .renew_every(Duration::from_millis(150)))
+        };
+        let first = builder()?.acquire()?;
+        let generator = Generator::builder(layout()).lease(first.clone()).build()?;
+        let mut last = 0;
+        for _ in 0..50_000 {
+            last = generator.next_raw()?;
+        }
+        if crash {
+            first.abandon();
+            std::thread::sleep(Duration::from_millis(1000));
+        } else {
+            first.release()?;
+        }
+        let second = builder()?.acquire()?;
+        let hour_back = Arc::new(
+            ManualClock::new(wall_ms() - 3_600_000)
+                .with_policy(StepBack::Borrow { max_ahead: Duration::from_secs(7200) }),
+        );
+        let successor = Generator::builder(layout()).lease(second.clone()).shared_clock(hour_back).build()?;
+        let next = successor.next_raw()?;
+        assert!(next > last, "crash {crash}: {next} after {last}");
+        // With the default policy the hour is too far to borrow: refused, never below.
+        let strict = Generator::builder(layout())
+            .lease(second.clone())
+            .clock(ManualClock::new(wall_ms() - 3_600_000))
+            .build()?;
+        match strict.next_raw() {
+            Err(GenerateError::ClockBackwards { .. }) => {}
+            Ok(id) => assert!(id > last, "crash {crash}: {id} after {last}"),
+            Err(e) => return Err(e.into()),
+        }
+        second.release()?;
+    }
+    Ok(())
+}
+
+/// A clock 5 s off the store's: acquisition refused, both readings in the message.
+#[test]
+fn a_skewed_clock_is_refused_at_acquisition() -> TestResult {
+    #[derive(Debug)]
+    struct Ahead;
+    impl Clock for Ahead {
+        fn now_ms(&self) -> i64 {
+            SystemClock::new(StepBack::default()).now_ms() + 5_000
+        }
+    }
+    let Some(url) = servers::redis_url() else { return Ok(()) };
+    let namespace = unique("skew");
+    let _cleanup = Cleanup { url: url.clone(), namespace: namespace.clone() };
+    let refused =
+        WorkerLease::builder(RedisLeaseStore::open(&url)?).namespace(namespace.as_str()).clock(Ahead).acquire();
+    let Err(error @ LeaseError::ClockSkew { local_ms, store_ms, .. }) = &refused else {
+        return Err(format!("a clock 5 s ahead must be refused: {refused:?}").into());
+    };
+    let message = error.to_string();
+    assert!(message.contains(&local_ms.to_string()) && message.contains(&store_ms.to_string()), "{message}");
+    assert!((local_ms - store_ms - 5_000).abs() < 1_000, "{message}");
+    // Nothing was taken: the whole space is free.
+    let lease = WorkerLease::builder(RedisLeaseStore::open(&url)?).namespace(namespace.as_str()).space(1).acquire()?;
+    lease.release()?;
+    Ok(())
+}
+
+#[test]
+fn store_urls_of_disabled_or_unknown_stores_are_refused() {
+    for url in ["zookeeper://127.0.0.1:2181", "", "127.0.0.1:6379"] {
+        assert!(matches!(open_store(url), Err(LeaseError::BadUrl { .. })), "{url:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Churn
+// ---------------------------------------------------------------------------------------
+
+/// What one holder issued under one lease.
+struct Tenure {
+    worker: u64,
+    fence: u64,
+    ids: Vec<i64>,
+}
+
+/// Many lease holders in one process, each with its own generator, over a 10-bit space for a
+/// while: random starts, crashes (no release), pauses longer than the margin, releases. From
+/// the issued IDs: no duplicate, and for each worker ID the holders follow one another (every
+/// ID of a later fence lies above every ID of an earlier one), so no two held it at once.
+fn churn(store: Arc<dyn LeaseStore>, namespace: &str, tag: &str) -> TestResult {
+    let _turn = heavy();
+    let holders: usize = std::env::var("CHURN_HOLDERS").ok().and_then(|v| v.parse().ok()).unwrap_or(128);
+    let seconds: u64 = std::env::var("CHURN_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(6);
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let results: Vec<(Vec<Tenure>, Vec<Duration>, usize)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..holders)
+            .map(|holder| {
+                let store = Arc::clone(&store);
+                scope.spawn(move || -> Result<_, String> {
+                    let mut tenures = Vec::new();
+                    let mut latencies = Vec::new();
+                    let mut refusals = 0;
+                    let mut rng = (holder as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                    let mut random = move |n: u64| {
+                        rng ^= rng << 13;
+                        rng ^= rng >> 7;
+                        rng ^= rng << 17;
+                        rng % n
+                    };
+                    std::thread::sleep(Duration::from_millis(random(500)));
+                    while Instant::now() < deadline {
+                        let asked = Instant::now();
+                        let lease = match WorkerLease::builder_shared(Arc::clone(&store))
+                            .namespace(namespace)
+                            .worker_bits(10)
+                            .ttl(Duration::from_millis(2000))
+                            .margin(Duration::from_millis(600))
+                            .renew_every(Duration::from_millis(400))
+                            .acquire()
+                        {
+                            Ok(lease) => lease,
+                            // Lost: the acquisition took longer than the TTL on a loaded machine.
+                            Err(LeaseError::NoFreeWorker { .. } | LeaseError::Lost { .. }) => {
+                                refusals += 1;
+                                std::thread::sleep(Duration::from_millis(50 + random(200)));
+                                continue;
+                            }
+                            Err(e) => return Err(format!("holder {holder}: {e}")),
+                        };
+                        latencies.push(asked.elapsed());
+                        let generator =
+                            Generator::builder(layout()).lease(lease.clone()).build().map_err(|e| e.to_string())?;
+                        let mut tenure = Tenure { worker: lease.worker(), fence: lease.fence(), ids: Vec::new() };
+                        let action = random(4);
+                        let until = Instant::now() + Duration::from_millis(100 + random(400));
+                        if action == 3 {
+                            // A pause longer than the margin, mid-tenure.
+                            lease.pause_renewals(Duration::from_millis(900));
+                        }
+                        while Instant::now() < until {
+                            // Bursts, not a busy loop: 128 holders share two cores with the
+                            // lease threads whose renewals are under test.
+                            if tenure.ids.len() % 256 == 255 {
+                                std::thread::sleep(Duration::from_millis(if tenure.ids.len() > 2000 { 20 } else { 2 }));
+                            }
+                            match generator.next_raw() {
+                                Ok(id) => tenure.ids.push(id),
+                                Err(GenerateError::Fenced { .. }) => std::thread::sleep(Duration::from_millis(5)),
+                                Err(GenerateError::ClockBackwards { .. }) => {
+                                    std::thread::sleep(Duration::from_millis(5))
+                                }
+                                Err(e) => return Err(format!("holder {holder}: {e}")),
+                            }
+                        }
+                        tenures.push(tenure);
+                        match action {
+                            0 => lease.abandon(),
+                            _ => match lease.release() {
+                                Ok(()) | Err(LeaseError::Lost { .. }) => {}
+                                Err(e) => return Err(format!("holder {holder}: {e}")),
+                            },
+                        }
+                    }
+                    Ok((tenures, latencies, refusals))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a holder panicked")).collect::<Result<_, _>>()
+    })?;
+
+    let mut seen = HashSet::new();
+    let mut by_worker: BTreeMap<u64, BTreeMap<u64, (i64, i64)>> = BTreeMap::new();
+    let mut latencies = Vec::new();
+    let (mut acquisitions, mut total, mut refusals) = (0usize, 0usize, 0usize);
+    for (tenures, lat, refused) in results {
+        latencies.extend(lat);
+        refusals += refused;
+        for tenure in tenures {
+            acquisitions += 1;
+            total += tenure.ids.len();
+            for &id in &tenure.ids {
+                assert!(seen.insert(id), "ID {id} issued twice");
+                assert_eq!(layout().worker_of(id), tenure.worker);
+            }
+            if let (Some(&lo), Some(&hi)) = (tenure.ids.iter().min(), tenure.ids.iter().max()) {
+                let previous = by_worker.entry(tenure.worker).or_default().insert(tenure.fence, (lo, hi));
+                assert!(previous.is_none(), "fence {} given twice for worker {}", tenure.fence, tenure.worker);
+            }
+        }
+    }
+    for (worker, tenures) in &by_worker {
+        let ranges: Vec<&(i64, i64)> = tenures.values().collect();
+        for pair in ranges.windows(2) {
+            assert!(pair[0].1 < pair[1].0, "worker {worker}: two holders overlap: {:?} then {:?}", pair[0], pair[1]);
+        }
+    }
+    latencies.sort();
+    let p99 = latencies.get(latencies.len().saturating_sub(1) * 99 / 100).copied().unwrap_or_default();
+    eprintln!(
+        "churn {tag}: {holders} holders, {seconds} s: {acquisitions} acquisitions ({:.1}/s), {refusals} refusals (space full), p99 acquisition {p99:?}, {total} IDs, 0 duplicates, {} worker IDs used, no overlap",
+        acquisitions as f64 / seconds as f64,
+        by_worker.len()
+    );
+    assert!(acquisitions >= holders, "every holder acquired at least once");
+    Ok(())
+}
+
+#[test]
+fn churn_against_redis() -> TestResult {
+    let Some(url) = servers::redis_url() else { return Ok(()) };
+    let namespace = unique("churn");
+    let _cleanup = Cleanup { url: url.clone(), namespace: namespace.clone() };
+    churn(Arc::new(RedisLeaseStore::open(&url)?), &namespace, "redis")
+}
+
+#[test]
+fn churn_against_postgres() -> TestResult {
+    let Some(url) = servers::pg_url() else { return Ok(()) };
+    let namespace = unique("churn");
+    let _cleanup = Cleanup { url: url.clone(), namespace: namespace.clone() };
+    churn(Arc::new(SqlLeaseStore::connect(&url)?), &namespace, "postgres")
+}
