@@ -323,7 +323,7 @@ impl LeaseStore for SqlLeaseStore {
     fn renew(&self, namespace: &str, grant: &Grant, ttl: Duration, high_water_ms: i64) -> Result<(), LeaseError> {
         check_namespace(namespace)?;
         let ttl_ms = ttl_ms(ttl)?;
-        let row = Held::new(namespace, grant)?;
+        let row = LeaseRow::new(namespace, grant)?;
         let renewed = self.block_on(
             || doing("renewing", namespace, grant.worker),
             self.backend.renew(&row, ttl_ms, high_water_ms, self.timeout),
@@ -333,7 +333,7 @@ impl LeaseStore for SqlLeaseStore {
 
     fn release(&self, namespace: &str, grant: &Grant, high_water_ms: i64) -> Result<(), LeaseError> {
         check_namespace(namespace)?;
-        let row = Held::new(namespace, grant)?;
+        let row = LeaseRow::new(namespace, grant)?;
         let released = self.block_on(
             || doing("releasing", namespace, grant.worker),
             self.backend.release(&row, high_water_ms, self.timeout),
@@ -357,7 +357,7 @@ fn worker_id(worker: u64) -> i64 {
 }
 
 /// The row a grant holds, as the statements bind it.
-struct Held<'a> {
+struct LeaseRow<'a> {
     namespace: &'a str,
     worker: u64,
     worker_id: i64,
@@ -365,13 +365,13 @@ struct Held<'a> {
     fence: i64,
 }
 
-impl<'a> Held<'a> {
+impl<'a> LeaseRow<'a> {
     fn new(namespace: &'a str, grant: &'a Grant) -> Result<Self, LeaseError> {
         let lost = || LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker };
         // A grant no store of ours could have handed out holds nothing.
         let worker_id = i64::try_from(grant.worker).map_err(|_| lost())?;
         let fence = i64::try_from(grant.fence).map_err(|_| lost())?;
-        Ok(Held { namespace, worker: grant.worker, worker_id, holder: &grant.token, fence })
+        Ok(LeaseRow { namespace, worker: grant.worker, worker_id, holder: &grant.token, fence })
     }
 
     /// `Ok` when the statement matched the row, `Lost` when it did not.
@@ -565,7 +565,13 @@ impl Backend {
         }
     }
 
-    async fn renew(&self, row: &Held<'_>, ttl_ms: i64, high_water_ms: i64, timeout: Duration) -> Result<bool, Failure> {
+    async fn renew(
+        &self,
+        row: &LeaseRow<'_>,
+        ttl_ms: i64,
+        high_water_ms: i64,
+        timeout: Duration,
+    ) -> Result<bool, Failure> {
         match self {
             #[cfg(feature = "sqlx-postgres")]
             Backend::Postgres(backend) => backend.renew(row, ttl_ms, high_water_ms, timeout).await,
@@ -574,7 +580,7 @@ impl Backend {
         }
     }
 
-    async fn release(&self, row: &Held<'_>, high_water_ms: i64, timeout: Duration) -> Result<bool, Failure> {
+    async fn release(&self, row: &LeaseRow<'_>, high_water_ms: i64, timeout: Duration) -> Result<bool, Failure> {
         match self {
             #[cfg(feature = "sqlx-postgres")]
             Backend::Postgres(backend) => backend.release(row, high_water_ms, timeout).await,
@@ -600,7 +606,7 @@ mod postgres {
     use sqlx_core::sql_str::AssertSqlSafe;
     use sqlx_postgres::{PgConnectOptions, PgPool, Postgres};
 
-    use super::{Failure, Held, Statements, Templates, Won, create_table, pool_options, with_connection};
+    use super::{Failure, LeaseRow, Statements, Templates, Won, create_table, pool_options, with_connection};
 
     const SQL: Templates = Templates {
         ddl: super::POSTGRES_TABLE_DDL,
@@ -689,7 +695,7 @@ mod postgres {
 
         pub(super) async fn renew(
             &self,
-            row: &Held<'_>,
+            row: &LeaseRow<'_>,
             ttl_ms: i64,
             high_water_ms: i64,
             timeout: Duration,
@@ -711,7 +717,7 @@ mod postgres {
 
         pub(super) async fn release(
             &self,
-            row: &Held<'_>,
+            row: &LeaseRow<'_>,
             high_water_ms: i64,
             timeout: Duration,
         ) -> Result<bool, Failure> {
@@ -747,7 +753,7 @@ mod mysql {
     use sqlx_core::sql_str::AssertSqlSafe;
     use sqlx_mysql::{MySql, MySqlConnectOptions, MySqlDatabaseError, MySqlPool};
 
-    use super::{Failure, Held, Statements, Templates, Won, create_table, pool_options, with_connection};
+    use super::{Failure, LeaseRow, Statements, Templates, Won, create_table, pool_options, with_connection};
 
     /// Unix milliseconds of `UTC_TIMESTAMP(3)`, by calendar arithmetic that no time zone
     /// touches.
@@ -868,7 +874,7 @@ mod mysql {
 
         pub(super) async fn renew(
             &self,
-            row: &Held<'_>,
+            row: &LeaseRow<'_>,
             ttl_ms: i64,
             high_water_ms: i64,
             timeout: Duration,
@@ -893,7 +899,7 @@ mod mysql {
 
         pub(super) async fn release(
             &self,
-            row: &Held<'_>,
+            row: &LeaseRow<'_>,
             high_water_ms: i64,
             timeout: Duration,
         ) -> Result<bool, Failure> {
