@@ -98,6 +98,24 @@ fn namespaces_differ_by_case() {
 }
 
 #[test]
+fn the_last_free_id_is_found() {
+    let Some((table, namespace)) = setup("wide") else { return };
+    let store = table.store();
+    // Generated numbers and this test's own namespace: nothing to bind.
+    let rows: Vec<String> = (0..lease_store::WIDE_SPACE)
+        .filter(|&worker| worker != lease_store::FREE)
+        .map(|worker| format!("('{namespace}', {worker}, 'another holder', 1, UTC_TIMESTAMP(3) + INTERVAL 1 HOUR)"))
+        .collect();
+    let fill = AssertSqlSafe(format!(
+        "INSERT INTO {} (namespace, worker_id, holder, fence, lease_until) VALUES {}",
+        table.name,
+        rows.join(", ")
+    ));
+    table.runtime.block_on(sqlx::query(fill).execute(&table.pool)).expect("filling the space");
+    lease_store::the_last_free_id_is_found(&store, &namespace);
+}
+
+#[test]
 fn the_table_is_the_documented_one() {
     let Some((table, namespace)) = setup("ddl") else { return };
     let store = table.store();
@@ -148,30 +166,31 @@ fn a_locked_row_times_out_within_the_bound() {
     let Some((table, namespace)) = setup("locked") else { return };
     let bound = Duration::from_millis(500);
     let store = table.store_with(bound);
-    let grant = store.acquire(&namespace, 1, TTL).expect("acquiring");
+    let live = store.acquire(&namespace, 2, TTL).expect("acquiring");
+    let expired = store.acquire(&namespace, 2, Duration::from_millis(300)).expect("acquiring");
+    std::thread::sleep(Duration::from_millis(400));
 
-    // Another session holds the row.
+    // Another session holds both rows. Dropping its transaction needs the test's runtime.
+    let _context = table.runtime.enter();
     let mut locker = table.runtime.block_on(table.pool.begin()).expect("a transaction");
-    let lock =
-        AssertSqlSafe(format!("SELECT holder FROM {} WHERE namespace = ? AND worker_id = ? FOR UPDATE", table.name));
-    let worker = i64::try_from(grant.worker).expect("a small worker ID");
-    table
-        .runtime
-        .block_on(sqlx::query(lock).bind(&namespace).bind(worker).fetch_one(&mut *locker))
-        .expect("locking the row");
+    let lock = AssertSqlSafe(format!("SELECT holder FROM {} WHERE namespace = ? FOR UPDATE", table.name));
+    let rows = table.runtime.block_on(sqlx::query(lock).bind(&namespace).fetch_all(&mut *locker));
+    assert_eq!(rows.expect("locking the rows").len(), 2);
 
     let began = Instant::now();
-    timed_out(store.renew(&namespace, &grant, TTL, HIGH_WATER), began, bound);
+    timed_out(store.renew(&namespace, &live, TTL, HIGH_WATER), began, bound);
+    // The expired lease is free, but its row is locked.
     let began = Instant::now();
-    timed_out(store.acquire(&namespace, 1, TTL), began, bound);
+    timed_out(store.acquire(&namespace, 2, TTL), began, bound);
     // The clock needs no row: the store still answers.
     store.now_ms().expect("reading the clock beside a locked row");
+    assert_ne!(live.worker, expired.worker);
 
-    // Timed out is not undone: the server may still run the renewal once the row is free
-    // (a release would still free it), so nothing here relies on it not having run.
+    // Timed out is not undone: the server may still run the renewal and the acquisition once
+    // the rows are free, so nothing here relies on them not having run.
     table.runtime.block_on(locker.rollback()).expect("unlocking");
-    store.renew(&namespace, &grant, TTL, HIGH_WATER).expect("renewing once the row is free");
-    store.release(&namespace, &grant, HIGH_WATER).expect("releasing");
+    store.renew(&namespace, &live, TTL, HIGH_WATER).expect("renewing once the row is free");
+    store.release(&namespace, &live, HIGH_WATER).expect("releasing");
 }
 
 #[test]

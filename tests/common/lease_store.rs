@@ -204,6 +204,32 @@ pub fn bad_arguments_are_refused<S: LeaseStore>(store: &S, namespace: &str) {
     store.release(namespace, &wide, 0).expect("releasing");
 }
 
+/// A space wider than what an acquisition reads in one round trip (1024 IDs).
+pub const WIDE_SPACE: u64 = 2_500;
+
+/// The one free worker ID of [`WIDE_SPACE`] in [`the_last_free_id_is_found`].
+pub const FREE: u64 = 1_500;
+
+/// After the caller leased every worker ID of [`WIDE_SPACE`] but [`FREE`] (with a holder of
+/// its own, for an hour), an acquisition takes `FREE` and the next finds none, each in a few
+/// round trips rather than one per worker ID.
+pub fn the_last_free_id_is_found<S: LeaseStore>(store: &S, namespace: &str) {
+    let began = Instant::now();
+    let grant = store.acquire(namespace, WIDE_SPACE, TTL).expect("acquiring the last free ID");
+    assert_eq!(grant.worker, FREE);
+    let refused = store.acquire(namespace, WIDE_SPACE, TTL);
+    let took = began.elapsed();
+    // About 10 ms against local servers; a statement per worker ID took seconds.
+    assert!(took < Duration::from_secs(1), "two scans of {WIDE_SPACE} IDs took {took:?}");
+    match refused {
+        Err(err @ LeaseError::NoFreeWorker { .. }) => assert_eq!(
+            err.to_string(),
+            format!("no free worker ID in namespace \"{namespace}\": all 2500 (0..2500) are leased")
+        ),
+        other => panic!("a full space must be refused, got {other:?}"),
+    }
+}
+
 /// Namespaces are compared byte for byte: `x_A` and `x_a` are two namespaces, whatever the
 /// store's collation.
 pub fn namespaces_differ_by_case<S: LeaseStore>(store: &S, namespace: &str) {

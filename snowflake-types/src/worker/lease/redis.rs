@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use redis::{Connection, ConnectionAddr, IntoConnectionInfo, RedisError, Script, Value};
 
 use super::store::support::{
-    UnexpectedReply, acquiring, check_namespace, check_space, doing, new_token, random_u64, redact_url, ttl_ms,
+    UnexpectedReply, acquiring, check_namespace, check_space, doing, new_token, redact_url, scan_order, ttl_ms,
 };
 use super::store::{DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore};
 
@@ -37,6 +37,8 @@ const RELEASE: &str = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 en
 
 /// Worker-ID leases in one Redis server: `SET … NX PX` to acquire, Lua compare-and-set on the
 /// holder's token to renew and release, `INCR` for the fencing number, `TIME` for the clock.
+/// An acquisition reads up to 1024 lease keys at once (`MGET`) from a random start, and tries
+/// `SET … NX` only on those that were free, so a full space is told in few round trips.
 ///
 /// The store keeps one connection, opened on first use and replaced on the call after any
 /// error. Each round trip is bounded by the store's timeout (default
@@ -183,32 +185,30 @@ impl LeaseStore for RedisLeaseStore {
         check_space(space)?;
         let ttl_ms = ttl_ms(ttl)?;
         let what = || acquiring(namespace);
-        let fence: u64 = self.with_connection(&what, |c| redis::cmd("INCR").arg(fence_key(namespace)).query(c))?;
         let token = new_token();
-        let value = format!("{token}|{fence}");
-        let start = random_u64() % space;
-        for worker in (start..space).chain(0..start) {
-            let set: Value = self.with_connection(&what, |c| {
-                redis::cmd("SET")
-                    .arg(worker_key(namespace, worker))
-                    .arg(&value)
-                    .arg("NX")
-                    .arg("PX")
-                    .arg(ttl_ms)
-                    .query(c)
-            })?;
-            if set == Value::Nil {
-                continue;
-            }
-            let what = || doing("reading the high water of", namespace, worker);
-            let (previous_high_water_ms, (seconds, micros)): (Option<i64>, (i64, i64)) = self
-                .with_connection(&what, |c| {
-                    redis::pipe().get(high_water_key(namespace, worker)).cmd("TIME").query(c)
+        // Taken at the first free worker ID, so that a scan that finds none takes no number.
+        let mut fence = None;
+        for chunk in scan_order(space) {
+            let keys: Vec<String> = chunk.clone().map(|worker| worker_key(namespace, worker)).collect();
+            let values: Vec<Value> = self.with_connection(&what, |c| redis::cmd("MGET").arg(&keys).query(c))?;
+            for ((worker, key), value) in chunk.zip(keys).zip(values) {
+                if value != Value::Nil {
+                    continue; // a live lease
+                }
+                let fence = match fence {
+                    Some(fence) => fence,
+                    None => *fence.insert(
+                        self.with_connection(&what, |c| redis::cmd("INCR").arg(fence_key(namespace)).query(c))?,
+                    ),
+                };
+                let set: Value = self.with_connection(&what, |c| {
+                    redis::cmd("SET").arg(key).arg(format!("{token}|{fence}")).arg("NX").arg("PX").arg(ttl_ms).query(c)
                 })?;
-            let store_now_ms = unix_ms(seconds, micros).ok_or_else(|| {
-                LeaseError::store(&self.name, what(), UnexpectedReply(format!("TIME replied {seconds} {micros}")))
-            })?;
-            return Ok(Grant { worker, token, fence, previous_high_water_ms, store_now_ms });
+                if set != Value::Nil {
+                    return self.granted(namespace, worker, token, fence);
+                }
+                // Taken since MGET read it: on to the next.
+            }
         }
         Err(LeaseError::NoFreeWorker { namespace: namespace.to_owned(), space })
     }
@@ -227,9 +227,7 @@ impl LeaseStore for RedisLeaseStore {
     fn now_ms(&self) -> Result<i64, LeaseError> {
         let what = || "reading the clock".to_owned();
         let (seconds, micros): (i64, i64) = self.with_connection(&what, |c| redis::cmd("TIME").query(c))?;
-        unix_ms(seconds, micros).ok_or_else(|| {
-            LeaseError::store(&self.name, what(), UnexpectedReply(format!("TIME replied {seconds} {micros}")))
-        })
+        unix_ms(seconds, micros).map_err(|reply| LeaseError::store(&self.name, what(), reply))
     }
 
     fn describe(&self) -> String {
@@ -238,6 +236,16 @@ impl LeaseStore for RedisLeaseStore {
 }
 
 impl RedisLeaseStore {
+    /// The grant for a worker ID just leased: with the high water its previous holders
+    /// recorded, and the server's clock.
+    fn granted(&self, namespace: &str, worker: u64, token: String, fence: u64) -> Result<Grant, LeaseError> {
+        let what = || doing("reading the high water of", namespace, worker);
+        let (previous_high_water_ms, (seconds, micros)): (Option<i64>, (i64, i64)) =
+            self.with_connection(&what, |c| redis::pipe().get(high_water_key(namespace, worker)).cmd("TIME").query(c))?;
+        let store_now_ms = unix_ms(seconds, micros).map_err(|reply| LeaseError::store(&self.name, what(), reply))?;
+        Ok(Grant { worker, token, fence, previous_high_water_ms, store_now_ms })
+    }
+
     /// Runs the renew or release script: 1 when the lease was still `grant`'s.
     fn compare_and_set(
         &self,
@@ -275,8 +283,10 @@ fn high_water_key(namespace: &str, worker: u64) -> String {
 }
 
 /// `TIME`'s seconds and microseconds as Unix milliseconds.
-fn unix_ms(seconds: i64, micros: i64) -> Option<i64> {
-    seconds.checked_mul(1000)?.checked_add(micros / 1000)
+fn unix_ms(seconds: i64, micros: i64) -> Result<i64, UnexpectedReply> {
+    (seconds.checked_mul(1000))
+        .and_then(|ms| ms.checked_add(micros / 1000))
+        .ok_or_else(|| UnexpectedReply(format!("TIME replied {seconds} {micros}")))
 }
 
 /// The server's address for messages: scheme, user, host, port and database, never the
@@ -334,7 +344,7 @@ mod tests {
 
     #[test]
     fn clock_replies() {
-        assert_eq!(unix_ms(1_700_000_000, 123_999), Some(1_700_000_000_123));
-        assert_eq!(unix_ms(i64::MAX, 0), None);
+        assert_eq!(unix_ms(1_700_000_000, 123_999).ok(), Some(1_700_000_000_123));
+        assert!(unix_ms(i64::MAX, 0).is_err());
     }
 }

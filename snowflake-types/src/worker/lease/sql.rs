@@ -1,6 +1,7 @@
 //! Worker-ID leases in PostgreSQL (feature `sqlx-postgres`) or MySQL/MariaDB (feature
 //! `sqlx-mysql`): the statements are described on [`SqlLeaseStore`].
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +15,7 @@ use tokio::runtime::Runtime;
 use tokio::time::Instant;
 
 use super::store::support::{
-    UnexpectedReply, acquiring, check_namespace, check_space, doing, new_token, random_u64, redact_url, ttl_ms,
+    UnexpectedReply, acquiring, check_namespace, check_space, doing, new_token, redact_url, scan_order, ttl_ms,
 };
 use super::store::{DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore};
 
@@ -204,7 +205,8 @@ enum Kind {
 /// round trip is bounded by the store's timeout; a connection that failed or timed out is closed,
 /// and the next call opens another.
 ///
-/// - Acquisition, per worker ID tried: PostgreSQL runs one
+/// - Acquisition: from a random start, a `SELECT` of the worker IDs held by live leases, up
+///   to 1024 at a time; then, for each of the others tried, PostgreSQL runs one
 ///   `INSERT … ON CONFLICT … DO UPDATE … WHERE lease_until <= now() RETURNING …`; MySQL and
 ///   MariaDB, which have no conditional upsert, run `INSERT … ON DUPLICATE KEY UPDATE` whose
 ///   assignments change the row only when its lease has expired, then read the row in the same
@@ -296,19 +298,23 @@ impl LeaseStore for SqlLeaseStore {
         check_space(space)?;
         let ttl_ms = ttl_ms(ttl)?;
         let token = new_token();
-        let start = random_u64() % space;
-        for worker in (start..space).chain(0..start) {
-            let id = worker_id(worker);
-            let won = self.block_on(
-                || acquiring(namespace),
-                self.backend.try_acquire(namespace, id, &token, ttl_ms, self.timeout),
-            )?;
-            if let Some((fence, previous_high_water_ms, store_now_ms)) = won {
-                let fence = u64::try_from(fence).map_err(|_| {
-                    let reply = UnexpectedReply(format!("fence {fence} is negative"));
-                    LeaseError::store(&self.name, doing("acquiring", namespace, worker), reply)
-                })?;
-                return Ok(Grant { worker, token, fence, previous_high_water_ms, store_now_ms });
+        for chunk in scan_order(space) {
+            let (from, to) = (worker_id(chunk.start), worker_id(chunk.end));
+            let held = self.block_on(|| acquiring(namespace), self.backend.held(namespace, from, to, self.timeout))?;
+            let held: HashSet<i64> = held.into_iter().collect();
+            for worker in chunk.filter(|&worker| !held.contains(&worker_id(worker))) {
+                let won = self.block_on(
+                    || acquiring(namespace),
+                    self.backend.try_acquire(namespace, worker_id(worker), &token, ttl_ms, self.timeout),
+                )?;
+                // `None`: taken since `held` was read. On to the next.
+                if let Some((fence, previous_high_water_ms, store_now_ms)) = won {
+                    let fence = u64::try_from(fence).map_err(|_| {
+                        let reply = UnexpectedReply(format!("fence {fence} is negative"));
+                        LeaseError::store(&self.name, doing("acquiring", namespace, worker), reply)
+                    })?;
+                    return Ok(Grant { worker, token, fence, previous_high_water_ms, store_now_ms });
+                }
             }
         }
         Err(LeaseError::NoFreeWorker { namespace: namespace.to_owned(), space })
@@ -317,7 +323,7 @@ impl LeaseStore for SqlLeaseStore {
     fn renew(&self, namespace: &str, grant: &Grant, ttl: Duration, high_water_ms: i64) -> Result<(), LeaseError> {
         check_namespace(namespace)?;
         let ttl_ms = ttl_ms(ttl)?;
-        let row = Held::new(namespace, grant)?;
+        let row = LeaseRow::new(namespace, grant)?;
         let renewed = self.block_on(
             || doing("renewing", namespace, grant.worker),
             self.backend.renew(&row, ttl_ms, high_water_ms, self.timeout),
@@ -327,7 +333,7 @@ impl LeaseStore for SqlLeaseStore {
 
     fn release(&self, namespace: &str, grant: &Grant, high_water_ms: i64) -> Result<(), LeaseError> {
         check_namespace(namespace)?;
-        let row = Held::new(namespace, grant)?;
+        let row = LeaseRow::new(namespace, grant)?;
         let released = self.block_on(
             || doing("releasing", namespace, grant.worker),
             self.backend.release(&row, high_water_ms, self.timeout),
@@ -344,13 +350,14 @@ impl LeaseStore for SqlLeaseStore {
     }
 }
 
-/// A worker ID as the table stores it: `space` is at most 2^22, so it always fits.
+/// A worker ID (or the end of a range of them) as the table stores it: `space` is at most
+/// 2^22, so it always fits.
 fn worker_id(worker: u64) -> i64 {
     i64::try_from(worker).expect("worker IDs are below 2^22")
 }
 
 /// The row a grant holds, as the statements bind it.
-struct Held<'a> {
+struct LeaseRow<'a> {
     namespace: &'a str,
     worker: u64,
     worker_id: i64,
@@ -358,13 +365,13 @@ struct Held<'a> {
     fence: i64,
 }
 
-impl<'a> Held<'a> {
+impl<'a> LeaseRow<'a> {
     fn new(namespace: &'a str, grant: &'a Grant) -> Result<Self, LeaseError> {
         let lost = || LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker };
         // A grant no store of ours could have handed out holds nothing.
         let worker_id = i64::try_from(grant.worker).map_err(|_| lost())?;
         let fence = i64::try_from(grant.fence).map_err(|_| lost())?;
-        Ok(Held { namespace, worker: grant.worker, worker_id, holder: &grant.token, fence })
+        Ok(LeaseRow { namespace, worker: grant.worker, worker_id, holder: &grant.token, fence })
     }
 
     /// `Ok` when the statement matched the row, `Lost` when it did not.
@@ -482,28 +489,42 @@ fn pool_options<DB: Database>(timeout: Duration) -> PoolOptions<DB> {
     PoolOptions::new().min_connections(0).max_connections(2).acquire_timeout(timeout)
 }
 
+/// A backend's statements, with `{table}` for the table's name.
+struct Templates {
+    ddl: &'static str,
+    acquire: &'static str,
+    /// MySQL only: read the row after the upsert.
+    read_back: &'static str,
+    /// The worker IDs in `$2..$3` whose leases are live.
+    held: &'static str,
+    renew: &'static str,
+    release: &'static str,
+    now: &'static str,
+}
+
 /// The statements, with the table's name written in.
 struct Statements {
     ddl: Arc<str>,
     acquire: Arc<str>,
-    /// MySQL only: read the row after the upsert.
     #[cfg_attr(not(feature = "sqlx-mysql"), allow(dead_code))]
     read_back: Arc<str>,
+    held: Arc<str>,
     renew: Arc<str>,
     release: Arc<str>,
     now: Arc<str>,
 }
 
 impl Statements {
-    fn new(table: &str, ddl: &str, [acquire, read_back, renew, release, now]: [&str; 5]) -> Self {
+    fn new(table: &str, templates: &Templates) -> Self {
         let with_table = |sql: &str| sql.replace("{table}", table).into();
         Statements {
-            ddl: ddl.replacen(DEFAULT_TABLE, table, 1).into(),
-            acquire: with_table(acquire),
-            read_back: with_table(read_back),
-            renew: with_table(renew),
-            release: with_table(release),
-            now: now.into(),
+            ddl: templates.ddl.replacen(DEFAULT_TABLE, table, 1).into(),
+            acquire: with_table(templates.acquire),
+            read_back: with_table(templates.read_back),
+            held: with_table(templates.held),
+            renew: with_table(templates.renew),
+            release: with_table(templates.release),
+            now: with_table(templates.now),
         }
     }
 }
@@ -519,6 +540,15 @@ enum Backend {
 type Won = Option<(i64, Option<i64>, i64)>;
 
 impl Backend {
+    async fn held(&self, namespace: &str, from: i64, to: i64, timeout: Duration) -> Result<Vec<i64>, Failure> {
+        match self {
+            #[cfg(feature = "sqlx-postgres")]
+            Backend::Postgres(backend) => backend.held(namespace, from, to, timeout).await,
+            #[cfg(feature = "sqlx-mysql")]
+            Backend::MySql(backend) => backend.held(namespace, from, to, timeout).await,
+        }
+    }
+
     async fn try_acquire(
         &self,
         namespace: &str,
@@ -535,7 +565,13 @@ impl Backend {
         }
     }
 
-    async fn renew(&self, row: &Held<'_>, ttl_ms: i64, high_water_ms: i64, timeout: Duration) -> Result<bool, Failure> {
+    async fn renew(
+        &self,
+        row: &LeaseRow<'_>,
+        ttl_ms: i64,
+        high_water_ms: i64,
+        timeout: Duration,
+    ) -> Result<bool, Failure> {
         match self {
             #[cfg(feature = "sqlx-postgres")]
             Backend::Postgres(backend) => backend.renew(row, ttl_ms, high_water_ms, timeout).await,
@@ -544,7 +580,7 @@ impl Backend {
         }
     }
 
-    async fn release(&self, row: &Held<'_>, high_water_ms: i64, timeout: Duration) -> Result<bool, Failure> {
+    async fn release(&self, row: &LeaseRow<'_>, high_water_ms: i64, timeout: Duration) -> Result<bool, Failure> {
         match self {
             #[cfg(feature = "sqlx-postgres")]
             Backend::Postgres(backend) => backend.release(row, high_water_ms, timeout).await,
@@ -570,25 +606,28 @@ mod postgres {
     use sqlx_core::sql_str::AssertSqlSafe;
     use sqlx_postgres::{PgConnectOptions, PgPool, Postgres};
 
-    use super::{Failure, Held, Statements, Won, create_table, pool_options, with_connection};
+    use super::{Failure, LeaseRow, Statements, Templates, Won, create_table, pool_options, with_connection};
 
-    const STATEMENTS: [&str; 5] = [
-        "INSERT INTO {table} AS lease (namespace, worker_id, holder, fence, lease_until)
-         VALUES ($1, $2, $3, 1, now() + $4 * interval '1 millisecond')
-         ON CONFLICT (namespace, worker_id) DO UPDATE
-         SET holder = excluded.holder, fence = lease.fence + 1, lease_until = excluded.lease_until
-         WHERE lease.lease_until <= now()
-         RETURNING fence, high_water_ms, floor(extract(epoch FROM now()) * 1000)::bigint",
-        "",
-        "UPDATE {table}
-         SET lease_until = now() + $5 * interval '1 millisecond',
-             high_water_ms = COALESCE(GREATEST(high_water_ms, $6), $6)
-         WHERE namespace = $1 AND worker_id = $2 AND holder = $3 AND fence = $4 AND lease_until > now()",
-        "UPDATE {table}
-         SET lease_until = now(), high_water_ms = $5
-         WHERE namespace = $1 AND worker_id = $2 AND holder = $3 AND fence = $4 AND lease_until > now()",
-        "SELECT floor(extract(epoch FROM now()) * 1000)::bigint",
-    ];
+    const SQL: Templates = Templates {
+        ddl: super::POSTGRES_TABLE_DDL,
+        acquire: "INSERT INTO {table} AS lease (namespace, worker_id, holder, fence, lease_until)
+            VALUES ($1, $2, $3, 1, now() + $4 * interval '1 millisecond')
+            ON CONFLICT (namespace, worker_id) DO UPDATE
+            SET holder = excluded.holder, fence = lease.fence + 1, lease_until = excluded.lease_until
+            WHERE lease.lease_until <= now()
+            RETURNING fence, high_water_ms, floor(extract(epoch FROM now()) * 1000)::bigint",
+        read_back: "",
+        held: "SELECT worker_id FROM {table}
+            WHERE namespace = $1 AND worker_id >= $2 AND worker_id < $3 AND lease_until > now()",
+        renew: "UPDATE {table}
+            SET lease_until = now() + $5 * interval '1 millisecond',
+                high_water_ms = COALESCE(GREATEST(high_water_ms, $6), $6)
+            WHERE namespace = $1 AND worker_id = $2 AND holder = $3 AND fence = $4 AND lease_until > now()",
+        release: "UPDATE {table}
+            SET lease_until = now(), high_water_ms = $5
+            WHERE namespace = $1 AND worker_id = $2 AND holder = $3 AND fence = $4 AND lease_until > now()",
+        now: "SELECT floor(extract(epoch FROM now()) * 1000)::bigint",
+    };
 
     pub(super) struct Backend {
         pool: PgPool,
@@ -611,9 +650,27 @@ mod postgres {
             let options = options
                 .application_name("typed-snowflake lease")
                 .options([("lock_timeout", limit.as_str()), ("statement_timeout", limit.as_str())]);
-            let sql = Statements::new(table, super::POSTGRES_TABLE_DDL, STATEMENTS);
+            let sql = Statements::new(table, &SQL);
             create_table::<Postgres>(&options, &sql.ddl, timeout, is_timeout).await?;
             Ok(Backend { pool: pool_options(timeout).connect_lazy_with(options), sql })
+        }
+
+        pub(super) async fn held(
+            &self,
+            namespace: &str,
+            from: i64,
+            to: i64,
+            timeout: Duration,
+        ) -> Result<Vec<i64>, Failure> {
+            with_connection(&self.pool, timeout, is_timeout, async |c| {
+                sqlx_core::query_scalar::query_scalar(AssertSqlSafe(self.sql.held.clone()))
+                    .bind(namespace)
+                    .bind(from)
+                    .bind(to)
+                    .fetch_all(c)
+                    .await
+            })
+            .await
         }
 
         pub(super) async fn try_acquire(
@@ -638,7 +695,7 @@ mod postgres {
 
         pub(super) async fn renew(
             &self,
-            row: &Held<'_>,
+            row: &LeaseRow<'_>,
             ttl_ms: i64,
             high_water_ms: i64,
             timeout: Duration,
@@ -660,7 +717,7 @@ mod postgres {
 
         pub(super) async fn release(
             &self,
-            row: &Held<'_>,
+            row: &LeaseRow<'_>,
             high_water_ms: i64,
             timeout: Duration,
         ) -> Result<bool, Failure> {
@@ -696,7 +753,7 @@ mod mysql {
     use sqlx_core::sql_str::AssertSqlSafe;
     use sqlx_mysql::{MySql, MySqlConnectOptions, MySqlDatabaseError, MySqlPool};
 
-    use super::{Failure, Held, Statements, Won, create_table, pool_options, with_connection};
+    use super::{Failure, LeaseRow, Statements, Templates, Won, create_table, pool_options, with_connection};
 
     /// Unix milliseconds of `UTC_TIMESTAMP(3)`, by calendar arithmetic that no time zone
     /// touches.
@@ -706,29 +763,32 @@ mod mysql {
         };
     }
 
-    const STATEMENTS: [&str; 5] = [
+    const SQL: Templates = Templates {
+        ddl: super::MYSQL_TABLE_DDL,
         // MySQL assigns left to right: every test reads the old `lease_until`, which is
         // assigned last.
-        "INSERT INTO {table} (namespace, worker_id, holder, fence, lease_until)
-         VALUES (?, ?, ?, 1, UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND)
-         ON DUPLICATE KEY UPDATE
-           holder = IF(lease_until <= UTC_TIMESTAMP(3), VALUES(holder), holder),
-           fence = IF(lease_until <= UTC_TIMESTAMP(3), fence + 1, fence),
-           lease_until = IF(lease_until <= UTC_TIMESTAMP(3), VALUES(lease_until), lease_until)",
-        concat!(
+        acquire: "INSERT INTO {table} (namespace, worker_id, holder, fence, lease_until)
+            VALUES (?, ?, ?, 1, UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND)
+            ON DUPLICATE KEY UPDATE
+              holder = IF(lease_until <= UTC_TIMESTAMP(3), VALUES(holder), holder),
+              fence = IF(lease_until <= UTC_TIMESTAMP(3), fence + 1, fence),
+              lease_until = IF(lease_until <= UTC_TIMESTAMP(3), VALUES(lease_until), lease_until)",
+        read_back: concat!(
             "SELECT holder, fence, high_water_ms, ",
             utc_now_ms!(),
             " FROM {table} WHERE namespace = ? AND worker_id = ?"
         ),
-        "UPDATE {table}
-         SET lease_until = UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND,
-             high_water_ms = COALESCE(GREATEST(high_water_ms, ?), ?)
-         WHERE namespace = ? AND worker_id = ? AND holder = ? AND fence = ? AND lease_until > UTC_TIMESTAMP(3)",
-        "UPDATE {table}
-         SET high_water_ms = COALESCE(?, ?), lease_until = UTC_TIMESTAMP(3)
-         WHERE namespace = ? AND worker_id = ? AND holder = ? AND fence = ? AND lease_until > UTC_TIMESTAMP(3)",
-        concat!("SELECT ", utc_now_ms!()),
-    ];
+        held: "SELECT worker_id FROM {table}
+            WHERE namespace = ? AND worker_id >= ? AND worker_id < ? AND lease_until > UTC_TIMESTAMP(3)",
+        renew: "UPDATE {table}
+            SET lease_until = UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND,
+                high_water_ms = COALESCE(GREATEST(high_water_ms, ?), ?)
+            WHERE namespace = ? AND worker_id = ? AND holder = ? AND fence = ? AND lease_until > UTC_TIMESTAMP(3)",
+        release: "UPDATE {table}
+            SET high_water_ms = COALESCE(?, ?), lease_until = UTC_TIMESTAMP(3)
+            WHERE namespace = ? AND worker_id = ? AND holder = ? AND fence = ? AND lease_until > UTC_TIMESTAMP(3)",
+        now: concat!("SELECT ", utc_now_ms!()),
+    };
 
     pub(super) struct Backend {
         pool: MySqlPool,
@@ -753,7 +813,7 @@ mod mysql {
             // Whole seconds, at least 1: the server's lock-wait bound backs up ours.
             let lock_wait = timeout.as_secs() + u64::from(timeout.subsec_nanos() > 0);
             let session = format!("SET SESSION innodb_lock_wait_timeout = {}", lock_wait.max(1));
-            let sql = Statements::new(table, super::MYSQL_TABLE_DDL, STATEMENTS);
+            let sql = Statements::new(table, &SQL);
             create_table::<MySql>(&options, &sql.ddl, timeout, is_timeout).await?;
             let pool = pool_options::<MySql>(timeout)
                 .after_connect(move |c, _| {
@@ -762,6 +822,24 @@ mod mysql {
                 })
                 .connect_lazy_with(options);
             Ok(Backend { pool, sql })
+        }
+
+        pub(super) async fn held(
+            &self,
+            namespace: &str,
+            from: i64,
+            to: i64,
+            timeout: Duration,
+        ) -> Result<Vec<i64>, Failure> {
+            with_connection(&self.pool, timeout, is_timeout, async |c| {
+                sqlx_core::query_scalar::query_scalar(AssertSqlSafe(self.sql.held.clone()))
+                    .bind(namespace)
+                    .bind(from)
+                    .bind(to)
+                    .fetch_all(c)
+                    .await
+            })
+            .await
         }
 
         pub(super) async fn try_acquire(
@@ -796,7 +874,7 @@ mod mysql {
 
         pub(super) async fn renew(
             &self,
-            row: &Held<'_>,
+            row: &LeaseRow<'_>,
             ttl_ms: i64,
             high_water_ms: i64,
             timeout: Duration,
@@ -821,7 +899,7 @@ mod mysql {
 
         pub(super) async fn release(
             &self,
-            row: &Held<'_>,
+            row: &LeaseRow<'_>,
             high_water_ms: i64,
             timeout: Duration,
         ) -> Result<bool, Failure> {
@@ -866,10 +944,19 @@ mod tests {
 
     #[test]
     fn statements_name_the_table() {
-        let sql =
-            Statements::new("ids.leases", POSTGRES_TABLE_DDL, ["INSERT INTO {table}", "", "UPDATE {table}", "", ""]);
+        let templates = Templates {
+            ddl: POSTGRES_TABLE_DDL,
+            acquire: "INSERT INTO {table}",
+            read_back: "",
+            held: "SELECT FROM {table}",
+            renew: "UPDATE {table}",
+            release: "",
+            now: "SELECT now()",
+        };
+        let sql = Statements::new("ids.leases", &templates);
         assert!(sql.ddl.starts_with("CREATE TABLE IF NOT EXISTS ids.leases ("));
         assert_eq!(&*sql.acquire, "INSERT INTO ids.leases");
+        assert_eq!(&*sql.held, "SELECT FROM ids.leases");
         assert_eq!(&*sql.renew, "UPDATE ids.leases");
     }
 

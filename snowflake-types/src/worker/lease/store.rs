@@ -95,8 +95,9 @@ pub struct Grant {
 /// A coordination store that leases worker IDs: Redis (`RedisLeaseStore`, feature `redis`),
 /// PostgreSQL or MySQL/MariaDB (`SqlLeaseStore`, features `sqlx-postgres`, `sqlx-mysql`).
 ///
-/// Every method blocks for at most the store's timeout per round trip (an acquisition makes
-/// one round trip per worker ID it tries), and must not be called from inside an async
+/// Every method blocks for at most the store's timeout per round trip (an acquisition reads
+/// which worker IDs are held, up to 1024 per round trip, and makes one more for each free one
+/// it tries), and must not be called from inside an async
 /// runtime. A connection that failed is replaced on the next call. A call that timed out may
 /// still take effect on the server afterwards (a renewal may extend the lease, a release may
 /// free it): a holder counts its lease from its last renewal that succeeded, never from one that
@@ -338,6 +339,20 @@ pub(crate) mod support {
         hasher.finish()
     }
 
+    /// How many worker IDs an acquisition looks at in one round trip before it tries the
+    /// free ones among them.
+    pub(crate) const SCAN_CHUNK: u64 = 1024;
+
+    /// The order an acquisition tries worker IDs in: all of `0..space`, from a random start,
+    /// in ranges of at most [`SCAN_CHUNK`] IDs.
+    pub(crate) fn scan_order(space: u64) -> impl Iterator<Item = std::ops::Range<u64>> {
+        let start = random_u64() % space;
+        let chunks = |range: std::ops::Range<u64>| {
+            range.clone().step_by(SCAN_CHUNK as usize).map(move |lo| lo..(lo + SCAN_CHUNK).min(range.end))
+        };
+        chunks(start..space).chain(chunks(0..start))
+    }
+
     /// A fresh holder token: 32 hexadecimal digits.
     pub(crate) fn new_token() -> String {
         format!("{:016x}{:016x}", random_u64(), random_u64())
@@ -410,6 +425,21 @@ mod tests {
         for bad in [Duration::ZERO, Duration::from_micros(999), MAX_TTL + Duration::from_millis(1), Duration::MAX] {
             assert!(matches!(ttl_ms(bad), Err(LeaseError::BadTtl { .. })), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn scans_cover_the_space_once() {
+        for space in [1, 2, 32, SCAN_CHUNK - 1, SCAN_CHUNK, SCAN_CHUNK + 1, 5 * SCAN_CHUNK + 17] {
+            for _ in 0..20 {
+                let chunks: Vec<_> = scan_order(space).collect();
+                assert!(chunks.iter().all(|c| !c.is_empty() && c.end - c.start <= SCAN_CHUNK), "{chunks:?}");
+                let mut seen: Vec<u64> = chunks.into_iter().flatten().collect();
+                seen.sort_unstable();
+                assert_eq!(seen, (0..space).collect::<Vec<_>>());
+            }
+        }
+        let starts: std::collections::HashSet<u64> = (0..200).map(|_| scan_order(32).next().unwrap().start).collect();
+        assert!(starts.len() > 10, "random starts: {starts:?}");
     }
 
     #[test]
