@@ -66,7 +66,7 @@ fn child() -> TestResult {
             let dir = tempfile::tempdir()?;
             for reserve in [Duration::MAX, MAX_HIGH_WATER_RESERVE + Duration::from_millis(1)] {
                 let result = Registry::builder().high_water(dir.path(), reserve).install();
-                let Err(RegistryError::HighWater { path, reason }) = result else {
+                let Err(RegistryError::HighWater { path, reason, source: None }) = result else {
                     return Err(format!("{reserve:?}: {result:?}").into());
                 };
                 assert_eq!(std::path::Path::new(&path), dir.path());
