@@ -12,6 +12,8 @@ pub mod generator;
 mod id;
 mod integrations;
 pub mod layout;
+#[cfg(feature = "public-id")]
+pub mod public;
 pub mod registry;
 pub mod score;
 pub mod worker;
@@ -24,6 +26,8 @@ pub use error::{GenerateError, InvalidLayout, LayoutError, ParseIdError, Registr
 pub use generator::{DEFAULT_BATCH_LIMIT, Generator, GeneratorBuilder, GeneratorStats};
 pub use id::SnowflakeId;
 pub use layout::{Layout, Parts, TickUnit};
+#[cfg(feature = "public-id")]
+pub use public::{PublicIdError, PublicIdKey, PublicIdKeyError};
 pub use registry::{Registry, RegistryBuilder};
 pub use worker::WorkerSource;
 
