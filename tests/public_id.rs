@@ -473,3 +473,18 @@ fn generic_code_reaches_public_ids_through_the_trait() -> TestResult {
     assert!(url.starts_with("/smallid/"));
     Ok(())
 }
+
+#[test]
+fn a_key_is_shared_across_threads() -> TestResult {
+    fn shareable<T: Send + Sync + 'static>() {}
+    shareable::<PublicIdKey>();
+    static KEY: std::sync::LazyLock<PublicIdKey> = std::sync::LazyLock::new(key);
+    let id = OrderId::try_from(REFERENCE)?;
+    let texts: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2).map(|_| s.spawn(|| id.to_public(&KEY))).collect();
+        handles.into_iter().map(|h| h.join().expect("no panic")).collect()
+    });
+    assert_eq!(texts[0], texts[1]);
+    assert_eq!(texts[0], "BkykKSmYyz0");
+    Ok(())
+}
