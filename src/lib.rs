@@ -74,6 +74,7 @@
 //! | `sqlx-mysql` | no | `BIGINT` in MySQL and MariaDB |
 //! | `sqlx-sqlite` | no | `INTEGER` in SQLite |
 //! | `redis` | no | `ToRedisArgs`/`FromRedisValue` with exact values |
+//! | `public-id` | no | keyed public IDs: `id.to_public(&key)`, 11 URL-safe characters that hide order, time and volume (see the `public` module) |
 //!
 //! # Generation
 //!

@@ -13,6 +13,8 @@ pub mod generator;
 mod id;
 mod integrations;
 pub mod layout;
+#[cfg(feature = "public-id")]
+pub mod public;
 pub mod registry;
 pub mod score;
 pub mod worker;
@@ -27,6 +29,8 @@ pub use error::{
 pub use generator::{DEFAULT_BATCH_LIMIT, Generator, GeneratorBuilder, GeneratorStats, MAX_HIGH_WATER_RESERVE};
 pub use id::SnowflakeId;
 pub use layout::{Layout, Parts, TickUnit};
+#[cfg(feature = "public-id")]
+pub use public::{PublicIdError, PublicIdKey, PublicIdKeyError};
 pub use registry::{Registry, RegistryBuilder};
 pub use worker::WorkerSource;
 
