@@ -7,9 +7,7 @@ mod lease_store;
 #[path = "common/servers.rs"]
 mod servers;
 
-use std::io::Write;
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use lease_store::{HIGH_WATER, TTL, timed_out, unique};
@@ -160,61 +158,9 @@ fn a_server_that_is_down_is_a_store_error() {
     assert!(std::error::Error::source(&err).is_some(), "the driver's error is kept");
 }
 
-/// A `redis-server` of this test's own, killed when dropped (also when the test fails).
-struct PrivateServer {
-    child: Child,
-    port: u16,
-}
-
-impl PrivateServer {
-    /// `None` when `redis-server` is not installed (and not under CI).
-    fn start() -> Option<Self> {
-        let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
-        let spawned = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
-        let child = match spawned {
-            Ok(child) => child,
-            Err(e) if servers::under_ci() => panic!("redis-server could not be started: {e}"),
-            Err(e) => {
-                let _ = writeln!(std::io::stderr(), "skipped: redis-server could not be started: {e}");
-                return None;
-            }
-        };
-        let server = PrivateServer { child, port };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "redis-server did not listen on port {port}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Some(server)
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
-    }
-
-    /// Sends a signal with the `kill` command (the crate forbids unsafe code).
-    fn signal(&self, signal: &str) {
-        let status = Command::new("kill").args([signal, &self.child.id().to_string()]).status().expect("running kill");
-        assert!(status.success(), "kill {signal} failed");
-    }
-}
-
-impl Drop for PrivateServer {
-    fn drop(&mut self) {
-        // A stopped process dies of SIGKILL too; continue it anyway so nothing lingers.
-        let _ = Command::new("kill").args(["-CONT", &self.child.id().to_string()]).status();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn a_stopped_server_times_out_within_the_bound_and_recovers() {
-    let Some(server) = PrivateServer::start() else { return };
+    let Some(server) = servers::PrivateRedis::start() else { return };
     let bound = Duration::from_millis(300);
     let store = RedisLeaseStore::open(&server.url()).expect("a Redis URL").timeout(bound);
     let namespace = "paused";
@@ -238,7 +184,7 @@ fn a_stopped_server_times_out_within_the_bound_and_recovers() {
 #[test]
 fn a_dropped_connection_is_replaced_on_the_next_call() {
     // The private server: killing clients on a shared one would cut other tests off.
-    let Some(server) = PrivateServer::start() else { return };
+    let Some(server) = servers::PrivateRedis::start() else { return };
     let store = RedisLeaseStore::open(&server.url()).expect("a Redis URL");
     let namespace = "reconnect";
     let grant = store.acquire(namespace, 32, TTL).expect("acquiring");
