@@ -92,6 +92,6 @@ pub use snowflake_derive::SnowflakeId;
 pub use snowflake_types::*;
 
 /// The README's Rust blocks, compiled and run as doctests so the front page cannot drift.
-#[cfg(all(doctest, feature = "serde", feature = "redis"))]
+#[cfg(all(doctest, feature = "serde", feature = "redis", feature = "public-id"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
