@@ -479,6 +479,29 @@ fn a_new_holder_starts_above_the_last_even_with_a_clock_an_hour_back() -> TestRe
     Ok(())
 }
 
+/// Acquisition and release awaited in a tokio runtime: the store calls run on the lease's
+/// thread, so even the SQL store (which runs its own runtime) works from async code.
+#[test]
+fn leases_are_acquired_and_released_from_async_code() -> TestResult {
+    let (Some(redis_url), Some(pg_url)) = (servers::redis_url(), servers::pg_url()) else { return Ok(()) };
+    let namespace = unique("async");
+    let _cleanup = [
+        Cleanup { url: redis_url.clone(), namespace: namespace.clone() },
+        Cleanup { url: pg_url.clone(), namespace: namespace.clone() },
+    ];
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async {
+        for url in [&redis_url, &pg_url] {
+            let lease =
+                WorkerLease::from_url(url.as_str()).namespace(namespace.as_str()).space(4).acquire_async().await?;
+            let generator = Generator::builder(layout()).lease(lease.clone()).build()?;
+            generator.next_raw()?;
+            lease.release_async().await?;
+        }
+        Ok::<(), Box<dyn std::error::Error>>(())
+    })
+}
+
 /// A clock 5 s off the store's: acquisition refused, both readings in the message.
 #[test]
 fn a_skewed_clock_is_refused_at_acquisition() -> TestResult {

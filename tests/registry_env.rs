@@ -90,6 +90,13 @@ fn install_once_before_the_first_id() -> TestResult {
 }
 
 #[test]
+fn lease_variables_that_cannot_work_are_errors_not_worker_zero() -> TestResult {
+    run("lease_and_worker_id", &[(WORKER_VAR, Some("3")), ("SNOWFLAKE_WORKER_LEASE", Some("redis://127.0.0.1:1"))])?;
+    run("lease_bad_url", &[("SNOWFLAKE_WORKER_LEASE", Some("zookeeper://127.0.0.1:2181"))])?;
+    Ok(())
+}
+
+#[test]
 fn a_failed_install_never_falls_back_to_the_defaults() -> TestResult {
     run("failed_install_fails_loudly", &[])?;
     run("high_water_empty_path", &[])?;
@@ -204,6 +211,23 @@ fn child() -> TestResult {
             };
             assert!(reason.contains("empty"), "{reason}");
             assert!(Wide::try_generate().is_err());
+        }
+        "lease_and_worker_id" => {
+            let error = Wide::try_generate().expect_err("both variables set must be refused");
+            let message = error.to_string();
+            assert!(
+                message.contains("SNOWFLAKE_WORKER_ID and SNOWFLAKE_WORKER_LEASE are both set")
+                    && message.contains("unset SNOWFLAKE_WORKER_ID"),
+                "{message}"
+            );
+            // Refused, not in use: an install still works.
+            Registry::builder().worker_id(2).install()?;
+            assert_eq!(Wide::generate().worker(), 2);
+        }
+        "lease_bad_url" => {
+            let error = Wide::try_generate().expect_err("an unknown store must be refused");
+            assert!(error.to_string().contains("bad lease store URL"), "{error}");
+            assert!(Registry::worker_id().is_err(), "reading says a lease is coming, not worker 0");
         }
         "hostname" => hostname()?,
         "stats" => stats()?,

@@ -135,9 +135,9 @@ pub(crate) fn from_environment(
         Ok(value) => parse_worker(WORKER_SPACE_ENV, &value)?,
         Err(_) => default_space,
     };
-    let store = lease::open_store(url.trim())?;
+    // Opened on the lease's thread: the first generation may run inside an async runtime.
     let lease =
-        lease::WorkerLease::builder_shared(store).namespace(namespace).space(space).shared_clock(clock).acquire()?;
+        lease::WorkerLease::from_url(url.trim()).namespace(namespace).space(space).shared_clock(clock).acquire()?;
     let source = WorkerSource::Leased {
         namespace: lease.namespace().to_owned(),
         store: lease.store().to_owned(),

@@ -45,7 +45,7 @@ const STEP_MS: i64 = 100;
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct WorkerLeaseBuilder {
-    store: Arc<dyn LeaseStore>,
+    store: Store,
     namespace: String,
     space: u64,
     ttl: Duration,
@@ -107,6 +107,14 @@ impl WorkerLeaseBuilder {
         self
     }
 
+    /// The store, once opened (on the lease thread, before any call).
+    fn store(&self) -> &dyn LeaseStore {
+        match &self.store {
+            Store::Open(store) => store.as_ref(),
+            Store::Url(_) => unreachable!("the lease thread opens the store before it calls it"),
+        }
+    }
+
     fn renew_interval(&self) -> Duration {
         self.renew_every.unwrap_or(self.ttl / 3)
     }
@@ -165,6 +173,13 @@ impl WorkerLeaseBuilder {
         self.check()?;
         start(self).await
     }
+}
+
+/// A store, or the URL of one that the lease thread opens.
+#[derive(Clone, Debug)]
+enum Store {
+    Open(Arc<dyn LeaseStore>),
+    Url(String),
 }
 
 const ACTIVE: u8 = 0;
@@ -278,6 +293,26 @@ impl WorkerLease {
 
     /// A builder for a lease from a store already shared.
     pub fn builder_shared(store: Arc<dyn LeaseStore>) -> WorkerLeaseBuilder {
+        WorkerLease::builder_with(Store::Open(store))
+    }
+
+    /// A builder for a lease from the store a URL names (see [`open_store`](super::open_store)),
+    /// opened on the lease's own thread: unlike the stores' constructors (the SQL store
+    /// connects, and a blocking call inside an async runtime panics), this may be called
+    /// from async code.
+    ///
+    /// ```no_run
+    /// use typed_snowflake::worker::lease::WorkerLease;
+    ///
+    /// # async fn start() -> Result<(), Box<dyn std::error::Error>> {
+    /// let lease = WorkerLease::from_url("postgres://app@db/shop").namespace("shop").acquire_async().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn from_url(url: impl Into<String>) -> WorkerLeaseBuilder {
+        WorkerLease::builder_with(Store::Url(url.into()))
+    }
+
+    fn builder_with(store: Store) -> WorkerLeaseBuilder {
         WorkerLeaseBuilder {
             store,
             namespace: DEFAULT_NAMESPACE.to_owned(),
@@ -453,19 +488,25 @@ fn start(builder: WorkerLeaseBuilder) -> Receive<Result<WorkerLease, LeaseError>
 
 fn acquire(b: &WorkerLeaseBuilder) -> Result<Grant, LeaseError> {
     let local_before = b.clock.now_ms();
-    let store_ms = b.store.now_ms()?;
+    let store_ms = b.store().now_ms()?;
     let local_after = b.clock.now_ms();
     // The store read its clock somewhere within the round trip: the skew is the distance
     // from its reading to that interval, so a slow round trip is not taken for a skew.
     let tolerance = millis(b.tolerance);
     if store_ms < local_before.saturating_sub(tolerance) || store_ms > local_after.saturating_add(tolerance) {
         let local_ms = if store_ms < local_before { local_before } else { local_after };
-        return Err(LeaseError::ClockSkew { store: b.store.describe(), local_ms, store_ms, tolerance: b.tolerance });
+        return Err(LeaseError::ClockSkew { store: b.store().describe(), local_ms, store_ms, tolerance: b.tolerance });
     }
-    b.store.acquire(&b.namespace, b.space, b.ttl)
+    b.store().acquire(&b.namespace, b.space, b.ttl)
 }
 
-fn run(b: WorkerLeaseBuilder, reply: Arc<Oneshot<Result<WorkerLease, LeaseError>>>) {
+fn run(mut b: WorkerLeaseBuilder, reply: Arc<Oneshot<Result<WorkerLease, LeaseError>>>) {
+    if let Store::Url(url) = &b.store {
+        match super::open_store(url) {
+            Ok(store) => b.store = Store::Open(store),
+            Err(e) => return reply.send(Err(e)),
+        }
+    }
     let grant = match acquire(&b) {
         Ok(grant) => grant,
         Err(e) => return reply.send(Err(e)),
@@ -478,7 +519,7 @@ fn run(b: WorkerLeaseBuilder, reply: Arc<Oneshot<Result<WorkerLease, LeaseError>
         margin: b.margin,
         tolerance: b.tolerance,
         floor_ms: grant.previous_high_water_ms,
-        store: b.store.describe(),
+        store: b.store().describe(),
         valid_until_ns: AtomicU64::new(0),
         bound_ms: AtomicI64::new(i64::MIN),
         issued_ms: AtomicI64::new(i64::MIN),
@@ -491,7 +532,7 @@ fn run(b: WorkerLeaseBuilder, reply: Arc<Oneshot<Result<WorkerLease, LeaseError>
     });
     // The first renewal records the first fence deadline; nothing is issued before it.
     if let Err(e) = renew(&b, &grant, &shared) {
-        let _ = b.store.release(&b.namespace, &grant, shared.final_high_water());
+        let _ = b.store().release(&b.namespace, &grant, shared.final_high_water());
         return reply.send(Err(e));
     }
     crate::events::lease_acquired(&shared.namespace, grant.worker, grant.fence, &shared.store);
@@ -509,7 +550,7 @@ fn renew(b: &WorkerLeaseBuilder, grant: &Grant, shared: &Shared) -> Result<(), L
     let started = Instant::now();
     let deadline_ms = b.clock.now_ms().saturating_add(millis(b.ttl));
     let record = deadline_ms.max(shared.issued_ms.load(Ordering::Acquire));
-    b.store.renew(&b.namespace, grant, b.ttl, record)?;
+    b.store().renew(&b.namespace, grant, b.ttl, record)?;
     let _issuing = shared.issuing.lock().unwrap_or_else(|p| p.into_inner());
     if shared.state.load(Ordering::Acquire) != ACTIVE {
         return Ok(());
@@ -577,7 +618,7 @@ fn release(b: &WorkerLeaseBuilder, grant: &Grant, shared: &Shared) -> Result<(),
         return Err(LeaseError::Lost { namespace: b.namespace.clone(), worker: grant.worker });
     }
     shared.fence_for_good(RELEASED);
-    let result = b.store.release(&b.namespace, grant, shared.final_high_water());
+    let result = b.store().release(&b.namespace, grant, shared.final_high_water());
     crate::events::lease_released(&shared.namespace, grant.worker, result.is_ok());
     result
 }
