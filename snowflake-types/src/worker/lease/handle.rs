@@ -467,9 +467,10 @@ impl Shared {
         }
     }
 
-    /// The last timestamp any generator on the lease may have issued, once fenced.
+    /// The last timestamp any generator on the lease may have issued, once fenced (at least
+    /// the previous holders' record; 0, the Unix epoch, when nothing was ever issued).
     fn final_high_water(&self) -> i64 {
-        self.issued_ms.load(Ordering::Acquire).max(self.floor_ms.unwrap_or(i64::MIN))
+        self.issued_ms.load(Ordering::Acquire).max(self.floor_ms.unwrap_or(0)).max(0)
     }
 }
 
