@@ -19,6 +19,14 @@ macro_rules! raise_high_water {
     };
 }
 
+/// KEYS: lease key, fence key. ARGV: our token, TTL in ms. The fence taken, or nil when the
+/// worker ID is leased. One script, so the fencing number and the lease are taken together:
+/// a later holder of a worker ID always has a higher fence, however long a client paused.
+const TAKE: &str = "if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+     local fence = redis.call('INCR', KEYS[2])
+     redis.call('SET', KEYS[1], ARGV[1] .. '|' .. fence, 'PX', ARGV[2])
+     return fence";
+
 /// KEYS: lease key, high-water key. ARGV: our value, TTL in ms, high water. 1: renewed.
 const RENEW: &str = concat!(
     "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -35,8 +43,9 @@ const RELEASE: &str = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 en
      redis.call('DEL', KEYS[1])
      return 1";
 
-/// Worker-ID leases in one Redis server: `SET … NX PX` to acquire, Lua compare-and-set on the
-/// holder's token to renew and release, `INCR` for the fencing number, `TIME` for the clock.
+/// Worker-ID leases in one Redis server: a script that takes a free lease key (`SET … PX`) and
+/// its fencing number (`INCR`) together, Lua compare-and-set on the holder's token to renew
+/// and release, `TIME` for the clock.
 /// An acquisition reads up to 1024 lease keys at once (`MGET`) from a random start, and tries
 /// `SET … NX` only on those that were free, so a full space is told in few round trips.
 ///
@@ -69,6 +78,7 @@ pub struct RedisLeaseStore {
     connection: Mutex<Option<Connection>>,
     timeout: Duration,
     name: String,
+    take: Script,
     renew: Script,
     release: Script,
 }
@@ -119,6 +129,7 @@ impl RedisLeaseStore {
             connection: Mutex::new(None),
             timeout: DEFAULT_STORE_TIMEOUT,
             name,
+            take: Script::new(TAKE),
             renew: Script::new(RENEW),
             release: Script::new(RELEASE),
         }
@@ -186,8 +197,6 @@ impl LeaseStore for RedisLeaseStore {
         let ttl_ms = ttl_ms(ttl)?;
         let what = || acquiring(namespace);
         let token = new_token();
-        // Taken at the first free worker ID, so that a scan that finds none takes no number.
-        let mut fence = None;
         for chunk in scan_order(space) {
             let keys: Vec<String> = chunk.clone().map(|worker| worker_key(namespace, worker)).collect();
             let values: Vec<Value> = self.with_connection(&what, |c| redis::cmd("MGET").arg(&keys).query(c))?;
@@ -195,16 +204,11 @@ impl LeaseStore for RedisLeaseStore {
                 if value != Value::Nil {
                     continue; // a live lease
                 }
-                let fence = match fence {
-                    Some(fence) => fence,
-                    None => *fence.insert(
-                        self.with_connection(&what, |c| redis::cmd("INCR").arg(fence_key(namespace)).query(c))?,
-                    ),
-                };
-                let set: Value = self.with_connection(&what, |c| {
-                    redis::cmd("SET").arg(key).arg(format!("{token}|{fence}")).arg("NX").arg("PX").arg(ttl_ms).query(c)
+                // The fence is taken with the lease, so a scan that finds none takes no number.
+                let taken: Option<u64> = self.with_connection(&what, |c| {
+                    self.take.key(&key).key(fence_key(namespace)).arg(&token).arg(ttl_ms).invoke(c)
                 })?;
-                if set != Value::Nil {
+                if let Some(fence) = taken {
                     return self.granted(namespace, worker, token, fence);
                 }
                 // Taken since MGET read it: on to the next.
