@@ -122,7 +122,7 @@ fn spawn_children(
     let dir = tempfile::tempdir()?;
     // Every child leases first, then all generate from the same instant, so no acquisition
     // competes for the CPU with processes already generating at full speed.
-    let start_at = wall_ms() + 2_000 + 100 * i64::try_from(count)?;
+    let start_at = wall_ms() + 1_000 + 60 * i64::try_from(count)?;
     let mut children = Vec::new();
     for n in 0..count {
         let out = dir.path().join(format!("ids-{n}"));
@@ -233,19 +233,19 @@ fn two_processes_at_full_speed_for_several_seconds_never_share_an_id() -> TestRe
 #[test]
 fn eight_processes_leasing_from_redis_never_share_an_id() -> TestResult {
     let Some(url) = servers::redis_url() else { return Ok(()) };
-    processes(8, 1.0, &url, "eight-redis")
+    processes(8, 0.5, &url, "eight-redis")
 }
 
 #[test]
 fn eight_processes_leasing_from_postgres_never_share_an_id() -> TestResult {
     let Some(url) = servers::pg_url() else { return Ok(()) };
-    processes(8, 1.0, &url, "eight-pg")
+    processes(8, 0.5, &url, "eight-pg")
 }
 
 #[test]
 fn eight_processes_leasing_from_mariadb_never_share_an_id() -> TestResult {
     let Some(url) = servers::mysql_url() else { return Ok(()) };
-    processes(8, 1.0, &url, "eight-mysql")
+    processes(8, 0.5, &url, "eight-mysql")
 }
 
 /// 33 processes generating a type with a 5-bit worker field: the space is the type's, so 32
@@ -256,7 +256,7 @@ fn thirty_three_processes_for_a_five_bit_type() -> TestResult {
     let _turn = heavy();
     let namespace = unique("thirty-three");
     let _cleanup = Cleanup { url: url.clone(), namespace: namespace.clone() };
-    let outcomes = spawn_children(33, "narrow", &url, &namespace, 0.5)?;
+    let outcomes = spawn_children(33, "narrow", &url, &namespace, 0.3)?;
     let mut all = Vec::new();
     let mut refused = Vec::new();
     let mut workers = BTreeSet::new();
@@ -553,8 +553,8 @@ struct Tenure {
 /// ID of a later fence lies above every ID of an earlier one), so no two held it at once.
 fn churn(store: Arc<dyn LeaseStore>, namespace: &str, tag: &str) -> TestResult {
     let _turn = heavy();
-    let holders: usize = std::env::var("CHURN_HOLDERS").ok().and_then(|v| v.parse().ok()).unwrap_or(128);
-    let seconds: u64 = std::env::var("CHURN_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(6);
+    let holders: usize = std::env::var("CHURN_HOLDERS").ok().and_then(|v| v.parse().ok()).unwrap_or(64);
+    let seconds: u64 = std::env::var("CHURN_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(4);
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let results: Vec<(Vec<Tenure>, Vec<Duration>, usize)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..holders)
