@@ -152,12 +152,7 @@ impl Registry {
 
     /// The counters of the worker-ID lease in use, if the worker ID is leased.
     pub fn lease_stats() -> Option<LeaseStats> {
-        let state = state();
-        let config = match (&state.in_use, &state.installed) {
-            (Some((config, _)), _) | (None, Some(Ok(config))) => config,
-            _ => return None,
-        };
-        config.lease.as_ref().map(WorkerLease::stats)
+        Self::lease_in_use().as_ref().map(WorkerLease::stats)
     }
 
     /// Releases the worker-ID lease in use, if any, blocking until the store answers: every

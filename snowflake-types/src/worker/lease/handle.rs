@@ -433,7 +433,6 @@ impl WorkerLease {
     /// asked for) plus a short step (at least `min_step_ms`) within the validity. An error
     /// once the lease is fenced.
     pub(crate) fn grant_until(&self, from_ms: i64, min_step_ms: i64) -> Result<i64, FenceReason> {
-        let now_ms = from_ms;
         let s = &self.shared;
         let _issuing = s.issuing.lock().unwrap_or_else(|p| p.into_inner());
         match s.state.load(Ordering::Acquire) {
@@ -448,9 +447,9 @@ impl WorkerLease {
         }
         let left_ms = i64::try_from((valid_ns - now_ns) / 1_000_000).unwrap_or(i64::MAX);
         let bound = s.bound_ms.load(Ordering::Acquire);
-        let until = now_ms.saturating_add(left_ms.min(STEP_MS.max(min_step_ms))).min(bound);
-        if until < now_ms {
-            return Err(FenceReason::ClockAhead { now_ms, bound_ms: bound });
+        let until = from_ms.saturating_add(left_ms.min(STEP_MS.max(min_step_ms))).min(bound);
+        if until < from_ms {
+            return Err(FenceReason::ClockAhead { now_ms: from_ms, bound_ms: bound });
         }
         s.issued_ms.fetch_max(until, Ordering::AcqRel);
         Ok(until)
