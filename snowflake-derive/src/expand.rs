@@ -305,12 +305,7 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
             }
         }
 
-        #p::impl_serde!(#ident);
-        #p::impl_schemars!(#ident);
-        #p::impl_sqlx_postgres!(#ident);
-        #p::impl_sqlx_mysql!(#ident);
-        #p::impl_sqlx_sqlite!(#ident);
-        #p::impl_redis!(#ident);
+        #p::impl_integrations!(#ident);
 
         #field_check
     }

@@ -10,11 +10,23 @@ pub use std::borrow::Cow;
 pub use std::string::String;
 pub use std::vec::Vec;
 
-pub use crate::{
-    __impl_redis as impl_redis, __impl_schemars as impl_schemars, __impl_serde as impl_serde,
-    __impl_sqlx_mysql as impl_sqlx_mysql, __impl_sqlx_postgres as impl_sqlx_postgres,
-    __impl_sqlx_sqlite as impl_sqlx_sqlite,
-};
+pub use crate::__impl_integrations as impl_integrations;
+
+/// Every feature-gated impl for a derived type. The derive calls this one macro; each
+/// integration's own macro expands to nothing when its feature is off, so the derive never
+/// needs to know which features are on, and a new integration is one line here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __impl_integrations {
+    ($ty:ident) => {
+        $crate::__impl_serde!($ty);
+        $crate::__impl_schemars!($ty);
+        $crate::__impl_sqlx_postgres!($ty);
+        $crate::__impl_sqlx_mysql!($ty);
+        $crate::__impl_sqlx_sqlite!($ty);
+        $crate::__impl_redis!($ty);
+    };
+}
 
 #[cfg(feature = "redis")]
 pub use crate::integrations::redis::support::{from_value as redis_from_value, write_arg as redis_write_arg};
