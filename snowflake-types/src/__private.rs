@@ -55,7 +55,8 @@ pub const fn raw_from_i64(value: i64) -> i64 {
     value
 }
 
-/// The raw value of a `u64` field. Every constructor keeps it below `2^63`.
+/// The raw value of a `u64` field: the same bit pattern (at or above `2^63` only for a
+/// 64-bit layout).
 #[inline(always)]
 #[allow(clippy::cast_possible_wrap)]
 pub const fn raw_from_u64(value: u64) -> i64 {
@@ -68,7 +69,7 @@ pub const fn raw_to_i64(raw: i64) -> i64 {
     raw
 }
 
-/// A `u64` field from a raw value (never negative: checked by the layout).
+/// A `u64` field from a raw value (the same bit pattern).
 #[inline(always)]
 #[allow(clippy::cast_sign_loss)]
 pub const fn raw_to_u64(raw: i64) -> u64 {
@@ -93,10 +94,11 @@ pub fn from_node_parts<T: SnowflakeId>(
     from_parts(unix_ms, worker, seq)
 }
 
-/// `Display`: the decimal value.
+/// `Display`: the decimal value (of the `u64` bit pattern, so a 64-bit layout's IDs at or
+/// above 2^63 print as what they are).
 #[inline]
 pub fn fmt<T: SnowflakeId>(id: &T, f: &mut Formatter<'_>) -> FmtResult {
-    Display::fmt(&id.to_raw(), f)
+    Display::fmt(&id.to_raw().cast_unsigned(), f)
 }
 
 /// `T::generate()`: panics where `try_generate` errs, with that error.

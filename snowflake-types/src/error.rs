@@ -16,8 +16,8 @@ pub enum InvalidLayout {
     /// The sequence field has no bits.
     #[error("the sequence field needs at least 1 bit")]
     ZeroSequence,
-    /// The widths do not fit beside the sign bit.
-    #[error("the widths sum to {total}; at most 63 fit in an i64 beside the sign bit")]
+    /// The widths do not fit in 64 bits.
+    #[error("the widths sum to {total}; at most 64 fit in an ID (63 in an i64 beside the sign bit)")]
     TooWide {
         /// The sum of the widths.
         total: u32,
@@ -144,9 +144,12 @@ pub enum ParseIdError {
         /// The character.
         found: char,
     },
-    /// More than `i64::MAX`.
+    /// More than `i64::MAX`, for a layout of at most 63 bits.
     #[error("the number is larger than i64::MAX (9223372036854775807)")]
     Overflow,
+    /// More than `u64::MAX`, for a 64-bit layout.
+    #[error("the number is larger than u64::MAX (18446744073709551615)")]
+    OverflowU64,
     /// A number that is not an ID of this layout.
     #[error(transparent)]
     Layout(#[from] LayoutError),
@@ -154,8 +157,9 @@ pub enum ParseIdError {
 
 impl ParseIdError {
     /// Parses decimal text as an ID of `layout`: ASCII digits only (leading zeros allowed,
-    /// as in zero-padded Redis members), no sign, no spaces, at most `i64::MAX`, and no bit
-    /// above the layout's widths.
+    /// as in zero-padded Redis members), no sign, no spaces, at most `i64::MAX` (`u64::MAX`
+    /// for a 64-bit layout, whose IDs at or above 2^63 come back as their bit pattern), and
+    /// no bit above the layout's widths.
     pub fn parse(layout: &crate::Layout, text: &str) -> Result<i64, ParseIdError> {
         let bytes = text.as_bytes();
         match bytes.first() {
@@ -170,15 +174,122 @@ impl ParseIdError {
             let found = text[position..].chars().next().unwrap_or(char::REPLACEMENT_CHARACTER);
             return Err(ParseIdError::InvalidDigit { position, found });
         }
-        let mut value: i64 = 0;
+        let mut value: u64 = 0;
         for &byte in bytes {
             value = value
                 .checked_mul(10)
-                .and_then(|v| v.checked_add(i64::from(byte - b'0')))
-                .ok_or(ParseIdError::Overflow)?;
+                .and_then(|v| v.checked_add(u64::from(byte - b'0')))
+                .ok_or(if layout.fits_i64() { ParseIdError::Overflow } else { ParseIdError::OverflowU64 })?;
         }
-        Ok(layout.validate(value)?)
+        if layout.fits_i64() && i64::try_from(value).is_err() {
+            return Err(ParseIdError::Overflow);
+        }
+        Ok(layout.validate_u64(value)?)
     }
+}
+
+/// Text that is not a layout: what [`Layout`](crate::Layout)'s `FromStr` returns. The
+/// messages are the derive's, with the keys written as the text form writes them.
+///
+/// ```
+/// use typed_snowflake::{Layout, ParseLayoutError};
+///
+/// let err = "time=42,worker=5".parse::<Layout>().unwrap_err();
+/// assert_eq!(err.to_string(), "the layout is missing `seq`, `epoch`: add `seq=12`, `epoch=2024-01-01` \
+///     (a date, an RFC 3339 instant or Unix milliseconds)");
+/// assert!(matches!("time=42,wroker=5".parse::<Layout>(), Err(ParseLayoutError::UnknownKey { .. })));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum ParseLayoutError {
+    /// Empty text.
+    #[error("an empty layout; write e.g. `time=42,worker=5,seq=16,epoch=2021-05-05` or `preset=twitter`")]
+    Empty,
+    /// A part without `=`.
+    #[error("expected `key=value`, found {part:?}")]
+    NotKeyValue {
+        /// The part of the text.
+        part: String,
+    },
+    /// A key that is not one of the known keys.
+    #[error("unknown key `{key}`; the known keys are: {known}")]
+    UnknownKey {
+        /// The key.
+        key: String,
+        /// The known keys, comma-separated.
+        known: &'static str,
+    },
+    /// A key given twice.
+    #[error("duplicate key `{key}`; give each key once")]
+    DuplicateKey {
+        /// The key.
+        key: String,
+    },
+    /// A width that is not an integer from 0 to 64.
+    #[error("`{key}` is a width in bits: expected an integer from 0 to 64, e.g. `{key}=12`; found {value:?}")]
+    BadWidth {
+        /// The key.
+        key: &'static str,
+        /// The value found.
+        value: String,
+    },
+    /// An epoch that is not a date, an instant or Unix milliseconds.
+    #[error(
+        "the epoch {value:?} is not usable: {reason}; expected `epoch=YYYY-MM-DD`, an RFC 3339 instant such as \
+         2010-11-04T01:42:54.657Z, or Unix milliseconds such as `epoch=1288834974657`"
+    )]
+    BadEpoch {
+        /// The value found.
+        value: String,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// A tick unit other than `1ms`, `10ms` or `1s`.
+    #[error(
+        "expected `unit=1ms` (the default), `unit=10ms` (Sonyflake) or `unit=1s` (Baidu uid-generator); found {value:?}"
+    )]
+    BadUnit {
+        /// The value found.
+        value: String,
+    },
+    /// A field order other than the two the engine knows.
+    #[error("expected `order=time-worker-seq` (the default) or `order=time-seq-worker` (Sonyflake); found {value:?}")]
+    BadOrder {
+        /// The value found.
+        value: String,
+    },
+    /// A preset name that is not known.
+    #[error("unknown preset {name:?}; the presets are: {known}")]
+    UnknownPreset {
+        /// The name found.
+        name: String,
+        /// The preset names, comma-separated.
+        known: &'static str,
+    },
+    /// A key that the chosen preset fixes.
+    #[error("the {preset} preset fixes `{key}`: {reason}")]
+    FixedByPreset {
+        /// The preset.
+        preset: &'static str,
+        /// The key.
+        key: &'static str,
+        /// What the scheme leaves to the user.
+        reason: &'static str,
+    },
+    /// Required keys that are absent.
+    #[error("the layout is missing {keys}: add {examples}")]
+    Missing {
+        /// The absent keys, each in backticks.
+        keys: String,
+        /// An example for each.
+        examples: String,
+    },
+    /// The node field given as `worker` and as `datacenter`/`machine`, or half of a split.
+    #[error("{0}")]
+    Node(&'static str),
+    /// Widths, epoch or halves that do not make a layout.
+    #[error(transparent)]
+    Invalid(#[from] InvalidLayout),
 }
 
 /// A worker ID that could not be resolved.

@@ -127,6 +127,8 @@ pub struct Generator {
     name: &'static str,
     worker: u64,
     worker_in_place: u64,
+    /// Where the sequence sits: 0, or above the worker in Sonyflake's order.
+    seq_shift: u32,
     epoch_ms: i64,
     unit_ms: i64,
     seq_bits: u32,
@@ -307,7 +309,8 @@ impl GeneratorBuilder {
             layout,
             name: self.name,
             worker: self.worker,
-            worker_in_place: self.worker << layout.seq_bits(),
+            worker_in_place: self.worker << layout.worker_shift(),
+            seq_shift: layout.seq_shift(),
             epoch_ms: layout.epoch_ms(),
             unit_ms,
             seq_bits: layout.seq_bits(),
@@ -401,9 +404,11 @@ impl Generator {
     fn raw_of(&self, state: u64) -> i64 {
         let seq = state & self.max_seq;
         let tick_bits = state & !self.max_seq;
-        // tick << (worker_bits + seq_bits) | worker << seq_bits | seq; below 2^63 by layout.
+        // tick << (worker_bits + seq_bits) | worker << worker_shift | seq << seq_shift, the
+        // fields where the layout puts them; at or above 2^63 only for a 64-bit layout, whose
+        // IDs are carried as their bit pattern.
         #[allow(clippy::cast_possible_wrap)]
-        let raw = ((tick_bits << self.worker_bits) | self.worker_in_place | seq) as i64;
+        let raw = ((tick_bits << self.worker_bits) | self.worker_in_place | (seq << self.seq_shift)) as i64;
         raw
     }
 
@@ -462,8 +467,10 @@ impl Generator {
             // read-modify-write order of this one atomic.
             match self.hot.state.compare_exchange_weak(cur, next, Ordering::Relaxed, Ordering::Relaxed) {
                 Ok(_) => {
-                    let id = ((next & !max_seq) << layout.worker_bits()) | self.worker_in_place | (next & max_seq);
-                    // Below 2^63: the layout's widths sum to at most 63.
+                    let id = ((next & !max_seq) << layout.worker_bits())
+                        | self.worker_in_place
+                        | ((next & max_seq) << layout.seq_shift());
+                    // Below 2^63 unless the layout uses all 64 bits: then the bit pattern.
                     return Some(id.cast_signed());
                 }
                 Err(actual) => cur = actual,

@@ -1,10 +1,22 @@
 //! The bit layout of a Snowflake ID: widths, epoch and tick unit, checked in `const fn`.
 
-// Every cast between i64 and u64 here is of a value below 2^63: the widths sum to at most
-// 63 (checked in `Layout::build`), and times are compared with the epoch before subtracting.
+// A raw ID is carried as an `i64`. For layouts of at most 63 bits every raw value is
+// non-negative; a 64-bit layout (Discord, Instagram, Mastodon, on a `u64` field) carries IDs
+// at or above 2^63 as their bit pattern, and every comparison and shift of a raw value here
+// goes through `u64`. Times are compared with the epoch before subtracting.
 #![allow(clippy::cast_possible_wrap, clippy::cast_sign_loss)]
 
 use crate::error::{InvalidLayout, LayoutError};
+
+mod civil;
+mod preset;
+mod text;
+
+pub use civil::format_rfc3339;
+pub use preset::{Labels, Preset};
+pub use text::KEYS as TEXT_KEYS;
+#[doc(hidden)]
+pub use text::parse_epoch;
 
 /// The length of one tick of the time field.
 ///
@@ -65,6 +77,56 @@ impl TickUnit {
     }
 }
 
+/// Which of the node and sequence fields sits higher in the ID, below the time field.
+///
+/// Twitter's layout, and most others, put the node (worker) field above the sequence:
+/// `| time | worker | seq |`. Sonyflake puts its sequence above the machine ID:
+/// `| time | seq | machine |`, so that IDs of one tick order by sequence before machine.
+///
+/// ```
+/// use typed_snowflake::{FieldOrder, Layout};
+///
+/// let sony = Layout::new(39, 16, 8, 1_409_529_600_000)?.with_order(FieldOrder::SeqAboveWorker);
+/// assert_eq!((sony.seq_shift(), sony.worker_shift()), (16, 0));
+/// assert_eq!(FieldOrder::parse("time-seq-worker"), Some(FieldOrder::SeqAboveWorker));
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum FieldOrder {
+    /// `| time | worker | seq |` (the default, Twitter's order).
+    #[default]
+    WorkerAboveSeq,
+    /// `| time | seq | worker |` (Sonyflake's order).
+    SeqAboveWorker,
+}
+
+impl FieldOrder {
+    /// Parses the spelling used in `#[layout(order = "...")]` and the text form:
+    /// `"time-worker-seq"` (the default) or `"time-seq-worker"`.
+    ///
+    /// ```
+    /// use typed_snowflake::FieldOrder;
+    ///
+    /// assert_eq!(FieldOrder::parse("time-worker-seq"), Some(FieldOrder::WorkerAboveSeq));
+    /// assert_eq!(FieldOrder::parse("seq-time-worker"), None);
+    /// ```
+    pub fn parse(text: &str) -> Option<FieldOrder> {
+        match text {
+            "time-worker-seq" => Some(FieldOrder::WorkerAboveSeq),
+            "time-seq-worker" => Some(FieldOrder::SeqAboveWorker),
+            _ => None,
+        }
+    }
+
+    /// The spelling `parse` accepts for this order.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            FieldOrder::WorkerAboveSeq => "time-worker-seq",
+            FieldOrder::SeqAboveWorker => "time-seq-worker",
+        }
+    }
+}
+
 /// The decoded fields of an ID.
 ///
 /// ```
@@ -93,10 +155,15 @@ pub struct Parts {
     pub sequence: u64,
 }
 
-/// Where an ID's bits go: `| 0 | time | worker | seq |`, from bit 63 down.
+/// Where an ID's bits go: `| time | worker | seq |` in the lowest `used_bits` bits (or
+/// `| time | seq | worker |`, see [`FieldOrder`]).
 ///
 /// Built and checked in `const fn`, so the derive stores it in a `const` and every mask,
 /// shift and bound below folds into a constant.
+///
+/// A layout uses at most 64 bits. One of 64 bits needs a `u64` field: its IDs at or above
+/// 2^63 are carried as raw `i64` values with the same bit pattern (negative as `i64`), and
+/// [`Layout::validate_u64`] is the way in for them. Raw values are compared as `u64`.
 ///
 /// ```
 /// use typed_snowflake::Layout;
@@ -119,9 +186,10 @@ pub struct Layout {
     seq_bits: u32,
     epoch_ms: i64,
     unit: TickUnit,
+    order: FieldOrder,
 }
 
-/// `2^bits - 1`, for `bits < 64`.
+/// `2^bits - 1`, for `bits <= 64`.
 const fn low_mask(bits: u32) -> u64 {
     if bits == 0 { 0 } else { u64::MAX >> (64 - bits) }
 }
@@ -130,18 +198,20 @@ impl Layout {
     /// A layout of `time`, `worker` and `seq` bits, counting milliseconds from `epoch_ms`
     /// (Unix milliseconds).
     ///
-    /// The widths must sum to at most 63 (the sign bit stays 0), `time` and `seq` must be at
-    /// least 1 (`worker` may be 0 for a single-node type), and the epoch must not lie before
-    /// 1970-01-01.
+    /// The widths must sum to at most 64 (at most 63 for a type over an `i64`, whose sign
+    /// bit stays 0: see [`Layout::fits_i64`]), `time` and `seq` must be at least 1 (`worker`
+    /// may be 0 for a single-node type), and the epoch must not lie before 1970-01-01.
     ///
     /// ```
     /// use typed_snowflake::{InvalidLayout, Layout};
     ///
     /// assert!(Layout::new(41, 10, 12, 1_288_834_974_657).is_ok());
+    /// assert!(!Layout::new(42, 10, 12, 1_420_070_400_000)?.fits_i64()); // Discord: a u64
     /// assert_eq!(
-    ///     Layout::new(42, 6, 16, 0),
-    ///     Err(InvalidLayout::TooWide { total: 64 })
+    ///     Layout::new(42, 7, 16, 0),
+    ///     Err(InvalidLayout::TooWide { total: 65 })
     /// );
+    /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub const fn new(time: u32, worker: u32, seq: u32, epoch_ms: i64) -> Result<Layout, InvalidLayout> {
         Layout::build(time, worker, 0, seq, epoch_ms, TickUnit::Millis)
@@ -185,6 +255,42 @@ impl Layout {
         self
     }
 
+    /// The same layout with another field order (Sonyflake's sequence above the machine ID).
+    ///
+    /// ```
+    /// use typed_snowflake::{FieldOrder, Layout, TickUnit};
+    ///
+    /// let sony = Layout::new(39, 16, 8, 1_409_529_600_000)?
+    ///     .with_unit(TickUnit::TenMillis)
+    ///     .with_order(FieldOrder::SeqAboveWorker);
+    /// let id = sony.encode(1_409_529_600_010, 1, 2)?;
+    /// assert_eq!(id, (1 << 24) | (2 << 16) | 1);
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub const fn with_order(mut self, order: FieldOrder) -> Layout {
+        self.order = order;
+        self
+    }
+
+    /// The same layout with another epoch (Unix milliseconds, not before 1970), as schemes
+    /// that leave the epoch to the user allow (Leaf, Sonyflake, Baidu).
+    ///
+    /// ```
+    /// use typed_snowflake::Layout;
+    ///
+    /// let leaf = Layout::LEAF.with_epoch(1_577_836_800_000)?;
+    /// assert_eq!(leaf.epoch_ms(), 1_577_836_800_000);
+    /// assert!(Layout::LEAF.with_epoch(-1).is_err());
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub const fn with_epoch(mut self, epoch_ms: i64) -> Result<Layout, InvalidLayout> {
+        if epoch_ms < 0 {
+            return Err(InvalidLayout::EpochBefore1970 { epoch_ms });
+        }
+        self.epoch_ms = epoch_ms;
+        Ok(self)
+    }
+
     /// The general constructor the derive uses: `datacenter` is the width of the high half
     /// of the `worker` field, or 0 for an unsplit node field.
     pub const fn build(
@@ -201,7 +307,7 @@ impl Layout {
         if seq == 0 {
             return Err(InvalidLayout::ZeroSequence);
         }
-        if time > 63 || worker > 63 || seq > 63 || time + worker + seq > 63 {
+        if time > 64 || worker > 64 || seq > 64 || time + worker + seq > 64 {
             return Err(InvalidLayout::TooWide { total: time.saturating_add(worker).saturating_add(seq) });
         }
         if datacenter >= worker && datacenter != 0 {
@@ -210,7 +316,15 @@ impl Layout {
         if epoch_ms < 0 {
             return Err(InvalidLayout::EpochBefore1970 { epoch_ms });
         }
-        Ok(Layout { time_bits: time, worker_bits: worker, datacenter_bits: datacenter, seq_bits: seq, epoch_ms, unit })
+        Ok(Layout {
+            time_bits: time,
+            worker_bits: worker,
+            datacenter_bits: datacenter,
+            seq_bits: seq,
+            epoch_ms,
+            unit,
+            order: FieldOrder::WorkerAboveSeq,
+        })
     }
 
     /// Like [`Layout::build`], but a compile-time error (a panic in `const` evaluation)
@@ -229,7 +343,7 @@ impl Layout {
             Ok(layout) => layout,
             Err(InvalidLayout::ZeroTime) => panic!("the time field needs at least 1 bit"),
             Err(InvalidLayout::ZeroSequence) => panic!("the sequence field needs at least 1 bit"),
-            Err(InvalidLayout::TooWide { .. }) => panic!("the widths sum to more than 63 bits"),
+            Err(InvalidLayout::TooWide { .. }) => panic!("the widths sum to more than 64 bits"),
             Err(InvalidLayout::EmptyNodeHalf) => panic!("datacenter and machine need at least 1 bit each"),
             Err(InvalidLayout::EpochBefore1970 { .. }) => panic!("the epoch lies before 1970-01-01"),
         }
@@ -255,9 +369,18 @@ impl Layout {
     pub const fn seq_bits(&self) -> u32 {
         self.seq_bits
     }
-    /// Bits the layout uses: `time + worker + seq`, at most 63.
+    /// Bits the layout uses: `time + worker + seq`, at most 64.
     pub const fn used_bits(&self) -> u32 {
         self.time_bits + self.worker_bits + self.seq_bits
+    }
+    /// Whether every ID of the layout is a non-negative `i64` (at most 63 bits used); a
+    /// 64-bit layout needs a `u64` field.
+    pub const fn fits_i64(&self) -> bool {
+        self.used_bits() <= 63
+    }
+    /// Which of the node and sequence fields sits higher.
+    pub const fn order(&self) -> FieldOrder {
+        self.order
     }
     /// The epoch in Unix milliseconds.
     pub const fn epoch_ms(&self) -> i64 {
@@ -276,21 +399,31 @@ impl Layout {
     pub const fn time_shift(&self) -> u32 {
         self.worker_bits + self.seq_bits
     }
-    /// Position of the lowest worker bit.
+    /// Position of the lowest worker bit: above the sequence (0 for Sonyflake's order).
     pub const fn worker_shift(&self) -> u32 {
-        self.seq_bits
+        match self.order {
+            FieldOrder::WorkerAboveSeq => self.seq_bits,
+            FieldOrder::SeqAboveWorker => 0,
+        }
     }
-    /// Selects the time field in place.
+    /// Position of the lowest sequence bit: 0, or above the worker in Sonyflake's order.
+    pub const fn seq_shift(&self) -> u32 {
+        match self.order {
+            FieldOrder::WorkerAboveSeq => 0,
+            FieldOrder::SeqAboveWorker => self.worker_bits,
+        }
+    }
+    /// Selects the time field in place (as a bit pattern: negative for a 64-bit layout).
     pub const fn time_mask(&self) -> i64 {
         (low_mask(self.time_bits) << self.time_shift()) as i64
     }
     /// Selects the node field in place.
     pub const fn worker_mask(&self) -> i64 {
-        (low_mask(self.worker_bits) << self.seq_bits) as i64
+        (low_mask(self.worker_bits) << self.worker_shift()) as i64
     }
     /// Selects the sequence field in place.
     pub const fn seq_mask(&self) -> i64 {
-        low_mask(self.seq_bits) as i64
+        (low_mask(self.seq_bits) << self.seq_shift()) as i64
     }
     /// Largest node value (`2^worker_bits - 1`; 0 for a single-node layout).
     pub const fn max_worker(&self) -> u64 {
@@ -319,9 +452,15 @@ impl Layout {
         let last = self.epoch_ms as i128 + (self.max_ticks() as i128 + 1) * unit - 1;
         if last > i64::MAX as i128 { i64::MAX } else { last as i64 }
     }
-    /// The largest ID the layout can hold.
+    /// The largest ID the layout can hold, as an `i64`: for a 64-bit layout, whose largest
+    /// ID does not fit, `i64::MAX` (see [`Layout::max_id_u64`]).
     pub const fn max_id(&self) -> i64 {
-        low_mask(self.used_bits()) as i64
+        let max = low_mask(self.used_bits());
+        if max > i64::MAX as u64 { i64::MAX } else { max as i64 }
+    }
+    /// The largest ID the layout can hold: `2^used_bits - 1`.
+    pub const fn max_id_u64(&self) -> u64 {
+        low_mask(self.used_bits())
     }
 
     /// The tick that holds `unix_ms`, or an error when it lies outside the time field.
@@ -346,8 +485,8 @@ impl Layout {
     /// Packs fields already known to be in range. The caller guarantees
     /// `tick <= max_ticks`, `worker <= max_worker` and `seq <= max_seq`.
     #[inline(always)]
-    const fn pack(&self, tick: u64, worker: u64, seq: u64) -> i64 {
-        ((tick << self.time_shift()) | (worker << self.seq_bits) | seq) as i64
+    pub(crate) const fn pack(&self, tick: u64, worker: u64, seq: u64) -> i64 {
+        ((tick << self.time_shift()) | (worker << self.worker_shift()) | (seq << self.seq_shift())) as i64
     }
 
     /// Encodes Unix milliseconds, a node value and a sequence number into an ID.
@@ -399,7 +538,8 @@ impl Layout {
     }
 
     /// Checks that `raw` is an ID this layout could have produced: not negative, and no bit
-    /// set above the used widths.
+    /// set above the used widths. An ID of a 64-bit layout at or above 2^63 is not an `i64`
+    /// value: it comes in through [`Layout::validate_u64`].
     ///
     /// ```
     /// use typed_snowflake::{Layout, LayoutError};
@@ -414,15 +554,20 @@ impl Layout {
         if raw < 0 {
             return Err(LayoutError::Negative { value: raw });
         }
-        if raw > self.max_id() {
-            return Err(LayoutError::OutOfLayout { value: raw as u64, used_bits: self.used_bits() });
-        }
-        Ok(raw)
+        self.validate_u64(raw as u64)
     }
 
-    /// [`Layout::validate`] for an unsigned value (a `BIGINT UNSIGNED` column, a `u64` field).
+    /// [`Layout::validate`] for an unsigned value (a `BIGINT UNSIGNED` column, a `u64` field):
+    /// the raw value, with the same bit pattern.
+    ///
+    /// ```
+    /// use typed_snowflake::{Layout, LayoutError};
+    ///
+    /// assert_eq!(Layout::DISCORD.validate_u64(u64::MAX), Ok(-1)); // all 64 bits: a u64 type's ID
+    /// assert!(matches!(Layout::TWITTER.validate_u64(1 << 63), Err(LayoutError::OutOfLayout { .. })));
+    /// ```
     pub const fn validate_u64(&self, raw: u64) -> Result<i64, LayoutError> {
-        if raw > self.max_id() as u64 {
+        if raw > self.max_id_u64() {
             return Err(LayoutError::OutOfLayout { value: raw, used_bits: self.used_bits() });
         }
         Ok(raw as i64)
@@ -441,12 +586,12 @@ impl Layout {
     /// The node field of a valid ID.
     #[inline]
     pub const fn worker_of(&self, raw: i64) -> u64 {
-        ((raw & self.worker_mask()) as u64) >> self.seq_bits
+        ((raw & self.worker_mask()) as u64) >> self.worker_shift()
     }
     /// The sequence field of a valid ID.
     #[inline]
     pub const fn sequence_of(&self, raw: i64) -> u64 {
-        (raw & self.seq_mask()) as u64
+        ((raw & self.seq_mask()) as u64) >> self.seq_shift()
     }
     /// The datacenter half of a valid ID's node field, for a split layout.
     pub const fn datacenter_of(&self, raw: i64) -> Option<u64> {
@@ -472,6 +617,24 @@ impl Layout {
     /// Checks `raw` and splits it into its fields.
     pub const fn decode(&self, raw: i64) -> Result<Parts, LayoutError> {
         match self.validate(raw) {
+            Ok(raw) => Ok(self.parts_of(raw)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Checks an unsigned `raw` (any ID of a 64-bit layout) and splits it into its fields.
+    ///
+    /// ```
+    /// use typed_snowflake::Layout;
+    ///
+    /// // Discord's documented example: 2016-04-30T11:18:25.796Z, worker 1, process 0, increment 7.
+    /// let parts = Layout::DISCORD.decode_u64(175_928_847_299_117_063)?;
+    /// assert_eq!(parts.timestamp_ms, 1_462_015_105_796);
+    /// assert_eq!((parts.datacenter, parts.machine, parts.sequence), (Some(1), Some(0), 7));
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub const fn decode_u64(&self, raw: u64) -> Result<Parts, LayoutError> {
+        match self.validate_u64(raw) {
             Ok(raw) => Ok(self.parts_of(raw)),
             Err(e) => Err(e),
         }

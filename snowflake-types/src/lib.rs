@@ -24,11 +24,12 @@ pub mod __private;
 
 pub use clock::{Clock, ManualClock, StepBack, SystemClock};
 pub use error::{
-    FenceReason, GenerateError, InvalidLayout, IoError, LayoutError, ParseIdError, RegistryError, WorkerError,
+    FenceReason, GenerateError, InvalidLayout, IoError, LayoutError, ParseIdError, ParseLayoutError, RegistryError,
+    WorkerError,
 };
 pub use generator::{DEFAULT_BATCH_LIMIT, Generator, GeneratorBuilder, GeneratorStats, MAX_HIGH_WATER_RESERVE};
 pub use id::SnowflakeId;
-pub use layout::{Layout, Parts, TickUnit};
+pub use layout::{FieldOrder, Labels, Layout, Parts, Preset, TickUnit};
 #[cfg(feature = "public-id")]
 pub use public::{PublicIdError, PublicIdKey, PublicIdKeyError};
 pub use registry::{Registry, RegistryBuilder};
@@ -43,4 +44,4 @@ pub use integrations::serde;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
 pub use integrations::sqlx as sql;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
-pub use integrations::sqlx::DecodeIdError;
+pub use integrations::sqlx::{DecodeIdError, EncodeIdError};

@@ -82,7 +82,8 @@ pub const fn score_shift(layout: &Layout) -> u32 {
 /// ```
 #[allow(clippy::cast_precision_loss, reason = "below 2^53 after the shift: exact")]
 pub const fn score_of(layout: &Layout, raw: i64) -> f64 {
-    (raw >> score_shift(layout)) as f64
+    // As `u64`: a 64-bit layout's IDs at or above 2^63 are carried as their bit pattern.
+    (raw.cast_unsigned() >> score_shift(layout)) as f64
 }
 
 /// The score of the first ID at `unix_ms` ([`Layout::first_at`]), or `None` when the time
@@ -116,6 +117,11 @@ pub const fn score_at(layout: &Layout, unix_ms: i64) -> Option<f64> {
 /// The member to store beside the score: the ID as a zero-padded 19-digit decimal, so
 /// that Redis, which orders equal scores by member bytes, keeps exact ID order.
 ///
+/// A 64-bit layout's IDs from 10^19 up have 20 digits. That never puts a 19-digit and a
+/// 20-digit member under one score: a score covers `2^(used_bits - 53)` = 2048 neighbours
+/// from a multiple of 2048, and 10^19 = 2^19 · 5^19 is such a multiple, so every score holds
+/// members of one length.
+///
 /// ```
 /// use typed_snowflake::score;
 ///
@@ -123,5 +129,5 @@ pub const fn score_at(layout: &Layout, unix_ms: i64) -> Option<f64> {
 /// assert!(score::member_of(9) < score::member_of(10)); // "9" > "10" unpadded
 /// ```
 pub fn member_of(raw: i64) -> String {
-    format!("{raw:019}")
+    format!("{:019}", raw.cast_unsigned())
 }

@@ -71,7 +71,7 @@ mod imp {
         /// `ToRedisArgs::write_redis_args`: the exact decimal value as one argument.
         #[inline]
         pub fn write_arg<T: SnowflakeId, W: ?Sized + RedisWrite>(id: &T, out: &mut W) {
-            out.write_arg_fmt(id.to_raw());
+            out.write_arg_fmt(id.to_raw().cast_unsigned());
         }
 
         /// `FromRedisValue`: an integer reply, or a bulk, simple or verbatim string of decimal
@@ -233,7 +233,9 @@ mod imp {
 
     /// The integer score of a valid ID, as sent: never through an `f64` on the wire.
     fn score_int(layout: &Layout, raw: i64) -> i64 {
-        raw >> score_shift(layout)
+        // Below 2^53 after the shift, taken as `u64`: a 64-bit layout's IDs at or above 2^63
+        // are carried as their bit pattern.
+        (raw.cast_unsigned() >> score_shift(layout)).cast_signed()
     }
 
     impl<T: SnowflakeId> Timeline<T> {

@@ -101,9 +101,9 @@ mod imp {
     #[inline]
     pub fn serialize<T: SnowflakeId, S: Serializer>(id: &T, serializer: S) -> Result<S::Ok, S::Error> {
         if serializer.is_human_readable() {
-            serialize_str(id.to_raw(), serializer)
+            serialize_str(id.to_raw().cast_unsigned(), serializer)
         } else {
-            serializer.serialize_i64(id.to_raw())
+            serialize_number(id, serializer)
         }
     }
 
@@ -130,7 +130,11 @@ mod imp {
         if deserializer.is_human_readable() {
             deserializer.deserialize_any(IdVisitor::<T>(PhantomData))
         } else {
-            deserializer.deserialize_i64(IdVisitor::<T>(PhantomData))
+            if T::LAYOUT.fits_i64() {
+                deserializer.deserialize_i64(IdVisitor::<T>(PhantomData))
+            } else {
+                deserializer.deserialize_u64(IdVisitor::<T>(PhantomData))
+            }
         }
     }
 
@@ -183,7 +187,7 @@ mod imp {
         /// ```
         #[inline]
         pub fn serialize<T: SnowflakeId, S: Serializer>(id: &T, serializer: S) -> Result<S::Ok, S::Error> {
-            serializer.serialize_i64(id.to_raw())
+            super::serialize_number(id, serializer)
         }
 
         /// Deserializes an ID from an integer or a string, as [`super::deserialize`].
@@ -284,7 +288,7 @@ mod imp {
 
         impl<T: SnowflakeId> Serialize for Number<'_, T> {
             fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.serialize_i64(self.0.to_raw())
+                super::serialize_number(self.0, serializer)
             }
         }
 
@@ -363,7 +367,7 @@ mod imp {
         /// ```
         #[inline]
         pub fn serialize<T: SnowflakeId, S: Serializer>(id: &T, serializer: S) -> Result<S::Ok, S::Error> {
-            super::serialize_str(id.to_raw(), serializer)
+            super::serialize_str(id.to_raw().cast_unsigned(), serializer)
         }
 
         /// Deserializes an ID from a string (or, in a self-describing format, an integer).
@@ -418,12 +422,12 @@ mod imp {
 
     /// Writes `value` in decimal at the end of `buf` and returns where it starts.
     ///
-    /// Four digits per 64-bit division, then two per 32-bit one. A valid ID is never
-    /// negative; a sign is still written for any other `i64`, so no value is ever printed
-    /// as something it is not.
+    /// Four digits per 64-bit division, then two per 32-bit one. A raw ID is written as its
+    /// `u64` bit pattern: the same digits for every ID below 2^63, and the right ones for a
+    /// 64-bit layout's IDs above it.
     #[inline]
-    fn write_decimal(value: i64, buf: &mut [u8; DECIMAL_LEN]) -> usize {
-        let mut n = value.unsigned_abs();
+    fn write_decimal(value: u64, buf: &mut [u8; DECIMAL_LEN]) -> usize {
+        let mut n = value;
         let mut pos = DECIMAL_LEN;
         while n >= 10_000 {
             // n % 10_000 < 10_000 fits in a u32.
@@ -453,16 +457,23 @@ mod imp {
                 buf[pos] = b'0' + n as u8;
             }
         }
-        if value < 0 {
-            pos -= 1;
-            buf[pos] = b'-';
-        }
         pos
+    }
+
+    /// Serializes an ID as a number: an `i64` for a layout of at most 63 bits, a `u64` for a
+    /// 64-bit layout (whose IDs at or above 2^63 are no `i64`).
+    #[inline]
+    fn serialize_number<T: SnowflakeId, S: Serializer>(id: &T, serializer: S) -> Result<S::Ok, S::Error> {
+        if T::LAYOUT.fits_i64() {
+            serializer.serialize_i64(id.to_raw())
+        } else {
+            serializer.serialize_u64(id.to_raw().cast_unsigned())
+        }
     }
 
     /// Serializes `raw` as a string of decimal digits from a stack buffer.
     #[inline]
-    fn serialize_str<S: Serializer>(raw: i64, serializer: S) -> Result<S::Ok, S::Error> {
+    fn serialize_str<S: Serializer>(raw: u64, serializer: S) -> Result<S::Ok, S::Error> {
         let mut buf = [0u8; DECIMAL_LEN];
         let start = write_decimal(raw, &mut buf);
         // Only ASCII digits and '-' were written, so this never fails.
@@ -507,14 +518,17 @@ mod imp {
                 Err(_) if value < 0 => {
                     Err(invalid::<T, E>(format_args!("{value} is negative; a Snowflake ID is a positive i64")))
                 }
-                Err(_) => Err(invalid::<T, E>(format_args!("{value} is larger than i64::MAX (9223372036854775807)"))),
+                Err(_) => match u64::try_from(value) {
+                    Ok(value) => self.visit_u64(value),
+                    Err(_) => Err(invalid::<T, E>(format_args!("{value} is larger than u64::MAX, the largest ID"))),
+                },
             }
         }
 
         fn visit_u128<E: de::Error>(self, value: u128) -> Result<T, E> {
             match u64::try_from(value) {
                 Ok(value) => self.visit_u64(value),
-                Err(_) => Err(invalid::<T, E>(format_args!("{value} is larger than i64::MAX (9223372036854775807)"))),
+                Err(_) => Err(invalid::<T, E>(format_args!("{value} is larger than u64::MAX, the largest ID"))),
             }
         }
     }
@@ -525,7 +539,7 @@ mod imp {
     mod tests {
         use super::{DECIMAL_LEN, write_decimal};
 
-        fn decimal(value: i64) -> String {
+        fn decimal(value: u64) -> String {
             let mut buf = [0u8; DECIMAL_LEN];
             let start = write_decimal(value, &mut buf);
             String::from_utf8(buf[start..].to_vec()).expect("ASCII")
@@ -533,12 +547,14 @@ mod imp {
 
         #[test]
         fn decimal_matches_display_at_every_length_and_edge() {
-            let mut samples = vec![0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, i64::MAX, i64::MAX - 1, i64::MIN, -1, -10];
-            let mut power = 1i64;
+            let mut samples = vec![0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, u64::MAX, u64::MAX - 1, 1 << 63];
+            samples.extend([i64::MAX.cast_unsigned(), i64::MAX.cast_unsigned() - 1]);
+            let mut power = 1u64;
             while let Some(next) = power.checked_mul(10) {
-                samples.extend([power - 1, power, power + 1, -power, next / 3]);
+                samples.extend([power - 1, power, power + 1, next / 3]);
                 power = next;
             }
+            samples.extend([power - 1, power, power + 1]);
             samples.push(1_724_551_110_457_221_119);
             for value in samples {
                 assert_eq!(decimal(value), value.to_string(), "{value}");
@@ -547,11 +563,11 @@ mod imp {
 
         #[test]
         fn decimal_matches_display_across_the_range() {
-            // A multiplicative walk over the whole i64 range, both signs.
+            // A multiplicative walk over the whole u64 range.
             let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
             for _ in 0..100_000 {
                 x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-                let value = i64::from_ne_bytes(x.to_ne_bytes());
+                let value = x;
                 assert_eq!(decimal(value), value.to_string());
                 let shifted = value >> (x % 63);
                 assert_eq!(decimal(shifted), shifted.to_string());

@@ -34,6 +34,14 @@
 //! [`DecodeIdError`] inside sqlx's `Error::ColumnDecode`), never a wrong ID. `NULL` decodes into
 //! `Option<OrderId>` as `None`, and into `OrderId` as sqlx's unexpected-null error.
 //!
+//! # 64-bit layouts
+//!
+//! A type over a `u64` whose layout uses all 64 bits (Discord, Instagram, Mastodon) has IDs
+//! at or above 2^63 once its time field's top bit is set. No `BIGINT` holds them in order
+//! (as a signed bit pattern they would sort below every other ID), so encoding one is an
+//! [`EncodeIdError`] naming the type; every ID below 2^63 is stored as usual. Decoding reads
+//! what encoding wrote, and a MySQL `BIGINT UNSIGNED` column decodes the whole `u64` range.
+//!
 //! # PostgreSQL
 //!
 //! IDs have an array type (`PgHasArrayType`), so `Vec<OrderId>` and `&[OrderId]` bind as
@@ -124,11 +132,51 @@ impl DecodeIdError {
     }
 }
 
+/// An ID that no `BIGINT` holds in order: one at or above 2^63, of a 64-bit layout.
+///
+/// ```
+/// use typed_snowflake::sql::EncodeIdError;
+///
+/// let error = EncodeIdError::new("DiscordId", 1 << 63);
+/// assert_eq!(
+///     error.to_string(),
+///     "DiscordId 9223372036854775808 does not fit in a BIGINT: IDs at or above 2^63 have no \
+///      order-preserving signed 64-bit form"
+/// );
+/// ```
+#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{type_name} {value} does not fit in a BIGINT: IDs at or above 2^63 have no order-preserving signed 64-bit form"
+)]
+pub struct EncodeIdError {
+    type_name: &'static str,
+    value: u64,
+}
+
+#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
+impl EncodeIdError {
+    /// An error for the ID `value` of `type_name`.
+    pub const fn new(type_name: &'static str, value: u64) -> Self {
+        Self { type_name, value }
+    }
+
+    /// The ID type, as written in the source.
+    pub const fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+
+    /// The ID.
+    pub const fn value(&self) -> u64 {
+        self.value
+    }
+}
+
 /// Helpers the generated impls call; generic over the database, so each impl is one line.
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
 #[doc(hidden)]
 pub mod helpers {
-    use super::DecodeIdError;
+    use super::{DecodeIdError, EncodeIdError};
     use crate::SnowflakeId;
     use sqlx_core::database::Database;
     use sqlx_core::decode::Decode;
@@ -136,13 +184,17 @@ pub mod helpers {
     use sqlx_core::error::{BoxDynError, UnexpectedNullError};
     use sqlx_core::value::ValueRef;
 
-    /// Encodes an ID as its `i64`.
+    /// Encodes an ID as its `i64`; an ID at or above 2^63 (of a 64-bit layout) is an error.
     #[inline]
     pub fn encode<'q, T: SnowflakeId, DB: Database>(id: &T, buf: &mut DB::ArgumentBuffer) -> Result<IsNull, BoxDynError>
     where
         i64: Encode<'q, DB>,
     {
-        <i64 as Encode<'q, DB>>::encode(id.to_raw(), buf)
+        let raw = id.to_raw();
+        if raw < 0 {
+            return Err(Box::new(EncodeIdError::new(T::NAME, raw.cast_unsigned())));
+        }
+        <i64 as Encode<'q, DB>>::encode(raw, buf)
     }
 
     /// Decodes an `i64` and checks it against `T`'s layout.

@@ -1,0 +1,255 @@
+//! The text form of a layout: `time=42,worker=5,seq=16,epoch=2021-05-05`, with `unit=`,
+//! `datacenter=`/`machine=`, `order=` and `preset=`. The same rules and messages as
+//! `#[layout(...)]`.
+
+use core::fmt;
+use core::str::FromStr;
+
+use super::preset::Preset;
+use super::{FieldOrder, Layout, TickUnit, civil};
+use crate::error::ParseLayoutError;
+
+/// The keys of the text form, for messages.
+pub const KEYS: &str = "time, worker, datacenter, machine, seq, epoch, unit, order, preset";
+
+/// Every key, parsed but not yet checked against the others.
+#[derive(Default)]
+struct Keys<'a> {
+    time: Option<u32>,
+    worker: Option<u32>,
+    datacenter: Option<u32>,
+    machine: Option<u32>,
+    seq: Option<u32>,
+    epoch: Option<i64>,
+    unit: Option<TickUnit>,
+    order: Option<FieldOrder>,
+    preset: Option<&'a Preset>,
+}
+
+fn set<T>(slot: &mut Option<T>, key: &str, value: T) -> Result<(), ParseLayoutError> {
+    if slot.is_some() {
+        return Err(ParseLayoutError::DuplicateKey { key: key.to_owned() });
+    }
+    *slot = Some(value);
+    Ok(())
+}
+
+fn width(key: &'static str, value: &str) -> Result<u32, ParseLayoutError> {
+    let bad = || ParseLayoutError::BadWidth { key, value: value.to_owned() };
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    value.parse::<u32>().ok().filter(|&w| w <= 64).ok_or_else(bad)
+}
+
+/// Parses an epoch as the derive does: `YYYY-MM-DD`, an RFC 3339 instant, or Unix
+/// milliseconds; not before 1970-01-01.
+#[doc(hidden)]
+pub fn parse_epoch(value: &str) -> Result<i64, String> {
+    let ms = if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        value.parse::<i64>().map_err(|_| "the epoch in Unix milliseconds must fit in an i64".to_owned())?
+    } else if value.starts_with('-') && value.len() > 1 && value[1..].bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "the epoch {value} lies before 1970-01-01; IDs count time from an epoch at or after the Unix epoch"
+        ));
+    } else {
+        civil::parse(value)?
+    };
+    if ms < 0 {
+        return Err(format!("the epoch {value:?} lies before 1970-01-01; choose a date at or after the Unix epoch"));
+    }
+    Ok(ms)
+}
+
+impl FromStr for Layout {
+    type Err = ParseLayoutError;
+
+    /// Parses the text form. Keys may come in any order, separated by commas; spaces around
+    /// keys and values are ignored.
+    ///
+    /// ```
+    /// use typed_snowflake::{Layout, TickUnit};
+    ///
+    /// let order: Layout = "time=42,worker=5,seq=16,epoch=2021-05-05".parse()?;
+    /// assert_eq!(order, Layout::new(42, 5, 16, 1_620_172_800_000)?);
+    /// let sony: Layout = "preset=sonyflake, epoch=2024-01-01".parse()?;
+    /// assert_eq!((sony.unit(), sony.epoch_ms()), (TickUnit::TenMillis, 1_704_067_200_000));
+    /// assert!("preset=discord,epoch=2024-01-01".parse::<Layout>().is_err()); // Discord's epoch is fixed
+    /// assert!("time=42,worker=6,seq=17,epoch=0".parse::<Layout>().is_err()); // 65 bits
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn from_str(text: &str) -> Result<Layout, ParseLayoutError> {
+        if text.trim().is_empty() {
+            return Err(ParseLayoutError::Empty);
+        }
+        let mut keys = Keys::default();
+        for part in text.split(',') {
+            let Some((key, value)) = part.split_once('=') else {
+                return Err(ParseLayoutError::NotKeyValue { part: part.trim().to_owned() });
+            };
+            let (key, value) = (key.trim(), value.trim());
+            match key {
+                "time" => set(&mut keys.time, key, width("time", value)?)?,
+                "worker" => set(&mut keys.worker, key, width("worker", value)?)?,
+                "datacenter" => set(&mut keys.datacenter, key, width("datacenter", value)?)?,
+                "machine" => set(&mut keys.machine, key, width("machine", value)?)?,
+                "seq" => set(&mut keys.seq, key, width("seq", value)?)?,
+                "epoch" => {
+                    let ms = parse_epoch(value)
+                        .map_err(|reason| ParseLayoutError::BadEpoch { value: value.to_owned(), reason })?;
+                    set(&mut keys.epoch, key, ms)?;
+                }
+                "unit" => {
+                    let unit =
+                        TickUnit::parse(value).ok_or_else(|| ParseLayoutError::BadUnit { value: value.to_owned() })?;
+                    set(&mut keys.unit, key, unit)?;
+                }
+                "order" => {
+                    let order = FieldOrder::parse(value)
+                        .ok_or_else(|| ParseLayoutError::BadOrder { value: value.to_owned() })?;
+                    set(&mut keys.order, key, order)?;
+                }
+                "preset" => {
+                    let preset = Preset::get(value).ok_or_else(|| ParseLayoutError::UnknownPreset {
+                        name: value.to_owned(),
+                        known: Preset::NAMES,
+                    })?;
+                    set(&mut keys.preset, key, preset)?;
+                }
+                _ => return Err(ParseLayoutError::UnknownKey { key: key.to_owned(), known: KEYS }),
+            }
+        }
+        match keys.preset {
+            Some(preset) => from_preset(preset, &keys),
+            None => from_keys(&keys),
+        }
+    }
+}
+
+/// A preset with the keys its scheme leaves to the user.
+fn from_preset(preset: &'static Preset, keys: &Keys<'_>) -> Result<Layout, ParseLayoutError> {
+    let fixed = |key: &'static str, reason: &'static str| {
+        Err(ParseLayoutError::FixedByPreset { preset: preset.name, key, reason })
+    };
+    let base = preset.layout;
+    let widths_reason = "the scheme fixes its widths; write the widths out instead of the preset";
+    if keys.datacenter.is_some() {
+        return fixed("datacenter", widths_reason);
+    }
+    if keys.machine.is_some() {
+        return fixed("machine", widths_reason);
+    }
+    if keys.unit.is_some() {
+        return fixed("unit", "the scheme fixes its tick");
+    }
+    if keys.order.is_some() {
+        return fixed("order", "the scheme fixes its field order");
+    }
+    let mut layout = base;
+    if keys.time.is_some() || keys.worker.is_some() || keys.seq.is_some() {
+        if !preset.widths_configurable {
+            let key = if keys.time.is_some() {
+                "time"
+            } else if keys.worker.is_some() {
+                "worker"
+            } else {
+                "seq"
+            };
+            return fixed(key, widths_reason);
+        }
+        layout = Layout::build(
+            keys.time.unwrap_or(base.time_bits()),
+            keys.worker.unwrap_or(base.worker_bits()),
+            0,
+            keys.seq.unwrap_or(base.seq_bits()),
+            base.epoch_ms(),
+            base.unit(),
+        )?
+        .with_order(base.order());
+    }
+    if let Some(epoch) = keys.epoch {
+        if !preset.epoch_configurable {
+            return fixed("epoch", "its IDs count from one published epoch");
+        }
+        layout = layout.with_epoch(epoch)?;
+    }
+    Ok(layout)
+}
+
+/// A layout written out key by key.
+fn from_keys(keys: &Keys<'_>) -> Result<Layout, ParseLayoutError> {
+    let mut absent: Vec<(&str, &str)> = Vec::new();
+    if keys.time.is_none() {
+        absent.push(("time", "`time=41`"));
+    }
+    let node = match (keys.worker, keys.datacenter, keys.machine) {
+        (Some(worker), None, None) => Some((worker, 0)),
+        (None, Some(dc), Some(machine)) => {
+            if dc == 0 || machine == 0 {
+                return Err(ParseLayoutError::Node(
+                    "datacenter and machine need at least 1 bit each; for one node write `worker=0`",
+                ));
+            }
+            Some((dc + machine, dc))
+        }
+        (Some(_), _, _) => {
+            return Err(ParseLayoutError::Node(
+                "give the node field either as `worker=N` or as `datacenter=N,machine=M`, not both",
+            ));
+        }
+        (None, Some(_), None) => {
+            return Err(ParseLayoutError::Node("`datacenter` needs `machine` beside it: `datacenter=5,machine=5`"));
+        }
+        (None, None, Some(_)) => {
+            return Err(ParseLayoutError::Node("`machine` needs `datacenter` beside it: `datacenter=5,machine=5`"));
+        }
+        (None, None, None) => {
+            absent.push(("worker", "`worker=10` (or `datacenter=5,machine=5`, or `worker=0` for a single-node type)"));
+            None
+        }
+    };
+    if keys.seq.is_none() {
+        absent.push(("seq", "`seq=12`"));
+    }
+    if keys.epoch.is_none() {
+        absent.push(("epoch", "`epoch=2024-01-01` (a date, an RFC 3339 instant or Unix milliseconds)"));
+    }
+    let (Some(time), Some((worker, datacenter)), Some(seq), Some(epoch)) = (keys.time, node, keys.seq, keys.epoch)
+    else {
+        let keys: Vec<String> = absent.iter().map(|(key, _)| format!("`{key}`")).collect();
+        let examples: Vec<&str> = absent.iter().map(|&(_, example)| example).collect();
+        return Err(ParseLayoutError::Missing { keys: keys.join(", "), examples: examples.join(", ") });
+    };
+    let layout = Layout::build(time, worker, datacenter, seq, epoch, keys.unit.unwrap_or_default())?;
+    Ok(layout.with_order(keys.order.unwrap_or_default()))
+}
+
+impl fmt::Display for Layout {
+    /// The text form, which [`FromStr`] reads back: widths, the epoch (a date at UTC
+    /// midnight, else an RFC 3339 instant), then `unit` and `order` where not the default.
+    ///
+    /// ```
+    /// use typed_snowflake::Layout;
+    ///
+    /// assert_eq!(Layout::TWITTER.to_string(), "time=41,datacenter=5,machine=5,seq=12,epoch=2010-11-04T01:42:54.657Z");
+    /// assert_eq!(Layout::SONYFLAKE.to_string(), "time=39,worker=16,seq=8,epoch=2014-09-01,unit=10ms,order=time-seq-worker");
+    /// assert_eq!(Layout::SONYFLAKE.to_string().parse::<Layout>()?, Layout::SONYFLAKE);
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "time={}", self.time_bits())?;
+        if self.is_split() {
+            write!(f, ",datacenter={},machine={}", self.datacenter_bits(), self.machine_bits())?;
+        } else {
+            write!(f, ",worker={}", self.worker_bits())?;
+        }
+        write!(f, ",seq={},epoch={}", self.seq_bits(), civil::format_epoch(self.epoch_ms()))?;
+        if self.unit() != TickUnit::Millis {
+            write!(f, ",unit={}", self.unit().as_str())?;
+        }
+        if self.order() != FieldOrder::WorkerAboveSeq {
+            write!(f, ",order={}", self.order().as_str())?;
+        }
+        Ok(())
+    }
+}
