@@ -1,0 +1,485 @@
+//! `snowflake`: decode, draw, generate and convert Snowflake IDs of any public scheme or of a
+//! layout given as text, from the command line.
+
+use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use serde_json::{Map, Value, json};
+use snowflake_types::layout::format_rfc3339;
+use snowflake_types::score::score_of;
+use snowflake_types::{Generator, Labels, Layout, ParseIdError, Parts, Preset, TickUnit};
+
+const AFTER_HELP: &str = "\
+Layouts: --preset twitter|discord|instagram|sonyflake|mastodon|leaf|baidu, or --layout with the
+text form, e.g. --layout time=42,worker=5,seq=16,epoch=2021-05-05 (keys: time, worker,
+datacenter, machine, seq, epoch, unit=1ms|10ms|1s, order=time-worker-seq|time-seq-worker,
+preset). `snowflake layouts` lists the presets.
+
+Exit status: 0 when every input was handled, 1 when some input was not an ID (each one is
+reported on stderr), 2 for a usage error.";
+
+/// Decode, draw, generate and convert Snowflake IDs.
+#[derive(Parser)]
+#[command(name = "snowflake", version, after_help = AFTER_HELP)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Decode IDs: instant (RFC 3339 UTC and Unix ms), node fields, sequence, Redis score.
+    ///
+    /// With no IDs, reads standard input, one ID per line (blank lines are skipped). A line
+    /// that is not an ID is reported on stderr with its line number; the rest are still
+    /// decoded, and the exit status is 1.
+    #[command(after_help = "\
+Examples:
+  snowflake inspect 175928847299117063 --preset discord
+  grep -oE '[0-9]{17,20}' app.log | snowflake inspect --preset discord --json")]
+    Inspect {
+        /// IDs in decimal; none: read standard input.
+        ids: Vec<String>,
+        #[command(flatten)]
+        layout: LayoutArgs,
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Draw an ID's 64 bits as a bar, each field labelled with its width and value.
+    #[command(after_help = "\
+Example:
+  snowflake explain 1724551110457221119 --preset twitter")]
+    Explain {
+        /// The ID, in decimal.
+        id: String,
+        #[command(flatten)]
+        layout: LayoutArgs,
+    },
+    /// Generate IDs now, as the given worker.
+    #[command(after_help = "\
+Example:
+  snowflake generate -n 3 --layout time=42,worker=5,seq=16,epoch=2021-05-05 --worker 7")]
+    Generate {
+        /// How many IDs.
+        #[arg(short = 'n', long = "count", default_value_t = 1)]
+        count: u64,
+        #[command(flatten)]
+        layout: LayoutArgs,
+        /// The node field's value (for a datacenter/machine layout: both halves together,
+        /// datacenter << machine bits | machine).
+        #[arg(long, default_value_t = 0)]
+        worker: u64,
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Re-encode an ID in another layout: the same instant, node and sequence.
+    ///
+    /// The instant is the start of the ID's tick; a field that does not fit the target
+    /// layout is an error.
+    #[command(after_help = "\
+Example:
+  snowflake convert 1724551110457221119 --from twitter --to leaf")]
+    Convert {
+        /// The ID, in decimal.
+        id: String,
+        /// The ID's layout: a preset name or the text form.
+        #[arg(long)]
+        from: String,
+        /// The target layout: a preset name or the text form.
+        #[arg(long)]
+        to: String,
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List every preset: widths, epoch, tick, and when its time field runs out.
+    #[command(after_help = "\
+Example:
+  snowflake layouts --json")]
+    Layouts {
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args)]
+#[group(required = true, multiple = false)]
+struct LayoutArgs {
+    /// A public scheme's layout (see `snowflake layouts`).
+    #[arg(long)]
+    preset: Option<String>,
+    /// A layout in the text form, e.g. time=42,worker=5,seq=16,epoch=2021-05-05.
+    #[arg(long)]
+    layout: Option<String>,
+}
+
+/// A layout and what its fields are called.
+struct Scheme {
+    name: String,
+    layout: Layout,
+    labels: Labels,
+}
+
+const DEFAULT_LABELS: Labels =
+    Labels { node: "worker", datacenter: "datacenter", machine: "machine", sequence: "sequence" };
+
+impl Scheme {
+    fn from_text(text: &str) -> Result<Scheme, String> {
+        if !text.contains('=') {
+            let preset = Preset::get(text)
+                .ok_or_else(|| format!("unknown preset {text:?}; the presets are: {}", Preset::NAMES))?;
+            return Ok(Scheme { name: preset.name.to_owned(), layout: preset.layout, labels: preset.labels });
+        }
+        let layout: Layout = text.parse().map_err(|e| format!("--layout {text:?}: {e}"))?;
+        // A preset with an overridden epoch keeps the preset's field names.
+        let preset = text
+            .split(',')
+            .find_map(|part| part.trim().strip_prefix("preset="))
+            .and_then(|name| Preset::get(name.trim()))
+            .or_else(|| Preset::of(&layout));
+        Ok(match preset {
+            Some(preset) => Scheme { name: preset.name.to_owned(), layout, labels: preset.labels },
+            None => Scheme { name: layout.to_string(), layout, labels: DEFAULT_LABELS },
+        })
+    }
+
+    fn from_args(args: &LayoutArgs) -> Result<Scheme, String> {
+        match (&args.preset, &args.layout) {
+            (Some(name), _) => Scheme::from_text(name),
+            (None, Some(text)) => Scheme::from_text(text),
+            (None, None) => Err("give --preset NAME or --layout TEXT".to_owned()),
+        }
+    }
+
+    /// The node and sequence fields, named, in the order they are written.
+    fn fields(&self, parts: &Parts) -> Vec<(&'static str, u64)> {
+        let mut fields = Vec::new();
+        if let (Some(dc), Some(machine)) = (parts.datacenter, parts.machine) {
+            fields.push((self.labels.datacenter, dc));
+            fields.push((self.labels.machine, machine));
+        } else if self.layout.worker_bits() > 0 {
+            fields.push((self.labels.node, parts.worker));
+        }
+        fields.push((self.labels.sequence, parts.sequence));
+        fields
+    }
+
+    /// Parses decimal text as an ID of this layout.
+    fn parse(&self, text: &str) -> Result<u64, String> {
+        ParseIdError::parse(&self.layout, text)
+            .map(i64::cast_unsigned)
+            .map_err(|e| format!("{text:?} is not a {} ID: {e}", self.name))
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stdout = io::stdout();
+    let colour = stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let mut out = BufWriter::new(stdout.lock());
+    let result = run(cli.command, &mut out, colour).and_then(|status| {
+        out.flush().map_err(|e| e.to_string())?;
+        Ok(status)
+    });
+    match result {
+        Ok(status) => status,
+        // A closed pipe (`snowflake generate -n 1000000 | head`) is not a failure.
+        Err(message) if message.contains("Broken pipe") => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("snowflake: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn io_err(e: io::Error) -> String {
+    e.to_string()
+}
+
+fn run(command: Command, out: &mut impl Write, colour: bool) -> Result<ExitCode, String> {
+    match command {
+        Command::Inspect { ids, layout, json } => {
+            let scheme = Scheme::from_args(&layout)?;
+            let mut failed = 0_usize;
+            let mut handle = |text: &str, place: &str, out: &mut dyn Write| -> Result<(), String> {
+                match scheme.parse(text) {
+                    Ok(raw) => inspect(&scheme, raw, json, out).map_err(io_err),
+                    Err(message) => {
+                        failed += 1;
+                        eprintln!("snowflake: {place}: {message}");
+                        Ok(())
+                    }
+                }
+            };
+            if ids.is_empty() {
+                for (n, line) in io::stdin().lock().lines().enumerate() {
+                    let line = line.map_err(|e| format!("reading standard input: {e}"))?;
+                    let text = line.trim();
+                    if !text.is_empty() {
+                        handle(text, &format!("line {}", n + 1), out)?;
+                    }
+                }
+            } else {
+                for (n, text) in ids.iter().enumerate() {
+                    handle(text, &format!("argument {}", n + 1), out)?;
+                }
+            }
+            Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
+        Command::Explain { id, layout } => {
+            let scheme = Scheme::from_args(&layout)?;
+            let raw = scheme.parse(&id)?;
+            explain(&scheme, raw, colour, out).map_err(io_err)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Generate { count, layout, worker, json } => {
+            let scheme = Scheme::from_args(&layout)?;
+            // The generator names its type in errors; here the type is the layout's name.
+            let name: &'static str = Box::leak(scheme.name.clone().into_boxed_str());
+            let generator = Generator::builder(scheme.layout)
+                .name(name)
+                .worker(worker)
+                .build()
+                .map_err(|e| format!("cannot generate {} IDs: {e}", scheme.name))?;
+            for _ in 0..count {
+                let raw = generator.next_raw().map_err(|e| format!("cannot generate {} IDs: {e}", scheme.name))?;
+                let id = raw.cast_unsigned();
+                if json {
+                    writeln!(out, "{}", json!({ "id": id.to_string() })).map_err(io_err)?;
+                } else {
+                    writeln!(out, "{id}").map_err(io_err)?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Convert { id, from, to, json } => {
+            let (from, to) = (Scheme::from_text(&from)?, Scheme::from_text(&to)?);
+            let raw = from.parse(&id)?;
+            let parts = from.layout.parts_of(raw.cast_signed());
+            let converted = to
+                .layout
+                .encode(parts.timestamp_ms, parts.worker, parts.sequence)
+                .map_err(|e| format!("{id} ({}) does not fit {}: {e}", from.name, to.name))?
+                .cast_unsigned();
+            if json {
+                let line = json!({
+                    "id": raw.to_string(),
+                    "from": from.layout.to_string(),
+                    "to": to.layout.to_string(),
+                    "converted": converted.to_string(),
+                });
+                writeln!(out, "{line}").map_err(io_err)?;
+            } else {
+                writeln!(out, "{converted}").map_err(io_err)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Layouts { json } => {
+            layouts(json, out).map_err(io_err)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn inspect(scheme: &Scheme, raw: u64, json: bool, out: &mut dyn Write) -> io::Result<()> {
+    let layout = &scheme.layout;
+    let parts = layout.parts_of(raw.cast_signed());
+    let instant = format_rfc3339(parts.timestamp_ms);
+    // An integer below 2^53: exact.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let score = score_of(layout, raw.cast_signed()) as u64;
+    let fields = scheme.fields(&parts);
+    if json {
+        let mut named = Map::new();
+        for &(name, value) in &fields {
+            named.insert(name.to_owned(), json!(value));
+        }
+        let line = json!({
+            "id": raw.to_string(),
+            "layout": layout.to_string(),
+            "time": instant,
+            "unix_ms": parts.timestamp_ms,
+            "ticks": parts.ticks,
+            "node": parts.worker,
+            "datacenter": parts.datacenter,
+            "machine": parts.machine,
+            "sequence": parts.sequence,
+            "fields": Value::Object(named),
+            "redis_score": score,
+        });
+        writeln!(out, "{line}")
+    } else {
+        let fields: Vec<String> = fields.iter().map(|(name, value)| format!("{name} {value}")).collect();
+        writeln!(out, "{raw}: {instant} ({} ms), {}, redis score {score}", parts.timestamp_ms, fields.join(", "))
+    }
+}
+
+/// One field of the bar: its name, highest and lowest bit, and value.
+struct Field {
+    name: String,
+    high: u32,
+    low: u32,
+    value: u64,
+    colour: &'static str,
+    is_time: bool,
+}
+
+fn explain(scheme: &Scheme, raw: u64, colour: bool, out: &mut dyn Write) -> io::Result<()> {
+    let layout = &scheme.layout;
+    let parts = layout.parts_of(raw.cast_signed());
+    let mut fields = Vec::new();
+    let used = layout.used_bits();
+    if used < 64 {
+        fields.push(Field {
+            name: "unused".to_owned(),
+            high: 63,
+            low: used,
+            value: raw >> used,
+            colour: "2",
+            is_time: false,
+        });
+    }
+    let time_shift = layout.time_shift();
+    fields.push(Field {
+        name: "time".to_owned(),
+        high: used - 1,
+        low: time_shift,
+        value: parts.ticks,
+        colour: "36",
+        is_time: true,
+    });
+    let node = |fields: &mut Vec<Field>, shift: u32| {
+        if let (Some(dc), Some(machine)) = (parts.datacenter, parts.machine) {
+            let machine_bits = layout.machine_bits();
+            fields.push(Field {
+                name: scheme.labels.datacenter.to_owned(),
+                high: shift + layout.worker_bits() - 1,
+                low: shift + machine_bits,
+                value: dc,
+                colour: "33",
+                is_time: false,
+            });
+            fields.push(Field {
+                name: scheme.labels.machine.to_owned(),
+                high: shift + machine_bits - 1,
+                low: shift,
+                value: machine,
+                colour: "35",
+                is_time: false,
+            });
+        } else if layout.worker_bits() > 0 {
+            fields.push(Field {
+                name: scheme.labels.node.to_owned(),
+                high: shift + layout.worker_bits() - 1,
+                low: shift,
+                value: parts.worker,
+                colour: "33",
+                is_time: false,
+            });
+        }
+    };
+    let seq = Field {
+        name: scheme.labels.sequence.to_owned(),
+        high: layout.seq_shift() + layout.seq_bits() - 1,
+        low: layout.seq_shift(),
+        value: parts.sequence,
+        colour: "32",
+        is_time: false,
+    };
+    if layout.seq_shift() == 0 {
+        node(&mut fields, layout.worker_shift());
+        fields.push(seq);
+    } else {
+        fields.push(seq);
+        node(&mut fields, layout.worker_shift());
+    }
+
+    let paint = |text: &str, code: &str| if colour { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() };
+    writeln!(out, "{raw} ({}: {layout})", scheme.name)?;
+    let bits = format!("{raw:064b}");
+    let bar: Vec<String> =
+        fields.iter().map(|f| paint(&bits[(63 - f.high) as usize..=(63 - f.low) as usize], f.colour)).collect();
+    writeln!(out, "{}", bar.join(" "))?;
+    let name_width = fields.iter().map(|f| f.name.len()).max().unwrap_or(0);
+    for f in &fields {
+        let width = f.high - f.low + 1;
+        let range = if width == 1 { format!("bit {}", f.high) } else { format!("bits {}..{}", f.high, f.low) };
+        let mut line = format!(
+            "{:<name_width$}  {range:<13} {width:>2} bit{} = {}",
+            f.name,
+            if width == 1 { " " } else { "s" },
+            f.value
+        );
+        if f.is_time {
+            let unit = match layout.unit() {
+                TickUnit::Millis => "ms",
+                TickUnit::TenMillis => "× 10 ms",
+                TickUnit::Seconds => "s",
+            };
+            line.push_str(&format!(
+                " {unit} since {} = {}",
+                format_rfc3339(layout.epoch_ms()),
+                format_rfc3339(parts.timestamp_ms)
+            ));
+        }
+        writeln!(out, "{}", paint(&line, f.colour))?;
+    }
+    Ok(())
+}
+
+fn layouts(json: bool, out: &mut dyn Write) -> io::Result<()> {
+    if !json {
+        writeln!(out, "{:<10} {:<12} {:<5} {:<24} {:<24} text form", "preset", "widths", "tick", "epoch", "runs out")?;
+    }
+    for preset in Preset::ALL {
+        let layout = &preset.layout;
+        let node = if layout.is_split() {
+            format!("{}+{}", layout.datacenter_bits(), layout.machine_bits())
+        } else {
+            layout.worker_bits().to_string()
+        };
+        let widths = match layout.order() {
+            snowflake_types::FieldOrder::WorkerAboveSeq => {
+                format!("{}/{node}/{}", layout.time_bits(), layout.seq_bits())
+            }
+            snowflake_types::FieldOrder::SeqAboveWorker => {
+                format!("{}/{}/{node}", layout.time_bits(), layout.seq_bits())
+            }
+        };
+        let runs_out = format_rfc3339(layout.max_timestamp_ms());
+        if json {
+            let line = json!({
+                "preset": preset.name,
+                "layout": layout.to_string(),
+                "time_bits": layout.time_bits(),
+                "worker_bits": layout.worker_bits(),
+                "datacenter_bits": layout.datacenter_bits(),
+                "seq_bits": layout.seq_bits(),
+                "order": layout.order().as_str(),
+                "tick": layout.unit().as_str(),
+                "epoch": format_rfc3339(layout.epoch_ms()),
+                "epoch_ms": layout.epoch_ms(),
+                "runs_out": runs_out,
+                "epoch_configurable": preset.epoch_configurable,
+                "about": preset.about,
+                "source": preset.source,
+            });
+            writeln!(out, "{line}")?;
+        } else {
+            writeln!(
+                out,
+                "{:<10} {:<12} {:<5} {:<24} {:<24} {layout}",
+                preset.name,
+                widths,
+                layout.unit().as_str(),
+                format_rfc3339(layout.epoch_ms()),
+                runs_out
+            )?;
+        }
+    }
+    Ok(())
+}

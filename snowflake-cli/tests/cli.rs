@@ -1,0 +1,248 @@
+//! The `snowflake` command, run as a user runs it: golden outputs for each preset's
+//! published example, every subcommand, standard input with bad lines, exit codes, `--json`
+//! and `--help`.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn snowflake(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_snowflake"))
+        .args(args)
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the snowflake binary runs");
+    let mut input = child.stdin.take().expect("piped stdin");
+    if let Some(text) = stdin {
+        input.write_all(text.as_bytes()).expect("stdin written");
+    }
+    drop(input);
+    child.wait_with_output().expect("the snowflake binary exits")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("UTF-8 output")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).expect("UTF-8 output")
+}
+
+/// Runs a command that must succeed and returns its standard output.
+fn ok(args: &[&str]) -> String {
+    let output = snowflake(args, None);
+    assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+    stdout(&output)
+}
+
+#[test]
+fn inspect_decodes_each_presets_published_example() {
+    // Discord's developer documentation, "Snowflakes": 175928847299117063 is
+    // 2016-04-30 11:18:25.796 UTC, worker 1, process 0, increment 7.
+    assert_eq!(
+        ok(&["inspect", "175928847299117063", "--preset", "discord"]),
+        "175928847299117063: 2016-04-30T11:18:25.796Z (1462015105796 ms), worker 1, process 0, increment 7, \
+         redis score 85902757470272\n"
+    );
+    // DESIGN.md's reference vector (Twitter's IdWorker formula).
+    assert_eq!(
+        ok(&["inspect", "1724551110457221119", "--preset", "twitter"]),
+        "1724551110457221119: 2023-11-14T22:13:20.000Z (1700000000000 ms), datacenter 7, machine 13, \
+         sequence 4095, redis score 1684131943805879\n"
+    );
+    // Instagram's "Sharding & IDs at Instagram" worked example: 1387263000 ms after its
+    // epoch, shard 1341, sequence 5001 % 1024 = 905.
+    assert_eq!(
+        ok(&["inspect", "11637205501278089", "--preset", "instagram"]),
+        "11637205501278089: 2011-09-09T22:28:04.721Z (1315607284721 ms), shard 1341, sequence 905, \
+         redis score 5682229248670\n"
+    );
+    // Sonyflake's composition: elapsed << 24 | sequence << 16 | machine (sony/sonyflake).
+    let sony = (100_u64 << 24) | (2 << 16) | 3;
+    assert_eq!(
+        ok(&["inspect", &sony.to_string(), "--preset", "sonyflake"]),
+        // 63 bits used: the score is the top 53, the ID shifted right by 10.
+        format!(
+            "{sony}: 2014-09-01T00:00:01.000Z (1409529601000 ms), machine 3, sequence 2, redis score {}\n",
+            sony >> 10
+        )
+    );
+    // Mastodon: Unix ms << 16 | sequence data.
+    let toot = (1_700_000_000_123_u64 << 16) | 0xBEEF;
+    assert_eq!(
+        ok(&["inspect", &toot.to_string(), "--preset", "mastodon"]),
+        format!("{toot}: 2023-11-14T22:13:20.123Z (1700000000123 ms), sequence 48879, redis score {}\n", toot >> 11)
+    );
+    // Leaf's IdWorker formula with its default epoch; Baidu's BitsAllocator.
+    let leaf = ((1_600_000_000_000_u64 - 1_288_834_974_657) << 22) | (1023 << 12) | 17;
+    assert!(
+        ok(&["inspect", &leaf.to_string(), "--preset", "leaf"])
+            .contains("2020-09-13T12:26:40.000Z (1600000000000 ms), worker 1023, sequence 17")
+    );
+    let baidu = (100_000_000_u64 << 35) | (4_194_303 << 13) | 8191;
+    assert!(
+        ok(&["inspect", &baidu.to_string(), "--preset", "baidu"])
+            .contains("2019-07-21T09:46:40.000Z (1563702400000 ms), worker 4194303, sequence 8191")
+    );
+}
+
+#[test]
+fn inspect_reads_stdin_and_reports_bad_lines_by_number() {
+    let input = "175928847299117063\nabc\n\n  175928847299117064  \n-5\n99999999999999999999\n";
+    let output = snowflake(&["inspect", "--preset", "discord"], Some(input));
+    assert_eq!(output.status.code(), Some(1), "some lines were not IDs");
+    let out = stdout(&output);
+    assert_eq!(out.lines().count(), 2, "{out}");
+    assert!(out.contains("increment 7") && out.contains("increment 8"));
+    let err = stderr(&output);
+    assert!(err.contains("line 2: \"abc\" is not a discord ID: an ID is written in decimal digits"), "{err}");
+    assert!(err.contains("line 5: \"-5\" is not a discord ID: an ID is written without a sign"), "{err}");
+    assert!(err.contains("line 6: \"99999999999999999999\""), "{err}");
+    assert!(!err.contains("line 3"), "blank lines are skipped: {err}");
+
+    let clean = snowflake(&["inspect", "--preset", "twitter"], Some("1724551110457221119\n"));
+    assert_eq!(clean.status.code(), Some(0));
+    let empty = snowflake(&["inspect", "--preset", "twitter"], Some(""));
+    assert_eq!((empty.status.code(), stdout(&empty).as_str()), (Some(0), ""));
+}
+
+#[test]
+fn inspect_refuses_values_outside_the_layout_with_exit_code_1() {
+    // 2^63 has the sign bit set: no Twitter ID; a 64-bit Discord ID.
+    let output = snowflake(&["inspect", "9223372036854775808", "1", "--preset", "twitter"], None);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("argument 1: \"9223372036854775808\" is not a twitter ID"));
+    assert_eq!(stdout(&output).lines().count(), 1);
+    assert!(
+        ok(&["inspect", "18446744073709551615", "--preset", "discord"])
+            .starts_with("18446744073709551615: 2154-05-15T07:35:11.103Z")
+    );
+    // A narrow layout given as text: bits above it are refused.
+    let narrow = snowflake(&["inspect", "1099511627776", "--layout", "time=30,worker=4,seq=6,epoch=2024-01-01"], None);
+    assert_eq!(narrow.status.code(), Some(1));
+    assert!(stderr(&narrow).contains("sets bits above the layout's 40 bits"));
+}
+
+#[test]
+fn inspect_json_is_one_object_per_line() {
+    let out = ok(&["inspect", "175928847299117063", "175928847299117064", "--preset", "discord", "--json"]);
+    let lines: Vec<serde_json::Value> =
+        out.lines().map(|line| serde_json::from_str(line).expect("each line is JSON")).collect();
+    assert_eq!(lines.len(), 2);
+    let first = &lines[0];
+    assert_eq!(first["id"], "175928847299117063");
+    assert_eq!(first["time"], "2016-04-30T11:18:25.796Z");
+    assert_eq!(first["unix_ms"], 1_462_015_105_796_i64);
+    assert_eq!(first["fields"]["worker"], 1);
+    assert_eq!(first["fields"]["process"], 0);
+    assert_eq!(first["fields"]["increment"], 7);
+    assert_eq!(first["redis_score"], 85_902_757_470_272_u64);
+    assert_eq!(lines[1]["sequence"], 8);
+}
+
+#[test]
+fn explain_draws_the_bits_of_every_field() {
+    let out = ok(&["explain", "175928847299117063", "--preset", "discord"]);
+    assert_eq!(
+        out,
+        "175928847299117063 (discord: time=42,datacenter=5,machine=5,seq=12,epoch=2015-01-01)\n\
+         000000100111000100000110010110101100000100 00001 00000 000000000111\n\
+         time       bits 63..22   42 bits = 41944705796 ms since 2015-01-01T00:00:00.000Z = 2016-04-30T11:18:25.796Z\n\
+         worker     bits 21..17    5 bits = 1\n\
+         process    bits 16..12    5 bits = 0\n\
+         increment  bits 11..0    12 bits = 7\n"
+    );
+    assert!(!out.contains('\x1b'), "no colour when stdout is not a terminal");
+    // Sonyflake: the sequence is drawn above the machine ID; the sign bit is unused.
+    let sony = ok(&["explain", &((100_u64 << 24) | (2 << 16) | 3).to_string(), "--preset", "sonyflake"]);
+    let lines: Vec<&str> = sony.lines().collect();
+    assert_eq!(lines[1], "0 000000000000000000000000000000001100100 00000010 0000000000000011");
+    assert!(lines[2].starts_with("unused "));
+    assert!(lines[3].starts_with("time ") && lines[3].contains("= 100 × 10 ms since 2014-09-01"));
+    assert!(lines[4].starts_with("sequence ") && lines[4].ends_with("= 2"));
+    assert!(lines[5].starts_with("machine ") && lines[5].ends_with("= 3"));
+    let bad = snowflake(&["explain", "12x", "--preset", "discord"], None);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(stderr(&bad).contains("found 'x' at byte 2"));
+}
+
+#[test]
+fn generate_issues_increasing_ids_of_the_layout_and_worker() {
+    let out = ok(&["generate", "-n", "50", "--layout", "time=42,worker=5,seq=16,epoch=2021-05-05", "--worker", "7"]);
+    let ids: Vec<u64> = out.lines().map(|line| line.parse().expect("decimal IDs")).collect();
+    assert_eq!(ids.len(), 50);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    assert!(ids.iter().all(|id| (id >> 16) & 0x1F == 7));
+    // Sonyflake's machine ID sits in the low 16 bits.
+    let sony = ok(&["generate", "-n", "3", "--preset", "sonyflake", "--worker", "65535", "--json"]);
+    for line in sony.lines() {
+        let value: serde_json::Value = serde_json::from_str(line).expect("JSON");
+        let id: u64 = value["id"].as_str().expect("a string").parse().expect("decimal");
+        assert_eq!(id & 0xFFFF, 65535);
+    }
+    // A worker too wide for the layout, and a preset whose time field ran out: errors.
+    let wide = snowflake(&["generate", "--preset", "leaf", "--worker", "1024"], None);
+    assert_eq!(wide.status.code(), Some(1));
+    assert!(stderr(&wide).contains("1024"), "{}", stderr(&wide));
+    let baidu = snowflake(&["generate", "--preset", "baidu"], None);
+    assert_eq!(baidu.status.code(), Some(1));
+    assert!(stderr(&baidu).contains("ran out"), "{}", stderr(&baidu));
+    assert!(ok(&["generate", "--layout", "preset=baidu,epoch=2025-01-01"]).trim().parse::<u64>().is_ok());
+}
+
+#[test]
+fn convert_keeps_instant_node_and_sequence() {
+    // Twitter and Leaf share their widths and epoch: the same bits.
+    assert_eq!(ok(&["convert", "1724551110457221119", "--from", "twitter", "--to", "leaf"]), "1724551110457221119\n");
+    // Discord's example as an Instagram ID: same instant, node 1 << 5 | 0, sequence 7.
+    let out = ok(&["convert", "175928847299117063", "--from", "discord", "--to", "instagram", "--json"]);
+    let value: serde_json::Value = serde_json::from_str(out.trim()).expect("JSON");
+    let converted: u64 = value["converted"].as_str().expect("a string").parse().expect("decimal");
+    let back = ok(&["inspect", &converted.to_string(), "--preset", "instagram"]);
+    assert!(back.contains("2016-04-30T11:18:25.796Z") && back.contains("shard 32, sequence 7"), "{back}");
+    // A sequence of 4095 does not fit Sonyflake's 8 bits.
+    let output = snowflake(&["convert", "1724551110457221119", "--from", "twitter", "--to", "sonyflake"], None);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("sequence 4095 is out of range; the layout holds 0..=255"));
+    // Before the target's epoch.
+    let early = snowflake(&["convert", "1", "--from", "twitter", "--to", "discord"], None);
+    assert_eq!(early.status.code(), Some(1));
+    assert!(stderr(&early).contains("before the epoch"));
+    let unknown = snowflake(&["convert", "1", "--from", "twiter", "--to", "discord"], None);
+    assert!(stderr(&unknown).contains("unknown preset \"twiter\"; the presets are: twitter, discord"));
+}
+
+#[test]
+fn layouts_lists_every_preset_with_the_date_it_runs_out() {
+    let out = ok(&["layouts"]);
+    assert_eq!(out.lines().count(), 8);
+    assert!(out.contains("baidu      28/22/13     1s    2016-05-20T00:00:00.000Z 2024-11-20T21:24:15.999Z"), "{out}");
+    assert!(out.contains("sonyflake  39/8/16      10ms"), "{out}");
+    let json = ok(&["layouts", "--json"]);
+    let names: Vec<String> = json
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<serde_json::Value>(line).expect("JSON")["preset"].as_str().expect("name").to_owned()
+        })
+        .collect();
+    assert_eq!(names, ["twitter", "discord", "instagram", "sonyflake", "mastodon", "leaf", "baidu"]);
+}
+
+#[test]
+fn usage_errors_exit_with_2_and_every_subcommand_has_an_example() {
+    for args in
+        [&["inspect", "1"][..], &["inspect", "1", "--preset", "discord", "--layout", "time=1"], &["frobnicate"], &[]]
+    {
+        let output = snowflake(args, None);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+    }
+    let bad_layout = snowflake(&["inspect", "1", "--layout", "time=42,worker=6,seq=17,epoch=0"], None);
+    assert_eq!(bad_layout.status.code(), Some(1));
+    assert!(stderr(&bad_layout).contains("the widths sum to 65"));
+    for sub in ["inspect", "explain", "generate", "convert", "layouts"] {
+        let help = ok(&[sub, "--help"]);
+        assert!(help.contains("Example") && help.contains(&format!("snowflake {sub} ")), "{sub}: {help}");
+    }
+}
