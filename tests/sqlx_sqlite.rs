@@ -130,3 +130,31 @@ async fn hygienic_impls_round_trip() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(back, id);
     Ok(())
 }
+
+/// A 64-bit layout on a `u64` field: every ID below 2^63 is stored as usual; one at or
+/// above it has no order-preserving `INTEGER` form, and binding it is an error naming the type.
+#[derive(typed_snowflake::SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+#[layout(preset = "discord")]
+struct DiscordId(u64);
+
+#[tokio::test]
+async fn ids_at_or_above_2_63_are_refused_on_encode() -> Result<(), Box<dyn std::error::Error>> {
+    let mut conn = connect().await?;
+    let documented = DiscordId::try_from(175_928_847_299_117_063_u64)?;
+    sqlx::query("INSERT INTO orders (id, total_cents) VALUES (?, 0)").bind(documented).execute(&mut conn).await?;
+    let back: DiscordId = sqlx::query_scalar("SELECT id FROM orders").fetch_one(&mut conn).await?;
+    assert_eq!(back, documented);
+
+    let high = DiscordId::try_from(1_u64 << 63)?;
+    let err = sqlx::query("INSERT INTO orders (id, total_cents) VALUES (?, 0)")
+        .bind(high)
+        .execute(&mut conn)
+        .await
+        .expect_err("2^63 does not fit an INTEGER in order");
+    // sqlx keeps the message of the encoder's error (not the error itself).
+    assert!(matches!(err, sqlx::Error::Encode(_)), "{err:?}");
+    assert!(err.to_string().contains("DiscordId 9223372036854775808 does not fit in a BIGINT"), "{err}");
+    let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders").fetch_one(&mut conn).await?;
+    assert_eq!(count, 1, "nothing was written");
+    Ok(())
+}

@@ -9,7 +9,7 @@ use syn::{Attribute, Lit, LitStr};
 use crate::ctxt::Ctxt;
 use crate::epoch;
 
-pub const LAYOUT_KEYS: &str = "time, worker, datacenter, machine, seq, epoch, unit";
+pub const LAYOUT_KEYS: &str = "time, worker, datacenter, machine, seq, epoch, unit, order, preset";
 
 /// A value as written: its tokens (for spans) and its meaning, when it had one.
 pub struct Value<T> {
@@ -42,6 +42,22 @@ impl Unit {
     }
 }
 
+/// Which of the node and sequence fields sits higher, by the variant name of `FieldOrder`.
+#[derive(Clone, Copy)]
+pub enum Order {
+    WorkerAboveSeq,
+    SeqAboveWorker,
+}
+
+impl Order {
+    pub fn variant(self) -> &'static str {
+        match self {
+            Order::WorkerAboveSeq => "WorkerAboveSeq",
+            Order::SeqAboveWorker => "SeqAboveWorker",
+        }
+    }
+}
+
 #[derive(Default)]
 pub struct LayoutAttr {
     /// The whole attribute, for errors about the layout as a whole.
@@ -56,6 +72,8 @@ pub struct LayoutAttr {
     pub seq: Option<Value<u32>>,
     pub epoch: Option<Value<i64>>,
     pub unit: Option<Value<Unit>>,
+    pub order: Option<Value<Order>>,
+    pub preset: Option<Value<&'static crate::preset::Preset>>,
 }
 
 pub struct Attrs {
@@ -116,6 +134,8 @@ fn example(key: &str) -> String {
         "seq" | "sequence" => "seq = 12".to_owned(),
         "epoch" => "epoch = \"2024-01-01\"".to_owned(),
         "unit" => "unit = \"1ms\"".to_owned(),
+        "order" => "order = \"time-seq-worker\"".to_owned(),
+        "preset" => "preset = \"twitter\"".to_owned(),
         "crate" => "crate = \"::typed_snowflake\"".to_owned(),
         other => format!("{other} = ..."),
     }
@@ -200,6 +220,14 @@ fn parse_layout_key(cx: &Ctxt, layout: &mut LayoutAttr, path: &syn::Path, input:
                 store(&mut layout.unit, None, &tokens);
                 return skip_value(input);
             }
+            "order" => {
+                store(&mut layout.order, None, &tokens);
+                return skip_value(input);
+            }
+            "preset" => {
+                store(&mut layout.preset, None, &tokens);
+                return skip_value(input);
+            }
             _ => return skip_value(input),
         };
         store(slot, None, &tokens);
@@ -214,6 +242,8 @@ fn parse_layout_key(cx: &Ctxt, layout: &mut LayoutAttr, path: &syn::Path, input:
         "seq" => store(&mut layout.seq, width(cx, &key, &tokens), &tokens),
         "epoch" => store(&mut layout.epoch, epoch_value(cx, &tokens), &tokens),
         "unit" => store(&mut layout.unit, unit_value(cx, &tokens), &tokens),
+        "order" => store(&mut layout.order, order_value(cx, &tokens), &tokens),
+        "preset" => store(&mut layout.preset, preset_value(cx, &tokens), &tokens),
         "sequence" => {
             cx.error_spanned(path, "unknown key `sequence` in #[layout]; the sequence width is written `seq = N`");
             // Read it as `seq`, so the width is still checked and `seq` is not reported missing.
@@ -243,16 +273,16 @@ fn width(cx: &Ctxt, key: &str, tokens: &TokenStream) -> Option<u32> {
     let Literal::Int { negative: false, lit } = literal(tokens) else {
         cx.error_spanned(
             tokens,
-            format!("`{key}` is a width in bits: expected an integer from 0 to 63, e.g. `{key} = 12`"),
+            format!("`{key}` is a width in bits: expected an integer from 0 to 64, e.g. `{key} = 12`"),
         );
         return None;
     };
     match lit.base10_parse::<u32>() {
-        Ok(bits) if bits <= 63 => Some(bits),
+        Ok(bits) if bits <= 64 => Some(bits),
         _ => {
             cx.error_spanned(
                 &lit,
-                format!("`{key} = {}` is wider than an ID: a width is at most 63 bits", lit.base10_digits()),
+                format!("`{key} = {}` is wider than an ID: a width is at most 64 bits", lit.base10_digits()),
             );
             None
         }
@@ -328,4 +358,38 @@ fn unit_value(cx: &Ctxt, tokens: &TokenStream) -> Option<Unit> {
         );
     }
     unit
+}
+
+fn order_value(cx: &Ctxt, tokens: &TokenStream) -> Option<Order> {
+    let order = match literal(tokens) {
+        Literal::Str(lit) => match lit.value().as_str() {
+            "time-worker-seq" => Some(Order::WorkerAboveSeq),
+            "time-seq-worker" => Some(Order::SeqAboveWorker),
+            _ => None,
+        },
+        _ => None,
+    };
+    if order.is_none() {
+        cx.error_spanned(
+            tokens,
+            "expected `order = \"time-worker-seq\"` (the default) or `\"time-seq-worker\"` (Sonyflake: the \
+             sequence above the machine ID)",
+        );
+    }
+    order
+}
+
+fn preset_value(cx: &Ctxt, tokens: &TokenStream) -> Option<&'static crate::preset::Preset> {
+    let Literal::Str(lit) = literal(tokens) else {
+        cx.error_spanned(
+            tokens,
+            format!("expected `preset = \"twitter\"`, a string; the presets are: {}", crate::preset::NAMES),
+        );
+        return None;
+    };
+    let preset = crate::preset::get(&lit.value());
+    if preset.is_none() {
+        cx.error_spanned(&lit, format!("unknown preset {:?}; the presets are: {}", lit.value(), crate::preset::NAMES));
+    }
+    preset
 }

@@ -15,7 +15,7 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
     let cx = Ctxt::default();
     let attrs = attr::parse(&cx, &input.attrs);
     let inner = ast::inner_type(&cx, input);
-    let spec = valid::check(&cx, &input.ident, &attrs.layout);
+    let spec = valid::check(&cx, &input.ident, &attrs.layout, inner);
     let krate = attrs.krate.unwrap_or_else(|| syn::parse_quote!(::typed_snowflake));
     let expansion = inner.map(|inner| expand(input, inner, &spec, &krate));
     let errors = cx.into_error().map(|e| e.to_compile_error());
@@ -33,8 +33,9 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
     let ident = &input.ident;
     let name = ident.to_string();
     let p = quote!(#krate::__private);
-    let Spec { time, worker, datacenter, seq, epoch_ms, unit, split } = *spec;
+    let Spec { time, worker, datacenter, seq, epoch_ms, unit, order, split } = *spec;
     let unit_variant = format_ident!("{}", unit.variant());
+    let order_variant = format_ident!("{}", order.variant());
     // Primitive type names by absolute path: a caller may declare a type named `u64` or `str`.
     let (i64, u64, u32, usize, f64, str) = (
         quote!(::core::primitive::i64),
@@ -141,7 +142,8 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
             pub const EPOCH_MS: #i64 = #epoch_ms;
             /// The layout, as one value.
             pub const LAYOUT: #p::Layout =
-                #p::Layout::build_or_panic(#time, #worker, #datacenter, #seq, #epoch_ms, #p::TickUnit::#unit_variant);
+                #p::Layout::build_or_panic(#time, #worker, #datacenter, #seq, #epoch_ms, #p::TickUnit::#unit_variant)
+                    .with_order(#p::FieldOrder::#order_variant);
             /// Position of the lowest time bit.
             pub const TIME_SHIFT: #u32 = Self::LAYOUT.time_shift();
             /// Position of the lowest node bit.

@@ -12,6 +12,7 @@ mod attr;
 mod ctxt;
 mod epoch;
 mod expand;
+mod preset;
 mod valid;
 
 use proc_macro::TokenStream;

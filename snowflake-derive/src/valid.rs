@@ -2,8 +2,12 @@
 
 use std::cell::RefCell;
 
-use crate::attr::{LayoutAttr, Unit, Value};
+use proc_macro2::TokenStream;
+
+use crate::ast::Inner;
+use crate::attr::{LayoutAttr, Order, Unit, Value};
 use crate::ctxt::Ctxt;
+use crate::preset::Preset;
 
 /// A layout the runtime accepts. Where the input had mistakes (already reported), the
 /// fields hold placeholders so the expansion can still be emitted.
@@ -14,6 +18,7 @@ pub struct Spec {
     pub seq: u32,
     pub epoch_ms: i64,
     pub unit: Unit,
+    pub order: Order,
     pub split: bool,
 }
 
@@ -21,8 +26,136 @@ fn value<T: Copy>(slot: &Option<Value<T>>) -> Option<T> {
     slot.as_ref().and_then(|v| v.value)
 }
 
-pub fn check(cx: &Ctxt, ident: &syn::Ident, layout: &LayoutAttr) -> Spec {
-    let mut spec = Spec { time: 41, worker: 10, datacenter: 0, seq: 12, epoch_ms: 0, unit: Unit::Millis, split: false };
+/// The bits a field of `inner` holds beside its sign bit (all 64 when the shape is unknown:
+/// that mistake is reported on its own).
+fn limit(inner: Option<Inner>) -> u32 {
+    if inner == Some(Inner::I64) { 63 } else { 64 }
+}
+
+/// Reports widths that do not fit the field; `true` when they fit.
+fn check_total(cx: &Ctxt, attr: &TokenStream, inner: Option<Inner>, widths: (u32, u32, Option<u32>, u32)) -> bool {
+    let (time, worker, datacenter, seq) = widths;
+    let total = time + worker + seq;
+    let limit = limit(inner);
+    if total <= limit {
+        return true;
+    }
+    let node = match datacenter {
+        Some(dc) => format!("datacenter = {dc}, machine = {}", worker - dc),
+        None => format!("worker = {worker}"),
+    };
+    let over = total - limit;
+    let take = if over == 1 { "1 bit".to_owned() } else { format!("{over} bits") };
+    let message = if limit == 63 && total == 64 {
+        format!(
+            "the widths sum to 64; at most 63 fit in an `i64` beside the sign bit \
+             (time = {time}, {node}, seq = {seq}): take 1 bit off, or declare the field as `u64`, which holds all 64"
+        )
+    } else if limit == 63 {
+        format!(
+            "the widths sum to {total}; at most 63 fit in an `i64` beside the sign bit \
+             (time = {time}, {node}, seq = {seq}): take {take} off"
+        )
+    } else {
+        format!(
+            "the widths sum to {total}; at most 64 fit in an ID (time = {time}, {node}, seq = {seq}): take {take} off"
+        )
+    };
+    cx.error_spanned(attr, message);
+    false
+}
+
+/// A `#[layout(preset = "...")]`: the scheme's layout, with the keys it leaves to the user.
+fn check_preset(cx: &Ctxt, attr: &TokenStream, layout: &LayoutAttr, inner: Option<Inner>, spec: &mut Spec) {
+    let Some(chosen) = &layout.preset else { return };
+    let Some(preset): Option<&Preset> = chosen.value else { return };
+    let fixed = |tokens: &TokenStream, key: &str, reason: &str| {
+        cx.error_spanned(tokens, format!("the {} preset fixes `{key}`: {reason}", preset.name));
+    };
+    const WIDTHS: &str = "the scheme fixes its widths; write the widths out instead of the preset";
+    if let Some(v) = &layout.datacenter {
+        fixed(&v.tokens, "datacenter", WIDTHS);
+    }
+    if let Some(v) = &layout.machine {
+        fixed(&v.tokens, "machine", WIDTHS);
+    }
+    if let Some(v) = &layout.unit {
+        fixed(&v.tokens, "unit", "the scheme fixes its tick");
+    }
+    if let Some(v) = &layout.order {
+        fixed(&v.tokens, "order", "the scheme fixes its field order");
+    }
+    let mut widths = (preset.time, preset.worker, preset.seq);
+    for (key, slot, width) in [
+        ("time", &layout.time, &mut widths.0),
+        ("worker", &layout.worker, &mut widths.1),
+        ("seq", &layout.seq, &mut widths.2),
+    ] {
+        let Some(v) = slot else { continue };
+        if !preset.widths_configurable {
+            fixed(&v.tokens, key, WIDTHS);
+        } else if let Some(value) = v.value {
+            if value == 0 && key != "worker" {
+                cx.error_spanned(&v.tokens, format!("`{key} = 0`: the {key} field needs at least 1 bit"));
+            }
+            *width = value;
+        }
+    }
+    let mut epoch_ms = preset.epoch_ms;
+    match &layout.epoch {
+        Some(v) if !preset.epoch_configurable => fixed(&v.tokens, "epoch", "its IDs count from one published epoch"),
+        Some(v) => epoch_ms = v.value.unwrap_or(epoch_ms),
+        None => {
+            if let Some(date) = preset.ran_out {
+                cx.error_spanned(
+                    &chosen.tokens,
+                    format!(
+                        "the {} preset's default epoch ran out on {date}: its {}-bit time field no longer \
+                         holds the present; add an epoch of your own, e.g. `epoch = \"2025-01-01\"`",
+                        preset.name, preset.time
+                    ),
+                );
+            }
+        }
+    }
+    let (time, worker, seq) = widths;
+    if inner == Some(Inner::I64) && time + worker + seq == 64 {
+        cx.error_spanned(
+            &chosen.tokens,
+            format!(
+                "the {} preset uses all 64 bits; an `i64` holds 63 beside the sign bit: declare the field as `u64`",
+                preset.name
+            ),
+        );
+        return;
+    }
+    let datacenter = (preset.datacenter != 0).then_some(preset.datacenter);
+    if time == 0 || seq == 0 || !check_total(cx, attr, inner, (time, worker, datacenter, seq)) {
+        return;
+    }
+    *spec = Spec {
+        time,
+        worker,
+        datacenter: preset.datacenter,
+        seq,
+        epoch_ms,
+        unit: preset.unit,
+        order: preset.order,
+        split: preset.datacenter != 0,
+    };
+}
+
+pub fn check(cx: &Ctxt, ident: &syn::Ident, layout: &LayoutAttr, inner: Option<Inner>) -> Spec {
+    let mut spec = Spec {
+        time: 41,
+        worker: 10,
+        datacenter: 0,
+        seq: 12,
+        epoch_ms: 0,
+        unit: Unit::Millis,
+        order: Order::WorkerAboveSeq,
+        split: false,
+    };
     let Some(attr) = &layout.attr else {
         cx.error_spanned(
             ident,
@@ -31,6 +164,10 @@ pub fn check(cx: &Ctxt, ident: &syn::Ident, layout: &LayoutAttr) -> Spec {
         );
         return spec;
     };
+    if layout.preset.is_some() {
+        check_preset(cx, attr, layout, inner, &mut spec);
+        return spec;
+    }
     // Missing keys are gathered into one message: an empty `#[layout()]` is one mistake.
     let absent = RefCell::new(Vec::<(&str, &str)>::new());
     let missing = |key: &'static str, example: &'static str| absent.borrow_mut().push((key, example));
@@ -101,22 +238,10 @@ pub fn check(cx: &Ctxt, ident: &syn::Ident, layout: &LayoutAttr) -> Spec {
     let time = value(&layout.time).filter(|&t| t > 0);
     let seq = value(&layout.seq).filter(|&s| s > 0);
     if let (Some(time), Some(worker), Some(seq)) = (time, worker, seq) {
-        let total = time + worker + seq;
-        if total > 63 {
-            let node = if split {
-                format!("datacenter = {}, machine = {}", datacenter.unwrap_or(0), worker - datacenter.unwrap_or(0))
-            } else {
-                format!("worker = {worker}")
-            };
-            cx.error_spanned(
-                attr,
-                format!(
-                    "the widths sum to {total}; at most 63 fit in an `i64` beside the sign bit \
-                     (time = {time}, {node}, seq = {seq}): take {} off",
-                    if total - 63 == 1 { "1 bit".to_owned() } else { format!("{} bits", total - 63) }
-                ),
-            );
-        } else if let Some(datacenter) = datacenter {
+        let halves = split.then(|| datacenter.unwrap_or(0));
+        if check_total(cx, attr, inner, (time, worker, halves, seq))
+            && let Some(datacenter) = datacenter
+        {
             spec.time = time;
             spec.worker = worker;
             spec.datacenter = datacenter;
@@ -129,6 +254,9 @@ pub fn check(cx: &Ctxt, ident: &syn::Ident, layout: &LayoutAttr) -> Spec {
     }
     if let Some(unit) = value(&layout.unit) {
         spec.unit = unit;
+    }
+    if let Some(order) = value(&layout.order) {
+        spec.order = order;
     }
     spec
 }

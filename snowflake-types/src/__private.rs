@@ -2,7 +2,7 @@
 //! signatures here change without notice.
 
 pub use crate::registry::GeneratorSlot;
-pub use crate::{GenerateError, Layout, LayoutError, ParseIdError, Parts, SnowflakeId, TickUnit};
+pub use crate::{FieldOrder, GenerateError, Layout, LayoutError, ParseIdError, Parts, SnowflakeId, TickUnit};
 pub use core::fmt::{Display, Formatter, Result as FmtResult};
 pub use core::result::Result;
 pub use core::str::FromStr;
