@@ -36,15 +36,18 @@
 //!
 //! | attribute | meaning |
 //! |---|---|
+//! | `preset = "twitter"` | a public scheme's layout: `twitter`, `discord`, `instagram`, `sonyflake`, `mastodon`, `leaf`, `baidu` (see [`Preset`]); `epoch` and widths may follow where the scheme leaves them to the user |
 //! | `time = N` | width of the time field, at least 1 |
 //! | `worker = N` | width of the node field (0 for a single-node type) |
 //! | `datacenter = N, machine = M` | the node field split in two halves (Twitter's 2010 layout), instead of `worker` |
 //! | `seq = N` | width of the sequence field, at least 1 |
 //! | `epoch = "YYYY-MM-DD"` | UTC midnight of that day; or an RFC 3339 instant (`"2010-11-04T01:42:54.657Z"`); or Unix milliseconds (`epoch = 1288834974657`); not before 1970 |
 //! | `unit = "1ms"` | tick length: `"1ms"` (default), `"10ms"` (Sonyflake), `"1s"` (Baidu uid-generator) |
+//! | `order = "time-worker-seq"` | field order: the default, or `"time-seq-worker"` (Sonyflake's sequence above the machine ID) |
 //! | `#[snowflake(crate = "path")]` | where the runtime is, for users who rename the crate |
 //!
-//! The widths sum to at most 63. Anything else is a compile error pointing at the token,
+//! The widths sum to at most 63 on an `i64` field, at most 64 on a `u64` field (whose IDs
+//! at or above 2^63 `get()` returns with the same bits, as a negative `i64`). Anything else is a compile error pointing at the token,
 //! and every mistake is reported at once.
 //!
 //! # What the derive generates

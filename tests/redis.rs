@@ -566,3 +566,46 @@ fn paging_without_scripting_falls_back_to_plain_commands() -> TestResult {
     let _: redis::RedisResult<i64> = redis::cmd("ACL").arg("DELUSER").arg(&user).query(&mut admin.conn);
     result
 }
+
+/// Discord's 64-bit layout over `u64`: IDs on both sides of 2^63 (the time field's top bit,
+/// set from 2084) travel exactly and page in order.
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[layout(preset = "discord")]
+struct MessageId(u64);
+
+#[test]
+fn a_64_bit_layout_pages_across_2_63() -> TestResult {
+    let Some(mut s) = session("discord")? else { return Ok(()) };
+    let boundary = MessageId::EPOCH_MS + (1 << 41);
+    let mut ids = Vec::new();
+    for t in [boundary - 2, boundary - 1, boundary, boundary + 1] {
+        for node in 0..3 {
+            for seq in 0..40 {
+                ids.push(MessageId::from_parts(t, node * 33, seq)?);
+            }
+        }
+    }
+    assert!(ids.iter().any(|id| id.get() < 0) && ids.iter().any(|id| id.get() >= 0), "both sides of 2^63");
+    // Arguments are the exact u64 decimals, and read back as such.
+    let key = s.key("value");
+    let top = MessageId::try_from(u64::MAX)?;
+    let () = s.conn.set(&key, top)?;
+    assert_eq!(s.conn.get::<_, String>(&key)?, "18446744073709551615");
+    assert_eq!(s.conn.get::<_, MessageId>(&key)?, top);
+
+    let timeline = Timeline::<MessageId>::new(s.key("z"));
+    timeline.add_all(&mut s.conn, &ids)?;
+    ids.sort();
+    for limit in [1, 7, 1000] {
+        assert_eq!(page_all(&mut s.conn, &timeline, boundary - 2, boundary + 2, limit)?, ids);
+        assert_eq!(page_all_plain(&mut s.conn, &timeline, boundary - 2, boundary + 2, limit)?, ids);
+        assert_eq!(page_all(&mut s.conn, &timeline, boundary - 1, boundary + 1, limit)?, ids[120..360]);
+        assert_eq!(page_all(&mut s.conn, &timeline, boundary, boundary + 2, limit)?, ids[240..]);
+    }
+    // Redis's own order of the stored members (score, then member bytes) is ID order.
+    let stored: Vec<String> = s.conn.zrange(timeline.key(), 0, -1)?;
+    let stored: Vec<u64> = stored.iter().map(|m| m.parse()).collect::<Result<_, _>>()?;
+    let want: Vec<u64> = ids.iter().map(|id| id.get().cast_unsigned()).collect();
+    assert_eq!(stored, want);
+    Ok(())
+}

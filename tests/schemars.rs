@@ -68,3 +68,17 @@ fn same_name_in_another_module_is_another_schema() {
     assert!(OrderId::schema_id().ends_with("::OrderId"), "{}", OrderId::schema_id());
     assert!(other::OrderId::schema_id().ends_with("::other::OrderId"), "{}", other::OrderId::schema_id());
 }
+
+/// All 64 bits: IDs up to `u64::MAX`, 20 digits.
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, Debug)]
+#[layout(preset = "discord")]
+struct MessageId(u64);
+
+#[test]
+fn a_64_bit_type_admits_20_digits() -> Result<(), Box<dyn std::error::Error>> {
+    let schema = serde_json::to_value(schema_for!(MessageId))?;
+    assert_eq!(schema["pattern"], "^[0-9]{1,20}$");
+    let json = serde_json::to_value(MessageId::try_from(u64::MAX)?)?;
+    assert_eq!(json.as_str().map(str::len), Some(20));
+    Ok(())
+}

@@ -232,9 +232,11 @@ mod imp {
     const ADD_CHUNK: usize = 4096;
 
     /// The integer score of a valid ID, as sent: never through an `f64` on the wire.
+    ///
+    /// Raw values are taken as `u64` here and below: a 64-bit layout's IDs at or above 2^63
+    /// are carried as their bit pattern, and order as `u64`.
     fn score_int(layout: &Layout, raw: i64) -> i64 {
-        // Below 2^53 after the shift, taken as `u64`: a 64-bit layout's IDs at or above 2^63
-        // are carried as their bit pattern.
+        // Below 2^53 after the shift.
         (raw.cast_unsigned() >> score_shift(layout)).cast_signed()
     }
 
@@ -344,14 +346,14 @@ mod imp {
             let lo = if from_ms > layout.max_timestamp_ms() {
                 None
             } else {
-                let first = layout.first_at(from_ms);
-                match after.map(|a| a.to_raw().checked_add(1)) {
+                let first = layout.first_at(from_ms).cast_unsigned();
+                match after.map(|a| a.to_raw().cast_unsigned().checked_add(1)) {
                     None => Some(first),
                     Some(Some(next)) => Some(first.max(next)),
                     Some(None) => None,
                 }
             };
-            let hi = (until_ms <= layout.max_timestamp_ms()).then(|| layout.first_at(until_ms));
+            let hi = (until_ms <= layout.max_timestamp_ms()).then(|| layout.first_at(until_ms).cast_unsigned());
             let range = match (lo, hi) {
                 (Some(lo), Some(hi)) if lo < hi && limit > 0 => Some((lo, Some(hi))),
                 (Some(lo), None) if limit > 0 => Some((lo, None)),
@@ -361,14 +363,14 @@ mod imp {
             let Some((lo, hi)) = range else {
                 return PageQuery { pipe: ::redis::pipe(), range: None, limit: 0, cursor: None, _id: PhantomData };
             };
-            let score = score_int(&layout, lo);
+            let score = score_int(&layout, lo.cast_signed());
             let max = match hi {
-                Some(hi) => score_int(&layout, hi - 1).to_string(),
+                Some(hi) => score_int(&layout, (hi - 1).cast_signed()).to_string(),
                 None => "+inf".to_owned(),
             };
             let limit_arg = u64::try_from(limit).unwrap_or(u64::MAX).min(i64::MAX.cast_unsigned());
             // Entries of lo's score below lo are IDs in [score << shift, lo): at most `skip`.
-            let skip = lo - (score << score_shift(&layout));
+            let skip = lo - (score.cast_unsigned() << score_shift(&layout));
             let mut pipe = ::redis::pipe();
             if skip == 0 {
                 // lo starts its score (always so for a tick's first ID): one range from there.
@@ -381,18 +383,15 @@ mod imp {
                 pipe.atomic();
                 pipe.cmd("ZRANGEBYSCORE").arg(&self.key).arg(score).arg(score);
                 // Redis takes a LIMIT count up to i64::MAX: `limit + skip` is clamped there.
-                let count = limit_arg.saturating_add(skip.cast_unsigned()).min(i64::MAX.cast_unsigned());
+                let count = limit_arg.saturating_add(skip).min(i64::MAX.cast_unsigned());
                 pipe.arg("WITHSCORES").arg("LIMIT").arg(0).arg(count);
                 pipe.cmd("ZRANGEBYSCORE").arg(&self.key).arg(format!("({score}")).arg(&max);
                 pipe.arg("WITHSCORES").arg("LIMIT").arg(0).arg(limit_arg);
             }
             // Inside a run, right after a cursor: `page` can rank the cursor server-side.
-            let cursor = after.filter(|a| skip > 0 && a.to_raw().checked_add(1) == Some(lo)).map(|_| CursorRange {
-                member: member_of(lo - 1),
-                min: score,
-                max,
-                count: limit_arg,
-            });
+            let cursor = after
+                .filter(|a| skip > 0 && a.to_raw().cast_unsigned().checked_add(1) == Some(lo))
+                .map(|_| CursorRange { member: member_of((lo - 1).cast_signed()), min: score, max, count: limit_arg });
             PageQuery { pipe, range: Some((lo, hi)), limit, cursor, _id: PhantomData }
         }
     }
@@ -443,7 +442,7 @@ return redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[2], ARGV[3], 'WITHSCORES', 'LIM
     /// ```
     pub struct PageQuery<T> {
         pipe: Pipeline,
-        range: Option<(i64, Option<i64>)>,
+        range: Option<(u64, Option<u64>)>,
         limit: usize,
         cursor: Option<CursorRange>,
         _id: PhantomData<fn() -> T>,
@@ -491,7 +490,7 @@ return redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[2], ARGV[3], 'WITHSCORES', 'LIM
             let mut out = Vec::with_capacity(self.limit.min(1024));
             let mut visit = |member: &Value, score: &Value| -> Result<bool, ParsingError> {
                 let id = checked_entry::<T>(member, score)?;
-                let raw = id.to_raw();
+                let raw = id.to_raw().cast_unsigned();
                 if raw < lo {
                     return Ok(true);
                 }

@@ -1,5 +1,6 @@
 //! The `schemars` integration: a JSON Schema for every derived type, describing what the
-//! `serde` integration writes in JSON: a string of 1 to 19 decimal digits.
+//! `serde` integration writes in JSON: a string of 1 to 19 decimal digits (1 to 20 for a
+//! 64-bit layout, whose largest ID is `u64::MAX`).
 
 #[cfg(feature = "schemars")]
 pub use imp::*;
@@ -13,6 +14,9 @@ mod imp {
     /// The pattern of an ID in JSON: 1 to 19 decimal digits (`i64::MAX` has 19), no sign.
     pub const PATTERN: &str = "^[0-9]{1,19}$";
 
+    /// The pattern of an ID of a 64-bit layout: 1 to 20 digits (`u64::MAX` has 20).
+    pub const PATTERN_64: &str = "^[0-9]{1,20}$";
+
     /// The schema of `T`: `{"type": "string", "pattern": "^[0-9]{1,19}$", "description": ...}`.
     /// What the derived `JsonSchema::json_schema` returns.
     pub fn json_schema<T: SnowflakeId>(_generator: &mut SchemaGenerator) -> Schema {
@@ -23,20 +27,21 @@ mod imp {
         );
         json_schema!({
             "type": "string",
-            "pattern": PATTERN,
+            "pattern": if T::LAYOUT.fits_i64() { PATTERN } else { PATTERN_64 },
             "description": description,
         })
     }
 
     #[cfg(test)]
     mod tests {
-        use super::PATTERN;
+        use super::{PATTERN, PATTERN_64};
 
         #[test]
         fn pattern_admits_exactly_the_lengths_an_i64_can_have() {
             // The pattern is a plain string; check its bound against the real maximum.
             assert_eq!(i64::MAX.to_string().len(), 19);
             assert_eq!(PATTERN, format!("^[0-9]{{1,{}}}$", i64::MAX.to_string().len()));
+            assert_eq!(PATTERN_64, format!("^[0-9]{{1,{}}}$", u64::MAX.to_string().len()));
         }
     }
 }
