@@ -24,6 +24,28 @@ fn a_sonyflake_ordered_generator_issues_valid_ids() -> Result<(), Box<dyn std::e
 }
 
 #[test]
+fn the_inlined_fast_path_places_fields_by_the_layout() -> Result<(), Box<dyn std::error::Error>> {
+    // The default clock publishes the millisecond, so `next_raw` takes the inlined fast
+    // path; Sonyflake's order puts the machine ID in the low 16 bits.
+    let generator = Generator::builder(Layout::SONYFLAKE).worker(0xBEEF).build()?;
+    let mut last = 0_i64;
+    for _ in 0..2_000 {
+        let raw = generator.next_raw()?;
+        let parts = Layout::SONYFLAKE.decode(raw)?;
+        assert_eq!(parts.worker, 0xBEEF);
+        assert!(raw > last);
+        last = raw;
+    }
+    // And for a 64-bit layout with its node field split.
+    let discord = Generator::builder(Layout::DISCORD).worker(Layout::DISCORD.join_node(1, 30)?).build()?;
+    for _ in 0..2_000 {
+        let parts = Layout::DISCORD.decode_u64(discord.next_raw()?.cast_unsigned())?;
+        assert_eq!((parts.datacenter, parts.machine), (Some(1), Some(30)));
+    }
+    Ok(())
+}
+
+#[test]
 fn a_discord_generator_crosses_2_63_in_order() -> Result<(), Box<dyn std::error::Error>> {
     // The time field's top bit is set 2^41 ms after Discord's epoch (in 2084).
     let boundary = Layout::DISCORD.epoch_ms() + (1 << 41);
