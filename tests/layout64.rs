@@ -128,7 +128,17 @@ fn the_text_form_accepts_every_spelling_of_one_layout() -> Result<(), Box<dyn st
 
 /// A 64-bit layout, in either field order, of any widths.
 fn layout64() -> impl Strategy<Value = Layout> {
-    (1_u32..=62, 0_u32..=20, any::<bool>(), 0_i64..=4_102_444_800_000).prop_filter_map(
+    layout64_from(0_i64..=4_102_444_800_000)
+}
+
+/// [`layout64`] with any epoch up to `i64::MAX` (for the text form; times past `i64::MAX`
+/// ms saturate, so decoding properties use realistic epochs).
+fn layout64_any_epoch() -> impl Strategy<Value = Layout> {
+    layout64_from(prop_oneof![0_i64..=4_102_444_800_000, 0..=i64::MAX])
+}
+
+fn layout64_from(epochs: impl Strategy<Value = i64>) -> impl Strategy<Value = Layout> {
+    (1_u32..=62, 0_u32..=20, any::<bool>(), epochs).prop_filter_map(
         "widths that sum to 64",
         |(time, worker, sony, epoch)| {
             let seq = 64_u32.checked_sub(time + worker).filter(|&s| s >= 1)?;
@@ -178,7 +188,7 @@ proptest! {
     }
 
     #[test]
-    fn text_round_trips(layout in layout64()) {
+    fn text_round_trips(layout in layout64_any_epoch()) {
         let text = layout.to_string();
         prop_assert_eq!(text.parse::<Layout>(), Ok(layout));
     }
@@ -197,4 +207,16 @@ proptest! {
         let narrow = typed_snowflake::ParseIdError::parse(&Layout::TWITTER, &raw.to_string());
         prop_assert_eq!(narrow.is_ok(), raw < 1 << 63);
     }
+}
+
+#[test]
+fn far_epochs_print_as_unix_milliseconds_and_parse_back() -> Result<(), Box<dyn std::error::Error>> {
+    // Found by the parse_layout fuzz target: an epoch in the year 5444803 printed as a date
+    // that the text form (four-digit years, as RFC 3339) does not read.
+    let layout: Layout = "preset=baidu,time=31,worker=19,epoch=171759247218954375".parse()?;
+    assert_eq!(layout.to_string(), "time=31,worker=19,seq=13,epoch=171759247218954375,unit=1s");
+    assert_eq!(layout.to_string().parse::<Layout>()?, layout);
+    let last: Layout = "time=1,worker=0,seq=1,epoch=9223372036854775807".parse()?;
+    assert_eq!(last.to_string().parse::<Layout>()?, last);
+    Ok(())
 }

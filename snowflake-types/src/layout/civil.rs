@@ -150,9 +150,16 @@ pub fn format_rfc3339(unix_ms: i64) -> String {
     format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{ms:03}Z")
 }
 
-/// An epoch as the text form writes it: `YYYY-MM-DD` at UTC midnight, else RFC 3339.
+/// The first millisecond of the year 10000, which no four-digit date reaches.
+const YEAR_10000_MS: i64 = 253_402_300_800_000;
+
+/// An epoch as the text form writes it: `YYYY-MM-DD` at UTC midnight, else RFC 3339; Unix
+/// milliseconds from the year 10000 on (or before 1970), which dates cannot spell in four
+/// digits.
 pub fn format_epoch(unix_ms: i64) -> String {
-    if unix_ms.rem_euclid(86_400_000) == 0 {
+    if !(0..YEAR_10000_MS).contains(&unix_ms) {
+        unix_ms.to_string()
+    } else if unix_ms.rem_euclid(86_400_000) == 0 {
         let (year, month, day) = civil_from_days(unix_ms.div_euclid(86_400_000));
         format!("{year:04}-{month:02}-{day:02}")
     } else {
@@ -248,8 +255,16 @@ mod tests {
                     assert_eq!(parse(&format_rfc3339(unix_ms)), Ok(unix_ms), "{unix_ms}");
                 }
             }
-            assert_eq!(parse(&format_epoch(days * 86_400_000)), Ok(days * 86_400_000));
+            if days >= 0 {
+                assert_eq!(parse(&format_epoch(days * 86_400_000)), Ok(days * 86_400_000));
+            }
         }
+        // Epochs past the year 9999 are written as Unix milliseconds, which parse back
+        // (found by the parse_layout fuzz target).
+        assert_eq!(format_epoch(253_402_300_799_999), "9999-12-31T23:59:59.999Z");
+        assert_eq!(format_epoch(253_402_300_800_000), "253402300800000");
+        assert_eq!(format_epoch(171_759_247_218_954_375), "171759247218954375");
+        assert_eq!(format_epoch(i64::MAX), i64::MAX.to_string());
         // Extremes do not panic.
         assert!(format_rfc3339(i64::MAX).starts_with("292278994-"));
         assert!(format_rfc3339(i64::MIN).starts_with('-'));
