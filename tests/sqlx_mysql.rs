@@ -173,3 +173,40 @@ async fn hostile_stored_values_are_errors() -> Result<(), Box<dyn std::error::Er
     })
     .await
 }
+
+/// Discord's 64-bit layout over `u64`.
+#[derive(typed_snowflake::SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+#[layout(preset = "discord")]
+struct MessageId(u64);
+
+#[tokio::test]
+async fn a_64_bit_type_reads_unsigned_values_above_2_63_and_refuses_to_bind_them()
+-> Result<(), Box<dyn std::error::Error>> {
+    with_table("discord", |pool, table| async move {
+        // Written as a plain u64 (as another service storing Discord IDs would), read as an ID.
+        let high = (1_u64 << 63) | 175_928_847_299_117_063;
+        sqlx::query(AssertSqlSafe(format!("INSERT INTO {table} (id, total_cents, unsigned_parent) VALUES (1, 0, ?)")))
+            .bind(high)
+            .execute(&pool)
+            .await?;
+        let back: MessageId =
+            sqlx::query_scalar(AssertSqlSafe(format!("SELECT unsigned_parent FROM {table}"))).fetch_one(&pool).await?;
+        assert_eq!(back, MessageId::try_from(high)?);
+        assert_eq!(back.to_string(), high.to_string());
+        // Binding it would have to go through a signed BIGINT: refused, naming the type.
+        let err = sqlx::query(AssertSqlSafe(format!("UPDATE {table} SET unsigned_parent = ?")))
+            .bind(back)
+            .execute(&pool)
+            .await
+            .expect_err("no signed BIGINT holds 2^63 in order");
+        assert!(err.to_string().contains("MessageId 9399300884153892871 does not fit in a BIGINT"), "{err}");
+        // Below 2^63 it is stored as usual.
+        let documented = MessageId::try_from(175_928_847_299_117_063_u64)?;
+        sqlx::query(AssertSqlSafe(format!("UPDATE {table} SET parent = ?"))).bind(documented).execute(&pool).await?;
+        let parent: MessageId =
+            sqlx::query_scalar(AssertSqlSafe(format!("SELECT parent FROM {table}"))).fetch_one(&pool).await?;
+        assert_eq!(parent, documented);
+        Ok(())
+    })
+    .await
+}

@@ -162,3 +162,39 @@ async fn hostile_stored_values_are_errors() -> Result<(), Box<dyn std::error::Er
     })
     .await
 }
+
+/// Discord's 64-bit layout over `u64`.
+#[derive(typed_snowflake::SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+#[layout(preset = "discord")]
+struct MessageId(u64);
+
+#[tokio::test]
+async fn a_64_bit_type_is_stored_below_2_63_and_refused_above() -> Result<(), Box<dyn std::error::Error>> {
+    with_table("discord", |pool, table| async move {
+        let documented = MessageId::try_from(175_928_847_299_117_063_u64)?;
+        sqlx::query(AssertSqlSafe(format!("INSERT INTO {table} (id, total_cents) VALUES ($1, 0)")))
+            .bind(documented)
+            .execute(&pool)
+            .await?;
+        let back: MessageId =
+            sqlx::query_scalar(AssertSqlSafe(format!("SELECT id FROM {table}"))).fetch_one(&pool).await?;
+        assert_eq!(back, documented);
+        let high = MessageId::try_from(u64::MAX)?;
+        let err = sqlx::query(AssertSqlSafe(format!("INSERT INTO {table} (id, total_cents) VALUES ($1, 0)")))
+            .bind(high)
+            .execute(&pool)
+            .await
+            .expect_err("no BIGINT holds 2^64 - 1 in order");
+        assert!(err.to_string().contains("MessageId 18446744073709551615 does not fit in a BIGINT"), "{err}");
+        // A negative BIGINT (what a bit-pattern cast would have stored) is no ID.
+        sqlx::query(AssertSqlSafe(format!("INSERT INTO {table} (id, total_cents) VALUES (-1, 0)")))
+            .execute(&pool)
+            .await?;
+        let refused = sqlx::query_scalar::<_, MessageId>(AssertSqlSafe(format!("SELECT id FROM {table} WHERE id < 0")))
+            .fetch_one(&pool)
+            .await;
+        assert!(refused.is_err());
+        Ok(())
+    })
+    .await
+}
