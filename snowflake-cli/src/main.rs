@@ -16,6 +16,8 @@ text form, e.g. --layout time=42,worker=5,seq=16,epoch=2021-05-05 (keys: time, w
 datacenter, machine, seq, epoch, unit=1ms|10ms|1s, order=time-worker-seq|time-seq-worker,
 preset). `snowflake layouts` lists the presets.
 
+Colour: on a terminal, unless NO_COLOR is set; CLICOLOR_FORCE=1 forces it.
+
 Exit status: 0 when every input was handled, 1 when some input was not an ID (each one is
 reported on stderr), 2 for a usage error.";
 
@@ -179,7 +181,9 @@ impl Scheme {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let stdout = io::stdout();
-    let colour = stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    // Colour on a terminal unless NO_COLOR is set; CLICOLOR_FORCE asks for it anywhere.
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0");
+    let colour = set("CLICOLOR_FORCE") || (stdout.is_terminal() && !set("NO_COLOR"));
     let mut out = BufWriter::new(stdout.lock());
     let result = run(cli.command, &mut out, colour).and_then(|status| {
         out.flush().map_err(|e| e.to_string())?;

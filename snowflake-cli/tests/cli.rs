@@ -6,9 +6,15 @@ use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 fn snowflake(args: &[&str], stdin: Option<&str>) -> Output {
+    snowflake_env(args, stdin, &[])
+}
+
+fn snowflake_env(args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_snowflake"))
         .args(args)
         .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -155,6 +161,19 @@ fn explain_draws_the_bits_of_every_field() {
          increment  bits 11..0    12 bits = 7\n"
     );
     assert!(!out.contains('\x1b'), "no colour when stdout is not a terminal");
+    // Forced colour: each field's bits and its line in the field's colour.
+    let coloured = stdout(&snowflake_env(
+        &["explain", "175928847299117063", "--preset", "discord"],
+        None,
+        &[("CLICOLOR_FORCE", "1")],
+    ));
+    assert!(
+        coloured.contains("\x1b[36m000000100111000100000110010110101100000100\x1b[0m \x1b[33m00001\x1b[0m"),
+        "{coloured:?}"
+    );
+    assert!(coloured.contains("\x1b[32mincrement  bits 11..0    12 bits = 7\x1b[0m"), "{coloured:?}");
+    let plain = stdout(&snowflake_env(&["explain", "1", "--preset", "discord"], None, &[("CLICOLOR_FORCE", "0")]));
+    assert!(!plain.contains('\x1b'));
     // Sonyflake: the sequence is drawn above the machine ID; the sign bit is unused.
     let sony = ok(&["explain", &((100_u64 << 24) | (2 << 16) | 3).to_string(), "--preset", "sonyflake"]);
     let lines: Vec<&str> = sony.lines().collect();
