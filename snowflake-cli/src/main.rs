@@ -220,8 +220,10 @@ fn run(command: Command, out: &mut impl Write, colour: bool) -> Result<ExitCode,
                 }
             };
             if ids.is_empty() {
-                for (n, line) in io::stdin().lock().lines().enumerate() {
+                // Bytes, not `lines()`: a line that is not UTF-8 is one bad line, not the end.
+                for (n, line) in io::stdin().lock().split(b'\n').enumerate() {
                     let line = line.map_err(|e| format!("reading standard input: {e}"))?;
+                    let line = String::from_utf8_lossy(&line);
                     let text = line.trim();
                     if !text.is_empty() {
                         handle(text, &format!("line {}", n + 1), out)?;

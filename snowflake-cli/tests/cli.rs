@@ -108,6 +108,22 @@ fn inspect_reads_stdin_and_reports_bad_lines_by_number() {
     assert!(err.contains("line 6: \"99999999999999999999\""), "{err}");
     assert!(!err.contains("line 3"), "blank lines are skipped: {err}");
 
+    // A line that is not UTF-8, CRLF line ends, no final newline.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_snowflake"))
+        .args(["inspect", "--preset", "twitter"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the snowflake binary runs");
+    let mut input = child.stdin.take().expect("piped stdin");
+    input.write_all(b"1\r\n\xff\xfe\r\n2").expect("stdin written");
+    drop(input);
+    let mixed = child.wait_with_output().expect("the snowflake binary exits");
+    assert_eq!(mixed.status.code(), Some(1));
+    assert_eq!(stdout(&mixed).lines().count(), 2);
+    assert!(stderr(&mixed).contains("line 2: "), "{}", stderr(&mixed));
+
     let clean = snowflake(&["inspect", "--preset", "twitter"], Some("1724551110457221119\n"));
     assert_eq!(clean.status.code(), Some(0));
     let empty = snowflake(&["inspect", "--preset", "twitter"], Some(""));
