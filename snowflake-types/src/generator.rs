@@ -67,7 +67,10 @@ pub struct GeneratorStats {
     /// Times a caller waited for the next tick because the sequence ran out (or, after a
     /// restart, for the clock to pass the high-water mark).
     pub exhausted_waits: u64,
-    /// Times the clock was seen behind the last issued ID.
+    /// Clock step-back episodes: times the clock was seen behind the last issued ID after
+    /// IDs had been issued on time. An episode lasts until an ID is issued at or after the
+    /// clock's tick again, so the IDs `Borrow` issues ahead of a stepped-back clock, and the
+    /// calls that `Wait` or `Error` hold back or refuse meanwhile, all count once.
     pub clock_step_backs: u64,
     /// Errors returned.
     pub errors: u64,
@@ -80,6 +83,9 @@ pub struct GeneratorStats {
 struct Counters {
     exhausted_waits: AtomicU64,
     clock_step_backs: AtomicU64,
+    /// The highest state a call that found the clock behind left (or proposed to leave):
+    /// a step back seen at a state above it follows IDs issued on time, a new episode.
+    step_back_mark: AtomicU64,
     errors: AtomicU64,
     high_water_writes: AtomicU64,
 }
@@ -495,9 +501,9 @@ impl Generator {
     fn take(&self, want: u64) -> Result<(u64, u64), GenerateError> {
         let mut waited_since: Option<Instant> = None;
         let mut counted_wait = false;
-        let mut counted_back = false;
         let mut spins = 0u32;
         loop {
+            let mut behind = false;
             // The state first, then the clock. Read the other way round, a thread that read
             // the clock just before another thread issued in a newer tick would take that
             // tick for a clock step back: a false `ClockBackwards` under `StepBack::Error`, a
@@ -551,10 +557,7 @@ impl Generator {
             } else {
                 // The clock reads earlier than the last issued tick (or, after a restart,
                 // further behind the mark than a reservation: it was set back in between).
-                if !counted_back {
-                    counted_back = true;
-                    self.counters.clock_step_backs.fetch_add(1, Ordering::Relaxed);
-                }
+                behind = true;
                 let behind_ms = i64::try_from(last - now).unwrap_or(i64::MAX).saturating_mul(self.unit_ms);
                 match self.policy {
                     StepBack::Borrow { max_ahead } => {
@@ -563,6 +566,7 @@ impl Generator {
                         } else {
                             let ahead_ms = behind_ms.saturating_add(self.unit_ms);
                             if u128::try_from(ahead_ms).unwrap_or(u128::MAX) > max_ahead.as_millis() {
+                                self.step_back_seen(cur, cur, behind_ms);
                                 return self.fail(GenerateError::ClockBackwards { behind_ms });
                             }
                             let next = last + 1;
@@ -575,6 +579,7 @@ impl Generator {
                         }
                     }
                     StepBack::Wait { max } => {
+                        self.step_back_seen(cur, cur, behind_ms);
                         let started = *waited_since.get_or_insert_with(Instant::now);
                         if u128::try_from(behind_ms).unwrap_or(u128::MAX) > max.as_millis() || started.elapsed() >= max
                         {
@@ -584,13 +589,34 @@ impl Generator {
                         std::thread::sleep(left.min(Duration::from_micros(200)));
                         continue;
                     }
-                    StepBack::Error => return self.fail(GenerateError::ClockBackwards { behind_ms }),
+                    StepBack::Error => {
+                        self.step_back_seen(cur, cur, behind_ms);
+                        return self.fail(GenerateError::ClockBackwards { behind_ms });
+                    }
                 }
             };
             let last_taken = first + (count - 1);
+            if behind {
+                // Before the CAS: a thread that sees the state it installs then sees the
+                // mark too (the CAS is Release, the state load Acquire).
+                let behind_ms = i64::try_from(last - now).unwrap_or(i64::MAX).saturating_mul(self.unit_ms);
+                self.step_back_seen(cur, last_taken, behind_ms);
+            }
             if self.hot.state.compare_exchange(cur, last_taken, Ordering::Release, Ordering::Relaxed).is_ok() {
                 return Ok((first, count));
             }
+        }
+    }
+
+    /// Counts a clock step-back episode: the clock was seen behind the last issued tick at
+    /// state `cur`, and this call leaves (or is about to try to leave) the state at `after`.
+    /// A state above every such `after` was reached by IDs issued on time since, so the
+    /// step back is a new episode; otherwise it is the episode already counted.
+    fn step_back_seen(&self, cur: u64, after: u64, behind_ms: i64) {
+        let _ = behind_ms;
+        let mark = self.counters.step_back_mark.fetch_max(after, Ordering::Relaxed);
+        if cur > mark {
+            self.counters.clock_step_backs.fetch_add(1, Ordering::Relaxed);
         }
     }
 
