@@ -464,9 +464,13 @@ impl Generator {
             } else {
                 return None;
             };
-            // Relaxed suffices: uniqueness and per-thread order come from the single
-            // read-modify-write order of this one atomic.
-            match self.hot.state.compare_exchange_weak(cur, next, Ordering::Relaxed, Ordering::Relaxed) {
+            // Uniqueness and order need no more than Relaxed: they come from the single
+            // modification order of this one atomic, in which every CAS reads the value
+            // just before its own. Release is for the slow path (see `take`): a caller that
+            // loads this state with Acquire also sees the clock reading this ID was stamped
+            // with, so it does not take this ID's tick for a clock step back. On x86-64 it
+            // is the same `lock cmpxchg` as Relaxed; on AArch64, `casl` instead of `cas`.
+            match self.hot.state.compare_exchange_weak(cur, next, Ordering::Release, Ordering::Relaxed) {
                 Ok(_) => {
                     let id = ((next & !max_seq) << layout.worker_bits()) | self.worker_in_place | (next & max_seq);
                     // Below 2^63: the layout's widths sum to at most 63.
@@ -507,8 +511,22 @@ impl Generator {
             // The state first, then the clock. Read the other way round, a thread that read
             // the clock just before another thread issued in a newer tick would take that
             // tick for a clock step back: a false `ClockBackwards` under `StepBack::Error`, a
-            // needless wait under `Wait`. Whoever issued `cur` read its clock before its CAS,
-            // so a clock read after this load is not behind it (Acquire keeps it after).
+            // needless wait under `Wait`.
+            //
+            // Why a clock read after this load is not behind `cur`: whoever issued `cur` read
+            // its clock (the published millisecond on the fast path, `Clock::now_ms` here)
+            // before its CAS, and that CAS is Release on both paths. This Acquire load reads
+            // it, or a later CAS of the state (a read-modify-write, so still in its release
+            // sequence), so the issuer's clock read happens-before the one below. A clock
+            // whose reading is one atomic that only grows then cannot read earlier here, by
+            // read-read coherence: `MonotonicClock` (its precise reading is at least the
+            // published millisecond it also loads), `ManualClock` moved only forward. A
+            // clock that reads elsewhere (the OS wall clock) has only its own monotonicity;
+            // when it breaks, the clock really stepped back. Uniqueness never depends on any
+            // of this: a clock misread as behind costs a wait, an error under
+            // `StepBack::Error`, or a borrowed tick, never a repeated ID.
+            // `tests/generate_concurrency.rs` stresses this with many threads on a clock
+            // that never steps back and `StepBack::Error`: a misread is an error there.
             let cur = self.hot.state.load(Ordering::Acquire);
             // The limit before the clock too: a limit raised past a resumed mark was raised
             // by a thread whose clock had passed the mark, so a clock read after it has too.
