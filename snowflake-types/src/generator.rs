@@ -493,6 +493,12 @@ impl Generator {
         }
     }
 
+    /// Whether the clock reads a time this generator can issue at: not before the epoch,
+    /// not past the end of the time field. Issues nothing and counts nothing.
+    pub(crate) fn check_clock(&self) -> Result<(), GenerateError> {
+        self.precise_tick().map(drop)
+    }
+
     fn fail<T>(&self, error: GenerateError) -> Result<T, GenerateError> {
         self.counters.errors.fetch_add(1, Ordering::Relaxed);
         Err(error)

@@ -86,6 +86,10 @@ fn state() -> MutexGuard<'static, State> {
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
+/// Then call the start-up check, [`Registry::check`], with the ID types the process
+/// generates: it builds their generators and reports every problem at once, before the
+/// first request.
+///
 /// Without `install()`, the first generation takes the default: the worker ID from
 /// `SNOWFLAKE_WORKER_ID` (an unparsable value makes every generation fail with an error
 /// that names it), or 0 when it is unset; the [`MonotonicClock`](crate::clock::MonotonicClock);
@@ -296,6 +300,12 @@ impl RegistryBuilder {
             lease: self.lease,
         })
     }
+}
+
+/// Fixes the configuration in force, as the first generation would; `layout` sizes the
+/// worker-ID space an environment-configured lease is taken from. For the start-up check.
+pub(crate) fn fix_config(layout: &Layout) -> Result<(), GenerateError> {
+    config_in_use(layout).map(drop)
 }
 
 /// The configuration generators are built from, fixed by the first call.
