@@ -499,8 +499,10 @@ impl Generator {
         self.precise_tick().map(drop)
     }
 
+    #[cold]
     fn fail<T>(&self, error: GenerateError) -> Result<T, GenerateError> {
         self.counters.errors.fetch_add(1, Ordering::Relaxed);
+        crate::events::generate_error(self.name, self.worker, &error);
         Err(error)
     }
 
@@ -559,6 +561,7 @@ impl Generator {
                     if !counted_wait {
                         counted_wait = true;
                         self.counters.exhausted_waits.fetch_add(1, Ordering::Relaxed);
+                        crate::events::sequence_exhausted(self.name, self.worker);
                     }
                     backoff(&mut spins);
                     continue;
@@ -575,6 +578,7 @@ impl Generator {
                 if !counted_wait {
                     counted_wait = true;
                     self.counters.exhausted_waits.fetch_add(1, Ordering::Relaxed);
+                    crate::events::sequence_exhausted(self.name, self.worker);
                 }
                 backoff(&mut spins);
                 continue;
@@ -637,10 +641,10 @@ impl Generator {
     /// A state above every such `after` was reached by IDs issued on time since, so the
     /// step back is a new episode; otherwise it is the episode already counted.
     fn step_back_seen(&self, cur: u64, after: u64, behind_ms: i64) {
-        let _ = behind_ms;
         let mark = self.counters.step_back_mark.fetch_max(after, Ordering::Relaxed);
         if cur > mark {
             self.counters.clock_step_backs.fetch_add(1, Ordering::Relaxed);
+            crate::events::clock_step_back(self.name, self.worker, behind_ms);
         }
     }
 
@@ -709,6 +713,7 @@ impl Generator {
                 match raise_mark(&hw.path, mark_ms) {
                     Ok(true) => {
                         self.counters.high_water_writes.fetch_add(1, Ordering::Relaxed);
+                        crate::events::high_water_written(self.name, self.worker, &hw.path, mark_ms);
                     }
                     // The file already holds a mark at least this high: it covers the reservation.
                     Ok(false) => {}

@@ -9,7 +9,7 @@
 mod check;
 pub mod clock;
 pub mod error;
-mod events;
+pub mod events;
 pub mod generator;
 mod id;
 mod integrations;
