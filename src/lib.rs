@@ -77,6 +77,7 @@
 //! | `public-id` | no | keyed public IDs: `id.to_public(&key)`, 11 URL-safe characters that hide order, time and volume (see the `public` module) |
 //! | `tracing` | no | slow-path and lease events as `tracing` events (see [`events`]) |
 //! | `metrics` | no | the same events as `metrics` counters, `snowflake_*_total` labelled by type and worker (see [`events`]) |
+//! | `tokio` | no | `T::generate_async().await`: awaits instead of blocking the thread where generation waits |
 //!
 //! # Generation
 //!

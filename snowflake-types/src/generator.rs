@@ -507,13 +507,84 @@ impl Generator {
     }
 
     /// Takes up to `want` consecutive sequence numbers in one CAS; returns the first state
-    /// taken and how many. Handles every case the hot path does not.
+    /// taken and how many. Handles every case the hot path does not, blocking the thread
+    /// while it waits.
     #[cold]
     #[inline(never)]
     fn take(&self, want: u64) -> Result<(u64, u64), GenerateError> {
-        let mut waited_since: Option<Instant> = None;
-        let mut counted_wait = false;
-        let mut spins = 0u32;
+        let mut waiting = Waiting::default();
+        loop {
+            match self.take_step(want, &mut waiting)? {
+                Step::Taken(first, count) => return Ok((first, count)),
+                Step::NextTick => backoff(&mut waiting.spins),
+                Step::Sleep(pause) => std::thread::sleep(pause),
+            }
+        }
+    }
+
+    /// [`Generator::take`] for async code: the same steps, awaiting where it would block.
+    #[cfg(feature = "tokio")]
+    #[cold]
+    #[inline(never)]
+    async fn take_async(&self, want: u64) -> Result<(u64, u64), GenerateError> {
+        let mut waiting = Waiting::default();
+        loop {
+            match self.take_step(want, &mut waiting)? {
+                Step::Taken(first, count) => return Ok((first, count)),
+                Step::NextTick => {
+                    // Let the runtime's other tasks run first (one of them may be what moves
+                    // the clock, or holds the next tick); then sleep, at the timer's
+                    // resolution of a millisecond: about a tick.
+                    waiting.spins = waiting.spins.saturating_add(1);
+                    if waiting.spins < 64 {
+                        tokio::task::yield_now().await;
+                    } else {
+                        tokio::time::sleep(Duration::from_micros(500)).await;
+                    }
+                }
+                Step::Sleep(pause) => tokio::time::sleep(pause).await,
+            }
+        }
+    }
+
+    /// The next ID as a raw `i64`, for async code (feature `tokio`): the same hot path as
+    /// [`Generator::next_raw`]; where that would block the thread (a spent sequence waiting
+    /// for the next tick, a [`StepBack::Wait`] policy waiting for the clock), this awaits
+    /// instead (`tokio::task::yield_now`, then `tokio::time::sleep`), so other tasks on the
+    /// same runtime thread keep running. A high-water write (one `fsync` per reservation)
+    /// still blocks, briefly.
+    ///
+    /// ```
+    /// use typed_snowflake::{Generator, Layout};
+    ///
+    /// let generator = Generator::builder(Layout::new(41, 10, 12, 1_288_834_974_657)?).worker(3).build()?;
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
+    /// let (a, b) = runtime.block_on(async {
+    ///     Ok::<_, typed_snowflake::GenerateError>((generator.next_raw_async().await?, generator.next_raw_async().await?))
+    /// })?;
+    /// assert!(b > a);
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "tokio")]
+    pub async fn next_raw_async(&self) -> Result<i64, GenerateError> {
+        self.next_with_async(&self.layout).await
+    }
+
+    /// [`Generator::next_raw_async`] with the layout as a constant, as [`Generator::next_with`].
+    #[cfg(feature = "tokio")]
+    #[inline]
+    pub(crate) async fn next_with_async(&self, layout: &Layout) -> Result<i64, GenerateError> {
+        debug_assert_eq!(*layout, self.layout, "a generator serves only the layout it was built with");
+        match self.fast(layout) {
+            Some(raw) => Ok(raw),
+            None => self.take_async(1).await.map(|(first, _)| self.raw_of(first)),
+        }
+    }
+
+    /// One attempt of the slow path: issues, fails, or says how to wait before the next
+    /// attempt (the caller blocks or awaits). `waiting` carries what a call has counted and
+    /// since when it waits across attempts.
+    fn take_step(&self, want: u64, waiting: &mut Waiting) -> Result<Step, GenerateError> {
         loop {
             let mut behind = false;
             // The state first, then the clock. Read the other way round, a thread that read
@@ -558,13 +629,12 @@ impl Generator {
                 } else {
                     // The sequence ran out within this tick: wait for the clock, re-reading
                     // it each time (never reuse, never wrap).
-                    if !counted_wait {
-                        counted_wait = true;
+                    if !waiting.counted {
+                        waiting.counted = true;
                         self.counters.exhausted_waits.fetch_add(1, Ordering::Relaxed);
                         crate::events::sequence_exhausted(self.name, self.worker);
                     }
-                    backoff(&mut spins);
-                    continue;
+                    return Ok(Step::NextTick);
                 }
             } else if last > limit && last - now <= self.reserve_ticks() {
                 // Resumed from a high-water mark (every tick this generator issued lies within
@@ -575,13 +645,12 @@ impl Generator {
                     // No tick after the mark can be reserved: the wait would never end.
                     return self.fail(self.time_exhausted());
                 }
-                if !counted_wait {
-                    counted_wait = true;
+                if !waiting.counted {
+                    waiting.counted = true;
                     self.counters.exhausted_waits.fetch_add(1, Ordering::Relaxed);
                     crate::events::sequence_exhausted(self.name, self.worker);
                 }
-                backoff(&mut spins);
-                continue;
+                return Ok(Step::NextTick);
             } else {
                 // The clock reads earlier than the last issued tick (or, after a restart,
                 // further behind the mark than a reservation: it was set back in between).
@@ -608,14 +677,13 @@ impl Generator {
                     }
                     StepBack::Wait { max } => {
                         self.step_back_seen(cur, cur, behind_ms);
-                        let started = *waited_since.get_or_insert_with(Instant::now);
+                        let started = *waiting.since.get_or_insert_with(Instant::now);
                         if u128::try_from(behind_ms).unwrap_or(u128::MAX) > max.as_millis() || started.elapsed() >= max
                         {
                             return self.fail(GenerateError::ClockBackwards { behind_ms });
                         }
                         let left = max.saturating_sub(started.elapsed());
-                        std::thread::sleep(left.min(Duration::from_micros(200)));
-                        continue;
+                        return Ok(Step::Sleep(left.min(Duration::from_micros(200))));
                     }
                     StepBack::Error => {
                         self.step_back_seen(cur, cur, behind_ms);
@@ -631,7 +699,7 @@ impl Generator {
                 self.step_back_seen(cur, last_taken, behind_ms);
             }
             if self.hot.state.compare_exchange(cur, last_taken, Ordering::Release, Ordering::Relaxed).is_ok() {
-                return Ok((first, count));
+                return Ok(Step::Taken(first, count));
             }
         }
     }
@@ -797,6 +865,28 @@ impl Generator {
             high_water_writes: self.counters.high_water_writes.load(Ordering::Relaxed),
         }
     }
+}
+
+/// What a slow-path attempt leads to.
+enum Step {
+    /// Issued: the first state taken, and how many.
+    Taken(u64, u64),
+    /// The tick's sequence is spent (or, after a restart, the clock has not passed the
+    /// mark): wait a moment for the next tick, then try again.
+    NextTick,
+    /// The clock is behind and the `Wait` policy waits for it: pause at most this long.
+    Sleep(Duration),
+}
+
+/// What one call of the slow path carries across its attempts.
+#[derive(Default)]
+struct Waiting {
+    /// When a `Wait` policy started waiting.
+    since: Option<Instant>,
+    /// Whether this call's wait for the next tick was counted.
+    counted: bool,
+    /// Attempts that found the tick spent, for the back-off.
+    spins: u32,
 }
 
 /// The wait for the next tick: spin (re-reading the clock each time) through about one
