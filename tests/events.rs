@@ -225,3 +225,29 @@ fn ids_issued_on_time_emit_nothing() -> TestResult {
     assert!(seen.is_empty() && counts.is_empty(), "{seen:?} {counts:?}");
     Ok(())
 }
+
+/// Five worker bits.
+#[derive(typed_snowflake::SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+#[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+struct NarrowId(i64);
+
+/// A type whose generator cannot be built (here: the worker ID does not fit) fails every
+/// call with an error event, labelled worker `none`. The only test in this binary that uses
+/// the registry.
+#[test]
+fn a_generator_that_cannot_be_built_is_an_error_event() -> TestResult {
+    typed_snowflake::Registry::builder().worker_id(40).install()?;
+    let (results, seen, counts) = observe(|| [NarrowId::try_generate(), NarrowId::try_generate()]);
+    let expected = GenerateError::WorkerOutOfRange { type_name: "NarrowId", worker: 40, max: 31 };
+    assert_eq!(results, [Err(expected.clone()), Err(expected)]);
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert!(
+        seen.iter().all(|e| e.level == tracing::Level::WARN && e.field("kind") == "worker_out_of_range"),
+        "{seen:?}"
+    );
+    assert_eq!(
+        counts,
+        [count(events::ERRORS, &[("error", "worker_out_of_range"), ("type", "NarrowId"), ("worker", "none")], 2)]
+    );
+    Ok(())
+}

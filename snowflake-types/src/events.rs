@@ -14,7 +14,8 @@
 //! |---|---|---|
 //! | a caller waits for the next tick because the sequence ran out (or, after a restart, for the clock to pass the high-water mark); once per waiting call | `DEBUG`, `type`, `worker` | [`SEQUENCE_EXHAUSTED`] (`type`, `worker`) |
 //! | the clock is seen behind the last issued ID; once per episode (see [`GeneratorStats::clock_step_backs`](crate::GeneratorStats::clock_step_backs)) | `WARN`, `type`, `worker`, `behind_ms` | [`CLOCK_STEP_BACKS`] (`type`, `worker`) |
-//! | a generation returns an error | `WARN`, `type`, `worker`, `error` | [`ERRORS`] (`type`, `worker`, `error`: the kind, below) |
+//! | a generation returns an error | `WARN`, `type`, `worker`, `kind`, `error` | [`ERRORS`] (`type`, `worker`, `error`: the kind, below) |
+//! | a type's generator cannot be built (configuration, worker ID, high-water file); every call retries | `WARN`, `type`, `kind`, `error` | [`ERRORS`] (`type`, `worker` = `none`, `error`) |
 //! | a high-water reservation is written | `DEBUG`, `type`, `worker`, `path`, `mark_ms` | [`HIGH_WATER_WRITES`] (`type`, `worker`) |
 //! | a worker-ID lease is acquired | `INFO`, `namespace`, `worker`, `fence`, `store` | [`LEASE_ACQUIRED`] (`namespace`, `worker`) |
 //! | a renewal fails (it is retried) | `WARN`, `namespace`, `worker`, `error` | [`LEASE_RENEWAL_FAILURES`] (`namespace`, `worker`) |
@@ -115,6 +116,18 @@ pub(crate) fn generate_error(type_name: &'static str, worker: u64, error: &Gener
     tracing::warn!(target: "typed_snowflake", r#type = type_name, worker, kind, error = %error, "ID generation failed");
     #[cfg(feature = "metrics")]
     metrics::counter!(ERRORS, "type" => type_name, "worker" => worker.to_string(), "error" => kind).increment(1);
+}
+
+/// A type's generator could not be built (the registry's configuration, the worker ID, the
+/// high-water file): counted as an error under the worker label `none`.
+#[cold]
+pub(crate) fn generator_unavailable(type_name: &'static str, error: &GenerateError) {
+    #[cfg(any(feature = "tracing", feature = "metrics"))]
+    let kind = error_kind(error);
+    #[cfg(feature = "tracing")]
+    tracing::warn!(target: "typed_snowflake", r#type = type_name, kind, error = %error, "no generator for this ID type");
+    #[cfg(feature = "metrics")]
+    metrics::counter!(ERRORS, "type" => type_name, "worker" => "none", "error" => kind).increment(1);
 }
 
 /// A high-water reservation was written.

@@ -373,7 +373,7 @@ impl GeneratorSlot {
         if let Some(generator) = self.cell.get() {
             return Ok(generator);
         }
-        let generator = generator_for(layout, name)?;
+        let generator = generator_for(layout, name).inspect_err(|e| crate::events::generator_unavailable(name, e))?;
         let generator: &'static Generator = self.cell.get_or_init(|| generator);
         GENERATORS.lock().unwrap_or_else(|p| p.into_inner()).push(generator);
         Ok(generator)
