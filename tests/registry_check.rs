@@ -223,6 +223,22 @@ fn passes() -> TestResult {
     // Checking again, or a type twice, builds nothing new.
     Registry::check::<(OrderId, (OrderId, CustomerId))>()?;
     Registry::check::<OrderId>()?;
+    // The largest tuple.
+    type Twelve = (
+        OrderId,
+        CustomerId,
+        InvoiceId,
+        OrderId,
+        OrderId,
+        OrderId,
+        OrderId,
+        OrderId,
+        OrderId,
+        OrderId,
+        OrderId,
+        OrderId,
+    );
+    Registry::check::<Twelve>()?;
     assert_eq!(Registry::stats().len(), 3);
     assert!(OrderId::generate() < OrderId::generate());
     assert_eq!(Registry::stats().len(), 3);
