@@ -77,6 +77,8 @@ fn a_bad_environment_value_is_one_configuration_problem() -> TestResult {
 #[test]
 fn a_lease_that_cannot_be_acquired_is_reported() -> TestResult {
     run("lease_unknown_store", &[(LEASE_VAR, "zookeeper://127.0.0.1:2181")])?;
+    // Nothing listens on port 1: the store does not answer.
+    run("lease_no_store", &[(LEASE_VAR, "redis://127.0.0.1:1")])?;
     run("lease_and_fixed", &[(LEASE_VAR, "redis://127.0.0.1:1"), (WORKER_VAR, "3")])
 }
 
@@ -146,6 +148,13 @@ fn child() -> TestResult {
             let error = configuration_problem(Registry::check::<(OrderId, CustomerId)>())?;
             assert!(matches!(error, GenerateError::Worker(WorkerError::Lease(_))), "{error:?}");
             assert!(error.to_string().contains("bad lease store URL"), "{error}");
+        }
+        "lease_no_store" => {
+            let error = configuration_problem(Registry::check::<(OrderId, CustomerId)>())?;
+            assert!(matches!(error, GenerateError::Worker(WorkerError::Lease(_))), "{error:?}");
+            assert!(error.to_string().contains("127.0.0.1:1"), "{error}");
+            // Nothing was fixed: the defaults are not taken as worker 0 behind the lease's back.
+            assert!(Registry::worker_id().is_err());
         }
         "lease_and_fixed" => {
             let error = configuration_problem(Registry::check::<OrderId>())?;
