@@ -25,7 +25,44 @@ macro_rules! __impl_integrations {
         $crate::__impl_sqlx_mysql!($ty);
         $crate::__impl_sqlx_sqlite!($ty);
         $crate::__impl_redis!($ty);
+        $crate::__impl_tokio!($ty);
     };
+}
+
+/// `T::generate_async()` and `T::try_generate_async()` on a derived type (feature `tokio`).
+#[cfg(feature = "tokio")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __impl_tokio {
+    ($ty:ident) => {
+        #[automatically_derived]
+        impl $ty {
+            /// The next ID from this type's generator, for async code (feature `tokio`):
+            /// the same hot path as [`Self::generate`], but where that would block the
+            /// thread (a tick's sequence spent, a `StepBack::Wait` clock policy waiting)
+            /// this awaits, so other tasks keep running. Panics only where
+            /// [`Self::try_generate_async`] returns an error, with that error's message.
+            #[inline]
+            pub async fn generate_async() -> Self {
+                $crate::__private::generate_async::<Self>().await
+            }
+
+            /// [`Self::generate_async`], or why there is no ID (clock, worker ID, exhausted
+            /// time field, high-water file, lease).
+            #[inline]
+            pub async fn try_generate_async() -> $crate::__private::Result<Self, $crate::__private::GenerateError> {
+                $crate::__private::try_generate_async::<Self>().await
+            }
+        }
+    };
+}
+
+/// Without the `tokio` feature: nothing.
+#[cfg(not(feature = "tokio"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __impl_tokio {
+    ($ty:ident) => {};
 }
 
 #[cfg(feature = "redis")]
@@ -131,6 +168,25 @@ fn generate_failed(name: &str, error: &GenerateError) -> ! {
 #[inline(always)]
 pub fn try_generate<T: SnowflakeId>() -> Result<T, GenerateError> {
     T::generator_slot().get_or_init(T::LAYOUT, T::NAME)?.next_with(&T::LAYOUT).map(T::from_raw_unchecked)
+}
+
+/// `T::try_generate_async()`: the same hot path as [`try_generate`], awaiting where that
+/// would block.
+#[cfg(feature = "tokio")]
+#[inline]
+pub async fn try_generate_async<T: SnowflakeId>() -> Result<T, GenerateError> {
+    let generator = T::generator_slot().get_or_init(T::LAYOUT, T::NAME)?;
+    generator.next_with_async(&T::LAYOUT).await.map(T::from_raw_unchecked)
+}
+
+/// `T::generate_async()`: panics where `try_generate_async` errs, with that error.
+#[cfg(feature = "tokio")]
+#[inline]
+pub async fn generate_async<T: SnowflakeId>() -> T {
+    match try_generate_async::<T>().await {
+        Ok(id) => id,
+        Err(e) => generate_failed(T::NAME, &e),
+    }
 }
 
 /// `T::generate_batch(n)`.

@@ -77,6 +77,40 @@ pub trait SnowflakeId: Sized + Send + Sync + 'static {
         Self::LAYOUT.parts_of(self.to_raw())
     }
 
+    /// The next ID from this type's generator, for async code (feature `tokio`): the same
+    /// hot path as `T::generate()`, but where that would block the thread (a tick's
+    /// sequence spent, a [`StepBack::Wait`](crate::StepBack::Wait) clock policy waiting)
+    /// this awaits, so other tasks on the runtime keep running. Panics only where
+    /// [`SnowflakeId::try_generate_async`] returns an error, with that error's message.
+    ///
+    /// ```
+    /// use typed_snowflake::SnowflakeId;
+    ///
+    /// #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+    /// #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+    /// struct OrderId(i64);
+    ///
+    /// async fn make<T: SnowflakeId>() -> T {
+    ///     T::generate_async().await
+    /// }
+    ///
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
+    /// let (a, b) = runtime.block_on(async { (make::<OrderId>().await, OrderId::generate_async().await) });
+    /// assert!(a < b);
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "tokio")]
+    fn generate_async() -> impl Future<Output = Self> + Send {
+        crate::__private::generate_async::<Self>()
+    }
+
+    /// [`SnowflakeId::generate_async`], or why there is no ID (clock, worker ID, exhausted
+    /// time field, high-water file, lease).
+    #[cfg(feature = "tokio")]
+    fn try_generate_async() -> impl Future<Output = Result<Self, crate::error::GenerateError>> + Send {
+        crate::__private::try_generate_async::<Self>()
+    }
+
     /// The ID as a keyed public string (feature `public-id`): 11 URL-safe characters, a
     /// keyed permutation of the ID's 64 bits that hides its order, time, worker and
     /// volume from anyone without the key. See [`crate::public`] for the construction,
