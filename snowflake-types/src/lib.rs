@@ -28,6 +28,7 @@ pub use error::{
 };
 pub use generator::{DEFAULT_BATCH_LIMIT, Generator, GeneratorBuilder, GeneratorStats, MAX_HIGH_WATER_RESERVE};
 pub use id::SnowflakeId;
+pub use integrations::dates::IntoUnixMs;
 pub use layout::{Layout, Parts, TickUnit};
 #[cfg(feature = "public-id")]
 pub use public::{PublicIdError, PublicIdKey, PublicIdKeyError};
