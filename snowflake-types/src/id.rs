@@ -335,7 +335,7 @@ pub trait SnowflakeId: Sized + Send + Sync + 'static {
     }
 
     /// The instant the ID's tick starts, as a `jiff::Timestamp` (feature `jiff`);
-    /// saturated at jiff's last instant (the end of the year 9999) for a layout that
+    /// saturated at jiff's last instant (9999-12-30T22:00Z) for a layout that
     /// reaches further. The other way, `T::first_at(timestamp)` and `T::last_at(timestamp)`.
     ///
     /// ```

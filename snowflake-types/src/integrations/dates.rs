@@ -3,7 +3,7 @@
 //! Out: `id.timestamp()` is a [`SystemTime`]; with the features `chrono`, `time` and `jiff`,
 //! `id.to_chrono()`, `id.to_offset_date_time()` and `id.to_jiff()` give the same instant in
 //! those crates' types. Each is the start of the ID's tick. A date type that cannot hold
-//! the instant (`time` and `jiff` end with the year 9999, chrono near the year 262 143; only
+//! the instant (`time` and `jiff` end with the year 9999 (jiff at 9999-12-30T22:00Z), chrono near the year 262 143; only
 //! a layout whose time field reaches that far can have such IDs, and no generator issues
 //! them before then) gives its own last instant: it saturates.
 //!
