@@ -141,6 +141,6 @@ pub mod prelude {
 }
 
 /// The README's Rust blocks, compiled and run as doctests so the front page cannot drift.
-#[cfg(all(doctest, feature = "serde", feature = "redis", feature = "public-id"))]
+#[cfg(all(doctest, feature = "serde", feature = "redis", feature = "public-id", feature = "jiff"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
