@@ -62,8 +62,10 @@ pub trait SnowflakeId: Sized + Send + Sync + 'static {
     const LAYOUT: Layout;
     /// The type's name, as written in the source (for errors and statistics).
     const NAME: &'static str;
-    /// The type's full path, `module_path!()` and name (`shop::orders::Id`): unique in a
-    /// program, it names the type's high-water file.
+    /// The type's full path, `module_path!()` and name (`shop::orders::Id`): it names the
+    /// type's high-water file. Unique among types declared at module level; two types of
+    /// one name declared in functions of the same module share it (and then a high-water
+    /// file, which holds the larger of their reservations: safe, but the second may wait).
     const PATH: &'static str;
     /// Whether the type is declared `#[snowflake(decode_only)]`: it decodes IDs (of a
     /// scheme whose time field may have run out) and never generates. Its generation
