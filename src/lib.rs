@@ -96,6 +96,9 @@
 //! | `time` | no | `id.to_offset_date_time()`, and `time::OffsetDateTime` as a time-range bound |
 //! | `jiff` | no | `id.to_jiff()`, and `jiff::Timestamp`/`jiff::Zoned` as time-range bounds |
 //! | `public-id` | no | keyed public IDs: `id.to_public(&key)`, 11 URL-safe characters that hide order, time and volume (see the `public` module) |
+//! | `tracing` | no | slow-path and lease events as `tracing` events (see [`events`]) |
+//! | `metrics` | no | the same events as `metrics` counters, `snowflake_*_total` labelled by type and worker (see [`events`]) |
+//! | `tokio` | no | `T::generate_async().await`: awaits instead of blocking the thread where generation waits |
 //!
 //! # Generation
 //!
@@ -103,6 +106,8 @@
 //! [`Registry`] (worker ID, clock, batch limit, high-water file). Without
 //! [`Registry::builder`]`().install()`, the worker ID comes from `SNOWFLAKE_WORKER_ID`
 //! (or 0 when unset) and the clock is the [`MonotonicClock`](clock::MonotonicClock).
+//! [`Registry::check`] at start builds the generators of the types it is given and
+//! reports every problem at once, before the first request.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

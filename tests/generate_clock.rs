@@ -128,9 +128,10 @@ fn borrow_finishes_the_tick_then_errs_for_steps_beyond_max_ahead() -> TestResult
         assert_eq!(layout().timestamp_ms_of(next), T0 + 1);
         ids.push(next);
         assert_increasing(&ids);
-        // Every call that found the clock behind counts, and the one refusal.
+        // One step back, however many IDs were issued and refused while the clock was
+        // behind; and the one refusal.
         let stats = generator.stats();
-        assert_eq!((stats.clock_step_backs, stats.errors), (SEQ_CAP - 100 + 1, 1), "step {step}: {stats:?}");
+        assert_eq!((stats.clock_step_backs, stats.errors), (1, 1), "step {step}: {stats:?}");
     }
     Ok(())
 }
@@ -223,8 +224,60 @@ fn error_refuses_every_step_back_and_recovers() -> TestResult {
         assert_eq!(layout().sequence_of(ids[10]), 10, "the sequence went on where it stopped");
         let stats = generator.stats();
         assert_eq!(stats.errors, 4);
-        assert_eq!(stats.clock_step_backs, 4);
+        // Four refusals, one episode.
+        assert_eq!(stats.clock_step_backs, 1);
     }
+    Ok(())
+}
+
+/// `clock_step_backs` counts episodes: a step back seen after IDs were issued on time. The
+/// IDs borrowed ahead of the clock (here 10 000, through several ticks) and the refusals
+/// within one episode count once; a second step back after the clock caught up and IDs were
+/// issued on time again counts again.
+#[test]
+fn step_backs_are_counted_per_episode_not_per_id() -> TestResult {
+    for policy in [StepBack::default(), StepBack::Error, StepBack::Wait { max: Duration::ZERO }] {
+        let (clock, generator) = manual(policy)?;
+        let mut ids = take(&generator, 10)?;
+        for episode in 1..=3 {
+            clock.step_back(1);
+            for _ in 0..10_000 {
+                if let Ok(id) = generator.next_raw() {
+                    ids.push(id);
+                }
+            }
+            assert_eq!(generator.stats().clock_step_backs, episode, "{policy:?}: {:?}", generator.stats());
+            // The clock passes everything issued: IDs on time again, no new episode.
+            let last_ms = layout().timestamp_ms_of(ids[ids.len() - 1]);
+            clock.set(last_ms.max(clock.now_ms()) + 1);
+            ids.extend(take(&generator, 10)?);
+            assert_eq!(generator.stats().clock_step_backs, episode, "{policy:?}: {:?}", generator.stats());
+        }
+        assert_increasing(&ids);
+    }
+    Ok(())
+}
+
+/// Many threads borrowing through one step back count it once.
+#[test]
+fn one_step_back_seen_by_many_threads_is_one_episode() -> TestResult {
+    let (clock, generator) = manual(StepBack::Borrow { max_ahead: Duration::from_secs(3_600) })?;
+    take(&generator, 10)?;
+    clock.step_back(1_000);
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let generator = Arc::clone(&generator);
+            std::thread::spawn(move || take(&generator, 20_000))
+        })
+        .collect();
+    let mut ids = Vec::new();
+    for thread in threads {
+        ids.extend(thread.join().map_err(|_| "a thread panicked")??);
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 80_000);
+    assert_eq!(generator.stats().clock_step_backs, 1, "{:?}", generator.stats());
     Ok(())
 }
 

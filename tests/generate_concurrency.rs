@@ -15,8 +15,8 @@ struct EventId(i64);
 const THREADS: usize = 4;
 const PER_THREAD: usize = 250_000;
 
-/// Runs `THREADS` threads, each taking `PER_THREAD` IDs from `next`, all released at once.
-fn run_threads(next: impl Fn() -> i64 + Send + Sync + 'static) -> Vec<Vec<i64>> {
+/// Runs `THREADS` threads, each taking `per_thread` IDs from `next`, all released at once.
+fn run_threads(per_thread: usize, next: impl Fn() -> i64 + Send + Sync + 'static) -> Vec<Vec<i64>> {
     let next = Arc::new(next);
     let start = Arc::new(Barrier::new(THREADS));
     let handles: Vec<_> = (0..THREADS)
@@ -24,9 +24,9 @@ fn run_threads(next: impl Fn() -> i64 + Send + Sync + 'static) -> Vec<Vec<i64>> 
             let next = Arc::clone(&next);
             let start = Arc::clone(&start);
             std::thread::spawn(move || {
-                let mut ids = Vec::with_capacity(PER_THREAD);
+                let mut ids = Vec::with_capacity(per_thread);
                 start.wait();
-                for _ in 0..PER_THREAD {
+                for _ in 0..per_thread {
                     ids.push(next());
                 }
                 ids
@@ -61,7 +61,7 @@ fn check(per_thread: &[Vec<i64>], layout: &Layout, worker: u64) {
 
 #[test]
 fn derived_type_from_many_threads() {
-    let per_thread = run_threads(|| EventId::generate().get());
+    let per_thread = run_threads(PER_THREAD, || EventId::generate().get());
     let worker = EventId::generate().worker();
     check(&per_thread, &EventId::LAYOUT, worker);
 }
@@ -71,10 +71,72 @@ fn standalone_generator_from_many_threads() -> Result<(), Box<dyn std::error::Er
     let layout = Layout::new(41, 10, 12, 1_577_836_800_000)?;
     let generator = Arc::new(Generator::builder(layout).worker(1023).build()?);
     let shared = Arc::clone(&generator);
-    let per_thread = run_threads(move || shared.next_raw().expect("generation failed"));
+    let per_thread = run_threads(PER_THREAD, move || shared.next_raw().expect("generation failed"));
     check(&per_thread, &layout, 1023);
     let stats = generator.stats();
     assert_eq!(stats.errors, 0);
     assert_eq!(stats.worker, 1023);
+    Ok(())
+}
+
+/// The clock of [`threads_never_take_a_newer_tick_for_a_step_back`]: one atomic that only
+/// grows, published to the hot path as `MonotonicClock` publishes its millisecond, and read
+/// with relaxed loads as that clock is.
+static RACING_NOW: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(1_700_000_000_000);
+
+#[derive(Debug)]
+struct RacingClock;
+
+impl typed_snowflake::Clock for RacingClock {
+    fn now_ms(&self) -> i64 {
+        RACING_NOW.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    fn on_step_back(&self) -> typed_snowflake::StepBack {
+        typed_snowflake::StepBack::Error
+    }
+    fn cached(&self) -> Option<&'static std::sync::atomic::AtomicI64> {
+        Some(&RACING_NOW)
+    }
+}
+
+/// The case the slow path's ordering argument is about: a thread entering the slow path
+/// (here on every fourth ID: 2 sequence bits) loads a state that another thread issued in a
+/// newer tick a moment ago, on the fast path or the slow one. With a clock that never steps
+/// back and `StepBack::Error`, taking that tick for a step back would be an error. A driver
+/// thread moves the clock on all the time, so ticks change under the generating threads.
+#[test]
+fn threads_never_take_a_newer_tick_for_a_step_back() -> Result<(), Box<dyn std::error::Error>> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let layout = Layout::new(41, 10, 2, 1_577_836_800_000)?;
+    let generator = Arc::new(Generator::builder(layout).worker(9).clock(RacingClock).build()?);
+    let done = Arc::new(AtomicBool::new(false));
+    let driver = {
+        let done = Arc::clone(&done);
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                RACING_NOW.fetch_add(1, Ordering::Relaxed);
+                for _ in 0..64 {
+                    std::hint::spin_loop();
+                }
+            }
+        })
+    };
+    let per_thread = {
+        let generator = Arc::clone(&generator);
+        run_threads(50_000, move || generator.next_raw().unwrap_or_else(|e| panic!("generation failed: {e}")))
+    };
+    done.store(true, Ordering::Relaxed);
+    driver.join().map_err(|_| "the clock driver panicked")?;
+    let stats = generator.stats();
+    assert_eq!((stats.clock_step_backs, stats.errors), (0, 0), "{stats:?}");
+    for (thread, ids) in per_thread.iter().enumerate() {
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "thread {thread}: IDs not increasing");
+    }
+    let mut all: Vec<i64> = per_thread.into_iter().flatten().collect();
+    let total = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), total, "duplicate IDs");
     Ok(())
 }

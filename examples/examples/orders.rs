@@ -54,6 +54,13 @@ async fn main() -> Result<(), Box<dyn Error>> {
         Some(arg) => arg.parse().map_err(|e| format!("the number of seconds {arg:?}: {e}"))?,
         None => 60,
     };
+    // Once, at start: resolve the worker ID and build each type's generator, so that a
+    // worker ID too wide for a type (or any other problem) stops the process here, listed
+    // all at once, rather than failing the first request.
+    if let Err(problems) = typed_snowflake::Registry::check::<(OrderId, CustomerId)>() {
+        eprintln!("{problems}"); // one line per problem
+        std::process::exit(1);
+    }
     let url = std::env::var("DATABASE_URL").unwrap_or_else(|_| "sqlite::memory:".to_owned());
     match url.split(':').next().unwrap_or_default() {
         "sqlite" => run::<sqlx::Sqlite>(&url, &NUMBERED, seconds).await,

@@ -141,6 +141,12 @@ pub(crate) async fn in_memory_pool() -> Result<SqlitePool, sqlx::Error> {
 #[allow(dead_code, reason = "the test includes this file and starts `app` itself")]
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn Error>> {
+    // Once, before serving: the worker ID and each type's generator; a problem (a worker ID
+    // too wide for a type, an unreadable high-water file) stops the process here, not a request.
+    if let Err(problems) = typed_snowflake::Registry::check::<(OrderId, CustomerId)>() {
+        eprintln!("{problems}"); // one line per problem
+        std::process::exit(1);
+    }
     let pool = match std::env::var("DATABASE_URL") {
         Ok(url) => SqlitePool::connect(&url).await?,
         Err(_) => in_memory_pool().await?,

@@ -28,7 +28,44 @@ macro_rules! __impl_integrations {
         $crate::__impl_sqlx_mysql!($ty);
         $crate::__impl_sqlx_sqlite!($ty);
         $crate::__impl_redis!($ty);
+        $crate::__impl_tokio!($ty);
     };
+}
+
+/// `T::generate_async()` and `T::try_generate_async()` on a derived type (feature `tokio`).
+#[cfg(feature = "tokio")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __impl_tokio {
+    ($ty:ident) => {
+        #[automatically_derived]
+        impl $ty {
+            /// The next ID from this type's generator, for async code (feature `tokio`):
+            /// the same hot path as [`Self::generate`], but where that would block the
+            /// thread (a tick's sequence spent, a `StepBack::Wait` clock policy waiting)
+            /// this awaits, so other tasks keep running. Panics only where
+            /// [`Self::try_generate_async`] returns an error, with that error's message.
+            #[inline]
+            pub async fn generate_async() -> Self {
+                $crate::__private::generate_async::<Self>().await
+            }
+
+            /// [`Self::generate_async`], or why there is no ID (clock, worker ID, exhausted
+            /// time field, high-water file, lease).
+            #[inline]
+            pub async fn try_generate_async() -> $crate::__private::Result<Self, $crate::__private::GenerateError> {
+                $crate::__private::try_generate_async::<Self>().await
+            }
+        }
+    };
+}
+
+/// Without the `tokio` feature: nothing.
+#[cfg(not(feature = "tokio"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __impl_tokio {
+    ($ty:ident) => {};
 }
 
 #[cfg(feature = "redis")]
@@ -114,6 +151,25 @@ pub fn generate<T: SnowflakeId>() -> T {
 #[inline(always)]
 pub fn try_generate<T: SnowflakeId>() -> Result<T, GenerateError> {
     <T as SnowflakeId>::try_generate()
+}
+
+/// `T::try_generate_async()`: the same hot path as [`try_generate`], awaiting where that
+/// would block.
+#[cfg(feature = "tokio")]
+#[inline]
+pub async fn try_generate_async<T: SnowflakeId>() -> Result<T, GenerateError> {
+    let generator = crate::id::generator_of::<T>()?;
+    generator.next_with_async(&T::LAYOUT).await.map(T::from_raw_unchecked)
+}
+
+/// `T::generate_async()`: panics where `try_generate_async` errs, with that error.
+#[cfg(feature = "tokio")]
+#[inline]
+pub async fn generate_async<T: SnowflakeId>() -> T {
+    match try_generate_async::<T>().await {
+        Ok(id) => id,
+        Err(e) => crate::id::generate_failed(T::NAME, &e),
+    }
 }
 
 /// `T::generate_batch(n)`.

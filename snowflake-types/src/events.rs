@@ -1,33 +1,175 @@
-//! Slow-path events for operators: with the `tracing` feature, `tracing` events under the
-//! target `typed_snowflake`; without it, nothing (the counters in
-//! [`Registry::stats`](crate::Registry::stats) and [`WorkerLease::stats`](crate::worker::lease::WorkerLease::stats)
-//! are always kept).
+//! Slow-path events, for operators: `tracing` events (feature `tracing`) and `metrics`
+//! counters (feature `metrics`), pushed where they happen. The hot path emits nothing: every
+//! event below comes from a path that already left it (a full sequence, a clock behind the
+//! last ID, an error, a high-water write, the lease's own thread). Without either feature
+//! nothing is emitted; the counters of [`Registry::stats`](crate::Registry::stats) and
+//! [`WorkerLease::stats`](crate::worker::lease::WorkerLease::stats) are always kept.
+//!
+//! `tracing` events have the target `typed_snowflake` and the fields listed. Every
+//! generator counter is labelled `type` (the ID type's name, or the name given to a
+//! standalone [`Generator`](crate::Generator)) and `worker` (the worker ID, in decimal);
+//! every lease counter `namespace` and `worker`.
+//!
+//! | event | `tracing` level and fields | `metrics` counter (labels) |
+//! |---|---|---|
+//! | a caller waits for the next tick because the sequence ran out (or, after a restart, for the clock to pass the high-water mark); once per waiting call | `DEBUG`, `type`, `worker` | [`SEQUENCE_EXHAUSTED`] (`type`, `worker`) |
+//! | the clock is seen behind the last issued ID; once per episode (see [`GeneratorStats::clock_step_backs`](crate::GeneratorStats::clock_step_backs)) | `WARN`, `type`, `worker`, `behind_ms` | [`CLOCK_STEP_BACKS`] (`type`, `worker`) |
+//! | a generation returns an error | `WARN`, `type`, `worker`, `kind`, `error` | [`ERRORS`] (`type`, `worker`, `error`: the kind, below) |
+//! | a type's generator cannot be built (configuration, worker ID, high-water file); every call retries | `WARN`, `type`, `kind`, `error` | [`ERRORS`] (`type`, `worker` = `none`, `error`) |
+//! | a high-water reservation is written | `DEBUG`, `type`, `worker`, `path`, `mark_ms` | [`HIGH_WATER_WRITES`] (`type`, `worker`) |
+//! | a worker-ID lease is acquired | `INFO`, `namespace`, `worker`, `fence`, `store` | [`LEASE_ACQUIRED`] (`namespace`, `worker`) |
+//! | a renewal fails (it is retried) | `WARN`, `namespace`, `worker`, `error` | [`LEASE_RENEWAL_FAILURES`] (`namespace`, `worker`) |
+//! | a renewal succeeds after the fence fell (generation resumes) | `WARN`, `namespace`, `worker` | [`LEASE_RENEWED_LATE`] (`namespace`, `worker`) |
+//! | the store says the lease is lost (its generators stop) | `ERROR`, `namespace`, `worker` | [`LEASE_LOST`] (`namespace`, `worker`) |
+//! | the lease is released, or its release fails | `INFO` or `WARN`, `namespace`, `worker` | [`LEASE_RELEASES`] (`namespace`, `worker`, `result`: `ok` or `failed`) |
+//!
+//! The `error` label of [`ERRORS`] is one of `clock_backwards`, `clock_before_epoch`,
+//! `time_exhausted`, `worker_out_of_range`, `worker`, `batch_too_large`, `high_water`,
+//! `fenced`, `leased_worker_out_of_range`, `registry`: a fixed set, so it never multiplies
+//! the series.
+//!
+//! ```
+//! use typed_snowflake::events;
+//!
+//! // A Prometheus exporter installed as the `metrics` recorder shows, for example,
+//! // snowflake_clock_step_backs_total{type="OrderId",worker="3"} 1
+//! assert_eq!(events::CLOCK_STEP_BACKS, "snowflake_clock_step_backs_total");
+//! ```
 #![cfg_attr(not(feature = "tracing"), allow(unused_variables))]
 
+use crate::error::GenerateError;
 use crate::worker::lease::LeaseError;
+
+/// Counter: callers that waited for the next tick because the sequence ran out.
+pub const SEQUENCE_EXHAUSTED: &str = "snowflake_sequence_exhausted_total";
+/// Counter: clock step-back episodes.
+pub const CLOCK_STEP_BACKS: &str = "snowflake_clock_step_backs_total";
+/// Counter: generation errors, by kind.
+pub const ERRORS: &str = "snowflake_errors_total";
+/// Counter: high-water reservations written.
+pub const HIGH_WATER_WRITES: &str = "snowflake_high_water_writes_total";
+/// Counter: worker-ID leases acquired.
+pub const LEASE_ACQUIRED: &str = "snowflake_lease_acquired_total";
+/// Counter: lease renewals that failed.
+pub const LEASE_RENEWAL_FAILURES: &str = "snowflake_lease_renewal_failures_total";
+/// Counter: lease renewals that succeeded after the fence had fallen.
+pub const LEASE_RENEWED_LATE: &str = "snowflake_lease_renewed_late_total";
+/// Counter: leases the store said were lost.
+pub const LEASE_LOST: &str = "snowflake_lease_lost_total";
+/// Counter: lease releases, by result.
+pub const LEASE_RELEASES: &str = "snowflake_lease_releases_total";
+
+/// The `error` label of [`ERRORS`].
+#[cfg(any(feature = "tracing", feature = "metrics"))]
+fn error_kind(error: &GenerateError) -> &'static str {
+    match error {
+        GenerateError::ClockBackwards { .. } => "clock_backwards",
+        GenerateError::ClockBeforeEpoch { .. } => "clock_before_epoch",
+        GenerateError::TimeExhausted { .. } => "time_exhausted",
+        GenerateError::DecodeOnly { .. } => "decode_only",
+        GenerateError::WorkerOutOfRange { .. } => "worker_out_of_range",
+        GenerateError::Worker(_) => "worker",
+        GenerateError::BatchTooLarge { .. } => "batch_too_large",
+        GenerateError::HighWater { .. } => "high_water",
+        GenerateError::Fenced { .. } => "fenced",
+        GenerateError::LeasedWorkerOutOfRange { .. } => "leased_worker_out_of_range",
+        GenerateError::Registry(_) => "registry",
+    }
+}
+
+/// A counter of a generator, labelled by type and worker.
+#[cfg(feature = "metrics")]
+fn generator_counter(name: &'static str, type_name: &'static str, worker: u64) -> metrics::Counter {
+    metrics::counter!(name, "type" => type_name, "worker" => worker.to_string())
+}
+
+/// A counter of a lease, labelled by namespace and worker.
+#[cfg(feature = "metrics")]
+fn lease_counter(name: &'static str, namespace: &str, worker: u64) -> metrics::Counter {
+    metrics::counter!(name, "namespace" => namespace.to_owned(), "worker" => worker.to_string())
+}
+
+/// A caller waits for the next tick: the sequence ran out (or, after a restart, the clock
+/// has not passed the high-water mark yet).
+#[cold]
+pub(crate) fn sequence_exhausted(type_name: &'static str, worker: u64) {
+    #[cfg(feature = "tracing")]
+    tracing::debug!(target: "typed_snowflake", r#type = type_name, worker, "sequence exhausted; waiting for the next tick");
+    #[cfg(feature = "metrics")]
+    generator_counter(SEQUENCE_EXHAUSTED, type_name, worker).increment(1);
+}
+
+/// The clock was seen behind the last issued ID: a new episode.
+#[cold]
+pub(crate) fn clock_step_back(type_name: &'static str, worker: u64, behind_ms: i64) {
+    #[cfg(feature = "tracing")]
+    tracing::warn!(target: "typed_snowflake", r#type = type_name, worker, behind_ms, "the clock stepped back behind the last issued ID");
+    #[cfg(feature = "metrics")]
+    generator_counter(CLOCK_STEP_BACKS, type_name, worker).increment(1);
+}
+
+/// A generation returned `error`.
+#[cold]
+pub(crate) fn generate_error(type_name: &'static str, worker: u64, error: &GenerateError) {
+    #[cfg(any(feature = "tracing", feature = "metrics"))]
+    let kind = error_kind(error);
+    #[cfg(feature = "tracing")]
+    tracing::warn!(target: "typed_snowflake", r#type = type_name, worker, kind, error = %error, "ID generation failed");
+    #[cfg(feature = "metrics")]
+    metrics::counter!(ERRORS, "type" => type_name, "worker" => worker.to_string(), "error" => kind).increment(1);
+}
+
+/// A type's generator could not be built (the registry's configuration, the worker ID, the
+/// high-water file): counted as an error under the worker label `none`.
+#[cold]
+pub(crate) fn generator_unavailable(type_name: &'static str, error: &GenerateError) {
+    #[cfg(any(feature = "tracing", feature = "metrics"))]
+    let kind = error_kind(error);
+    #[cfg(feature = "tracing")]
+    tracing::warn!(target: "typed_snowflake", r#type = type_name, kind, error = %error, "no generator for this ID type");
+    #[cfg(feature = "metrics")]
+    metrics::counter!(ERRORS, "type" => type_name, "worker" => "none", "error" => kind).increment(1);
+}
+
+/// A high-water reservation was written.
+#[cold]
+pub(crate) fn high_water_written(type_name: &'static str, worker: u64, path: &std::path::Path, mark_ms: i64) {
+    #[cfg(feature = "tracing")]
+    tracing::debug!(target: "typed_snowflake", r#type = type_name, worker, path = %path.display(), mark_ms, "high-water mark written");
+    #[cfg(feature = "metrics")]
+    generator_counter(HIGH_WATER_WRITES, type_name, worker).increment(1);
+}
 
 /// A lease was acquired.
 pub(crate) fn lease_acquired(namespace: &str, worker: u64, fence: u64, store: &str) {
     #[cfg(feature = "tracing")]
     tracing::info!(target: "typed_snowflake", namespace, worker, fence, store, "worker ID leased");
+    #[cfg(feature = "metrics")]
+    lease_counter(LEASE_ACQUIRED, namespace, worker).increment(1);
 }
 
 /// A renewal succeeded after the fence had fallen: generation resumes.
 pub(crate) fn lease_renewed_late(namespace: &str, worker: u64) {
     #[cfg(feature = "tracing")]
     tracing::warn!(target: "typed_snowflake", namespace, worker, "worker-ID lease renewed late; generation resumes");
+    #[cfg(feature = "metrics")]
+    lease_counter(LEASE_RENEWED_LATE, namespace, worker).increment(1);
 }
 
 /// A renewal failed; it is retried.
 pub(crate) fn lease_renewal_failed(namespace: &str, worker: u64, error: &LeaseError) {
     #[cfg(feature = "tracing")]
     tracing::warn!(target: "typed_snowflake", namespace, worker, error = %error, "worker-ID lease renewal failed; retrying");
+    #[cfg(feature = "metrics")]
+    lease_counter(LEASE_RENEWAL_FAILURES, namespace, worker).increment(1);
 }
 
 /// The store says the lease is lost: its generators stop for good.
 pub(crate) fn lease_lost(namespace: &str, worker: u64) {
     #[cfg(feature = "tracing")]
     tracing::error!(target: "typed_snowflake", namespace, worker, "worker-ID lease lost; generation on it stops");
+    #[cfg(feature = "metrics")]
+    lease_counter(LEASE_LOST, namespace, worker).increment(1);
 }
 
 /// A lease was released (or its release failed).
@@ -38,6 +180,14 @@ pub(crate) fn lease_released(namespace: &str, worker: u64, ok: bool) {
     } else {
         tracing::warn!(target: "typed_snowflake", namespace, worker, "worker-ID lease release failed; it expires with its TTL");
     }
+    #[cfg(feature = "metrics")]
+    metrics::counter!(
+        LEASE_RELEASES,
+        "namespace" => namespace.to_owned(),
+        "worker" => worker.to_string(),
+        "result" => if ok { "ok" } else { "failed" }
+    )
+    .increment(1);
 }
 
 /// The first generator was built with no worker configuration at all: worker 0, right for

@@ -67,7 +67,10 @@ pub struct GeneratorStats {
     /// Times a caller waited for the next tick because the sequence ran out (or, after a
     /// restart, for the clock to pass the high-water mark).
     pub exhausted_waits: u64,
-    /// Times the clock was seen behind the last issued ID.
+    /// Clock step-back episodes: times the clock was seen behind the last issued ID after
+    /// IDs had been issued on time. An episode lasts until an ID is issued at or after the
+    /// clock's tick again, so the IDs `Borrow` issues ahead of a stepped-back clock, and the
+    /// calls that `Wait` or `Error` hold back or refuse meanwhile, all count once.
     pub clock_step_backs: u64,
     /// Errors returned.
     pub errors: u64,
@@ -80,6 +83,9 @@ pub struct GeneratorStats {
 struct Counters {
     exhausted_waits: AtomicU64,
     clock_step_backs: AtomicU64,
+    /// The highest state a call that found the clock behind left (or proposed to leave):
+    /// a step back seen at a state above it follows IDs issued on time, a new episode.
+    step_back_mark: AtomicU64,
     errors: AtomicU64,
     high_water_writes: AtomicU64,
 }
@@ -470,9 +476,13 @@ impl Generator {
             } else {
                 return None;
             };
-            // Relaxed suffices: uniqueness and per-thread order come from the single
-            // read-modify-write order of this one atomic.
-            match self.hot.state.compare_exchange_weak(cur, next, Ordering::Relaxed, Ordering::Relaxed) {
+            // Uniqueness and order need no more than Relaxed: they come from the single
+            // modification order of this one atomic, in which every CAS reads the value
+            // just before its own. Release is for the slow path (see `take`): a caller that
+            // loads this state with Acquire also sees the clock reading this ID was stamped
+            // with, so it does not take this ID's tick for a clock step back. On x86-64 it
+            // is the same `lock cmpxchg` as Relaxed; on AArch64, `casl` instead of `cas`.
+            match self.hot.state.compare_exchange_weak(cur, next, Ordering::Release, Ordering::Relaxed) {
                 Ok(_) => {
                     let id = ((next & !max_seq) << layout.worker_bits()) | self.worker_in_place | (next & max_seq);
                     // Below 2^63: the layout's widths sum to at most 63.
@@ -495,26 +505,119 @@ impl Generator {
         }
     }
 
+    /// Whether the clock reads a time this generator can issue at: not before the epoch,
+    /// not past the end of the time field. Issues nothing and counts nothing.
+    pub(crate) fn check_clock(&self) -> Result<(), GenerateError> {
+        self.precise_tick().map(drop)
+    }
+
+    #[cold]
     fn fail<T>(&self, error: GenerateError) -> Result<T, GenerateError> {
         self.counters.errors.fetch_add(1, Ordering::Relaxed);
+        crate::events::generate_error(self.name, self.worker, &error);
         Err(error)
     }
 
     /// Takes up to `want` consecutive sequence numbers in one CAS; returns the first state
-    /// taken and how many. Handles every case the hot path does not.
+    /// taken and how many. Handles every case the hot path does not, blocking the thread
+    /// while it waits.
     #[cold]
     #[inline(never)]
     fn take(&self, want: u64) -> Result<(u64, u64), GenerateError> {
-        let mut waited_since: Option<Instant> = None;
-        let mut counted_wait = false;
-        let mut counted_back = false;
-        let mut spins = 0u32;
+        let mut waiting = Waiting::default();
         loop {
+            match self.take_step(want, &mut waiting)? {
+                Step::Taken(first, count) => return Ok((first, count)),
+                Step::NextTick => backoff(&mut waiting.spins),
+                Step::Sleep(pause) => std::thread::sleep(pause),
+            }
+        }
+    }
+
+    /// [`Generator::take`] for async code: the same steps, awaiting where it would block.
+    #[cfg(feature = "tokio")]
+    #[cold]
+    #[inline(never)]
+    async fn take_async(&self, want: u64) -> Result<(u64, u64), GenerateError> {
+        let mut waiting = Waiting::default();
+        loop {
+            match self.take_step(want, &mut waiting)? {
+                Step::Taken(first, count) => return Ok((first, count)),
+                Step::NextTick => {
+                    // Let the runtime's other tasks run first (one of them may be what moves
+                    // the clock, or holds the next tick); then sleep, at the timer's
+                    // resolution of a millisecond: about a tick.
+                    waiting.spins = waiting.spins.saturating_add(1);
+                    if waiting.spins < 64 {
+                        tokio::task::yield_now().await;
+                    } else {
+                        tokio::time::sleep(Duration::from_micros(500)).await;
+                    }
+                }
+                Step::Sleep(pause) => tokio::time::sleep(pause).await,
+            }
+        }
+    }
+
+    /// The next ID as a raw `i64`, for async code (feature `tokio`): the same hot path as
+    /// [`Generator::next_raw`]; where that would block the thread (a spent sequence waiting
+    /// for the next tick, a [`StepBack::Wait`] policy waiting for the clock), this awaits
+    /// instead (`tokio::task::yield_now`, then `tokio::time::sleep`), so other tasks on the
+    /// same runtime thread keep running. A high-water write (one `fsync` per reservation)
+    /// still blocks, briefly.
+    ///
+    /// ```
+    /// use typed_snowflake::{Generator, Layout};
+    ///
+    /// let generator = Generator::builder(Layout::new(41, 10, 12, 1_288_834_974_657)?).worker(3).build()?;
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
+    /// let (a, b) = runtime.block_on(async {
+    ///     Ok::<_, typed_snowflake::GenerateError>((generator.next_raw_async().await?, generator.next_raw_async().await?))
+    /// })?;
+    /// assert!(b > a);
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "tokio")]
+    pub async fn next_raw_async(&self) -> Result<i64, GenerateError> {
+        self.next_with_async(&self.layout).await
+    }
+
+    /// [`Generator::next_raw_async`] with the layout as a constant, as [`Generator::next_with`].
+    #[cfg(feature = "tokio")]
+    #[inline]
+    pub(crate) async fn next_with_async(&self, layout: &Layout) -> Result<i64, GenerateError> {
+        debug_assert_eq!(*layout, self.layout, "a generator serves only the layout it was built with");
+        match self.fast(layout) {
+            Some(raw) => Ok(raw),
+            None => self.take_async(1).await.map(|(first, _)| self.raw_of(first)),
+        }
+    }
+
+    /// One attempt of the slow path: issues, fails, or says how to wait before the next
+    /// attempt (the caller blocks or awaits). `waiting` carries what a call has counted and
+    /// since when it waits across attempts.
+    fn take_step(&self, want: u64, waiting: &mut Waiting) -> Result<Step, GenerateError> {
+        loop {
+            let mut behind = false;
             // The state first, then the clock. Read the other way round, a thread that read
             // the clock just before another thread issued in a newer tick would take that
             // tick for a clock step back: a false `ClockBackwards` under `StepBack::Error`, a
-            // needless wait under `Wait`. Whoever issued `cur` read its clock before its CAS,
-            // so a clock read after this load is not behind it (Acquire keeps it after).
+            // needless wait under `Wait`.
+            //
+            // Why a clock read after this load is not behind `cur`: whoever issued `cur` read
+            // its clock (the published millisecond on the fast path, `Clock::now_ms` here)
+            // before its CAS, and that CAS is Release on both paths. This Acquire load reads
+            // it, or a later CAS of the state (a read-modify-write, so still in its release
+            // sequence), so the issuer's clock read happens-before the one below. A clock
+            // whose reading is one atomic that only grows then cannot read earlier here, by
+            // read-read coherence: `MonotonicClock` (its precise reading is at least the
+            // published millisecond it also loads), `ManualClock` moved only forward. A
+            // clock that reads elsewhere (the OS wall clock) has only its own monotonicity;
+            // when it breaks, the clock really stepped back. Uniqueness never depends on any
+            // of this: a clock misread as behind costs a wait, an error under
+            // `StepBack::Error`, or a borrowed tick, never a repeated ID.
+            // `tests/generate_concurrency.rs` stresses this with many threads on a clock
+            // that never steps back and `StepBack::Error`: a misread is an error there.
             let cur = self.hot.state.load(Ordering::Acquire);
             // The limit before the clock too: a limit raised past a resumed mark was raised
             // by a thread whose clock had passed the mark, so a clock read after it has too.
@@ -538,12 +641,12 @@ impl Generator {
                 } else {
                     // The sequence ran out within this tick: wait for the clock, re-reading
                     // it each time (never reuse, never wrap).
-                    if !counted_wait {
-                        counted_wait = true;
+                    if !waiting.counted {
+                        waiting.counted = true;
                         self.counters.exhausted_waits.fetch_add(1, Ordering::Relaxed);
+                        crate::events::sequence_exhausted(self.name, self.worker);
                     }
-                    backoff(&mut spins);
-                    continue;
+                    return Ok(Step::NextTick);
                 }
             } else if last > limit && last - now <= self.reserve_ticks() {
                 // Resumed from a high-water mark (every tick this generator issued lies within
@@ -554,19 +657,16 @@ impl Generator {
                     // No tick after the mark can be reserved: the wait would never end.
                     return self.fail(self.time_exhausted());
                 }
-                if !counted_wait {
-                    counted_wait = true;
+                if !waiting.counted {
+                    waiting.counted = true;
                     self.counters.exhausted_waits.fetch_add(1, Ordering::Relaxed);
+                    crate::events::sequence_exhausted(self.name, self.worker);
                 }
-                backoff(&mut spins);
-                continue;
+                return Ok(Step::NextTick);
             } else {
                 // The clock reads earlier than the last issued tick (or, after a restart,
                 // further behind the mark than a reservation: it was set back in between).
-                if !counted_back {
-                    counted_back = true;
-                    self.counters.clock_step_backs.fetch_add(1, Ordering::Relaxed);
-                }
+                behind = true;
                 let behind_ms = i64::try_from(last - now).unwrap_or(i64::MAX).saturating_mul(self.unit_ms);
                 match self.policy {
                     StepBack::Borrow { max_ahead } => {
@@ -575,6 +675,7 @@ impl Generator {
                         } else {
                             let ahead_ms = behind_ms.saturating_add(self.unit_ms);
                             if u128::try_from(ahead_ms).unwrap_or(u128::MAX) > max_ahead.as_millis() {
+                                self.step_back_seen(cur, cur, behind_ms);
                                 return self.fail(GenerateError::ClockBackwards { behind_ms });
                             }
                             let next = last + 1;
@@ -587,22 +688,43 @@ impl Generator {
                         }
                     }
                     StepBack::Wait { max } => {
-                        let started = *waited_since.get_or_insert_with(Instant::now);
+                        self.step_back_seen(cur, cur, behind_ms);
+                        let started = *waiting.since.get_or_insert_with(Instant::now);
                         if u128::try_from(behind_ms).unwrap_or(u128::MAX) > max.as_millis() || started.elapsed() >= max
                         {
                             return self.fail(GenerateError::ClockBackwards { behind_ms });
                         }
                         let left = max.saturating_sub(started.elapsed());
-                        std::thread::sleep(left.min(Duration::from_micros(200)));
-                        continue;
+                        return Ok(Step::Sleep(left.min(Duration::from_micros(200))));
                     }
-                    StepBack::Error => return self.fail(GenerateError::ClockBackwards { behind_ms }),
+                    StepBack::Error => {
+                        self.step_back_seen(cur, cur, behind_ms);
+                        return self.fail(GenerateError::ClockBackwards { behind_ms });
+                    }
                 }
             };
             let last_taken = first + (count - 1);
-            if self.hot.state.compare_exchange(cur, last_taken, Ordering::Release, Ordering::Relaxed).is_ok() {
-                return Ok((first, count));
+            if behind {
+                // Before the CAS: a thread that sees the state it installs then sees the
+                // mark too (the CAS is Release, the state load Acquire).
+                let behind_ms = i64::try_from(last - now).unwrap_or(i64::MAX).saturating_mul(self.unit_ms);
+                self.step_back_seen(cur, last_taken, behind_ms);
             }
+            if self.hot.state.compare_exchange(cur, last_taken, Ordering::Release, Ordering::Relaxed).is_ok() {
+                return Ok(Step::Taken(first, count));
+            }
+        }
+    }
+
+    /// Counts a clock step-back episode: the clock was seen behind the last issued tick at
+    /// state `cur`, and this call leaves (or is about to try to leave) the state at `after`.
+    /// A state above every such `after` was reached by IDs issued on time since, so the
+    /// step back is a new episode; otherwise it is the episode already counted.
+    fn step_back_seen(&self, cur: u64, after: u64, behind_ms: i64) {
+        let mark = self.counters.step_back_mark.fetch_max(after, Ordering::Relaxed);
+        if cur > mark {
+            self.counters.clock_step_backs.fetch_add(1, Ordering::Relaxed);
+            crate::events::clock_step_back(self.name, self.worker, behind_ms);
         }
     }
 
@@ -671,6 +793,7 @@ impl Generator {
                 match raise_mark(&hw.path, mark_ms) {
                     Ok(true) => {
                         self.counters.high_water_writes.fetch_add(1, Ordering::Relaxed);
+                        crate::events::high_water_written(self.name, self.worker, &hw.path, mark_ms);
                     }
                     // The file already holds a mark at least this high: it covers the reservation.
                     Ok(false) => {}
@@ -754,6 +877,28 @@ impl Generator {
             high_water_writes: self.counters.high_water_writes.load(Ordering::Relaxed),
         }
     }
+}
+
+/// What a slow-path attempt leads to.
+enum Step {
+    /// Issued: the first state taken, and how many.
+    Taken(u64, u64),
+    /// The tick's sequence is spent (or, after a restart, the clock has not passed the
+    /// mark): wait a moment for the next tick, then try again.
+    NextTick,
+    /// The clock is behind and the `Wait` policy waits for it: pause at most this long.
+    Sleep(Duration),
+}
+
+/// What one call of the slow path carries across its attempts.
+#[derive(Default)]
+struct Waiting {
+    /// When a `Wait` policy started waiting.
+    since: Option<Instant>,
+    /// Whether this call's wait for the next tick was counted.
+    counted: bool,
+    /// Attempts that found the tick spent, for the back-off.
+    spins: u32,
 }
 
 /// The wait for the next tick: spin (re-reading the clock each time) through about one

@@ -370,6 +370,40 @@ pub trait SnowflakeId: Sized + Send + Sync + 'static {
         crate::score::member_of(self.to_raw())
     }
 
+    /// The next ID from this type's generator, for async code (feature `tokio`): the same
+    /// hot path as `T::generate()`, but where that would block the thread (a tick's
+    /// sequence spent, a [`StepBack::Wait`](crate::StepBack::Wait) clock policy waiting)
+    /// this awaits, so other tasks on the runtime keep running. Panics only where
+    /// [`SnowflakeId::try_generate_async`] returns an error, with that error's message.
+    ///
+    /// ```
+    /// use typed_snowflake::SnowflakeId;
+    ///
+    /// #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+    /// #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+    /// struct OrderId(i64);
+    ///
+    /// async fn make<T: SnowflakeId>() -> T {
+    ///     T::generate_async().await
+    /// }
+    ///
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
+    /// let (a, b) = runtime.block_on(async { (make::<OrderId>().await, OrderId::generate_async().await) });
+    /// assert!(a < b);
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "tokio")]
+    fn generate_async() -> impl Future<Output = Self> + Send {
+        crate::__private::generate_async::<Self>()
+    }
+
+    /// [`SnowflakeId::generate_async`], or why there is no ID (clock, worker ID, exhausted
+    /// time field, high-water file, lease, a decode-only type).
+    #[cfg(feature = "tokio")]
+    fn try_generate_async() -> impl Future<Output = Result<Self, GenerateError>> + Send {
+        crate::__private::try_generate_async::<Self>()
+    }
+
     /// The ID as a keyed public string (feature `public-id`): 11 URL-safe characters, a
     /// keyed permutation of the ID's 64 bits that hides its order, time, worker and
     /// volume from anyone without the key. See [`crate::public`] for the construction,
@@ -422,9 +456,10 @@ pub trait SnowflakeId: Sized + Send + Sync + 'static {
     }
 }
 
-/// The type's generator, created on first use; a decode-only type has none.
+/// The type's generator, created on first use; a decode-only type has none. Every way of
+/// generating (blocking, batch, async, the start-up check) goes through here.
 #[inline(always)]
-fn generator_of<T: SnowflakeId>() -> Result<&'static Generator, GenerateError> {
+pub(crate) fn generator_of<T: SnowflakeId>() -> Result<&'static Generator, GenerateError> {
     if T::DECODE_ONLY {
         return Err(GenerateError::DecodeOnly { type_name: T::NAME });
     }
@@ -434,7 +469,7 @@ fn generator_of<T: SnowflakeId>() -> Result<&'static Generator, GenerateError> {
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn generate_failed(name: &str, error: &GenerateError) -> ! {
+pub(crate) fn generate_failed(name: &str, error: &GenerateError) -> ! {
     // The whole chain of causes, so a panic log says why (an I/O error's kind, say).
     let mut message = format!("{name}::generate() failed: {error}");
     let mut cause = std::error::Error::source(error);

@@ -6,9 +6,10 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod check;
 pub mod clock;
 pub mod error;
-mod events;
+pub mod events;
 pub mod generator;
 mod id;
 mod integrations;
@@ -22,6 +23,7 @@ pub mod worker;
 #[doc(hidden)]
 pub mod __private;
 
+pub use check::{CheckError, IdTypes, Problem};
 pub use clock::{Clock, ManualClock, StepBack, SystemClock};
 pub use error::{
     FenceReason, GenerateError, InvalidLayout, IoError, LayoutError, ParseIdError, RegistryError, WorkerError,

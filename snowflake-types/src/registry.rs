@@ -86,6 +86,10 @@ fn state() -> MutexGuard<'static, State> {
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
+/// Then call the start-up check, [`Registry::check`], with the ID types the process
+/// generates: it builds their generators and reports every problem at once, before the
+/// first request.
+///
 /// Without `install()`, the first generation takes the default: the worker ID from
 /// `SNOWFLAKE_WORKER_ID` (an unparsable value makes every generation fail with an error
 /// that names it), or 0 when it is unset; the [`MonotonicClock`](crate::clock::MonotonicClock);
@@ -229,7 +233,7 @@ impl RegistryBuilder {
     }
     settings_setters!();
     /// Keep a high-water file per ID type in `dir` (`<dir>/<module path>.<Type>-<worker>.hwm`,
-    /// e.g. `shop.orders.OrderId-3.hwm`; a file of an earlier release, `<Type>-<worker>.hwm`,
+    /// e.g. `shop.orders.OrderId-3.hwm`; a file of an earlier version, `<Type>-<worker>.hwm`,
     /// is read while the type's own does not exist yet), reserving
     /// `reserve` of time ahead with each `fsync`'d write, so a restart never repeats an ID
     /// even after the clock stepped back. The directory is created if missing; an empty
@@ -297,6 +301,12 @@ impl RegistryBuilder {
             lease: self.lease,
         })
     }
+}
+
+/// Fixes the configuration in force, as the first generation would; `layout` sizes the
+/// worker-ID space an environment-configured lease is taken from. For the start-up check.
+pub(crate) fn fix_config(layout: &Layout) -> Result<(), GenerateError> {
+    config_in_use(layout).map(drop)
 }
 
 /// The configuration generators are built from, fixed by the first call.
@@ -391,7 +401,8 @@ impl GeneratorSlot {
         if let Some(generator) = self.cell.get() {
             return Ok(generator);
         }
-        let generator = generator_for(layout, name, path)?;
+        let generator =
+            generator_for(layout, name, path).inspect_err(|e| crate::events::generator_unavailable(name, e))?;
         let generator: &'static Generator = self.cell.get_or_init(|| generator);
         GENERATORS.lock().unwrap_or_else(|p| p.into_inner()).push(generator);
         Ok(generator)

@@ -1,0 +1,348 @@
+//! The start-up check, `Registry::check`: every problem at once, before the first request.
+//! The registry is configured once per process, so each scenario runs in a fresh process
+//! (this test binary re-run with `--exact child` and the scenario in an environment
+//! variable), as in `tests/registry_env.rs`.
+
+#[path = "common/servers.rs"]
+mod servers;
+
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use typed_snowflake::{
+    CheckError, GenerateError, ManualClock, Problem, Registry, RegistryError, SnowflakeId, WorkerError, WorkerSource,
+};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+const CHILD: &str = "TYPED_SNOWFLAKE_TEST_CHILD";
+const WORKER_VAR: &str = "SNOWFLAKE_WORKER_ID";
+const LEASE_VAR: &str = "SNOWFLAKE_WORKER_LEASE";
+
+/// Five worker bits: workers 0..=31.
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+struct OrderId(i64);
+
+/// Ten worker bits: workers 0..=1023.
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[layout(time = 41, worker = 10, seq = 12, epoch = "2020-01-01")]
+struct CustomerId(i64);
+
+/// Ten worker bits, an epoch in 2023.
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[layout(time = 41, worker = 10, seq = 12, epoch = "2023-01-01")]
+struct InvoiceId(i64);
+
+/// 2022-06-01T00:00:00Z: after the epochs of OrderId and CustomerId, before InvoiceId's.
+const JUNE_2022: i64 = 1_654_041_600_000;
+
+fn run(scenario: &str, env: &[(&str, &str)]) -> TestResult {
+    let mut command = Command::new(std::env::current_exe()?);
+    command.args(["--exact", "child", "--nocapture", "--test-threads=1"]).env(CHILD, scenario);
+    command.env_remove(WORKER_VAR).env_remove(LEASE_VAR).env_remove("SNOWFLAKE_WORKER_SPACE");
+    command.envs(env.iter().copied());
+    let output = command.output()?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "scenario {scenario} {env:?} failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains(&format!("scenario {scenario} done")), "scenario {scenario} did not run:\n{stdout}");
+    Ok(())
+}
+
+#[test]
+fn reading_the_configuration_does_not_fix_it() -> TestResult {
+    run("read_then_install", &[(WORKER_VAR, "40")])
+}
+
+#[test]
+fn a_good_configuration_passes_and_builds_every_generator() -> TestResult {
+    run("passes", &[])
+}
+
+#[test]
+fn a_worker_too_wide_for_one_type_is_reported_for_that_type() -> TestResult {
+    run("worker_too_wide", &[(WORKER_VAR, "40")])
+}
+
+#[test]
+fn a_bad_environment_value_is_one_configuration_problem() -> TestResult {
+    for value in ["garbage", "-1", "", "99999999999999999999"] {
+        run("bad_env", &[(WORKER_VAR, value)])?;
+    }
+    Ok(())
+}
+
+#[test]
+fn a_lease_that_cannot_be_acquired_is_reported() -> TestResult {
+    run("lease_unknown_store", &[(LEASE_VAR, "zookeeper://127.0.0.1:2181")])?;
+    // Nothing listens on port 1: the store does not answer.
+    run("lease_no_store", &[(LEASE_VAR, "redis://127.0.0.1:1")])?;
+    run("lease_and_fixed", &[(LEASE_VAR, "redis://127.0.0.1:1"), (WORKER_VAR, "3")])
+}
+
+/// A lease the environment asks for covers the narrowest worker field among the types
+/// checked, whichever comes first: every one of them then fits. The store takes the first
+/// free worker ID from a random start, so a lease from CustomerId's 1 024 IDs would miss
+/// OrderId's 32 in 31 runs out of 32.
+#[cfg(feature = "redis")]
+#[test]
+fn an_environment_lease_covers_the_narrowest_type() -> TestResult {
+    let Some(url) = servers::redis_url() else { return Ok(()) };
+    let namespace = format!("typed-snowflake-check-{}", std::process::id());
+    let _cleanup = RedisCleanup { url: url.clone(), namespace: namespace.clone() };
+    for _ in 0..4 {
+        run("lease_narrowest", &[(LEASE_VAR, &url), ("SNOWFLAKE_NAMESPACE", &namespace)])?;
+    }
+    Ok(())
+}
+
+/// Deletes a test namespace's keys.
+#[cfg(feature = "redis")]
+struct RedisCleanup {
+    url: String,
+    namespace: String,
+}
+
+#[cfg(feature = "redis")]
+impl Drop for RedisCleanup {
+    fn drop(&mut self) {
+        if let Ok(mut conn) = redis::Client::open(self.url.as_str()).and_then(|c| c.get_connection()) {
+            let keys: Vec<String> =
+                redis::cmd("KEYS").arg(format!("*{}*", self.namespace)).query(&mut conn).unwrap_or_default();
+            if !keys.is_empty() {
+                let _: Result<i64, _> = redis::cmd("DEL").arg(keys).query(&mut conn);
+            }
+        }
+    }
+}
+
+#[test]
+fn unreadable_and_corrupt_high_water_files_are_reported() -> TestResult {
+    run("high_water", &[])
+}
+
+#[test]
+fn a_failed_install_is_reported() -> TestResult {
+    run("failed_install", &[])
+}
+
+#[test]
+fn several_problems_are_reported_at_once() -> TestResult {
+    run("several", &[])
+}
+
+/// The entry point of every scenario; does nothing in the parent process.
+#[test]
+fn child() -> TestResult {
+    let Ok(scenario) = std::env::var(CHILD) else {
+        return Ok(());
+    };
+    match scenario.as_str() {
+        "read_then_install" => read_then_install()?,
+        "passes" => passes()?,
+        "worker_too_wide" => worker_too_wide()?,
+        "bad_env" => bad_env()?,
+        "lease_unknown_store" => {
+            let error = configuration_problem(Registry::check::<(OrderId, CustomerId)>())?;
+            assert!(matches!(error, GenerateError::Worker(WorkerError::Lease(_))), "{error:?}");
+            assert!(error.to_string().contains("bad lease store URL"), "{error}");
+        }
+        "lease_no_store" => {
+            let error = configuration_problem(Registry::check::<(OrderId, CustomerId)>())?;
+            assert!(matches!(error, GenerateError::Worker(WorkerError::Lease(_))), "{error:?}");
+            assert!(error.to_string().contains("127.0.0.1:1"), "{error}");
+            // Nothing was fixed: the defaults are not taken as worker 0 behind the lease's back.
+            assert!(Registry::worker_id().is_err());
+        }
+        "lease_and_fixed" => {
+            let error = configuration_problem(Registry::check::<OrderId>())?;
+            assert!(matches!(error, GenerateError::Worker(WorkerError::Conflict { .. })), "{error:?}");
+            assert!(error.to_string().contains("are both set"), "{error}");
+        }
+        "high_water" => high_water()?,
+        "lease_narrowest" => {
+            Registry::check::<(CustomerId, OrderId)>()?;
+            let worker = Registry::worker_id()?;
+            assert!(worker <= OrderId::MAX_WORKER, "leased worker {worker} does not fit OrderId");
+            assert_eq!(OrderId::generate().worker(), worker);
+            Registry::shutdown()?;
+        }
+        "failed_install" => {
+            let refused = Registry::builder().worker(WorkerSource::Env("TYPED_SNOWFLAKE_CHECK_UNSET".into())).install();
+            let Err(install_error) = refused else { return Err("an unset variable must be refused".into()) };
+            let error = configuration_problem(Registry::check::<(OrderId, CustomerId)>())?;
+            assert_eq!(error, GenerateError::Registry(install_error));
+        }
+        "several" => several()?,
+        other => return Err(format!("unknown scenario {other}").into()),
+    }
+    println!("scenario {scenario} done");
+    Ok(())
+}
+
+/// The one problem of a check that failed before any type: the shared configuration.
+fn configuration_problem(result: Result<(), CheckError>) -> Result<GenerateError, Box<dyn std::error::Error>> {
+    let Err(error) = result else { return Err("the check passed a configuration that cannot work".into()) };
+    match error.problems() {
+        [Problem { type_name: None, error: inner, .. }] => {
+            let text = error.to_string();
+            assert!(text.starts_with("the start-up check found a problem:\n  - configuration: "), "{text}");
+            assert!(text.contains(&inner.to_string()), "{text}");
+            Ok(inner.clone())
+        }
+        other => Err(format!("expected one configuration problem, found {other:?}").into()),
+    }
+}
+
+fn read_then_install() -> TestResult {
+    // Reading, however often, fixes nothing.
+    for _ in 0..2 {
+        assert_eq!(Registry::worker_id(), Ok(40));
+        assert_eq!(Registry::worker_source(), Ok(WorkerSource::EnvOrZero));
+        assert!(Registry::stats().is_empty());
+        assert_eq!(Registry::lease_stats(), None);
+    }
+    Registry::builder().worker_id(3).install()?;
+    assert_eq!(Registry::worker_id(), Ok(3));
+    assert_eq!(Registry::worker_source(), Ok(WorkerSource::Fixed(3)));
+    // Still not fixed: a second install replaces the first.
+    Registry::builder().worker_id(4).install()?;
+    Registry::check::<(OrderId, CustomerId)>()?;
+    // The check built the generators: the configuration is in use from now on.
+    assert_eq!(
+        Registry::builder().worker_id(5).install(),
+        Err(RegistryError::AlreadyInstalled { worker: 4, from_defaults: false })
+    );
+    assert_eq!(OrderId::generate().worker(), 4);
+    Ok(())
+}
+
+fn passes() -> TestResult {
+    Registry::builder().worker_id(31).install()?;
+    Registry::check::<(OrderId, CustomerId, InvoiceId)>()?;
+    // Each generator exists before its type's first ID, one per type, with nothing issued.
+    let mut stats = Registry::stats();
+    stats.sort_by_key(|s| s.name);
+    assert_eq!(
+        stats.iter().map(|s| (s.name, s.worker)).collect::<Vec<_>>(),
+        [("CustomerId", 31), ("InvoiceId", 31), ("OrderId", 31)]
+    );
+    // Checking again, or a type twice, builds nothing new.
+    Registry::check::<(OrderId, (OrderId, CustomerId))>()?;
+    Registry::check::<OrderId>()?;
+    // The largest tuple.
+    type Twelve = (
+        OrderId,
+        CustomerId,
+        InvoiceId,
+        OrderId,
+        OrderId,
+        OrderId,
+        OrderId,
+        OrderId,
+        OrderId,
+        OrderId,
+        OrderId,
+        OrderId,
+    );
+    Registry::check::<Twelve>()?;
+    assert_eq!(Registry::stats().len(), 3);
+    assert!(OrderId::generate() < OrderId::generate());
+    assert_eq!(Registry::stats().len(), 3);
+    Ok(())
+}
+
+fn worker_too_wide() -> TestResult {
+    let error = Registry::check::<(CustomerId, OrderId, InvoiceId)>().expect_err("worker 40 does not fit OrderId");
+    let [problem] = error.problems() else { return Err(format!("expected one problem, found {error}").into()) };
+    assert_eq!(problem.type_name, Some("OrderId"));
+    assert_eq!(problem.error, GenerateError::WorkerOutOfRange { type_name: "OrderId", worker: 40, max: 31 });
+    assert_eq!(
+        error.to_string(),
+        "the start-up check found a problem:\n  - OrderId: worker ID 40 does not fit OrderId, whose layout holds 0..=31"
+    );
+    // The types that fit are ready; the one that does not fails as the check said.
+    assert_eq!(CustomerId::generate().worker(), 40);
+    assert_eq!(InvoiceId::generate().worker(), 40);
+    assert_eq!(
+        OrderId::try_generate(),
+        Err(GenerateError::WorkerOutOfRange { type_name: "OrderId", worker: 40, max: 31 })
+    );
+    Ok(())
+}
+
+fn bad_env() -> TestResult {
+    let error = configuration_problem(Registry::check::<(OrderId, CustomerId)>())?;
+    let GenerateError::Worker(WorkerError::BadEnv { var, .. }) = &error else {
+        return Err(format!("expected a bad environment value, found {error:?}").into());
+    };
+    assert_eq!(var, WORKER_VAR);
+    assert!(error.to_string().contains("SNOWFLAKE_WORKER_ID="), "{error}");
+    // Nothing was fixed: an install takes over.
+    Registry::builder().worker_id(2).install()?;
+    Registry::check::<(OrderId, CustomerId)>()?;
+    assert_eq!(OrderId::generate().worker(), 2);
+    Ok(())
+}
+
+fn high_water() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    // A directory where OrderId's mark should be, and a corrupt mark for CustomerId.
+    std::fs::create_dir(dir.path().join("registry_check.OrderId-3.hwm"))?;
+    std::fs::write(dir.path().join("registry_check.CustomerId-3.hwm"), b"not a mark\n")?;
+    Registry::builder().worker_id(3).high_water(dir.path(), Duration::from_secs(1)).install()?;
+    let error = Registry::check::<(OrderId, CustomerId, InvoiceId)>().expect_err("two marks cannot be read");
+    let [order, customer] = error.problems() else {
+        return Err(format!("expected two problems, found {error}").into());
+    };
+    assert_eq!(order.type_name, Some("OrderId"));
+    let GenerateError::HighWater { source: Some(io), .. } = &order.error else {
+        return Err(format!("expected an I/O error, found {order}").into());
+    };
+    assert_eq!(io.kind(), std::io::ErrorKind::IsADirectory);
+    assert_eq!(customer.type_name, Some("CustomerId"));
+    assert!(
+        matches!(&customer.error, GenerateError::HighWater { reason, .. } if reason.contains("corrupt")),
+        "{customer}"
+    );
+    let text = error.to_string();
+    assert!(text.starts_with("the start-up check found 2 problems:\n  - OrderId: high-water file "), "{text}");
+    // The cause is in the report: what a person fixing it needs.
+    assert!(text.contains(&io.to_string()), "{text}");
+    assert!(text.contains("\n  - CustomerId: high-water file ") && text.contains("is corrupt"), "{text}");
+    // InvoiceId's mark was fine: it issues.
+    assert_eq!(InvoiceId::generate().worker(), 3);
+    Ok(())
+}
+
+fn several() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    std::fs::create_dir(dir.path().join("registry_check.CustomerId-40.hwm"))?;
+    let clock = Arc::new(ManualClock::new(JUNE_2022));
+    Registry::builder().worker_id(40).clock(clock).high_water(dir.path(), Duration::from_secs(1)).install()?;
+    let error = Registry::check::<(OrderId, CustomerId, InvoiceId)>().expect_err("three types, three problems");
+    let names: Vec<_> = error.problems().iter().map(|p| p.type_name).collect();
+    assert_eq!(names, [Some("OrderId"), Some("CustomerId"), Some("InvoiceId")]);
+    assert_eq!(
+        error.problems()[0].error,
+        GenerateError::WorkerOutOfRange { type_name: "OrderId", worker: 40, max: 31 }
+    );
+    assert!(matches!(error.problems()[1].error, GenerateError::HighWater { .. }), "{error}");
+    assert_eq!(
+        error.problems()[2].error,
+        GenerateError::ClockBeforeEpoch { now_ms: JUNE_2022, epoch_ms: InvoiceId::EPOCH_MS }
+    );
+    let text = error.to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert_eq!(lines[0], "the start-up check found 3 problems:");
+    assert_eq!(lines[1], "  - OrderId: worker ID 40 does not fit OrderId, whose layout holds 0..=31");
+    assert!(lines[2].starts_with("  - CustomerId: high-water file "), "{text}");
+    assert_eq!(
+        lines[3],
+        format!("  - InvoiceId: the clock reads {JUNE_2022} (Unix ms), before the epoch {}", InvoiceId::EPOCH_MS)
+    );
+    Ok(())
+}
