@@ -88,6 +88,11 @@ fn a_decode_only_type_decodes_and_refuses_to_generate_through_the_trait() -> Tes
     let refused = |e: GenerateError| matches!(e, GenerateError::DecodeOnly { type_name: "OldBaiduId" });
     assert!(<OldBaiduId as SnowflakeId>::try_generate().is_err_and(refused));
     assert!(<OldBaiduId as SnowflakeId>::generate_batch(1).is_err_and(refused));
+    // The start-up check has no generator to build for it: a problem, reported by name.
+    let check = typed_snowflake::Registry::check::<(OrderId, OldBaiduId)>().err().ok_or("the check passed")?;
+    let [problem] = check.problems() else { return Err(format!("expected one problem: {check}").into()) };
+    assert_eq!(problem.type_name, Some("OldBaiduId"));
+    assert!(refused(problem.error.clone()), "{problem}");
     let panic =
         std::panic::catch_unwind(<OldBaiduId as SnowflakeId>::generate).err().ok_or("generate() did not panic")?;
     let message = panic.downcast_ref::<String>().ok_or("a panic without a message")?;
