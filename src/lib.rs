@@ -45,10 +45,15 @@
 //! | `unit = "1ms"` | tick length: `"1ms"` (default), `"10ms"` (Sonyflake), `"1s"` (Baidu uid-generator) |
 //! | `order = "time-worker-seq"` | field order: the default, or `"time-seq-worker"` (Sonyflake's sequence above the machine ID) |
 //! | `#[snowflake(crate = "path")]` | where the runtime is, for users who rename the crate |
+//! | `#[snowflake(decode_only)]` | a type that only decodes IDs of an existing scheme (whose time field may have run out): no generator |
 //!
 //! The widths sum to at most 63 on an `i64` field, at most 64 on a `u64` field (whose IDs
-//! at or above 2^63 `get()` returns with the same bits, as a negative `i64`). Anything else is a compile error pointing at the token,
-//! and every mistake is reported at once.
+//! at or above 2^63 `get()` returns with the same bits, as a negative `i64`). The epoch must
+//! lie before the build date and the time field must not have run out by then (the build
+//! date is `SOURCE_DATE_EPOCH`, in Unix seconds, when it is set, for reproducible builds; else
+//! the clock at compilation), unless the type is `decode_only`. Anything else is a compile
+//! error pointing at the token, and every mistake is reported at once. Each type's
+//! documentation says when its time field runs out, as a date.
 //!
 //! # What the derive generates
 //!
@@ -62,10 +67,23 @@
 //! - encoding and decoding: `T::from_parts(unix_ms, worker, seq)`, `id.timestamp_ms()`,
 //!   `id.worker()`, `id.sequence()`, `id.parts()`, `id.get()`; for split layouts
 //!   `T::from_node_parts`, `id.datacenter()`, `id.machine()`;
-//! - time-range bounds: `T::first_at(unix_ms)`, `T::last_at(unix_ms)`;
+//! - dates: `id.timestamp()` (a `SystemTime`); with the features `chrono`, `time`, `jiff`:
+//!   `id.to_chrono()`, `id.to_offset_date_time()`, `id.to_jiff()`;
+//! - time-range bounds: `T::first_at(at)`, `T::last_at(at)`, for Unix ms, a `SystemTime`
+//!   or those crates' instants (any [`IntoUnixMs`]), saturating outside the layout;
 //! - Redis: `id.redis_score()`, `T::score_at(unix_ms)`, `id.redis_member()`;
 //! - traits: [`SnowflakeId`], `Display`, `FromStr`, `From<T> for i64`/`u64`,
 //!   `TryFrom<i64>`/`TryFrom<u64>` for `T`, and the integrations below.
+//!
+//! Everything above that is not a const is also a method of the [`SnowflakeId`] trait, so
+//! generic code (`fn save<T: SnowflakeId>(id: T)`) can generate and decode.
+//!
+//! # Imports
+//!
+//! `use typed_snowflake::SnowflakeId;` brings the derive and the trait. [`prelude`] adds
+//! the registry and the errors code matches on. `use typed_snowflake::*;` works beside
+//! `use serde::Serialize;`, `use redis::Commands;` and the other integrations' crates: no
+//! public module is named after a crate (`serialization`, `timeline`, `sql`).
 //!
 //! # Crate features
 //!
@@ -77,6 +95,9 @@
 //! | `sqlx-mysql` | no | `BIGINT` in MySQL and MariaDB |
 //! | `sqlx-sqlite` | no | `INTEGER` in SQLite |
 //! | `redis` | no | `ToRedisArgs`/`FromRedisValue` with exact values |
+//! | `chrono` | no | `id.to_chrono()`, and `chrono::DateTime` as a time-range bound |
+//! | `time` | no | `id.to_offset_date_time()`, and `time::OffsetDateTime` as a time-range bound |
+//! | `jiff` | no | `id.to_jiff()`, and `jiff::Timestamp`/`jiff::Zoned` as time-range bounds |
 //! | `public-id` | no | keyed public IDs: `id.to_public(&key)`, 11 URL-safe characters that hide order, time and volume (see the `public` module) |
 //! | `tracing` | no | slow-path and lease events as `tracing` events (see [`events`]) |
 //! | `metrics` | no | the same events as `metrics` counters, `snowflake_*_total` labelled by type and worker (see [`events`]) |
@@ -99,7 +120,35 @@ pub mod comparison {}
 pub use snowflake_derive::SnowflakeId;
 pub use snowflake_types::*;
 
+/// The names most code needs, for `use typed_snowflake::prelude::*;`: the derive and the
+/// trait, the registry, and the errors a caller matches on.
+///
+/// ```
+/// use typed_snowflake::prelude::*;
+///
+/// #[derive(SnowflakeId, Clone, Copy, Debug, PartialEq)]
+/// #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+/// pub struct OrderId(i64);
+///
+/// fn parse<T: SnowflakeId>(text: &str) -> Result<T, ParseIdError> {
+///     T::parse_str(text)
+/// }
+/// assert!(matches!(parse::<OrderId>("-1"), Err(ParseIdError::Sign { .. })));
+/// assert!(matches!(OrderId::try_from(-1i64), Err(LayoutError::Negative { .. })));
+/// let id: OrderId = OrderId::first_at(std::time::SystemTime::now());
+/// assert_eq!(id.worker(), 0);
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub mod prelude {
+    pub use snowflake_derive::SnowflakeId;
+    #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
+    pub use snowflake_types::DecodeIdError;
+    pub use snowflake_types::{
+        GenerateError, IntoUnixMs, LayoutError, ParseIdError, Registry, RegistryError, SnowflakeId, WorkerSource,
+    };
+}
+
 /// The README's Rust blocks, compiled and run as doctests so the front page cannot drift.
-#[cfg(all(doctest, feature = "serde", feature = "redis", feature = "public-id"))]
+#[cfg(all(doctest, feature = "serde", feature = "redis", feature = "public-id", feature = "jiff"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;

@@ -19,10 +19,12 @@ struct SonyId(i64);
 
 #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 #[layout(time = 28, worker = 22, seq = 13, epoch = "2016-05-20", unit = "1s")]
+#[snowflake(decode_only)] // the time field ran out long ago: a type that decodes only
 struct BaiduId(i64);
 
 #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 #[layout(time = 30, worker = 4, seq = 8, epoch = "2024-01-01")]
+#[snowflake(decode_only)] // the time field ran out long ago: a type that decodes only
 struct SmallId(i64);
 
 #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
@@ -31,6 +33,7 @@ struct UnsignedId(u64);
 
 #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 #[layout(time = 33, worker = 0, seq = 10, epoch = "2020-02-29", unit = "10ms")]
+#[snowflake(decode_only)] // the time field ran out long ago: a type that decodes only
 struct SingleNodeId(u64);
 
 /// Text that is almost, or not at all, a decimal ID.

@@ -9,7 +9,7 @@ mod servers;
 use std::collections::BTreeSet;
 
 use redis::{Commands, Connection, Value};
-use typed_snowflake::redis::Timeline;
+use typed_snowflake::timeline::Timeline;
 use typed_snowflake::{Generator, SnowflakeId};
 
 /// Twitter's layout: 63 bits, so 1024 neighbouring IDs share a score.

@@ -290,8 +290,8 @@ fn bad_env() -> TestResult {
 fn high_water() -> TestResult {
     let dir = tempfile::tempdir()?;
     // A directory where OrderId's mark should be, and a corrupt mark for CustomerId.
-    std::fs::create_dir(dir.path().join("OrderId-3.hwm"))?;
-    std::fs::write(dir.path().join("CustomerId-3.hwm"), b"not a mark\n")?;
+    std::fs::create_dir(dir.path().join("registry_check.OrderId-3.hwm"))?;
+    std::fs::write(dir.path().join("registry_check.CustomerId-3.hwm"), b"not a mark\n")?;
     Registry::builder().worker_id(3).high_water(dir.path(), Duration::from_secs(1)).install()?;
     let error = Registry::check::<(OrderId, CustomerId, InvoiceId)>().expect_err("two marks cannot be read");
     let [order, customer] = error.problems() else {
@@ -319,7 +319,7 @@ fn high_water() -> TestResult {
 
 fn several() -> TestResult {
     let dir = tempfile::tempdir()?;
-    std::fs::create_dir(dir.path().join("CustomerId-40.hwm"))?;
+    std::fs::create_dir(dir.path().join("registry_check.CustomerId-40.hwm"))?;
     let clock = Arc::new(ManualClock::new(JUNE_2022));
     Registry::builder().worker_id(40).clock(clock).high_water(dir.path(), Duration::from_secs(1)).install()?;
     let error = Registry::check::<(OrderId, CustomerId, InvoiceId)>().expect_err("three types, three problems");

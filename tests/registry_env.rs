@@ -398,7 +398,8 @@ fn hw_first() -> TestResult {
     let dir = install_high_water(None)?;
     let ids = Wide::generate_batch(10_000)?;
     let last = ids[ids.len() - 1];
-    assert!(dir.join("Wide-9.hwm").is_file());
+    // Keyed by the type's full path: `registry_env::Wide`.
+    assert!(dir.join("registry_env.Wide-9.hwm").is_file());
     println!("last={last}");
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! Orders with typed Snowflake IDs: generated in the process, stored as `BIGINT`, queried by
-//! time range, printed as JSON with the IDs as strings.
+//! time range, printed as JSON with the IDs as strings and with each order's creation time,
+//! read from its ID, in RFC 3339.
 //!
 //! ```text
 //! cargo run --example orders
@@ -12,7 +13,7 @@
 //! nothing is left behind on a server.
 
 use std::error::Error;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sqlx::{Connection, Database, Encode, Executor, FromRow, IntoArguments, Type};
 use typed_snowflake::SnowflakeId;
@@ -49,7 +50,7 @@ const NUMBERED: Sql = Sql {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn Error>> {
-    let seconds: i64 = match std::env::args().nth(1) {
+    let seconds: u64 = match std::env::args().nth(1) {
         Some(arg) => arg.parse().map_err(|e| format!("the number of seconds {arg:?}: {e}"))?,
         None => 60,
     };
@@ -70,12 +71,12 @@ async fn main() -> Result<(), Box<dyn Error>> {
 }
 
 #[cfg(feature = "postgres")]
-async fn postgres(url: &str, seconds: i64) -> Result<(), Box<dyn Error>> {
+async fn postgres(url: &str, seconds: u64) -> Result<(), Box<dyn Error>> {
     run::<sqlx::Postgres>(url, &NUMBERED, seconds).await
 }
 
 #[cfg(feature = "mysql")]
-async fn mysql(url: &str, seconds: i64) -> Result<(), Box<dyn Error>> {
+async fn mysql(url: &str, seconds: u64) -> Result<(), Box<dyn Error>> {
     let question_marks = Sql {
         insert: "INSERT INTO orders (id, customer_id, total_cents) VALUES (?, ?, ?)",
         between: "SELECT id, customer_id, total_cents FROM orders WHERE id BETWEEN ? AND ? ORDER BY id",
@@ -84,17 +85,17 @@ async fn mysql(url: &str, seconds: i64) -> Result<(), Box<dyn Error>> {
 }
 
 #[cfg(not(feature = "postgres"))]
-async fn postgres(_: &str, _: i64) -> Result<(), Box<dyn Error>> {
+async fn postgres(_: &str, _: u64) -> Result<(), Box<dyn Error>> {
     Err("a postgres:// URL needs the feature: --features typed-snowflake-examples/postgres".into())
 }
 
 #[cfg(not(feature = "mysql"))]
-async fn mysql(_: &str, _: i64) -> Result<(), Box<dyn Error>> {
+async fn mysql(_: &str, _: u64) -> Result<(), Box<dyn Error>> {
     Err("a mysql:// URL needs the feature: --features typed-snowflake-examples/mysql".into())
 }
 
 /// The same program for every database: `DB` is sqlx's driver type.
-async fn run<DB>(url: &str, sql: &Sql, seconds: i64) -> Result<(), Box<dyn Error>>
+async fn run<DB>(url: &str, sql: &Sql, seconds: u64) -> Result<(), Box<dyn Error>>
 where
     DB: Database,
     DB::Arguments: IntoArguments<DB>,
@@ -121,15 +122,19 @@ where
         sqlx::query(sql.insert).bind(OrderId::generate()).bind(bob).bind(total_cents).execute(&mut db).await?;
     }
 
-    // "Orders created in the last N seconds" is a range of IDs: no timestamp column, no extra index.
-    let since = OrderId::first_at(now_ms.saturating_sub(seconds.saturating_mul(1000)));
-    let until = OrderId::last_at(unix_ms_now()?);
+    // "Orders created in the last N seconds" is a range of IDs: no timestamp column, no extra
+    // index. The bounds take a `SystemTime` (or Unix ms, or a chrono/time/jiff instant).
+    let now = SystemTime::now();
+    let since = OrderId::first_at(now.checked_sub(Duration::from_secs(seconds)).unwrap_or(UNIX_EPOCH));
+    let until = OrderId::last_at(now);
     let recent: Vec<Order> = sqlx::query_as(sql.between).bind(since).bind(until).fetch_all(&mut db).await?;
 
     println!("{} orders in the last {seconds} s (ids {since} ..= {until}):", recent.len());
     println!("{}", serde_json::to_string_pretty(&recent)?);
     for order in &recent {
-        println!("order {} was created at {} ms by worker {}", order.id, order.id.timestamp_ms(), order.id.worker());
+        // The ID carries its creation time: `to_jiff()` (feature `jiff`), written in RFC 3339.
+        let created = order.id.to_jiff().strftime("%Y-%m-%dT%H:%M:%S%.3fZ");
+        println!("order {} was created at {created} by worker {}", order.id, order.id.worker());
     }
     Ok(())
 }

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use redis::Commands;
 use typed_snowflake::SnowflakeId;
-use typed_snowflake::redis::Timeline;
+use typed_snowflake::timeline::Timeline;
 
 /// Twitter's layout: 41 bits of milliseconds, 10 of worker, 12 of sequence.
 #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]

@@ -10,6 +10,7 @@ use crate::ctxt::Ctxt;
 use crate::epoch;
 
 pub const LAYOUT_KEYS: &str = "time, worker, datacenter, machine, seq, epoch, unit, order, preset";
+pub const SNOWFLAKE_KEYS: &str = "crate, decode_only";
 
 /// A value as written: its tokens (for spans) and its meaning, when it had one.
 pub struct Value<T> {
@@ -79,11 +80,15 @@ pub struct LayoutAttr {
 pub struct Attrs {
     pub layout: LayoutAttr,
     pub krate: Option<syn::Path>,
+    /// `#[snowflake(decode_only)]`: a type that decodes IDs of a scheme (perhaps one whose
+    /// time field has run out) and never generates.
+    pub decode_only: bool,
 }
 
 pub fn parse(cx: &Ctxt, attrs: &[Attribute]) -> Attrs {
     let mut layout = LayoutAttr::default();
     let mut krate = None;
+    let mut decode_only = false;
     for attr in attrs {
         if attr.path().is_ident("layout") {
             if layout.attr.is_some() {
@@ -107,11 +112,21 @@ pub fn parse(cx: &Ctxt, attrs: &[Attribute]) -> Attrs {
                         Err(_) => cx.error_spanned(&lit, "expected a path, e.g. `crate = \"::typed_snowflake\"`"),
                     }
                     Ok(())
+                } else if meta.path.is_ident("decode_only") {
+                    if decode_only {
+                        cx.error_spanned(&meta.path, "duplicate key `decode_only`");
+                    }
+                    if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
+                        cx.error_spanned(&meta.path, "`decode_only` takes no value: write `#[snowflake(decode_only)]`");
+                        skip_value(meta.input)?;
+                    }
+                    decode_only = true;
+                    Ok(())
                 } else {
                     let key = meta.path.to_token_stream().to_string().replace(' ', "");
                     cx.error_spanned(
                         &meta.path,
-                        format!("unknown key `{key}` in #[snowflake]; the known key is: crate"),
+                        format!("unknown key `{key}` in #[snowflake]; the known keys are: {SNOWFLAKE_KEYS}"),
                     );
                     skip_value(meta.input)
                 }
@@ -121,7 +136,7 @@ pub fn parse(cx: &Ctxt, attrs: &[Attribute]) -> Attrs {
             }
         }
     }
-    Attrs { layout, krate }
+    Attrs { layout, krate, decode_only }
 }
 
 /// An example of a key with a value, for messages.

@@ -11,6 +11,31 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// The civil date of a day count from 1970-01-01 (proleptic Gregorian): the inverse of
+/// `days_from_civil`.
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// Unix milliseconds as an RFC 3339 instant in UTC, to the millisecond
+/// (`2160-05-15T07:35:11.103Z`), for messages and generated docs.
+pub fn format(unix_ms: i64) -> String {
+    let days = unix_ms.div_euclid(86_400_000);
+    let ms = unix_ms.rem_euclid(86_400_000);
+    let (year, month, day) = civil_from_days(days);
+    let (h, m, s, milli) = (ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000);
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z")
+}
+
 fn is_leap(year: i64) -> bool {
     (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
 }
@@ -126,7 +151,26 @@ pub fn parse(text: &str) -> Result<i64, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse;
+    use super::{format, parse};
+
+    #[test]
+    fn format_is_the_inverse_of_parse() {
+        assert_eq!(format(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(format(1_288_834_974_657), "2010-11-04T01:42:54.657Z");
+        assert_eq!(format(-1), "1969-12-31T23:59:59.999Z");
+        assert_eq!(format(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(format(253_402_300_799_999), "9999-12-31T23:59:59.999Z");
+        for text in ["2021-05-05T00:00:00.000Z", "2024-02-29T23:59:59.999Z", "2100-03-01T12:00:00.001Z"] {
+            assert_eq!(format(parse(text).unwrap()), text);
+        }
+        // Every day of four centuries, through parse and back.
+        for days in (-1000..146_097 + 1000).step_by(7) {
+            let text = format(days * 86_400_000 + 12_345);
+            assert_eq!(parse(&text), Ok(days * 86_400_000 + 12_345), "{text}");
+        }
+        // The largest Unix millisecond does not overflow.
+        assert!(format(i64::MAX).starts_with("292278994-08-17T07:12:55.807Z"));
+    }
 
     #[test]
     fn dates_and_instants() {

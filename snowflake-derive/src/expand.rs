@@ -9,6 +9,7 @@ use syn::spanned::Spanned;
 use crate::ast::{self, Inner};
 use crate::attr;
 use crate::ctxt::Ctxt;
+use crate::epoch;
 use crate::valid::{self, Spec};
 
 pub fn derive(input: &DeriveInput) -> TokenStream {
@@ -16,8 +17,11 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
     let attrs = attr::parse(&cx, &input.attrs);
     let inner = ast::inner_type(&cx, input);
     let spec = valid::check(&cx, &input.ident, &attrs.layout, inner);
+    if !attrs.decode_only {
+        valid::check_dates(&cx, &attrs.layout, &spec);
+    }
     let krate = attrs.krate.unwrap_or_else(|| syn::parse_quote!(::typed_snowflake));
-    let expansion = inner.map(|inner| expand(input, inner, &spec, &krate));
+    let expansion = inner.map(|inner| expand(input, inner, &spec, &krate, attrs.decode_only));
     let errors = cx.into_error().map(|e| e.to_compile_error());
     quote! {
         #errors
@@ -29,7 +33,7 @@ fn doc(text: String) -> TokenStream {
     quote!(#[doc = #text])
 }
 
-fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> TokenStream {
+fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path, decode_only: bool) -> TokenStream {
     let ident = &input.ident;
     let name = ident.to_string();
     let p = quote!(#krate::__private);
@@ -55,7 +59,16 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
     let d_time = doc(format!("Width of the time field: {time} bits of {unit_ms} ms ticks."));
     let d_worker = doc(format!("Width of the node field: {worker} bits."));
     let d_seq = doc(format!("Width of the sequence field: {seq} bits."));
-    let d_epoch = doc(format!("The epoch, in Unix milliseconds: {epoch_ms}."));
+    let d_epoch = doc(format!("The epoch, in Unix milliseconds: {epoch_ms} ({}).", epoch::format(epoch_ms)));
+    let last_ms = valid::max_timestamp_ms(time, epoch_ms, unit);
+    let runs_out = epoch::format(last_ms);
+    let d_max_timestamp = doc(format!("The last Unix millisecond the time field can hold: {last_ms} ({runs_out})."));
+    let d_impl = doc(format!(
+        "Layout: {time} bits of {unit_ms} ms ticks from {}, {worker} node bits, {seq} sequence bits. \
+         The time field runs out on {runs_out}{}.",
+        epoch::format(epoch_ms),
+        if decode_only { "; this type only decodes (`#[snowflake(decode_only)]`) and has no generator" } else { "" },
+    ));
 
     let split_items = split.then(|| {
         quote! {
@@ -87,6 +100,36 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
             /// The machine half of the node field.
             pub const fn machine(&self) -> #u64 {
                 self.worker() & Self::MAX_MACHINE
+            }
+        }
+    });
+
+    // A decode-only type has no generator: no inherent generation methods (nor the async
+    // ones of feature `tokio`), and the trait's generation methods return
+    // `GenerateError::DecodeOnly`.
+    let generation_async = (!decode_only).then(|| quote!(#p::impl_tokio!(#ident);));
+    let generation = (!decode_only).then(|| {
+        quote! {
+            /// The next ID from this type's generator. Panics only where
+            /// [`Self::try_generate`] returns an error, with that error's message.
+            #[inline]
+            #[track_caller]
+            pub fn generate() -> Self {
+                #p::generate::<Self>()
+            }
+
+            /// The next ID from this type's generator, or why there is none (clock,
+            /// worker ID, exhausted time field, high-water file).
+            #[inline]
+            pub fn try_generate() -> #p::Result<Self, #p::GenerateError> {
+                #p::try_generate::<Self>()
+            }
+
+            /// `n` IDs in increasing order, taking a run of sequence numbers per atomic
+            /// update; more than the registry's batch limit (default 100 000) is an
+            /// immediate error.
+            pub fn generate_batch(n: #usize) -> #p::Result<#p::Vec<Self>, #p::GenerateError> {
+                #p::generate_batch::<Self>(n)
             }
         }
     });
@@ -130,6 +173,7 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
     });
 
     quote! {
+        #d_impl
         #[automatically_derived]
         impl #ident {
             #d_time
@@ -158,32 +202,12 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
             pub const MAX_WORKER: #u64 = Self::LAYOUT.max_worker();
             /// Largest sequence value.
             pub const MAX_SEQ: #u64 = Self::LAYOUT.max_seq();
-            /// The last Unix millisecond the time field can hold.
+            #d_max_timestamp
             pub const MAX_TIMESTAMP_MS: #i64 = Self::LAYOUT.max_timestamp_ms();
 
             #split_items
 
-            /// The next ID from this type's generator. Panics only where
-            /// [`Self::try_generate`] returns an error, with that error's message.
-            #[inline]
-            #[track_caller]
-            pub fn generate() -> Self {
-                #p::generate::<Self>()
-            }
-
-            /// The next ID from this type's generator, or why there is none (clock,
-            /// worker ID, exhausted time field, high-water file).
-            #[inline]
-            pub fn try_generate() -> #p::Result<Self, #p::GenerateError> {
-                #p::try_generate::<Self>()
-            }
-
-            /// `n` IDs in increasing order, taking a run of sequence numbers per atomic
-            /// update; more than the registry's batch limit (default 100 000) is an
-            /// immediate error.
-            pub fn generate_batch(n: #usize) -> #p::Result<#p::Vec<Self>, #p::GenerateError> {
-                #p::generate_batch::<Self>(n)
-            }
+            #generation
 
             /// Encodes an ID from Unix milliseconds, a node value and a sequence number; a
             /// part out of range (a time before the epoch or past `MAX_TIMESTAMP_MS`, a
@@ -192,7 +216,8 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
                 #p::from_parts::<Self>(unix_ms, worker, seq)
             }
 
-            /// The raw value: a non-negative `i64`.
+            /// The raw value as an `i64`: non-negative for layouts of at most 63 bits; a 64-bit
+            /// layout's IDs at or above 2^63 keep their bits and read as negative.
             pub const fn get(&self) -> #i64 {
                 #to_raw(self.0)
             }
@@ -217,16 +242,22 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
                 Self::LAYOUT.parts_of(self.get())
             }
 
-            /// The smallest ID with the timestamp `unix_ms`, saturating at the layout's
-            /// first and last tick: the lower bound of `WHERE id BETWEEN`.
-            pub const fn first_at(unix_ms: #i64) -> Self {
-                Self(#from_raw(Self::LAYOUT.first_at(unix_ms)))
+            /// The instant the ID's tick starts.
+            pub fn timestamp(&self) -> #p::SystemTime {
+                #p::system_time_of(self.timestamp_ms())
             }
 
-            /// The largest ID with the timestamp `unix_ms`, saturating like
+            /// The smallest ID of the tick holding `at` (Unix milliseconds as an `i64`, a
+            /// `SystemTime`, or a date type of an enabled feature), saturating at the
+            /// layout's first and last tick: the lower bound of `WHERE id BETWEEN`.
+            pub fn first_at(at: impl #p::IntoUnixMs) -> Self {
+                Self(#from_raw(Self::LAYOUT.first_at(#p::IntoUnixMs::into_unix_ms(at))))
+            }
+
+            /// The largest ID of the tick holding `at`, saturating like
             /// [`Self::first_at`]: the upper bound of `WHERE id BETWEEN`.
-            pub const fn last_at(unix_ms: #i64) -> Self {
-                Self(#from_raw(Self::LAYOUT.last_at(unix_ms)))
+            pub fn last_at(at: impl #p::IntoUnixMs) -> Self {
+                Self(#from_raw(Self::LAYOUT.last_at(#p::IntoUnixMs::into_unix_ms(at))))
             }
 
             /// An exact, order-preserving Redis sorted-set score: the ID's top 53 used bits.
@@ -247,6 +278,8 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
         impl #p::SnowflakeId for #ident {
             const LAYOUT: #p::Layout = Self::LAYOUT;
             const NAME: &'static #str = #name;
+            const PATH: &'static #str = ::core::concat!(::core::module_path!(), "::", #name);
+            const DECODE_ONLY: ::core::primitive::bool = #decode_only;
 
             #[inline]
             fn to_raw(&self) -> #i64 {
@@ -308,6 +341,7 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path) -> 
         }
 
         #p::impl_integrations!(#ident);
+        #generation_async
 
         #field_check
     }

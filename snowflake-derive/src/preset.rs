@@ -18,9 +18,6 @@ pub struct Preset {
     pub epoch_configurable: bool,
     /// The scheme leaves the widths to the user.
     pub widths_configurable: bool,
-    /// The default epoch's time field ran out on this date: an `epoch` of the user's own is
-    /// required to generate.
-    pub ran_out: Option<&'static str>,
 }
 
 pub const NAMES: &str = "twitter, discord, instagram, sonyflake, mastodon, leaf, baidu";
@@ -37,7 +34,6 @@ const fn preset(name: &'static str, time: u32, worker: u32, datacenter: u32, seq
         order: Order::WorkerAboveSeq,
         epoch_configurable: false,
         widths_configurable: false,
-        ran_out: None,
     }
 }
 
@@ -57,7 +53,6 @@ pub const ALL: &[Preset] = &[
         unit: Unit::Seconds,
         epoch_configurable: true,
         widths_configurable: true,
-        ran_out: Some("2024-11-20"),
         ..preset("baidu", 28, 22, 0, 13, 1_463_702_400_000)
     },
 ];

@@ -7,6 +7,7 @@ use proc_macro2::TokenStream;
 use crate::ast::Inner;
 use crate::attr::{LayoutAttr, Order, Unit, Value};
 use crate::ctxt::Ctxt;
+use crate::epoch;
 use crate::preset::Preset;
 
 /// A layout the runtime accepts. Where the input had mistakes (already reported), the
@@ -105,18 +106,7 @@ fn check_preset(cx: &Ctxt, attr: &TokenStream, layout: &LayoutAttr, inner: Optio
     match &layout.epoch {
         Some(v) if !preset.epoch_configurable => fixed(&v.tokens, "epoch", "its IDs count from one published epoch"),
         Some(v) => epoch_ms = v.value.unwrap_or(epoch_ms),
-        None => {
-            if let Some(date) = preset.ran_out {
-                cx.error_spanned(
-                    &chosen.tokens,
-                    format!(
-                        "the {} preset's default epoch ran out on {date}: its {}-bit time field no longer \
-                         holds the present; add an epoch of your own, e.g. `epoch = \"2025-01-01\"`",
-                        preset.name, preset.time
-                    ),
-                );
-            }
-        }
+        None => {}
     }
     let (time, worker, seq) = widths;
     if inner == Some(Inner::I64) && time + worker + seq == 64 {
@@ -259,4 +249,129 @@ pub fn check(cx: &Ctxt, ident: &syn::Ident, layout: &LayoutAttr, inner: Option<I
         spec.order = order;
     }
     spec
+}
+
+/// The build date in Unix milliseconds: `SOURCE_DATE_EPOCH` (Unix seconds, for reproducible
+/// builds) when it is set, else the system clock at macro expansion.
+fn build_date_ms() -> Result<i64, String> {
+    let now = || {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        i64::try_from(now.as_millis()).unwrap_or(i64::MAX)
+    };
+    build_date_from(std::env::var("SOURCE_DATE_EPOCH"), now)
+}
+
+fn build_date_from(var: Result<String, std::env::VarError>, now: impl FnOnce() -> i64) -> Result<i64, String> {
+    const EXPECTED: &str = "expected Unix seconds, e.g. SOURCE_DATE_EPOCH=1700000000";
+    match var {
+        Ok(text) => match text.parse::<u64>() {
+            Ok(secs) if text.bytes().all(|b| b.is_ascii_digit()) => {
+                Ok(i64::try_from(secs).unwrap_or(i64::MAX).saturating_mul(1000))
+            }
+            _ => Err(format!("SOURCE_DATE_EPOCH={text:?} is not a build date: {EXPECTED}")),
+        },
+        Err(std::env::VarError::NotUnicode(text)) => {
+            Err(format!("SOURCE_DATE_EPOCH={text:?} is not a build date: {EXPECTED}"))
+        }
+        Err(std::env::VarError::NotPresent) => Ok(now()),
+    }
+}
+
+/// The last Unix millisecond a time field of `time` bits holds (as `Layout::max_timestamp_ms`).
+pub fn max_timestamp_ms(time: u32, epoch_ms: i64, unit: Unit) -> i64 {
+    let ticks = 1i128 << time.min(63);
+    let last = i128::from(epoch_ms) + ticks * i128::from(unit.millis()) - 1;
+    i64::try_from(last).unwrap_or(i64::MAX)
+}
+
+/// A type that generates must be able to issue at build time: its epoch has passed and its
+/// time field has not run out. `#[snowflake(decode_only)]` types skip this check.
+pub fn check_dates(cx: &Ctxt, layout: &LayoutAttr, spec: &Spec) {
+    // A preset's widths and epoch are in the spec; an error points at the key the user wrote,
+    // or at the preset's name when the value is the scheme's own.
+    let preset = layout.preset.as_ref().filter(|p| p.value.is_some());
+    let (time_tokens, bits, epoch_tokens, epoch_ms, unit) = match preset {
+        Some(p) => (
+            layout.time.as_ref().map_or(&p.tokens, |v| &v.tokens),
+            spec.time,
+            layout.epoch.as_ref().map_or(&p.tokens, |v| &v.tokens),
+            spec.epoch_ms,
+            spec.unit,
+        ),
+        None => {
+            let (Some(time), Some(epoch)) = (&layout.time, &layout.epoch) else { return };
+            let (Some(bits), Some(epoch_ms)) = (time.value.filter(|&t| t > 0), epoch.value) else { return };
+            (&time.tokens, bits, &epoch.tokens, epoch_ms, value(&layout.unit).unwrap_or(Unit::Millis))
+        }
+    };
+    let build_ms = match build_date_ms() {
+        Ok(ms) => ms,
+        Err(why) => {
+            if let Some(attr) = &layout.attr {
+                cx.error_spanned(attr, why);
+            }
+            return;
+        }
+    };
+    if epoch_ms > build_ms {
+        cx.error_spanned(
+            epoch_tokens,
+            format!(
+                "the epoch {} lies after the build date: no ID can be issued before it; choose an epoch \
+                 in the past (the build date is SOURCE_DATE_EPOCH when set, else today)",
+                epoch::format(epoch_ms)
+            ),
+        );
+        return;
+    }
+    let last_ms = max_timestamp_ms(bits, epoch_ms, unit);
+    if let (Some(p), None, Some(preset)) = (preset, &layout.epoch, preset.and_then(|p| p.value))
+        && last_ms < build_ms
+    {
+        cx.error_spanned(
+            &p.tokens,
+            format!(
+                "the {} preset's default epoch ran out on {}: its {bits}-bit time field no longer holds \
+                 the present; add an epoch of your own, e.g. `epoch = \"2025-01-01\"`, or, for a type \
+                 that only decodes the scheme's IDs, add #[snowflake(decode_only)]",
+                preset.name,
+                epoch::format(last_ms),
+            ),
+        );
+    } else if last_ms < build_ms {
+        cx.error_spanned(
+            time_tokens,
+            format!(
+                "the time field ran out on {}: {bits} bits of {} ms ticks from {} end before the build date; \
+                 widen `time`, choose a later epoch or a longer `unit`, or, for a type that only decodes \
+                 IDs of an existing scheme, add #[snowflake(decode_only)]",
+                epoch::format(last_ms),
+                unit.millis(),
+                epoch::format(epoch_ms),
+            ),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::env::VarError;
+
+    use super::build_date_from;
+
+    #[test]
+    fn source_date_epoch_is_the_build_date() {
+        let never = || panic!("the clock is read only without SOURCE_DATE_EPOCH");
+        assert_eq!(build_date_from(Ok("1700000000".into()), never), Ok(1_700_000_000_000));
+        assert_eq!(build_date_from(Ok("0".into()), never), Ok(0));
+        assert_eq!(build_date_from(Ok("99999999999999999999".into()), never).ok(), None);
+        assert_eq!(build_date_from(Ok("18446744073709551615".into()), never), Ok(i64::MAX));
+        assert_eq!(build_date_from(Err(VarError::NotPresent), || 42), Ok(42));
+        for bad in ["", " 1700000000", "+1700000000", "-1", "1.5", "1e9", "yesterday", "1700000000\n"] {
+            let err = build_date_from(Ok(bad.into()), never).unwrap_err();
+            assert!(err.contains("is not a build date"), "{bad:?}: {err}");
+        }
+        let not_unicode = VarError::NotUnicode(std::ffi::OsString::from("x"));
+        assert!(build_date_from(Err(not_unicode), never).is_err());
+    }
 }

@@ -6,11 +6,14 @@ pub use crate::{FieldOrder, GenerateError, Layout, LayoutError, ParseIdError, Pa
 pub use core::fmt::{Display, Formatter, Result as FmtResult};
 pub use core::result::Result;
 pub use core::str::FromStr;
+pub use std::time::SystemTime;
+
+pub use crate::integrations::dates::{IntoUnixMs, system_time_of};
 pub use std::borrow::Cow;
 pub use std::string::String;
 pub use std::vec::Vec;
 
-pub use crate::__impl_integrations as impl_integrations;
+pub use crate::{__impl_integrations as impl_integrations, __impl_tokio as impl_tokio};
 
 /// Every feature-gated impl for a derived type. The derive calls this one macro; each
 /// integration's own macro expands to nothing when its feature is off, so the derive never
@@ -25,7 +28,6 @@ macro_rules! __impl_integrations {
         $crate::__impl_sqlx_mysql!($ty);
         $crate::__impl_sqlx_sqlite!($ty);
         $crate::__impl_redis!($ty);
-        $crate::__impl_tokio!($ty);
     };
 }
 
@@ -116,7 +118,7 @@ pub const fn raw_to_u64(raw: i64) -> u64 {
 /// `T::from_parts`.
 #[inline]
 pub fn from_parts<T: SnowflakeId>(unix_ms: i64, worker: u64, seq: u64) -> Result<T, LayoutError> {
-    T::LAYOUT.encode(unix_ms, worker, seq).map(T::from_raw_unchecked)
+    <T as SnowflakeId>::from_parts(unix_ms, worker, seq)
 }
 
 /// `T::from_node_parts`, for split layouts.
@@ -142,32 +144,14 @@ pub fn fmt<T: SnowflakeId>(id: &T, f: &mut Formatter<'_>) -> FmtResult {
 #[inline(always)]
 #[track_caller]
 pub fn generate<T: SnowflakeId>() -> T {
-    match try_generate::<T>() {
-        Ok(id) => id,
-        Err(e) => generate_failed(T::NAME, &e),
-    }
-}
-
-#[cold]
-#[inline(never)]
-#[track_caller]
-fn generate_failed(name: &str, error: &GenerateError) -> ! {
-    // The whole chain of causes, so a panic log says why (an I/O error's kind, say).
-    let mut message = format!("{name}::generate() failed: {error}");
-    let mut cause = std::error::Error::source(error);
-    while let Some(inner) = cause {
-        message.push_str(": ");
-        message.push_str(&inner.to_string());
-        cause = inner.source();
-    }
-    panic!("{message}")
+    <T as SnowflakeId>::generate()
 }
 
 /// `T::try_generate()`: the generator's hot path, inlined here with `T::LAYOUT` as a
 /// constant.
 #[inline(always)]
 pub fn try_generate<T: SnowflakeId>() -> Result<T, GenerateError> {
-    T::generator_slot().get_or_init(T::LAYOUT, T::NAME)?.next_with(&T::LAYOUT).map(T::from_raw_unchecked)
+    <T as SnowflakeId>::try_generate()
 }
 
 /// `T::try_generate_async()`: the same hot path as [`try_generate`], awaiting where that
@@ -175,7 +159,7 @@ pub fn try_generate<T: SnowflakeId>() -> Result<T, GenerateError> {
 #[cfg(feature = "tokio")]
 #[inline]
 pub async fn try_generate_async<T: SnowflakeId>() -> Result<T, GenerateError> {
-    let generator = T::generator_slot().get_or_init(T::LAYOUT, T::NAME)?;
+    let generator = crate::id::generator_of::<T>()?;
     generator.next_with_async(&T::LAYOUT).await.map(T::from_raw_unchecked)
 }
 
@@ -185,19 +169,13 @@ pub async fn try_generate_async<T: SnowflakeId>() -> Result<T, GenerateError> {
 pub async fn generate_async<T: SnowflakeId>() -> T {
     match try_generate_async::<T>().await {
         Ok(id) => id,
-        Err(e) => generate_failed(T::NAME, &e),
+        Err(e) => crate::id::generate_failed(T::NAME, &e),
     }
 }
 
 /// `T::generate_batch(n)`.
 pub fn generate_batch<T: SnowflakeId>(n: usize) -> Result<Vec<T>, GenerateError> {
-    let generator = T::generator_slot().get_or_init(T::LAYOUT, T::NAME)?;
-    generator.check_batch(n)?;
-    // Grown as IDs are issued beyond the first few thousand: a limit of `usize::MAX` must
-    // not allocate (or abort) up front.
-    let mut out = Vec::with_capacity(n.min(crate::generator::BATCH_PREALLOC));
-    generator.fill_batch(n, |raw| out.push(T::from_raw_unchecked(raw)))?;
-    Ok(out)
+    <T as SnowflakeId>::generate_batch(n)
 }
 
 pub use crate::score::{member_of, score_of};

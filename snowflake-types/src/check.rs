@@ -4,7 +4,8 @@
 use std::fmt;
 
 use crate::error::GenerateError;
-use crate::id::SnowflakeId;
+use crate::generator::Generator;
+use crate::id::{self, SnowflakeId};
 use crate::layout::Layout;
 use crate::registry::{GeneratorSlot, Registry};
 
@@ -40,11 +41,18 @@ pub struct IdType {
     layout: Layout,
     name: &'static str,
     slot: &'static GeneratorSlot,
+    /// Builds the type's generator (keyed by its path; a decode-only type has none).
+    generator: fn() -> Result<&'static Generator, GenerateError>,
 }
 
 impl<T: SnowflakeId> IdTypes for T {
     fn collect(into: &mut Vec<IdType>) {
-        into.push(IdType { layout: T::LAYOUT, name: T::NAME, slot: T::generator_slot() });
+        into.push(IdType {
+            layout: T::LAYOUT,
+            name: T::NAME,
+            slot: T::generator_slot(),
+            generator: id::generator_of::<T>,
+        });
     }
 }
 
@@ -102,7 +110,7 @@ impl fmt::Display for Problem {
 /// ```text
 /// the start-up check found 2 problems:
 ///   - OrderId: worker ID 40 does not fit OrderId, whose layout holds 0..=31
-///   - CustomerId: high-water file /var/lib/shop/CustomerId-40.hwm: cannot be read: Is a directory (os error 21)
+///   - CustomerId: high-water file /var/lib/shop/shop.CustomerId-40.hwm: cannot be read: Is a directory (os error 21)
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CheckError {
@@ -185,7 +193,7 @@ impl Registry {
         }
         let mut problems = Vec::new();
         for t in types {
-            let checked = t.slot.get_or_init(t.layout, t.name).and_then(|generator| generator.check_clock());
+            let checked = (t.generator)().and_then(|generator| generator.check_clock());
             if let Err(error) = checked {
                 problems.push(Problem { type_name: Some(t.name), error });
             }

@@ -386,6 +386,14 @@ pub enum GenerateError {
         /// The last Unix millisecond the layout holds.
         max_ms: i64,
     },
+    /// The type is declared `#[snowflake(decode_only)]`: it decodes IDs and has no
+    /// generator. Only generic code can ask (through [`SnowflakeId`](crate::SnowflakeId)):
+    /// such a type has no inherent generation methods.
+    #[error("{type_name} is #[snowflake(decode_only)]: it decodes IDs and has no generator")]
+    DecodeOnly {
+        /// The ID type.
+        type_name: &'static str,
+    },
     /// The worker ID does not fit in the type's node field.
     #[error("worker ID {worker} does not fit {type_name}, whose layout holds 0..={max}")]
     WorkerOutOfRange {

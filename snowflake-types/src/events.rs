@@ -66,6 +66,7 @@ fn error_kind(error: &GenerateError) -> &'static str {
         GenerateError::ClockBackwards { .. } => "clock_backwards",
         GenerateError::ClockBeforeEpoch { .. } => "clock_before_epoch",
         GenerateError::TimeExhausted { .. } => "time_exhausted",
+        GenerateError::DecodeOnly { .. } => "decode_only",
         GenerateError::WorkerOutOfRange { .. } => "worker_out_of_range",
         GenerateError::Worker(_) => "worker",
         GenerateError::BatchTooLarge { .. } => "batch_too_large",

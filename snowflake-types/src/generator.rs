@@ -214,6 +214,8 @@ pub struct GeneratorBuilder {
     worker: u64,
     settings: Settings,
     high_water: Option<(PathBuf, Duration)>,
+    /// Read at build when the high-water file does not exist (a file of an earlier name).
+    high_water_fallback: Option<PathBuf>,
     lease: Option<WorkerLease>,
 }
 
@@ -267,6 +269,12 @@ impl GeneratorBuilder {
     /// [`StepBack`] policy applies.
     pub fn high_water(mut self, file: impl Into<PathBuf>, reserve: Duration) -> Self {
         self.high_water = Some((file.into(), reserve));
+        self
+    }
+    /// A file whose mark is read at build while the high-water file does not exist (the
+    /// registry's file name of earlier versions); never written.
+    pub(crate) fn high_water_fallback(mut self, file: PathBuf) -> Self {
+        self.high_water_fallback = Some(file);
         self
     }
 
@@ -339,9 +347,12 @@ impl GeneratorBuilder {
             // own tick goes through them (the state `0` would let tick 0 be issued unchecked).
             generator.hot.state.store(generator.max_seq, Ordering::Relaxed);
             generator.limit.0.store(0, Ordering::Relaxed);
-            let mark_ms = match &generator.high_water {
-                Some(hw) => read_mark(&hw.path)?,
-                None => None,
+            let mark_ms = match (&generator.high_water, &self.high_water_fallback) {
+                (Some(hw), fallback) => match (read_mark(&hw.path)?, fallback) {
+                    (None, Some(old)) => read_mark(old)?,
+                    (mark, _) => mark,
+                },
+                (None, _) => None,
             };
             if let Some(lease) = &generator.lease {
                 lease.watch(&generator.limit);
@@ -365,6 +376,7 @@ impl Generator {
             worker: 0,
             settings: Settings::default(),
             high_water: None,
+            high_water_fallback: None,
             lease: None,
         }
     }
@@ -963,10 +975,9 @@ fn read_mark(path: &Path) -> Result<Option<i64>, GenerateError> {
 /// Raises the mark in a high-water file to at least `mark_ms`, never lowering it; returns
 /// whether it wrote the file.
 ///
-/// Two generators of one process can share a file (two ID types of the same name in
-/// different modules, under a registry's high-water directory): the file then holds the
-/// larger of their reservations, which covers both, and a restart resumes above both. One
-/// process-wide lock orders the writes (they are rare: one per reservation).
+/// Two generators of one process can share a file (given the same path): the file then
+/// holds the larger of their reservations, which covers both, and a restart resumes above
+/// both. One process-wide lock orders the writes (they are rare: one per reservation).
 fn raise_mark(path: &Path, mark_ms: i64) -> Result<bool, GenerateError> {
     static WRITES: Mutex<()> = Mutex::new(());
     let _guard = WRITES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());

@@ -31,18 +31,20 @@ pub use error::{
 };
 pub use generator::{DEFAULT_BATCH_LIMIT, Generator, GeneratorBuilder, GeneratorStats, MAX_HIGH_WATER_RESERVE};
 pub use id::SnowflakeId;
+pub use integrations::dates::IntoUnixMs;
 pub use layout::{FieldOrder, Labels, Layout, Parts, Preset, TickUnit};
 #[cfg(feature = "public-id")]
 pub use public::{PublicIdError, PublicIdKey, PublicIdKeyError};
 pub use registry::{Registry, RegistryBuilder};
 pub use worker::WorkerSource;
 
+// Public modules are named after what they hold, never after a crate: with
+// `use typed_snowflake::*;` beside `use serde::Serialize;`, a module named `serde` (or
+// `redis`, `sqlx`, `chrono`...) would make the crate's name ambiguous in the user's code.
 #[cfg(feature = "redis")]
-pub use integrations::redis;
+pub use integrations::redis as timeline;
 #[cfg(feature = "serde")]
-pub use integrations::serde;
-// Named `sql`, not `sqlx`: with `use typed_snowflake::*;` a module named `sqlx` would shadow
-// the sqlx crate itself in the user's code.
+pub use integrations::serde as serialization;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
 pub use integrations::sqlx as sql;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]

@@ -520,7 +520,7 @@ pub fn from_public_any<T: SnowflakeId>(text: &str, keys: &[&PublicIdKey]) -> Res
 /// use typed_snowflake::{PublicIdError, PublicIdKey, SnowflakeId};
 ///
 /// #[derive(SnowflakeId, Clone, Copy, Debug, PartialEq)]
-/// #[layout(time = 30, worker = 4, seq = 8, epoch = "2024-01-01")]
+/// #[layout(time = 30, worker = 4, seq = 8, epoch = "2024-01-01", unit = "1s")]
 /// struct TicketId(i64);
 ///
 /// let key = PublicIdKey::from_bytes([5; 32]);

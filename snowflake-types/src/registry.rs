@@ -1,7 +1,7 @@
 //! The process-wide registry: one configuration (worker source, clock, policies), and
 //! one generator per ID type, created on first use.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
@@ -232,7 +232,9 @@ impl RegistryBuilder {
         self
     }
     settings_setters!();
-    /// Keep a high-water file per ID type in `dir` (`<dir>/<Type>-<worker>.hwm`), reserving
+    /// Keep a high-water file per ID type in `dir` (`<dir>/<module path>.<Type>-<worker>.hwm`,
+    /// e.g. `shop.orders.OrderId-3.hwm`; a file of an earlier version, `<Type>-<worker>.hwm`,
+    /// is read while the type's own does not exist yet), reserving
     /// `reserve` of time ahead with each `fsync`'d write, so a restart never repeats an ID
     /// even after the clock stepped back. The directory is created if missing; an empty
     /// path, or a `reserve` above [`MAX_HIGH_WATER_RESERVE`](crate::MAX_HIGH_WATER_RESERVE),
@@ -244,8 +246,7 @@ impl RegistryBuilder {
     /// pace, so quick restarts neither run ahead of the clock nor add up. A clock further
     /// behind the mark than that (it was set back across the restart) gets its
     /// [`StepBack`](crate::StepBack) policy: by default, errors until it catches up. No
-    /// clock is moved. Two types of the same name share a file, which then holds the
-    /// larger reservation.
+    /// clock is moved.
     pub fn high_water(mut self, dir: impl Into<PathBuf>, reserve: Duration) -> Self {
         self.high_water = Some((dir.into(), reserve));
         self
@@ -329,15 +330,31 @@ fn config_in_use(layout: &Layout) -> Result<Arc<Config>, GenerateError> {
     Ok(config)
 }
 
+/// The high-water file of an ID type in `dir`: `<path>-<worker>.hwm`, where `path` is the
+/// type's full path with `::` written `.` (`shop.orders.Id-3.hwm`), so two types of the
+/// same name in different modules keep separate marks. Rust names hold no `.`, so the file
+/// names of two types never collide.
+pub(crate) fn high_water_file(dir: &Path, path: &str, worker: u64) -> PathBuf {
+    dir.join(format!("{}-{worker}.hwm", path.replace("::", ".")))
+}
+
+/// The file earlier versions wrote, `<Type>-<worker>.hwm`, keyed by the name alone: read
+/// when the type's own file does not exist yet, so an upgrade resumes above its mark.
+pub(crate) fn legacy_high_water_file(dir: &Path, name: &str, worker: u64) -> PathBuf {
+    dir.join(format!("{name}-{worker}.hwm"))
+}
+
 /// A generator for one ID type, from the configuration in force.
-fn generator_for(layout: Layout, name: &'static str) -> Result<Generator, GenerateError> {
+fn generator_for(layout: Layout, name: &'static str, path: &'static str) -> Result<Generator, GenerateError> {
     let config = config_in_use(&layout)?;
     let mut builder = Generator::builder(layout).name(name).worker(config.worker).settings(config.settings.clone());
     if let Some(lease) = &config.lease {
         builder = builder.lease(lease.clone());
     }
     if let Some((dir, reserve)) = &config.high_water {
-        builder = builder.high_water(dir.join(format!("{name}-{}.hwm", config.worker)), *reserve);
+        builder = builder
+            .high_water(high_water_file(dir, path, config.worker), *reserve)
+            .high_water_fallback(legacy_high_water_file(dir, name, config.worker));
     }
     builder.build()
 }
@@ -356,24 +373,36 @@ impl GeneratorSlot {
         GeneratorSlot { cell: OnceLock::new() }
     }
 
-    /// The generator of the type with this layout and name, created on first use.
+    /// The generator of the type with this layout, name and full path (`module_path!()`
+    /// and name), created on first use.
     #[inline]
-    pub fn get_or_init(&'static self, layout: Layout, name: &'static str) -> Result<&'static Generator, GenerateError> {
+    pub fn get_or_init(
+        &'static self,
+        layout: Layout,
+        name: &'static str,
+        path: &'static str,
+    ) -> Result<&'static Generator, GenerateError> {
         match self.cell.get() {
             Some(generator) => Ok(generator),
-            None => self.init(layout, name),
+            None => self.init(layout, name, path),
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn init(&'static self, layout: Layout, name: &'static str) -> Result<&'static Generator, GenerateError> {
+    fn init(
+        &'static self,
+        layout: Layout,
+        name: &'static str,
+        path: &'static str,
+    ) -> Result<&'static Generator, GenerateError> {
         static INIT: Mutex<()> = Mutex::new(());
         let _guard = INIT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(generator) = self.cell.get() {
             return Ok(generator);
         }
-        let generator = generator_for(layout, name).inspect_err(|e| crate::events::generator_unavailable(name, e))?;
+        let generator =
+            generator_for(layout, name, path).inspect_err(|e| crate::events::generator_unavailable(name, e))?;
         let generator: &'static Generator = self.cell.get_or_init(|| generator);
         GENERATORS.lock().unwrap_or_else(|p| p.into_inner()).push(generator);
         Ok(generator)

@@ -34,7 +34,7 @@
 //! ```
 //!
 //! `redis_score()` exists for every layout (it is still exact and order-preserving), and
-//! [`Timeline`](crate::redis::Timeline) (feature `redis`) pages every layout by exact ID
+//! [`Timeline`](crate::timeline::Timeline) (feature `redis`) pages every layout by exact ID
 //! bounds, so wide-time layouts lose nothing but the per-tick score ranges.
 
 use crate::layout::Layout;

@@ -7,6 +7,7 @@ pub mod serde;
 #[cfg(not(feature = "serde"))]
 mod serde;
 
+pub mod dates;
 pub mod redis;
 // `pub(crate)` so that `__private` can re-export the helper the derived impls call.
 pub(crate) mod schemars;

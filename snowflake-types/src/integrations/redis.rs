@@ -17,7 +17,7 @@
 //!
 //! ```no_run
 //! use typed_snowflake::SnowflakeId;
-//! use typed_snowflake::redis::Timeline;
+//! use typed_snowflake::timeline::Timeline;
 //!
 //! #[derive(SnowflakeId, Clone, Copy, Debug, PartialEq)]
 //! #[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657)]
@@ -194,7 +194,7 @@ mod imp {
     ///
     /// ```no_run
     /// use typed_snowflake::SnowflakeId;
-    /// use typed_snowflake::redis::Timeline;
+    /// use typed_snowflake::timeline::Timeline;
     ///
     /// #[derive(SnowflakeId, Clone, Copy, Debug, PartialEq)]
     /// #[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657)]
@@ -256,7 +256,7 @@ mod imp {
         ///
         /// ```
         /// use typed_snowflake::SnowflakeId;
-        /// use typed_snowflake::redis::Timeline;
+        /// use typed_snowflake::timeline::Timeline;
         ///
         /// #[derive(SnowflakeId, Clone, Copy, Debug, PartialEq)]
         /// #[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657)]
@@ -423,7 +423,7 @@ return redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[2], ARGV[3], 'WITHSCORES', 'LIM
     ///
     /// ```no_run
     /// use typed_snowflake::SnowflakeId;
-    /// use typed_snowflake::redis::Timeline;
+    /// use typed_snowflake::timeline::Timeline;
     ///
     /// #[derive(SnowflakeId, Clone, Copy, Debug, PartialEq)]
     /// #[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657)]

@@ -94,7 +94,7 @@ mod imp {
     ///
     /// let id = OrderId::try_from(1_234_567_890_123i64)?;
     /// let mut out = Vec::new();
-    /// typed_snowflake::serde::serialize(&id, &mut serde_json::Serializer::new(&mut out))?;
+    /// typed_snowflake::serialization::serialize(&id, &mut serde_json::Serializer::new(&mut out))?;
     /// assert_eq!(out, br#""1234567890123""#);
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -120,8 +120,8 @@ mod imp {
     /// #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
     /// struct OrderId(i64);
     ///
-    /// let from_string: OrderId = typed_snowflake::serde::deserialize(&mut serde_json::Deserializer::from_str("\"42\""))?;
-    /// let from_number: OrderId = typed_snowflake::serde::deserialize(&mut serde_json::Deserializer::from_str("42"))?;
+    /// let from_string: OrderId = typed_snowflake::serialization::deserialize(&mut serde_json::Deserializer::from_str("\"42\""))?;
+    /// let from_number: OrderId = typed_snowflake::serialization::deserialize(&mut serde_json::Deserializer::from_str("42"))?;
     /// assert_eq!(from_string, from_number);
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -138,7 +138,7 @@ mod imp {
         }
     }
 
-    /// IDs as JSON numbers, for `#[serde(with = "typed_snowflake::serde::as_number")]`.
+    /// IDs as JSON numbers, for `#[serde(with = "typed_snowflake::serialization::as_number")]`.
     ///
     /// Serializes the ID as an `i64` in every format. Only for consumers that keep 64-bit
     /// integers exactly: JavaScript's `JSON.parse` rounds any integer above 2^53
@@ -158,7 +158,7 @@ mod imp {
     ///
     /// #[derive(Serialize, Deserialize, Debug, PartialEq)]
     /// struct Row {
-    ///     #[serde(with = "typed_snowflake::serde::as_number")]
+    ///     #[serde(with = "typed_snowflake::serialization::as_number")]
     ///     id: OrderId,
     /// }
     ///
@@ -181,7 +181,7 @@ mod imp {
         /// # struct OrderId(i64);
         /// let mut out = Vec::new();
         /// let id = OrderId::try_from(42i64)?;
-        /// typed_snowflake::serde::as_number::serialize(&id, &mut serde_json::Serializer::new(&mut out))?;
+        /// typed_snowflake::serialization::as_number::serialize(&id, &mut serde_json::Serializer::new(&mut out))?;
         /// assert_eq!(out, b"42");
         /// Ok::<(), Box<dyn std::error::Error>>(())
         /// ```
@@ -197,7 +197,7 @@ mod imp {
         /// # #[derive(SnowflakeId, Clone, Copy, Debug, PartialEq)]
         /// # #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
         /// # struct OrderId(i64);
-        /// let id: OrderId = typed_snowflake::serde::as_number::deserialize(&mut serde_json::Deserializer::from_str("42"))?;
+        /// let id: OrderId = typed_snowflake::serialization::as_number::deserialize(&mut serde_json::Deserializer::from_str("42"))?;
         /// assert_eq!(id.get(), 42);
         /// Ok::<(), Box<dyn std::error::Error>>(())
         /// ```
@@ -210,7 +210,7 @@ mod imp {
     /// [`as_number`] for `Option<Id>`: `null` or a JSON number.
     ///
     /// serde treats a field with `with` as required; add `default` for a field that may be
-    /// absent: `#[serde(default, with = "typed_snowflake::serde::as_number_option")]`.
+    /// absent: `#[serde(default, with = "typed_snowflake::serialization::as_number_option")]`.
     ///
     /// ```
     /// use serde::{Deserialize, Serialize};
@@ -222,7 +222,7 @@ mod imp {
     ///
     /// #[derive(Serialize, Deserialize, Debug, PartialEq)]
     /// struct Row {
-    ///     #[serde(default, with = "typed_snowflake::serde::as_number_option")]
+    ///     #[serde(default, with = "typed_snowflake::serialization::as_number_option")]
     ///     parent: Option<OrderId>,
     /// }
     ///
@@ -251,7 +251,7 @@ mod imp {
         /// # struct OrderId(i64);
         /// let mut out = Vec::new();
         /// let id = Some(OrderId::try_from(42i64)?);
-        /// typed_snowflake::serde::as_number_option::serialize(&id, &mut serde_json::Serializer::new(&mut out))?;
+        /// typed_snowflake::serialization::as_number_option::serialize(&id, &mut serde_json::Serializer::new(&mut out))?;
         /// assert_eq!(out, b"42");
         /// Ok::<(), Box<dyn std::error::Error>>(())
         /// ```
@@ -271,7 +271,7 @@ mod imp {
         /// # #[derive(SnowflakeId, Clone, Copy, Debug, PartialEq)]
         /// # #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
         /// # struct OrderId(i64);
-        /// use typed_snowflake::serde::as_number_option;
+        /// use typed_snowflake::serialization::as_number_option;
         ///
         /// let none: Option<OrderId> = as_number_option::deserialize(&mut serde_json::Deserializer::from_str("null"))?;
         /// assert_eq!(none, None);
@@ -316,7 +316,7 @@ mod imp {
     }
 
     /// IDs as strings in every format, binary ones included, for
-    /// `#[serde(with = "typed_snowflake::serde::as_string")]`.
+    /// `#[serde(with = "typed_snowflake::serialization::as_string")]`.
     ///
     /// The derived impls already write strings in human-readable formats; this adapter is
     /// for a binary format whose schema (shared with another language, say) declares the
@@ -333,7 +333,7 @@ mod imp {
     ///
     /// #[derive(Serialize, Deserialize, Debug, PartialEq)]
     /// struct Row {
-    ///     #[serde(with = "typed_snowflake::serde::as_string")]
+    ///     #[serde(with = "typed_snowflake::serialization::as_string")]
     ///     id: OrderId,
     /// }
     ///
@@ -362,7 +362,7 @@ mod imp {
         /// assert_eq!(bytes, [2, b'4', b'2']);
         ///
         /// #[derive(serde::Serialize)]
-        /// struct Wrapper(#[serde(with = "typed_snowflake::serde::as_string")] OrderId);
+        /// struct Wrapper(#[serde(with = "typed_snowflake::serialization::as_string")] OrderId);
         /// Ok::<(), Box<dyn std::error::Error>>(())
         /// ```
         #[inline]
@@ -378,7 +378,7 @@ mod imp {
         /// # #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
         /// # struct OrderId(i64);
         /// let bytes = postcard::to_stdvec(&"42")?;
-        /// let id: OrderId = typed_snowflake::serde::as_string::deserialize(
+        /// let id: OrderId = typed_snowflake::serialization::as_string::deserialize(
         ///     &mut postcard::Deserializer::from_bytes(&bytes),
         /// )?;
         /// assert_eq!(id.get(), 42);
@@ -589,7 +589,7 @@ macro_rules! __impl_serde {
                 &self,
                 serializer: __S,
             ) -> $crate::__private::Result<__S::Ok, __S::Error> {
-                $crate::serde::serialize(self, serializer)
+                $crate::serialization::serialize(self, serializer)
             }
         }
 
@@ -599,7 +599,7 @@ macro_rules! __impl_serde {
             fn deserialize<__D: $crate::__private::serde::Deserializer<'de>>(
                 deserializer: __D,
             ) -> $crate::__private::Result<Self, __D::Error> {
-                $crate::serde::deserialize(deserializer)
+                $crate::serialization::deserialize(deserializer)
             }
         }
     };

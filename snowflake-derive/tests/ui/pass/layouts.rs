@@ -35,6 +35,7 @@ pub struct SonyId(i64);
 /// Baidu uid-generator's 1 s ticks.
 #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, Debug)]
 #[layout(time = 28, worker = 22, seq = 13, epoch = "2016-05-20", unit = "1s")]
+#[snowflake(decode_only)] // the time field ran out long ago: a type that decodes only
 pub struct BaiduId(u64);
 
 /// A single-node type: no worker bits at all.
@@ -45,6 +46,7 @@ pub struct LocalId(i64);
 /// The narrowest layout there is.
 #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, Debug)]
 #[layout(time = 1, worker = 0, seq = 1, epoch = 0)]
+#[snowflake(decode_only)] // the time field ran out long ago: a type that decodes only
 pub struct TinyId(i64);
 
 /// The inner integer spelled out by path.
