@@ -25,15 +25,27 @@ macro_rules! __impl_integrations {
         $crate::__impl_sqlx_mysql!($ty);
         $crate::__impl_sqlx_sqlite!($ty);
         $crate::__impl_redis!($ty);
+        $crate::__impl_sqlx08_postgres!($ty);
+        $crate::__impl_sqlx08_mysql!($ty);
+        $crate::__impl_diesel!($ty);
+        $crate::__impl_diesel_postgres!($ty);
+        $crate::__impl_diesel_mysql!($ty);
+        $crate::__impl_diesel_sqlite!($ty);
     };
 }
 
+#[cfg(any(feature = "diesel-postgres", feature = "diesel-mysql", feature = "diesel-sqlite"))]
+pub use crate::integrations::diesel::helpers as diesel_helpers;
 #[cfg(feature = "redis")]
 pub use crate::integrations::redis::support::{from_value as redis_from_value, write_arg as redis_write_arg};
 #[cfg(feature = "schemars")]
 pub use crate::integrations::schemars::json_schema as schemars_json_schema;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
 pub use crate::integrations::sqlx::helpers as sqlx;
+#[cfg(any(feature = "sqlx08-postgres", feature = "sqlx08-mysql"))]
+pub use crate::integrations::sqlx08::helpers as sqlx08;
+#[cfg(any(feature = "diesel-postgres", feature = "diesel-mysql", feature = "diesel-sqlite"))]
+pub use diesel;
 #[cfg(feature = "redis")]
 pub use redis;
 #[cfg(feature = "schemars")]
@@ -42,10 +54,16 @@ pub use schemars;
 pub use serde;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
 pub use sqlx_core;
+#[cfg(any(feature = "sqlx08-postgres", feature = "sqlx08-mysql"))]
+pub use sqlx_core_08;
 #[cfg(feature = "sqlx-mysql")]
 pub use sqlx_mysql;
+#[cfg(feature = "sqlx08-mysql")]
+pub use sqlx_mysql_08;
 #[cfg(feature = "sqlx-postgres")]
 pub use sqlx_postgres;
+#[cfg(feature = "sqlx08-postgres")]
+pub use sqlx_postgres_08;
 #[cfg(feature = "sqlx-sqlite")]
 pub use sqlx_sqlite;
 

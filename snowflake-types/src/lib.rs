@@ -40,7 +40,12 @@ pub use integrations::redis;
 pub use integrations::serde;
 // Named `sql`, not `sqlx`: with `use typed_snowflake::*;` a module named `sqlx` would shadow
 // the sqlx crate itself in the user's code.
+pub use integrations::DecodeIdError;
+/// diesel 2 (`diesel-postgres`, `diesel-mysql`, `diesel-sqlite`).
+#[cfg(any(feature = "diesel-postgres", feature = "diesel-mysql", feature = "diesel-sqlite"))]
+pub use integrations::diesel as diesel_types;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
 pub use integrations::sqlx as sql;
-#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
-pub use integrations::sqlx::DecodeIdError;
+/// sqlx 0.8 (`sqlx08-postgres`, `sqlx08-mysql`).
+#[cfg(any(feature = "sqlx08-postgres", feature = "sqlx08-mysql"))]
+pub use integrations::sqlx08 as sql08;

@@ -1,6 +1,13 @@
 //! Feature-gated integrations. Each file defines its `__impl_*` macro twice: with the
 //! feature on, it expands to the impls; with it off, to nothing. The derive calls every
 //! macro and never needs to know which features are on.
+//!
+//! Two things every storage integration shares live here: [`stored_i64`], the one place an
+//! ID becomes the `i64` a database stores, and [`DecodeIdError`], the error of a stored value
+//! that is not an ID of the type it was read into.
+
+use crate::SnowflakeId;
+use crate::error::LayoutError;
 
 #[cfg(feature = "serde")]
 pub mod serde;
@@ -9,8 +16,119 @@ mod serde;
 
 pub mod redis;
 // `pub(crate)` so that `__private` can re-export the helper the derived impls call.
+#[cfg(any(feature = "diesel-postgres", feature = "diesel-mysql", feature = "diesel-sqlite"))]
+pub mod diesel;
+#[cfg(not(any(feature = "diesel-postgres", feature = "diesel-mysql", feature = "diesel-sqlite")))]
+mod diesel;
 pub(crate) mod schemars;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
 pub mod sqlx;
 #[cfg(not(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite")))]
 mod sqlx;
+#[cfg(any(feature = "sqlx08-postgres", feature = "sqlx08-mysql"))]
+pub mod sqlx08;
+#[cfg(not(any(feature = "sqlx08-postgres", feature = "sqlx08-mysql")))]
+mod sqlx08;
+
+/// An error of any source, as the database crates box them.
+#[allow(dead_code, reason = "used by the storage features only")]
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// The `i64` a database column stores for `id`. Every integration's encode goes through
+/// here, so a rule about which IDs fit a signed `BIGINT` is written once.
+#[allow(dead_code, reason = "used by the storage features only")]
+#[inline]
+pub(crate) fn stored_i64<T: SnowflakeId>(id: &T) -> Result<i64, BoxError> {
+    Ok(id.to_raw())
+}
+
+/// A stored `i64` checked against `T`'s layout: the ID, or a [`DecodeIdError`] naming the
+/// type and the reason. Every integration's decode goes through here.
+#[allow(dead_code, reason = "used by the storage features only")]
+#[inline]
+pub(crate) fn checked_i64<T: SnowflakeId>(raw: i64) -> Result<T, DecodeIdError> {
+    checked(T::LAYOUT.validate(raw))
+}
+
+/// [`checked_i64`] for an unsigned stored value (MySQL's `BIGINT UNSIGNED`).
+#[allow(dead_code, reason = "used by the storage features only")]
+#[inline]
+pub(crate) fn checked_u64<T: SnowflakeId>(raw: u64) -> Result<T, DecodeIdError> {
+    checked(T::LAYOUT.validate_u64(raw))
+}
+
+#[allow(dead_code, reason = "used by the storage features only")]
+#[inline]
+fn checked<T: SnowflakeId>(raw: Result<i64, LayoutError>) -> Result<T, DecodeIdError> {
+    match raw {
+        Ok(raw) => Ok(T::from_raw_unchecked(raw)),
+        Err(reason) => Err(DecodeIdError::new(T::NAME, reason)),
+    }
+}
+
+/// A stored value that is not an ID of the type it was decoded into.
+///
+/// The database crates wrap it in their own error (sqlx's `Error::ColumnDecode`, diesel's
+/// deserialization error, sea-orm's `TryGetError`, tokio-postgres' `Error`), whose message
+/// names the column; this error names the type and says what is wrong with the value. Reach
+/// it by downcasting the wrapped source: `source.downcast_ref::<DecodeIdError>()`.
+///
+/// ```
+/// use typed_snowflake::{DecodeIdError, LayoutError};
+///
+/// let error = DecodeIdError::new("OrderId", LayoutError::Negative { value: -5 });
+/// assert_eq!(
+///     error.to_string(),
+///     "the stored value is not a valid OrderId: -5 is negative; a Snowflake ID is a positive i64"
+/// );
+/// assert_eq!(error.type_name(), "OrderId");
+/// assert_eq!(error.reason(), &LayoutError::Negative { value: -5 });
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the stored value is not a valid {type_name}: {reason}")]
+pub struct DecodeIdError {
+    type_name: &'static str,
+    // Not a `#[source]`: the message already says it, and error reports would repeat it.
+    reason: LayoutError,
+}
+
+impl DecodeIdError {
+    /// An error for a value of `type_name` that the layout rejected with `reason`.
+    ///
+    /// ```
+    /// use typed_snowflake::{DecodeIdError, LayoutError};
+    ///
+    /// let error = DecodeIdError::new("OrderId", LayoutError::OutOfLayout { value: 1 << 62, used_bits: 39 });
+    /// assert!(error.to_string().contains("above the layout's 39 bits"));
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub const fn new(type_name: &'static str, reason: LayoutError) -> Self {
+        Self { type_name, reason }
+    }
+
+    /// The ID type the value was decoded into, as written in the source (`"OrderId"`).
+    ///
+    /// ```
+    /// use typed_snowflake::{DecodeIdError, LayoutError};
+    ///
+    /// assert_eq!(DecodeIdError::new("OrderId", LayoutError::Negative { value: -1 }).type_name(), "OrderId");
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub const fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+
+    /// Why the layout rejected the value.
+    ///
+    /// ```
+    /// use typed_snowflake::{DecodeIdError, LayoutError};
+    ///
+    /// let reason = LayoutError::Negative { value: -1 };
+    /// assert_eq!(DecodeIdError::new("OrderId", reason).reason(), &reason);
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub const fn reason(&self) -> &LayoutError {
+        &self.reason
+    }
+}
