@@ -31,11 +31,18 @@ macro_rules! __impl_integrations {
         $crate::__impl_diesel_postgres!($ty);
         $crate::__impl_diesel_mysql!($ty);
         $crate::__impl_diesel_sqlite!($ty);
+        $crate::__impl_postgres_types!($ty);
+        $crate::__impl_utoipa!($ty);
+        $crate::__impl_async_graphql!($ty);
     };
 }
 
 #[cfg(any(feature = "diesel-postgres", feature = "diesel-mysql", feature = "diesel-sqlite"))]
 pub use crate::integrations::diesel::helpers as diesel_helpers;
+#[cfg(feature = "async-graphql")]
+pub use crate::integrations::graphql::helpers as graphql;
+#[cfg(feature = "tokio-postgres")]
+pub use crate::integrations::postgres::helpers as postgres_helpers;
 #[cfg(feature = "redis")]
 pub use crate::integrations::redis::support::{from_value as redis_from_value, write_arg as redis_write_arg};
 #[cfg(feature = "schemars")]
@@ -44,6 +51,10 @@ pub use crate::integrations::schemars::json_schema as schemars_json_schema;
 pub use crate::integrations::sqlx::helpers as sqlx;
 #[cfg(any(feature = "sqlx08-postgres", feature = "sqlx08-mysql"))]
 pub use crate::integrations::sqlx08::helpers as sqlx08;
+#[cfg(feature = "utoipa")]
+pub use crate::integrations::utoipa::schema as utoipa_schema;
+#[cfg(feature = "async-graphql")]
+pub use async_graphql;
 #[cfg(any(feature = "diesel-postgres", feature = "diesel-mysql", feature = "diesel-sqlite"))]
 pub use diesel;
 #[cfg(feature = "redis")]
@@ -66,6 +77,11 @@ pub use sqlx_postgres;
 pub use sqlx_postgres_08;
 #[cfg(feature = "sqlx-sqlite")]
 pub use sqlx_sqlite;
+pub use std::boxed::Box;
+#[cfg(feature = "utoipa")]
+pub use utoipa;
+#[cfg(feature = "tokio-postgres")]
+pub use {bytes, postgres_types};
 
 /// The raw value of an `i64` field.
 #[inline(always)]

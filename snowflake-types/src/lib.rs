@@ -44,6 +44,12 @@ pub use integrations::DecodeIdError;
 /// diesel 2 (`diesel-postgres`, `diesel-mysql`, `diesel-sqlite`).
 #[cfg(any(feature = "diesel-postgres", feature = "diesel-mysql", feature = "diesel-sqlite"))]
 pub use integrations::diesel as diesel_types;
+/// async-graphql (`async-graphql`).
+#[cfg(feature = "async-graphql")]
+pub use integrations::graphql;
+/// postgres-types (`tokio-postgres`).
+#[cfg(feature = "tokio-postgres")]
+pub use integrations::postgres as postgres_types;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
 pub use integrations::sqlx as sql;
 /// sqlx 0.8 (`sqlx08-postgres`, `sqlx08-mysql`).

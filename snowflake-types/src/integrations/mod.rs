@@ -20,6 +20,15 @@ pub mod redis;
 pub mod diesel;
 #[cfg(not(any(feature = "diesel-postgres", feature = "diesel-mysql", feature = "diesel-sqlite")))]
 mod diesel;
+#[cfg(feature = "tokio-postgres")]
+pub mod postgres;
+#[cfg(not(feature = "tokio-postgres"))]
+mod postgres;
+// `pub(crate)`, as for schemars: the module holds only the helper the derived impls call.
+#[cfg(feature = "async-graphql")]
+pub mod graphql;
+#[cfg(not(feature = "async-graphql"))]
+mod graphql;
 pub(crate) mod schemars;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
 pub mod sqlx;
@@ -29,6 +38,31 @@ mod sqlx;
 pub mod sqlx08;
 #[cfg(not(any(feature = "sqlx08-postgres", feature = "sqlx08-mysql")))]
 mod sqlx08;
+pub(crate) mod utoipa;
+
+/// The pattern of an ID in JSON and GraphQL: 1 to 19 decimal digits (`i64::MAX` has 19), no sign.
+#[allow(dead_code, reason = "used by the schema features only")]
+pub(crate) const ID_PATTERN: &str = "^[0-9]{1,19}$";
+
+/// The description of `T` in a schema (JSON Schema, OpenAPI, GraphQL).
+#[allow(dead_code, reason = "used by the schema features only")]
+pub(crate) fn schema_description<T: SnowflakeId>() -> String {
+    format!(
+        "{} Snowflake ID: a positive 64-bit integer written as a string of decimal digits \
+         (a JSON number would lose digits above 2^53 in JavaScript).",
+        T::NAME
+    )
+}
+
+/// An ID of `T` to show in a schema: 2026-01-01 on worker 1, or the largest ID where the
+/// layout cannot hold that instant.
+#[allow(dead_code, reason = "used by the schema features only")]
+pub(crate) fn schema_example<T: SnowflakeId>() -> i64 {
+    match T::LAYOUT.encode(1_767_225_600_000, 1, 0) {
+        Ok(raw) => raw,
+        Err(_) => T::LAYOUT.max_id(),
+    }
+}
 
 /// An error of any source, as the database crates box them.
 #[allow(dead_code, reason = "used by the storage features only")]
