@@ -32,6 +32,7 @@ macro_rules! __impl_integrations {
         $crate::__impl_diesel_mysql!($ty);
         $crate::__impl_diesel_sqlite!($ty);
         $crate::__impl_postgres_types!($ty);
+        $crate::__impl_sea_orm!($ty);
         $crate::__impl_utoipa!($ty);
         $crate::__impl_async_graphql!($ty);
     };
@@ -47,6 +48,8 @@ pub use crate::integrations::postgres::helpers as postgres_helpers;
 pub use crate::integrations::redis::support::{from_value as redis_from_value, write_arg as redis_write_arg};
 #[cfg(feature = "schemars")]
 pub use crate::integrations::schemars::json_schema as schemars_json_schema;
+#[cfg(feature = "sea-orm")]
+pub use crate::integrations::sea_orm::helpers as sea_orm_helpers;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
 pub use crate::integrations::sqlx::helpers as sqlx;
 #[cfg(any(feature = "sqlx08-postgres", feature = "sqlx08-mysql"))]
@@ -61,6 +64,8 @@ pub use diesel;
 pub use redis;
 #[cfg(feature = "schemars")]
 pub use schemars;
+#[cfg(feature = "sea-orm")]
+pub use sea_orm;
 #[cfg(feature = "serde")]
 pub use serde;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]

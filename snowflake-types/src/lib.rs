@@ -50,6 +50,9 @@ pub use integrations::graphql;
 /// postgres-types (`tokio-postgres`).
 #[cfg(feature = "tokio-postgres")]
 pub use integrations::postgres as postgres_types;
+/// sea-orm (`sea-orm`).
+#[cfg(feature = "sea-orm")]
+pub use integrations::sea_orm as sea_orm_values;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
 pub use integrations::sqlx as sql;
 /// sqlx 0.8 (`sqlx08-postgres`, `sqlx08-mysql`).

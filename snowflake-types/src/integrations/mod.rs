@@ -30,6 +30,10 @@ pub mod graphql;
 #[cfg(not(feature = "async-graphql"))]
 mod graphql;
 pub(crate) mod schemars;
+#[cfg(feature = "sea-orm")]
+pub mod sea_orm;
+#[cfg(not(feature = "sea-orm"))]
+mod sea_orm;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
 pub mod sqlx;
 #[cfg(not(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite")))]
