@@ -75,6 +75,12 @@
 //! | `sqlx-sqlite` | no | `INTEGER` in SQLite |
 //! | `redis` | no | `ToRedisArgs`/`FromRedisValue` with exact values |
 //! | `public-id` | no | keyed public IDs: `id.to_public(&key)`, 11 URL-safe characters that hide order, time and volume (see the `public` module) |
+//! | `utoipa` | no | utoipa 6 `ToSchema`/`PartialSchema`: a string of 1 to 19 digits with an example |
+//! | `async-graphql` | no | an async-graphql 7 scalar: output a string, input a string or an integer, checked |
+//! | `sqlx08-postgres`, `sqlx08-mysql` | no | the `sqlx-*` impls for sqlx 0.8 (`sql08` module) |
+//! | `diesel-postgres`, `diesel-mysql`, `diesel-sqlite` | no | diesel 2 `BigInt`: `ToSql`/`FromSql`, `AsExpression`, `Queryable` (`diesel_sql` module) |
+//! | `sea-orm` | no | sea-orm 2 value traits: column, primary key, `Condition`s (`sea_orm_values` module) |
+//! | `tokio-postgres` | no | postgres-types `ToSql`/`FromSql` for `INT8` (`pg_types` module) |
 //!
 //! # Generation
 //!
@@ -82,6 +88,9 @@
 //! [`Registry`] (worker ID, clock, batch limit, high-water file). Without
 //! [`Registry::builder`]`().install()`, the worker ID comes from `SNOWFLAKE_WORKER_ID`
 //! (or 0 when unset) and the clock is the [`MonotonicClock`](clock::MonotonicClock).
+// docs.rs builds with `--cfg docsrs` on nightly: every feature-gated item gets a badge naming
+// its feature (`doc_cfg` now includes what `doc_auto_cfg` did). Stable `cargo doc` ignores this.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

@@ -3,6 +3,9 @@
 //!
 //! Most users depend on the `typed-snowflake` facade, which re-exports everything here
 //! together with `#[derive(SnowflakeId)]`.
+// docs.rs builds with `--cfg docsrs` on nightly: every feature-gated item gets a badge naming
+// its feature (`doc_cfg` now includes what `doc_auto_cfg` did). Stable `cargo doc` ignores this.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -43,13 +46,13 @@ pub use integrations::serde;
 pub use integrations::DecodeIdError;
 /// diesel 2 (`diesel-postgres`, `diesel-mysql`, `diesel-sqlite`).
 #[cfg(any(feature = "diesel-postgres", feature = "diesel-mysql", feature = "diesel-sqlite"))]
-pub use integrations::diesel as diesel_types;
+pub use integrations::diesel as diesel_sql;
 /// async-graphql (`async-graphql`).
 #[cfg(feature = "async-graphql")]
 pub use integrations::graphql;
 /// postgres-types (`tokio-postgres`).
 #[cfg(feature = "tokio-postgres")]
-pub use integrations::postgres as postgres_types;
+pub use integrations::postgres as pg_types;
 /// sea-orm (`sea-orm`).
 #[cfg(feature = "sea-orm")]
 pub use integrations::sea_orm as sea_orm_values;

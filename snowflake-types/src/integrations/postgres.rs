@@ -44,6 +44,16 @@ pub mod helpers {
         Ok(checked_i64::<T>(i64::from_sql(ty, raw)?)?)
     }
 
+    /// [`to_sql`] after [`accepts`]: what postgres-types' `to_sql_checked!` writes, without
+    /// its unqualified `Box`.
+    #[inline]
+    pub fn to_sql_checked<T: SnowflakeId>(id: &T, ty: &Type, out: &mut BytesMut) -> Result<IsNull, BoxError> {
+        if !accepts(ty) {
+            return Err(Box::new(postgres_types::WrongType::new::<T>(ty.clone())));
+        }
+        to_sql(id, ty, out)
+    }
+
     /// The column types an ID reads from and binds to: those of `i64` (`INT8`).
     #[inline]
     pub fn accepts(ty: &Type) -> bool {
@@ -74,7 +84,17 @@ macro_rules! __impl_postgres_types {
             fn accepts(ty: &$crate::__private::postgres_types::Type) -> ::core::primitive::bool {
                 $crate::__private::postgres_helpers::accepts(ty)
             }
-            $crate::__private::postgres_types::to_sql_checked!();
+            #[inline]
+            fn to_sql_checked(
+                &self,
+                ty: &$crate::__private::postgres_types::Type,
+                out: &mut $crate::__private::bytes::BytesMut,
+            ) -> $crate::__private::Result<
+                $crate::__private::postgres_types::IsNull,
+                $crate::__private::Box<dyn ::std::error::Error + ::core::marker::Sync + ::core::marker::Send>,
+            > {
+                $crate::__private::postgres_helpers::to_sql_checked::<Self>(self, ty, out)
+            }
         }
         #[automatically_derived]
         impl<'__a> $crate::__private::postgres_types::FromSql<'__a> for $ty {
