@@ -44,3 +44,17 @@ fn every_integration_expands_in_a_hostile_scope() -> ::core::result::Result<(), 
     assert_eq!(sea_orm::Value::from(id), sea_orm::Value::BigInt(Some(42)));
     Ok(())
 }
+
+/// An ID type without `Debug` (which diesel's and postgres-types' `ToSql` require) still
+/// compiles with every integration on; it only lacks those two `ToSql` impls.
+#[derive(typed_snowflake::SnowflakeId, Clone, Copy)]
+#[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+pub struct PlainId(i64);
+
+#[test]
+fn an_id_without_debug_keeps_its_other_impls() {
+    fn readable<T: diesel::deserialize::FromSql<diesel::sql_types::BigInt, diesel::pg::Pg>>() {}
+    fn pg_readable<T: for<'a> tokio_postgres::types::FromSql<'a>>() {}
+    readable::<PlainId>();
+    pg_readable::<PlainId>();
+}

@@ -33,6 +33,9 @@
 //! diesel asks it for a `BIGINT` (`'123'` is 123, then checked; `'abc'` is an error). On SQLite only the `INTEGER` storage
 //! class decodes: SQLite would read text and reals as integers.
 //!
+//! diesel's `ToSql` requires `Debug`: an ID type that does not derive `Debug` can be read but
+//! not written (binding it is a compile error at the call, naming the missing `Debug`).
+//!
 //! The features need diesel's backends only, not its connection crates: `diesel-postgres` and
 //! `diesel-mysql` turn on diesel's `postgres_backend` and `mysql_backend`; `diesel-sqlite` turns
 //! on `sqlite`, which brings `libsqlite3-sys` (diesel has no SQLite backend without it).
@@ -207,8 +210,13 @@ macro_rules! __impl_diesel {
 #[macro_export]
 macro_rules! __impl_diesel_backend {
     ($ty:ident, $db:ty, $helpers:ident) => {
+        // diesel's `ToSql` requires `Debug`; the higher-ranked bound makes these impls exist
+        // only for IDs that derive it, instead of failing to compile for those that do not.
         #[automatically_derived]
-        impl $crate::__private::diesel::serialize::ToSql<$crate::__private::diesel::sql_types::BigInt, $db> for $ty {
+        impl $crate::__private::diesel::serialize::ToSql<$crate::__private::diesel::sql_types::BigInt, $db> for $ty
+        where
+            for<'__d> $ty: ::core::fmt::Debug,
+        {
             #[inline]
             fn to_sql<'__b>(
                 &'__b self,
@@ -223,6 +231,8 @@ macro_rules! __impl_diesel_backend {
                 $crate::__private::diesel::sql_types::Nullable<$crate::__private::diesel::sql_types::BigInt>,
                 $db,
             > for $ty
+        where
+            for<'__d> $ty: ::core::fmt::Debug,
         {
             #[inline]
             fn to_sql<'__b>(

@@ -18,6 +18,9 @@
 //! returns it; `row.get` panics with it, as for every type). `NULL` is `None` in an
 //! `Option<OrderId>` and an error in an `OrderId`. Columns of other types (`INT4`, `TEXT`) are
 //! refused by `accepts`, as for `i64`.
+//!
+//! postgres-types' `ToSql` requires `Debug`: an ID type that does not derive `Debug` gets
+//! `FromSql` only (binding it is a compile error at the call, naming the missing `Debug`).
 
 #[cfg(feature = "tokio-postgres")]
 pub use super::DecodeIdError;
@@ -67,8 +70,13 @@ pub mod helpers {
 #[macro_export]
 macro_rules! __impl_postgres_types {
     ($ty:ident) => {
+        // postgres-types' `ToSql` requires `Debug`; the higher-ranked bound makes this impl
+        // exist only for IDs that derive it, instead of failing to compile for those that do not.
         #[automatically_derived]
-        impl $crate::__private::postgres_types::ToSql for $ty {
+        impl $crate::__private::postgres_types::ToSql for $ty
+        where
+            for<'__d> $ty: ::core::fmt::Debug,
+        {
             #[inline]
             fn to_sql(
                 &self,
