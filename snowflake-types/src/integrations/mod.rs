@@ -15,34 +15,42 @@ pub mod serde;
 mod serde;
 
 pub mod redis;
-// `pub(crate)` so that `__private` can re-export the helper the derived impls call.
-#[cfg(any(feature = "diesel-postgres", feature = "diesel-mysql", feature = "diesel-sqlite"))]
-pub mod diesel;
-#[cfg(not(any(feature = "diesel-postgres", feature = "diesel-mysql", feature = "diesel-sqlite")))]
-mod diesel;
-#[cfg(feature = "tokio-postgres")]
-pub mod postgres;
-#[cfg(not(feature = "tokio-postgres"))]
-mod postgres;
-// `pub(crate)`, as for schemars: the module holds only the helper the derived impls call.
+
+// Schemas: `pub(crate)`, since each holds only the helper the derived impls call, which
+// `__private` re-exports.
+pub(crate) mod schemars;
+pub(crate) mod utoipa;
+
 #[cfg(feature = "async-graphql")]
 pub mod graphql;
 #[cfg(not(feature = "async-graphql"))]
 mod graphql;
-pub(crate) mod schemars;
-#[cfg(feature = "sea-orm")]
-pub mod sea_orm;
-#[cfg(not(feature = "sea-orm"))]
-mod sea_orm;
+
+// Storage.
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
 pub mod sqlx;
 #[cfg(not(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite")))]
 mod sqlx;
+
 #[cfg(any(feature = "sqlx08-postgres", feature = "sqlx08-mysql"))]
 pub mod sqlx08;
 #[cfg(not(any(feature = "sqlx08-postgres", feature = "sqlx08-mysql")))]
 mod sqlx08;
-pub(crate) mod utoipa;
+
+#[cfg(any(feature = "diesel-postgres", feature = "diesel-mysql", feature = "diesel-sqlite"))]
+pub mod diesel;
+#[cfg(not(any(feature = "diesel-postgres", feature = "diesel-mysql", feature = "diesel-sqlite")))]
+mod diesel;
+
+#[cfg(feature = "sea-orm")]
+pub mod sea_orm;
+#[cfg(not(feature = "sea-orm"))]
+mod sea_orm;
+
+#[cfg(feature = "tokio-postgres")]
+pub mod postgres;
+#[cfg(not(feature = "tokio-postgres"))]
+mod postgres;
 
 /// The pattern of an ID in JSON and GraphQL: 1 to 19 decimal digits (`i64::MAX` has 19), no sign.
 #[allow(dead_code, reason = "used by the schema features only")]
