@@ -60,9 +60,16 @@ pub mod helpers {
         matches!(value, Value::String(_) | Value::Number(_))
     }
 
-    /// The ID as a string of decimal digits.
+    /// The ID as a string of decimal digits: its `Display`, through the function the derived
+    /// `Display` calls.
     pub fn to_value<T: SnowflakeId>(id: &T) -> Value {
-        Value::String(id.to_raw().to_string())
+        struct Decimal<'a, T>(&'a T);
+        impl<T: SnowflakeId> core::fmt::Display for Decimal<'_, T> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                crate::__private::fmt(self.0, f)
+            }
+        }
+        Value::String(Decimal(id).to_string())
     }
 
     /// The scalar's description.
