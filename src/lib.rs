@@ -102,6 +102,12 @@
 //! | `tracing` | no | slow-path and lease events as `tracing` events (see [`events`]) |
 //! | `metrics` | no | the same events as `metrics` counters, `snowflake_*_total` labelled by type and worker (see [`events`]) |
 //! | `tokio` | no | `T::generate_async().await`: awaits instead of blocking the thread where generation waits |
+//! | `utoipa` | no | utoipa 6 `ToSchema`/`PartialSchema`: a string of 1 to 19 digits with an example |
+//! | `async-graphql` | no | an async-graphql 7 scalar: output a string, input a string or an integer, checked |
+//! | `sqlx08-postgres`, `sqlx08-mysql` | no | the `sqlx-*` impls for sqlx 0.8 (`sql08` module) |
+//! | `diesel-postgres`, `diesel-mysql`, `diesel-sqlite` | no | diesel 2 `BigInt`: `ToSql`/`FromSql`, `AsExpression`, `Queryable` (`diesel_sql` module) |
+//! | `sea-orm` | no | sea-orm 2 value traits: column, primary key, `Condition`s (`sea_orm_values` module) |
+//! | `tokio-postgres` | no | postgres-types `ToSql`/`FromSql` for `INT8` (`pg_types` module) |
 //!
 //! # Generation
 //!
@@ -111,6 +117,9 @@
 //! (or 0 when unset) and the clock is the [`MonotonicClock`](clock::MonotonicClock).
 //! [`Registry::check`] at start builds the generators of the types it is given and
 //! reports every problem at once, before the first request.
+// docs.rs builds with `--cfg docsrs` on nightly: every feature-gated item gets a badge naming
+// its feature (`doc_cfg` now includes what `doc_auto_cfg` did). Stable `cargo doc` ignores this.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

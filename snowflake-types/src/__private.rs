@@ -28,6 +28,16 @@ macro_rules! __impl_integrations {
         $crate::__impl_sqlx_mysql!($ty);
         $crate::__impl_sqlx_sqlite!($ty);
         $crate::__impl_redis!($ty);
+        $crate::__impl_sqlx08_postgres!($ty);
+        $crate::__impl_sqlx08_mysql!($ty);
+        $crate::__impl_diesel!($ty);
+        $crate::__impl_diesel_postgres!($ty);
+        $crate::__impl_diesel_mysql!($ty);
+        $crate::__impl_diesel_sqlite!($ty);
+        $crate::__impl_postgres_types!($ty);
+        $crate::__impl_sea_orm!($ty);
+        $crate::__impl_utoipa!($ty);
+        $crate::__impl_async_graphql!($ty);
     };
 }
 
@@ -67,26 +77,56 @@ macro_rules! __impl_tokio {
     ($ty:ident) => {};
 }
 
+
+#[cfg(any(feature = "diesel-postgres", feature = "diesel-mysql", feature = "diesel-sqlite"))]
+pub use crate::integrations::diesel::helpers as diesel_helpers;
+#[cfg(feature = "async-graphql")]
+pub use crate::integrations::graphql::helpers as graphql;
+#[cfg(feature = "tokio-postgres")]
+pub use crate::integrations::postgres::helpers as postgres_helpers;
 #[cfg(feature = "redis")]
 pub use crate::integrations::redis::support::{from_value as redis_from_value, write_arg as redis_write_arg};
 #[cfg(feature = "schemars")]
 pub use crate::integrations::schemars::json_schema as schemars_json_schema;
+#[cfg(feature = "sea-orm")]
+pub use crate::integrations::sea_orm::helpers as sea_orm_helpers;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
 pub use crate::integrations::sqlx::helpers as sqlx;
+#[cfg(any(feature = "sqlx08-postgres", feature = "sqlx08-mysql"))]
+pub use crate::integrations::sqlx08::helpers as sqlx08;
+#[cfg(feature = "utoipa")]
+pub use crate::integrations::utoipa::schema as utoipa_schema;
+#[cfg(feature = "async-graphql")]
+pub use async_graphql;
+#[cfg(any(feature = "diesel-postgres", feature = "diesel-mysql", feature = "diesel-sqlite"))]
+pub use diesel;
 #[cfg(feature = "redis")]
 pub use redis;
 #[cfg(feature = "schemars")]
 pub use schemars;
+#[cfg(feature = "sea-orm")]
+pub use sea_orm;
 #[cfg(feature = "serde")]
 pub use serde;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
 pub use sqlx_core;
+#[cfg(any(feature = "sqlx08-postgres", feature = "sqlx08-mysql"))]
+pub use sqlx_core_08;
 #[cfg(feature = "sqlx-mysql")]
 pub use sqlx_mysql;
+#[cfg(feature = "sqlx08-mysql")]
+pub use sqlx_mysql_08;
 #[cfg(feature = "sqlx-postgres")]
 pub use sqlx_postgres;
+#[cfg(feature = "sqlx08-postgres")]
+pub use sqlx_postgres_08;
 #[cfg(feature = "sqlx-sqlite")]
 pub use sqlx_sqlite;
+pub use std::boxed::Box;
+#[cfg(feature = "utoipa")]
+pub use utoipa;
+#[cfg(feature = "tokio-postgres")]
+pub use {bytes, postgres_types};
 
 /// The raw value of an `i64` field.
 #[inline(always)]

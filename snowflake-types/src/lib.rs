@@ -3,6 +3,9 @@
 //!
 //! Most users depend on the `typed-snowflake` facade, which re-exports everything here
 //! together with `#[derive(SnowflakeId)]`.
+// docs.rs builds with `--cfg docsrs` on nightly: every feature-gated item gets a badge naming
+// its feature (`doc_cfg` now includes what `doc_auto_cfg` did). Stable `cargo doc` ignores this.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -47,5 +50,19 @@ pub use integrations::redis as timeline;
 pub use integrations::serde as serialization;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
 pub use integrations::sqlx as sql;
-#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
-pub use integrations::sqlx::{DecodeIdError, EncodeIdError};
+pub use integrations::{DecodeIdError, EncodeIdError};
+/// diesel 2 (`diesel-postgres`, `diesel-mysql`, `diesel-sqlite`).
+#[cfg(any(feature = "diesel-postgres", feature = "diesel-mysql", feature = "diesel-sqlite"))]
+pub use integrations::diesel as diesel_sql;
+/// async-graphql (`async-graphql`).
+#[cfg(feature = "async-graphql")]
+pub use integrations::graphql;
+/// postgres-types (`tokio-postgres`).
+#[cfg(feature = "tokio-postgres")]
+pub use integrations::postgres as pg_types;
+/// sea-orm (`sea-orm`).
+#[cfg(feature = "sea-orm")]
+pub use integrations::sea_orm as sea_orm_values;
+/// sqlx 0.8 (`sqlx08-postgres`, `sqlx08-mysql`).
+#[cfg(any(feature = "sqlx08-postgres", feature = "sqlx08-mysql"))]
+pub use integrations::sqlx08 as sql08;

@@ -12,7 +12,7 @@ mod imp {
     use crate::SnowflakeId;
 
     /// The pattern of an ID in JSON: 1 to 19 decimal digits (`i64::MAX` has 19), no sign.
-    pub const PATTERN: &str = "^[0-9]{1,19}$";
+    pub const PATTERN: &str = crate::integrations::ID_PATTERN;
 
     /// The pattern of an ID of a 64-bit layout: 1 to 20 digits (`u64::MAX` has 20).
     pub const PATTERN_64: &str = "^[0-9]{1,20}$";
@@ -20,11 +20,7 @@ mod imp {
     /// The schema of `T`: `{"type": "string", "pattern": "^[0-9]{1,19}$", "description": ...}`.
     /// What the derived `JsonSchema::json_schema` returns.
     pub fn json_schema<T: SnowflakeId>(_generator: &mut SchemaGenerator) -> Schema {
-        let description = format!(
-            "{} Snowflake ID: a positive 64-bit integer written as a string of decimal digits \
-             (a JSON number would lose digits above 2^53 in JavaScript).",
-            T::NAME
-        );
+        let description = crate::integrations::schema_description::<T>();
         json_schema!({
             "type": "string",
             "pattern": if T::LAYOUT.fits_i64() { PATTERN } else { PATTERN_64 },

@@ -85,98 +85,15 @@
 //! The plain functions (`query_as`, `query_scalar`, `#[derive(sqlx::FromRow)]`) need no alias.
 
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
-use crate::error::LayoutError;
-
-/// A stored value that is not an ID of the type it was decoded into.
-///
-/// sqlx wraps it in `sqlx::Error::ColumnDecode`, whose message names the column; this error
-/// names the type and says what is wrong with the value. Reach it by downcasting the
-/// `ColumnDecode` source: `source.downcast_ref::<DecodeIdError>()`.
-///
-/// ```
-/// use typed_snowflake::{DecodeIdError, LayoutError};
-///
-/// let error = DecodeIdError::new("OrderId", LayoutError::Negative { value: -5 });
-/// assert_eq!(
-///     error.to_string(),
-///     "the stored value is not a valid OrderId: -5 is negative; a Snowflake ID is a positive i64"
-/// );
-/// assert_eq!(error.type_name(), "OrderId");
-/// assert_eq!(error.reason(), &LayoutError::Negative { value: -5 });
-/// Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the stored value is not a valid {type_name}: {reason}")]
-pub struct DecodeIdError {
-    type_name: &'static str,
-    // Not a `#[source]`: the message already says it, and error reports would repeat it.
-    reason: LayoutError,
-}
+pub use super::DecodeIdError;
 
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
-impl DecodeIdError {
-    /// An error for a value of `type_name` that the layout rejected with `reason`.
-    pub const fn new(type_name: &'static str, reason: LayoutError) -> Self {
-        Self { type_name, reason }
-    }
-
-    /// The ID type the value was decoded into, as written in the source (`"OrderId"`).
-    pub const fn type_name(&self) -> &'static str {
-        self.type_name
-    }
-
-    /// Why the layout rejected the value.
-    pub const fn reason(&self) -> &LayoutError {
-        &self.reason
-    }
-}
-
-/// An ID that no `BIGINT` holds in order: one at or above 2^63, of a 64-bit layout.
-///
-/// ```
-/// use typed_snowflake::sql::EncodeIdError;
-///
-/// let error = EncodeIdError::new("DiscordId", 1 << 63);
-/// assert_eq!(
-///     error.to_string(),
-///     "DiscordId 9223372036854775808 does not fit in a BIGINT: IDs at or above 2^63 have no \
-///      order-preserving signed 64-bit form"
-/// );
-/// ```
-#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "{type_name} {value} does not fit in a BIGINT: IDs at or above 2^63 have no order-preserving signed 64-bit form"
-)]
-pub struct EncodeIdError {
-    type_name: &'static str,
-    value: u64,
-}
-
-#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
-impl EncodeIdError {
-    /// An error for the ID `value` of `type_name`.
-    pub const fn new(type_name: &'static str, value: u64) -> Self {
-        Self { type_name, value }
-    }
-
-    /// The ID type, as written in the source.
-    pub const fn type_name(&self) -> &'static str {
-        self.type_name
-    }
-
-    /// The ID.
-    pub const fn value(&self) -> u64 {
-        self.value
-    }
-}
+pub use super::EncodeIdError;
 
 /// Helpers the generated impls call; generic over the database, so each impl is one line.
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
 #[doc(hidden)]
 pub mod helpers {
-    use super::{DecodeIdError, EncodeIdError};
     use crate::SnowflakeId;
     use sqlx_core::database::Database;
     use sqlx_core::decode::Decode;
@@ -190,11 +107,7 @@ pub mod helpers {
     where
         i64: Encode<'q, DB>,
     {
-        let raw = id.to_raw();
-        if raw < 0 {
-            return Err(Box::new(EncodeIdError::new(T::NAME, raw.cast_unsigned())));
-        }
-        <i64 as Encode<'q, DB>>::encode(raw, buf)
+        <i64 as Encode<'q, DB>>::encode(crate::integrations::stored_i64(id)?, buf)
     }
 
     /// Decodes an `i64` and checks it against `T`'s layout.
@@ -207,16 +120,7 @@ pub mod helpers {
         if value.is_null() {
             return Err(Box::new(UnexpectedNullError));
         }
-        checked(T::LAYOUT.validate(<i64 as Decode<'r, DB>>::decode(value)?))
-    }
-
-    /// Wraps a checked raw value, or names the type in the layout's error.
-    #[inline]
-    pub fn checked<T: SnowflakeId>(raw: Result<i64, crate::LayoutError>) -> Result<T, BoxDynError> {
-        match raw {
-            Ok(raw) => Ok(T::from_raw_unchecked(raw)),
-            Err(reason) => Err(Box::new(DecodeIdError::new(T::NAME, reason))),
-        }
+        Ok(crate::integrations::checked_i64::<T>(<i64 as Decode<'r, DB>>::decode(value)?)?)
     }
 
     /// MySQL: signed integer columns as `i64`, unsigned ones (`BIGINT UNSIGNED`) as `u64`.
@@ -239,7 +143,7 @@ pub mod helpers {
         /// out-of-layout error, not a negative number.
         pub fn decode<T: SnowflakeId>(value: MySqlValueRef<'_>) -> Result<T, BoxDynError> {
             if !value.is_null() && <u64 as Type<MySql>>::compatible(&value.type_info()) {
-                super::checked(T::LAYOUT.validate_u64(<u64 as Decode<MySql>>::decode(value)?))
+                Ok(crate::integrations::checked_u64::<T>(<u64 as Decode<MySql>>::decode(value)?)?)
             } else {
                 super::decode::<T, MySql>(value)
             }

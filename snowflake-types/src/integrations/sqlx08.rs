@@ -1,0 +1,201 @@
+//! Storage through sqlx 0.8: features `sqlx08-postgres` and `sqlx08-mysql`, beside the sqlx 0.9
+//! features (`sqlx-postgres`, `sqlx-mysql`, `sqlx-sqlite`) and with the same behaviour.
+//!
+//! With a feature on, every derived ID implements the `Type`, `Encode` and `Decode` traits of
+//! sqlx 0.8 for that database, so a crate still on sqlx 0.8 (sea-orm 1.x, say) binds and reads
+//! IDs as `BIGINT` with no annotation. Both versions may be on at once: the impls are for
+//! different traits. Everything the `sql` module (sqlx 0.9) says of decoding holds here too:
+//! a negative stored value, one with bits above the layout, or `NULL` for a non-`Option` is a
+//! decode error naming the type and the reason ([`DecodeIdError`]), never a wrong ID; a MySQL
+//! `BIGINT UNSIGNED` column is read as a `u64` and checked.
+//!
+//! ```ignore
+//! let id = OrderId::generate();
+//! sqlx::query("INSERT INTO orders (id) VALUES ($1)").bind(id).execute(&pool).await?;
+//! let recent: Vec<OrderId> = sqlx::query_scalar("SELECT id FROM orders WHERE id BETWEEN $1 AND $2")
+//!     .bind(OrderId::first_at(since_ms))
+//!     .bind(OrderId::last_at(until_ms))
+//!     .fetch_all(&pool)
+//!     .await?;
+//! ```
+//!
+//! # Why there is no `sqlx08-sqlite`
+//!
+//! `libsqlite3-sys` declares `links = "sqlite3"`, so one build holds one version of it.
+//! sqlx-sqlite 0.8 requires `libsqlite3-sys` 0.30 exactly; sqlx-sqlite 0.9 accepts 0.30 to
+//! 0.37, but uses SQLite functions that 0.30's default bindings lack unless its
+//! `bundled_bindings` (or `bundled`) feature is on. A `sqlx08-sqlite` feature in this crate
+//! would pin every build of the workspace to `libsqlite3-sys` 0.30 and break `sqlx-sqlite`
+//! built alone. Users on sqlx 0.8 with SQLite can write the three impls for their type with
+//! [`SnowflakeId::from_raw`](crate::SnowflakeId::from_raw) in `Decode`.
+//!
+//! # Generic over the database?
+//!
+//! `Type` and `Encode` could be one impl over every database whose `i64` encodes (and so
+//! `sqlx::Any`), but `Type::compatible` differs for MySQL (unsigned columns are accepted and
+//! checked) and a generic `Decode` would conflict with the per-database ones, so each database
+//! gets its own three impls, as with sqlx 0.9.
+
+#[cfg(any(feature = "sqlx08-postgres", feature = "sqlx08-mysql"))]
+pub use super::DecodeIdError;
+
+/// Helpers the generated impls call.
+#[cfg(any(feature = "sqlx08-postgres", feature = "sqlx08-mysql"))]
+#[doc(hidden)]
+pub mod helpers {
+    use crate::SnowflakeId;
+    use sqlx_core_08::database::Database;
+    use sqlx_core_08::decode::Decode;
+    use sqlx_core_08::encode::{Encode, IsNull};
+    use sqlx_core_08::error::{BoxDynError, UnexpectedNullError};
+    use sqlx_core_08::value::ValueRef;
+
+    /// Encodes an ID as its `i64`.
+    #[inline]
+    pub fn encode<'q, T: SnowflakeId, DB: Database>(
+        id: &T,
+        buf: &mut DB::ArgumentBuffer<'q>,
+    ) -> Result<IsNull, BoxDynError>
+    where
+        i64: Encode<'q, DB>,
+    {
+        <i64 as Encode<'q, DB>>::encode(crate::integrations::stored_i64(id)?, buf)
+    }
+
+    /// Decodes an `i64` and checks it against `T`'s layout.
+    #[inline]
+    pub fn decode<'r, T: SnowflakeId, DB: Database>(value: DB::ValueRef<'r>) -> Result<T, BoxDynError>
+    where
+        i64: Decode<'r, DB>,
+    {
+        // sqlx's `i64` reads SQLite's NULL as 0, a valid ID: refuse NULL here for every database.
+        if value.is_null() {
+            return Err(Box::new(UnexpectedNullError));
+        }
+        Ok(crate::integrations::checked_i64::<T>(<i64 as Decode<'r, DB>>::decode(value)?)?)
+    }
+
+    /// MySQL: signed integer columns as `i64`, unsigned ones (`BIGINT UNSIGNED`) as `u64`.
+    #[cfg(feature = "sqlx08-mysql")]
+    pub mod mysql {
+        use crate::SnowflakeId;
+        use sqlx_core_08::decode::Decode;
+        use sqlx_core_08::error::BoxDynError;
+        use sqlx_core_08::types::Type;
+        use sqlx_core_08::value::ValueRef;
+        use sqlx_mysql_08::{MySql, MySqlTypeInfo, MySqlValueRef};
+
+        /// Any integer column, signed or unsigned: every value is checked on decode.
+        #[inline]
+        pub fn compatible(ty: &MySqlTypeInfo) -> bool {
+            <i64 as Type<MySql>>::compatible(ty) || <u64 as Type<MySql>>::compatible(ty)
+        }
+
+        /// Decodes through `u64` when the column is unsigned, so `2^63` and above are an
+        /// out-of-layout error, not a negative number.
+        pub fn decode<T: SnowflakeId>(value: MySqlValueRef<'_>) -> Result<T, BoxDynError> {
+            if !value.is_null() && <u64 as Type<MySql>>::compatible(&value.type_info()) {
+                Ok(crate::integrations::checked_u64::<T>(<u64 as Decode<MySql>>::decode(value)?)?)
+            } else {
+                super::decode::<T, MySql>(value)
+            }
+        }
+    }
+}
+
+/// `Type`, `Encode` and `Decode` for one database, forwarding the type to `i64`.
+#[cfg(any(feature = "sqlx08-postgres", feature = "sqlx08-mysql"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __impl_sqlx08_common {
+    ($ty:ty, $db:ty, compatible = $compatible:expr, decode = $decode:expr) => {
+        #[automatically_derived]
+        impl $crate::__private::sqlx_core_08::types::Type<$db> for $ty {
+            #[inline]
+            fn type_info() -> <$db as $crate::__private::sqlx_core_08::database::Database>::TypeInfo {
+                <::core::primitive::i64 as $crate::__private::sqlx_core_08::types::Type<$db>>::type_info()
+            }
+            #[inline]
+            fn compatible(
+                ty: &<$db as $crate::__private::sqlx_core_08::database::Database>::TypeInfo,
+            ) -> ::core::primitive::bool {
+                ($compatible)(ty)
+            }
+        }
+        #[automatically_derived]
+        impl<'q> $crate::__private::sqlx_core_08::encode::Encode<'q, $db> for $ty {
+            #[inline]
+            fn encode_by_ref(
+                &self,
+                buf: &mut <$db as $crate::__private::sqlx_core_08::database::Database>::ArgumentBuffer<'q>,
+            ) -> $crate::__private::Result<
+                $crate::__private::sqlx_core_08::encode::IsNull,
+                $crate::__private::sqlx_core_08::error::BoxDynError,
+            > {
+                $crate::__private::sqlx08::encode::<Self, $db>(self, buf)
+            }
+        }
+        #[automatically_derived]
+        impl<'r> $crate::__private::sqlx_core_08::decode::Decode<'r, $db> for $ty {
+            #[inline]
+            fn decode(
+                value: <$db as $crate::__private::sqlx_core_08::database::Database>::ValueRef<'r>,
+            ) -> $crate::__private::Result<Self, $crate::__private::sqlx_core_08::error::BoxDynError> {
+                ($decode)(value)
+            }
+        }
+    };
+}
+
+#[cfg(feature = "sqlx08-postgres")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __impl_sqlx08_postgres {
+    ($ty:ty) => {
+        $crate::__impl_sqlx08_common!(
+            $ty,
+            $crate::__private::sqlx_postgres_08::Postgres,
+            compatible = <::core::primitive::i64 as $crate::__private::sqlx_core_08::types::Type<
+                $crate::__private::sqlx_postgres_08::Postgres,
+            >>::compatible,
+            decode = $crate::__private::sqlx08::decode::<Self, $crate::__private::sqlx_postgres_08::Postgres>
+        );
+        #[automatically_derived]
+        impl $crate::__private::sqlx_postgres_08::PgHasArrayType for $ty {
+            #[inline]
+            fn array_type_info() -> $crate::__private::sqlx_postgres_08::PgTypeInfo {
+                <::core::primitive::i64 as $crate::__private::sqlx_postgres_08::PgHasArrayType>::array_type_info()
+            }
+            #[inline]
+            fn array_compatible(ty: &$crate::__private::sqlx_postgres_08::PgTypeInfo) -> ::core::primitive::bool {
+                <::core::primitive::i64 as $crate::__private::sqlx_postgres_08::PgHasArrayType>::array_compatible(ty)
+            }
+        }
+    };
+}
+#[cfg(not(feature = "sqlx08-postgres"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __impl_sqlx08_postgres {
+    ($ty:ty) => {};
+}
+
+#[cfg(feature = "sqlx08-mysql")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __impl_sqlx08_mysql {
+    ($ty:ty) => {
+        $crate::__impl_sqlx08_common!(
+            $ty,
+            $crate::__private::sqlx_mysql_08::MySql,
+            compatible = $crate::__private::sqlx08::mysql::compatible,
+            decode = $crate::__private::sqlx08::mysql::decode::<Self>
+        );
+    };
+}
+#[cfg(not(feature = "sqlx08-mysql"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __impl_sqlx08_mysql {
+    ($ty:ty) => {};
+}

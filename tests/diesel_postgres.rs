@@ -1,0 +1,27 @@
+//! IDs in a real PostgreSQL through diesel (`DATABASE_URL_PG`; required under CI, skipped
+//! visibly elsewhere): round trip, a time range, and hostile stored values.
+#![cfg(feature = "diesel-postgres")]
+
+use diesel::{Connection, PgConnection, RunQueryDsl};
+
+#[path = "common/ids.rs"]
+mod ids;
+#[path = "common/servers.rs"]
+mod servers;
+use ids::{ABOVE_SMALL, OrderId, SmallId, expected_reasons};
+#[macro_use]
+#[path = "common/diesel.rs"]
+mod common;
+
+#[test]
+fn round_trip_range_and_hostile_values() -> Result<(), Box<dyn std::error::Error>> {
+    let Some(url) = servers::pg_url() else { return Ok(()) };
+    let mut conn = PgConnection::establish(&url)?;
+    diesel_suite!(&mut conn, create = "CREATE TEMPORARY TABLE snowflake_orders (id BIGINT PRIMARY KEY, parent BIGINT)");
+    // Not an INT8: diesel refuses the bytes rather than guess.
+    let e = diesel::select(diesel::dsl::sql::<diesel::sql_types::BigInt>("1::INT4"))
+        .get_result::<OrderId>(&mut conn)
+        .expect_err("an INT4");
+    assert!(matches!(e, diesel::result::Error::DeserializationError(_)), "{e:?}");
+    Ok(())
+}
