@@ -77,7 +77,6 @@ macro_rules! __impl_tokio {
     ($ty:ident) => {};
 }
 
-
 #[cfg(any(feature = "diesel-postgres", feature = "diesel-mysql", feature = "diesel-sqlite"))]
 pub use crate::integrations::diesel::helpers as diesel_helpers;
 #[cfg(feature = "async-graphql")]

@@ -44,13 +44,6 @@ pub use worker::WorkerSource;
 // Public modules are named after what they hold, never after a crate: with
 // `use typed_snowflake::*;` beside `use serde::Serialize;`, a module named `serde` (or
 // `redis`, `sqlx`, `chrono`...) would make the crate's name ambiguous in the user's code.
-#[cfg(feature = "redis")]
-pub use integrations::redis as timeline;
-#[cfg(feature = "serde")]
-pub use integrations::serde as serialization;
-#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
-pub use integrations::sqlx as sql;
-pub use integrations::{DecodeIdError, EncodeIdError};
 /// diesel 2 (`diesel-postgres`, `diesel-mysql`, `diesel-sqlite`).
 #[cfg(any(feature = "diesel-postgres", feature = "diesel-mysql", feature = "diesel-sqlite"))]
 pub use integrations::diesel as diesel_sql;
@@ -60,9 +53,16 @@ pub use integrations::graphql;
 /// postgres-types (`tokio-postgres`).
 #[cfg(feature = "tokio-postgres")]
 pub use integrations::postgres as pg_types;
+#[cfg(feature = "redis")]
+pub use integrations::redis as timeline;
 /// sea-orm (`sea-orm`).
 #[cfg(feature = "sea-orm")]
 pub use integrations::sea_orm as sea_orm_values;
+#[cfg(feature = "serde")]
+pub use integrations::serde as serialization;
+#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
+pub use integrations::sqlx as sql;
 /// sqlx 0.8 (`sqlx08-postgres`, `sqlx08-mysql`).
 #[cfg(any(feature = "sqlx08-postgres", feature = "sqlx08-mysql"))]
 pub use integrations::sqlx08 as sql08;
+pub use integrations::{DecodeIdError, EncodeIdError};

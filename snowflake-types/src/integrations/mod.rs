@@ -133,7 +133,6 @@ impl EncodeIdError {
     }
 }
 
-
 /// A stored `i64` checked against `T`'s layout: the ID, or a [`DecodeIdError`] naming the
 /// type and the reason. Every integration's decode goes through here.
 #[allow(dead_code, reason = "used by the storage features only")]
