@@ -58,7 +58,8 @@
 //!   (with the last character's two spare bits zero) decodes to *some* 64-bit value. A
 //!   random or tampered string is refused only when that value is not an ID of the layout,
 //!   which happens with probability about `1 - 2^(used_bits - 64)`: almost always for a
-//!   42-bit layout, but only half the time for a 63-bit one. So `from_public` succeeding
+//!   42-bit layout, only half the time for a 63-bit one, and never for a 64-bit one (every
+//!   64-bit value is an ID of such a layout). So `from_public` succeeding
 //!   means "well-formed", not "issued by us": treat the ID like any other client input
 //!   (look the record up, check that the caller may see it). What the key does guarantee
 //!   is that nobody can *choose* a string that decodes to a given ID.
