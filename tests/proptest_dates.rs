@@ -1,4 +1,4 @@
-//! Dates both ways, for every layout and every date type (`SystemTime`, chrono, time,
+//! Dates both ways, for every layout (63- and 64-bit, both field orders) and every date type (`SystemTime`, chrono, time,
 //! jiff): the bounds at an ID's own instant contain it, `first_at(timestamp(id)) <= id <=
 //! last_at(timestamp(id))`; an instant between two milliseconds picks the tick of the
 //! millisecond that holds it; bounds never decrease as the instant grows; and any instant,
@@ -51,6 +51,21 @@ struct WideId(i64);
 #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 #[layout(time = 62, worker = 0, seq = 1, epoch = 0, unit = "1s")]
 struct WidestId(u64);
+
+/// Discord's preset: all 64 bits, on a `u64`.
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[layout(preset = "discord")]
+struct DiscordId(u64);
+
+/// Sonyflake's preset: ticks of 10 ms, the sequence above the machine ID.
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[layout(preset = "sonyflake")]
+struct SonyflakeId(i64);
+
+/// Mastodon's preset: 48 bits of Unix ms, 64 bits in all.
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[layout(preset = "mastodon")]
+struct MastodonId(u64);
 
 fn chrono_max_ms() -> i64 {
     chrono::DateTime::<chrono::Utc>::MAX_UTC.timestamp_millis()
@@ -196,15 +211,17 @@ macro_rules! date_properties {
                     for ms in [early.0, late.0] {
                         let (first, last) = ($ty::first_at(ms), $ty::last_at(ms));
                         // Both bounds are IDs of the layout, in one tick, `first` its smallest.
-                        prop_assert_eq!($ty::try_from(first.get())?, first);
-                        prop_assert_eq!($ty::try_from(last.get())?, last);
+                        // (`from_u64` of the bits: a 64-bit layout's IDs at or above 2^63 read
+                        // as a negative `i64`, which `TryFrom<i64>` refuses.)
+                        prop_assert_eq!(<$ty as SnowflakeId>::from_u64(first.get().cast_unsigned())?, first);
+                        prop_assert_eq!(<$ty as SnowflakeId>::from_u64(last.get().cast_unsigned())?, last);
                         prop_assert_eq!(first.timestamp_ms(), last.timestamp_ms());
                         prop_assert_eq!((first.worker(), first.sequence()), (0, 0));
                         prop_assert_eq!((last.worker(), last.sequence()), ($ty::MAX_WORKER, $ty::MAX_SEQ));
                         if ms < $ty::EPOCH_MS {
                             prop_assert_eq!(first.get(), 0);
                         } else if ms > $ty::MAX_TIMESTAMP_MS {
-                            prop_assert_eq!(last.get(), $ty::LAYOUT.max_id());
+                            prop_assert_eq!(last.get().cast_unsigned(), $ty::LAYOUT.max_id_u64());
                         } else {
                             prop_assert!(first.timestamp_ms() <= ms && ms - first.timestamp_ms() < $ty::LAYOUT.unit().as_millis());
                         }
@@ -224,6 +241,9 @@ date_properties!(unsigned, UnsignedId);
 date_properties!(single_node, SingleNodeId);
 date_properties!(wide, WideId);
 date_properties!(widest, WidestId);
+date_properties!(discord_64_bits, DiscordId);
+date_properties!(sonyflake_order, SonyflakeId);
+date_properties!(mastodon_64_bits, MastodonId);
 
 #[test]
 fn date_types_end_where_the_saturation_says() {
