@@ -29,9 +29,11 @@
 //! field ("Error deserializing field 'id'"); its source, which error reporters print after it,
 //! names the type and the reason. On MySQL a `BIGINT UNSIGNED` value is
 //! read as a `u64`, so `2^63` and above are out of layout rather than negative, and a column
-//! that is not an integer (a `DOUBLE`, say) is an error; text is converted by the server, since
-//! diesel asks it for a `BIGINT` (`'123'` is 123, then checked; `'abc'` is an error). On SQLite only the `INTEGER` storage
-//! class decodes: SQLite would read text and reals as integers.
+//! that is not an integer (a `DOUBLE`, say) is an error. Text depends on the connection:
+//! diesel's `MysqlConnection` asks libmysqlclient for a `BIGINT`, which converts it (`'123'` is
+//! 123, then checked; `'abc'` is an error); diesel-async's `AsyncMysqlConnection` hands it over
+//! as text, which is an error ("it is String, not an integer"), digits or not. On SQLite only
+//! the `INTEGER` storage class decodes: SQLite would read text and reals as integers.
 //!
 //! diesel's `ToSql` requires `Debug`: an ID type that does not derive `Debug` can be read but
 //! not written (binding it is a compile error at the call, naming the missing `Debug`).
