@@ -101,9 +101,15 @@ pub mod helpers {
     use sqlx_core::error::{BoxDynError, UnexpectedNullError};
     use sqlx_core::value::ValueRef;
 
+    /// The buffer `Encode` writes to (with the encoding lifetime in sqlx 0.8 only).
+    pub type ArgumentBuffer<'q, DB> = <DB as Database>::ArgumentBuffer;
+
     /// Encodes an ID as its `i64`; an ID at or above 2^63 (of a 64-bit layout) is an error.
     #[inline]
-    pub fn encode<'q, T: SnowflakeId, DB: Database>(id: &T, buf: &mut DB::ArgumentBuffer) -> Result<IsNull, BoxDynError>
+    pub fn encode<'q, T: SnowflakeId, DB: Database>(
+        id: &T,
+        buf: &mut ArgumentBuffer<'q, DB>,
+    ) -> Result<IsNull, BoxDynError>
     where
         i64: Encode<'q, DB>,
     {
@@ -173,44 +179,55 @@ pub mod helpers {
     }
 }
 
-/// `Type`, `Encode` and `Decode` for one database, forwarding the type to `i64`.
-#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
+/// `Type`, `Encode` and `Decode` for one database, forwarding the type to `i64`. `$core` and
+/// `$helpers` name the sqlx version's crate and this crate's helpers in `__private` (`sqlx_core`
+/// and `sqlx` for 0.9, `sqlx_core_08` and `sqlx08` for 0.8).
+#[cfg(any(
+    feature = "sqlx-postgres",
+    feature = "sqlx-mysql",
+    feature = "sqlx-sqlite",
+    feature = "sqlx08-postgres",
+    feature = "sqlx08-mysql"
+))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __impl_sqlx_common {
-    ($ty:ty, $db:ty, compatible = $compatible:expr, decode = $decode:expr) => {
+    (
+        $core:ident, $helpers:ident, $ty:ty, $db:ty,
+        compatible = $compatible:expr, decode = $decode:expr
+    ) => {
         #[automatically_derived]
-        impl $crate::__private::sqlx_core::types::Type<$db> for $ty {
+        impl $crate::__private::$core::types::Type<$db> for $ty {
             #[inline]
-            fn type_info() -> <$db as $crate::__private::sqlx_core::database::Database>::TypeInfo {
-                <::core::primitive::i64 as $crate::__private::sqlx_core::types::Type<$db>>::type_info()
+            fn type_info() -> <$db as $crate::__private::$core::database::Database>::TypeInfo {
+                <::core::primitive::i64 as $crate::__private::$core::types::Type<$db>>::type_info()
             }
             #[inline]
             fn compatible(
-                ty: &<$db as $crate::__private::sqlx_core::database::Database>::TypeInfo,
+                ty: &<$db as $crate::__private::$core::database::Database>::TypeInfo,
             ) -> ::core::primitive::bool {
                 ($compatible)(ty)
             }
         }
         #[automatically_derived]
-        impl<'q> $crate::__private::sqlx_core::encode::Encode<'q, $db> for $ty {
+        impl<'q> $crate::__private::$core::encode::Encode<'q, $db> for $ty {
             #[inline]
             fn encode_by_ref(
                 &self,
-                buf: &mut <$db as $crate::__private::sqlx_core::database::Database>::ArgumentBuffer,
+                buf: &mut $crate::__private::$helpers::ArgumentBuffer<'q, $db>,
             ) -> $crate::__private::Result<
-                $crate::__private::sqlx_core::encode::IsNull,
-                $crate::__private::sqlx_core::error::BoxDynError,
+                $crate::__private::$core::encode::IsNull,
+                $crate::__private::$core::error::BoxDynError,
             > {
-                $crate::__private::sqlx::encode::<Self, $db>(self, buf)
+                $crate::__private::$helpers::encode::<Self, $db>(self, buf)
             }
         }
         #[automatically_derived]
-        impl<'r> $crate::__private::sqlx_core::decode::Decode<'r, $db> for $ty {
+        impl<'r> $crate::__private::$core::decode::Decode<'r, $db> for $ty {
             #[inline]
             fn decode(
-                value: <$db as $crate::__private::sqlx_core::database::Database>::ValueRef<'r>,
-            ) -> $crate::__private::Result<Self, $crate::__private::sqlx_core::error::BoxDynError> {
+                value: <$db as $crate::__private::$core::database::Database>::ValueRef<'r>,
+            ) -> $crate::__private::Result<Self, $crate::__private::$core::error::BoxDynError> {
                 ($decode)(value)
             }
         }
@@ -223,6 +240,8 @@ macro_rules! __impl_sqlx_common {
 macro_rules! __impl_sqlx_postgres {
     ($ty:ty) => {
         $crate::__impl_sqlx_common!(
+            sqlx_core,
+            sqlx,
             $ty,
             $crate::__private::sqlx_postgres::Postgres,
             compatible = <::core::primitive::i64 as $crate::__private::sqlx_core::types::Type<
@@ -256,6 +275,8 @@ macro_rules! __impl_sqlx_postgres {
 macro_rules! __impl_sqlx_mysql {
     ($ty:ty) => {
         $crate::__impl_sqlx_common!(
+            sqlx_core,
+            sqlx,
             $ty,
             $crate::__private::sqlx_mysql::MySql,
             compatible = $crate::__private::sqlx::mysql::compatible,
@@ -276,6 +297,8 @@ macro_rules! __impl_sqlx_mysql {
 macro_rules! __impl_sqlx_sqlite {
     ($ty:ty) => {
         $crate::__impl_sqlx_common!(
+            sqlx_core,
+            sqlx,
             $ty,
             $crate::__private::sqlx_sqlite::Sqlite,
             compatible = <::core::primitive::i64 as $crate::__private::sqlx_core::types::Type<

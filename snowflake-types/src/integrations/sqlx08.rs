@@ -50,11 +50,14 @@ pub mod helpers {
     use sqlx_core_08::error::{BoxDynError, UnexpectedNullError};
     use sqlx_core_08::value::ValueRef;
 
+    /// The buffer `Encode` writes to (with the encoding lifetime in sqlx 0.8 only).
+    pub type ArgumentBuffer<'q, DB> = <DB as Database>::ArgumentBuffer<'q>;
+
     /// Encodes an ID as its `i64`.
     #[inline]
     pub fn encode<'q, T: SnowflakeId, DB: Database>(
         id: &T,
-        buf: &mut DB::ArgumentBuffer<'q>,
+        buf: &mut ArgumentBuffer<'q, DB>,
     ) -> Result<IsNull, BoxDynError>
     where
         i64: Encode<'q, DB>,
@@ -103,56 +106,14 @@ pub mod helpers {
     }
 }
 
-/// `Type`, `Encode` and `Decode` for one database, forwarding the type to `i64`.
-#[cfg(any(feature = "sqlx08-postgres", feature = "sqlx08-mysql"))]
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __impl_sqlx08_common {
-    ($ty:ty, $db:ty, compatible = $compatible:expr, decode = $decode:expr) => {
-        #[automatically_derived]
-        impl $crate::__private::sqlx_core_08::types::Type<$db> for $ty {
-            #[inline]
-            fn type_info() -> <$db as $crate::__private::sqlx_core_08::database::Database>::TypeInfo {
-                <::core::primitive::i64 as $crate::__private::sqlx_core_08::types::Type<$db>>::type_info()
-            }
-            #[inline]
-            fn compatible(
-                ty: &<$db as $crate::__private::sqlx_core_08::database::Database>::TypeInfo,
-            ) -> ::core::primitive::bool {
-                ($compatible)(ty)
-            }
-        }
-        #[automatically_derived]
-        impl<'q> $crate::__private::sqlx_core_08::encode::Encode<'q, $db> for $ty {
-            #[inline]
-            fn encode_by_ref(
-                &self,
-                buf: &mut <$db as $crate::__private::sqlx_core_08::database::Database>::ArgumentBuffer<'q>,
-            ) -> $crate::__private::Result<
-                $crate::__private::sqlx_core_08::encode::IsNull,
-                $crate::__private::sqlx_core_08::error::BoxDynError,
-            > {
-                $crate::__private::sqlx08::encode::<Self, $db>(self, buf)
-            }
-        }
-        #[automatically_derived]
-        impl<'r> $crate::__private::sqlx_core_08::decode::Decode<'r, $db> for $ty {
-            #[inline]
-            fn decode(
-                value: <$db as $crate::__private::sqlx_core_08::database::Database>::ValueRef<'r>,
-            ) -> $crate::__private::Result<Self, $crate::__private::sqlx_core_08::error::BoxDynError> {
-                ($decode)(value)
-            }
-        }
-    };
-}
-
 #[cfg(feature = "sqlx08-postgres")]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __impl_sqlx08_postgres {
     ($ty:ty) => {
-        $crate::__impl_sqlx08_common!(
+        $crate::__impl_sqlx_common!(
+            sqlx_core_08,
+            sqlx08,
             $ty,
             $crate::__private::sqlx_postgres_08::Postgres,
             compatible = <::core::primitive::i64 as $crate::__private::sqlx_core_08::types::Type<
@@ -185,7 +146,9 @@ macro_rules! __impl_sqlx08_postgres {
 #[macro_export]
 macro_rules! __impl_sqlx08_mysql {
     ($ty:ty) => {
-        $crate::__impl_sqlx08_common!(
+        $crate::__impl_sqlx_common!(
+            sqlx_core_08,
+            sqlx08,
             $ty,
             $crate::__private::sqlx_mysql_08::MySql,
             compatible = $crate::__private::sqlx08::mysql::compatible,
