@@ -1,16 +1,12 @@
-//! What the sqlx test files share: the ID types, a row type, and how to read a decode
-//! error's reason. Included by each with `#[path]`, so each compiles only with its feature.
+//! What the sqlx test files share: the ID types (those of `ids.rs`), a row type, and how to
+//! read a decode error's reason. Included by each with `#[path]`, so each compiles only with
+//! its feature.
 
-use typed_snowflake::{DecodeIdError, LayoutError, SnowflakeId};
+use typed_snowflake::{DecodeIdError, LayoutError};
 
-#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
-#[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
-pub struct OrderId(i64);
-
-/// A small layout (39 bits), so a stored `BIGINT` can set bits above it.
-#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, Debug)]
-#[layout(time = 31, worker = 2, seq = 6, epoch = "2024-01-01", unit = "1s")]
-pub struct SmallId(u64);
+#[path = "ids.rs"]
+mod ids;
+pub use ids::{OrderId, SmallId};
 
 #[derive(sqlx::FromRow, Debug, PartialEq)]
 pub struct Order {

@@ -90,65 +90,96 @@ pub use super::DecodeIdError;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
 pub use super::EncodeIdError;
 
+/// The body of a version's `helpers` module that does not depend on the database: `encode`,
+/// `decode` and the MySQL module. `$core` and `$mysql` are the version's crates, `$mysql_feature`
+/// the feature of its MySQL impls; the module defines its own `ArgumentBuffer` alias beside.
+#[cfg(any(
+    feature = "sqlx-postgres",
+    feature = "sqlx-mysql",
+    feature = "sqlx-sqlite",
+    feature = "sqlx08-postgres",
+    feature = "sqlx08-mysql"
+))]
+macro_rules! sqlx_helpers {
+    ($core:ident, $mysql:ident, $mysql_feature:literal) => {
+        use crate::SnowflakeId;
+        use $core::database::Database;
+        use $core::decode::Decode;
+        use $core::encode::{Encode, IsNull};
+        use $core::error::{BoxDynError, UnexpectedNullError};
+        use $core::value::ValueRef;
+
+        /// Encodes an ID as its `i64`; an ID at or above 2^63 (of a 64-bit layout) is an error.
+        #[inline]
+        pub fn encode<'q, T: SnowflakeId, DB: Database>(
+            id: &T,
+            buf: &mut ArgumentBuffer<'q, DB>,
+        ) -> Result<IsNull, BoxDynError>
+        where
+            i64: Encode<'q, DB>,
+        {
+            <i64 as Encode<'q, DB>>::encode(crate::integrations::stored_i64(id)?, buf)
+        }
+
+        /// Decodes an `i64` and checks it against `T`'s layout.
+        #[inline]
+        pub fn decode<'r, T: SnowflakeId, DB: Database>(value: DB::ValueRef<'r>) -> Result<T, BoxDynError>
+        where
+            i64: Decode<'r, DB>,
+        {
+            // sqlx's `i64` reads SQLite's NULL as 0, a valid ID: refuse NULL here for every database.
+            if value.is_null() {
+                return Err(Box::new(UnexpectedNullError));
+            }
+            Ok(crate::integrations::checked_i64::<T>(<i64 as Decode<'r, DB>>::decode(value)?)?)
+        }
+
+        /// MySQL: signed integer columns as `i64`, unsigned ones (`BIGINT UNSIGNED`) as `u64`.
+        #[cfg(feature = $mysql_feature)]
+        pub mod mysql {
+            use crate::SnowflakeId;
+            use $core::decode::Decode;
+            use $core::error::BoxDynError;
+            use $core::types::Type;
+            use $core::value::ValueRef;
+            use $mysql::{MySql, MySqlTypeInfo, MySqlValueRef};
+
+            /// Any integer column, signed or unsigned: every value is checked on decode.
+            #[inline]
+            pub fn compatible(ty: &MySqlTypeInfo) -> bool {
+                <i64 as Type<MySql>>::compatible(ty) || <u64 as Type<MySql>>::compatible(ty)
+            }
+
+            /// Decodes through `u64` when the column is unsigned, so `2^63` and above are an
+            /// out-of-layout error, not a negative number.
+            pub fn decode<T: SnowflakeId>(value: MySqlValueRef<'_>) -> Result<T, BoxDynError> {
+                if !value.is_null() && <u64 as Type<MySql>>::compatible(&value.type_info()) {
+                    Ok(crate::integrations::checked_u64::<T>(<u64 as Decode<MySql>>::decode(value)?)?)
+                } else {
+                    super::decode::<T, MySql>(value)
+                }
+            }
+        }
+    };
+}
+#[cfg(any(
+    feature = "sqlx-postgres",
+    feature = "sqlx-mysql",
+    feature = "sqlx-sqlite",
+    feature = "sqlx08-postgres",
+    feature = "sqlx08-mysql"
+))]
+pub(crate) use sqlx_helpers;
+
 /// Helpers the generated impls call; generic over the database, so each impl is one line.
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
 #[doc(hidden)]
 pub mod helpers {
-    use crate::SnowflakeId;
-    use sqlx_core::database::Database;
-    use sqlx_core::decode::Decode;
-    use sqlx_core::encode::{Encode, IsNull};
-    use sqlx_core::error::{BoxDynError, UnexpectedNullError};
-    use sqlx_core::value::ValueRef;
+    /// The buffer `Encode` writes to (with the encoding lifetime in sqlx 0.8 only); `Database`
+    /// is imported by `sqlx_helpers!`.
+    pub type ArgumentBuffer<'q, DB> = <DB as Database>::ArgumentBuffer;
 
-    /// Encodes an ID as its `i64`; an ID at or above 2^63 (of a 64-bit layout) is an error.
-    #[inline]
-    pub fn encode<'q, T: SnowflakeId, DB: Database>(id: &T, buf: &mut DB::ArgumentBuffer) -> Result<IsNull, BoxDynError>
-    where
-        i64: Encode<'q, DB>,
-    {
-        <i64 as Encode<'q, DB>>::encode(crate::integrations::stored_i64(id)?, buf)
-    }
-
-    /// Decodes an `i64` and checks it against `T`'s layout.
-    #[inline]
-    pub fn decode<'r, T: SnowflakeId, DB: Database>(value: DB::ValueRef<'r>) -> Result<T, BoxDynError>
-    where
-        i64: Decode<'r, DB>,
-    {
-        // sqlx's `i64` reads SQLite's NULL as 0, a valid ID: refuse NULL here for every database.
-        if value.is_null() {
-            return Err(Box::new(UnexpectedNullError));
-        }
-        Ok(crate::integrations::checked_i64::<T>(<i64 as Decode<'r, DB>>::decode(value)?)?)
-    }
-
-    /// MySQL: signed integer columns as `i64`, unsigned ones (`BIGINT UNSIGNED`) as `u64`.
-    #[cfg(feature = "sqlx-mysql")]
-    pub mod mysql {
-        use crate::SnowflakeId;
-        use sqlx_core::decode::Decode;
-        use sqlx_core::error::BoxDynError;
-        use sqlx_core::types::Type;
-        use sqlx_core::value::ValueRef;
-        use sqlx_mysql::{MySql, MySqlTypeInfo, MySqlValueRef};
-
-        /// Any integer column, signed or unsigned: every value is checked on decode.
-        #[inline]
-        pub fn compatible(ty: &MySqlTypeInfo) -> bool {
-            <i64 as Type<MySql>>::compatible(ty) || <u64 as Type<MySql>>::compatible(ty)
-        }
-
-        /// Decodes through `u64` when the column is unsigned, so `2^63` and above are an
-        /// out-of-layout error, not a negative number.
-        pub fn decode<T: SnowflakeId>(value: MySqlValueRef<'_>) -> Result<T, BoxDynError> {
-            if !value.is_null() && <u64 as Type<MySql>>::compatible(&value.type_info()) {
-                Ok(crate::integrations::checked_u64::<T>(<u64 as Decode<MySql>>::decode(value)?)?)
-            } else {
-                super::decode::<T, MySql>(value)
-            }
-        }
-    }
+    super::sqlx_helpers!(sqlx_core, sqlx_mysql, "sqlx-mysql");
 
     /// SQLite: only the `INTEGER` storage class (SQLite reads text and reals as integers).
     #[cfg(feature = "sqlx-sqlite")]
@@ -173,44 +204,55 @@ pub mod helpers {
     }
 }
 
-/// `Type`, `Encode` and `Decode` for one database, forwarding the type to `i64`.
-#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
+/// `Type`, `Encode` and `Decode` for one database, forwarding the type to `i64`. `$core` and
+/// `$helpers` name the sqlx version's crate and this crate's helpers in `__private` (`sqlx_core`
+/// and `sqlx` for 0.9, `sqlx_core_08` and `sqlx08` for 0.8).
+#[cfg(any(
+    feature = "sqlx-postgres",
+    feature = "sqlx-mysql",
+    feature = "sqlx-sqlite",
+    feature = "sqlx08-postgres",
+    feature = "sqlx08-mysql"
+))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __impl_sqlx_common {
-    ($ty:ty, $db:ty, compatible = $compatible:expr, decode = $decode:expr) => {
+    (
+        $core:ident, $helpers:ident, $ty:ty, $db:ty,
+        compatible = $compatible:expr, decode = $decode:expr
+    ) => {
         #[automatically_derived]
-        impl $crate::__private::sqlx_core::types::Type<$db> for $ty {
+        impl $crate::__private::$core::types::Type<$db> for $ty {
             #[inline]
-            fn type_info() -> <$db as $crate::__private::sqlx_core::database::Database>::TypeInfo {
-                <::core::primitive::i64 as $crate::__private::sqlx_core::types::Type<$db>>::type_info()
+            fn type_info() -> <$db as $crate::__private::$core::database::Database>::TypeInfo {
+                <::core::primitive::i64 as $crate::__private::$core::types::Type<$db>>::type_info()
             }
             #[inline]
             fn compatible(
-                ty: &<$db as $crate::__private::sqlx_core::database::Database>::TypeInfo,
+                ty: &<$db as $crate::__private::$core::database::Database>::TypeInfo,
             ) -> ::core::primitive::bool {
                 ($compatible)(ty)
             }
         }
         #[automatically_derived]
-        impl<'q> $crate::__private::sqlx_core::encode::Encode<'q, $db> for $ty {
+        impl<'q> $crate::__private::$core::encode::Encode<'q, $db> for $ty {
             #[inline]
             fn encode_by_ref(
                 &self,
-                buf: &mut <$db as $crate::__private::sqlx_core::database::Database>::ArgumentBuffer,
+                buf: &mut $crate::__private::$helpers::ArgumentBuffer<'q, $db>,
             ) -> $crate::__private::Result<
-                $crate::__private::sqlx_core::encode::IsNull,
-                $crate::__private::sqlx_core::error::BoxDynError,
+                $crate::__private::$core::encode::IsNull,
+                $crate::__private::$core::error::BoxDynError,
             > {
-                $crate::__private::sqlx::encode::<Self, $db>(self, buf)
+                $crate::__private::$helpers::encode::<Self, $db>(self, buf)
             }
         }
         #[automatically_derived]
-        impl<'r> $crate::__private::sqlx_core::decode::Decode<'r, $db> for $ty {
+        impl<'r> $crate::__private::$core::decode::Decode<'r, $db> for $ty {
             #[inline]
             fn decode(
-                value: <$db as $crate::__private::sqlx_core::database::Database>::ValueRef<'r>,
-            ) -> $crate::__private::Result<Self, $crate::__private::sqlx_core::error::BoxDynError> {
+                value: <$db as $crate::__private::$core::database::Database>::ValueRef<'r>,
+            ) -> $crate::__private::Result<Self, $crate::__private::$core::error::BoxDynError> {
                 ($decode)(value)
             }
         }
@@ -223,6 +265,8 @@ macro_rules! __impl_sqlx_common {
 macro_rules! __impl_sqlx_postgres {
     ($ty:ty) => {
         $crate::__impl_sqlx_common!(
+            sqlx_core,
+            sqlx,
             $ty,
             $crate::__private::sqlx_postgres::Postgres,
             compatible = <::core::primitive::i64 as $crate::__private::sqlx_core::types::Type<
@@ -256,6 +300,8 @@ macro_rules! __impl_sqlx_postgres {
 macro_rules! __impl_sqlx_mysql {
     ($ty:ty) => {
         $crate::__impl_sqlx_common!(
+            sqlx_core,
+            sqlx,
             $ty,
             $crate::__private::sqlx_mysql::MySql,
             compatible = $crate::__private::sqlx::mysql::compatible,
@@ -276,6 +322,8 @@ macro_rules! __impl_sqlx_mysql {
 macro_rules! __impl_sqlx_sqlite {
     ($ty:ty) => {
         $crate::__impl_sqlx_common!(
+            sqlx_core,
+            sqlx,
             $ty,
             $crate::__private::sqlx_sqlite::Sqlite,
             compatible = <::core::primitive::i64 as $crate::__private::sqlx_core::types::Type<

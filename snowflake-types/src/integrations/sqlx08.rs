@@ -39,112 +39,15 @@
 #[cfg(any(feature = "sqlx08-postgres", feature = "sqlx08-mysql"))]
 pub use super::DecodeIdError;
 
-/// Helpers the generated impls call.
+/// Helpers the generated impls call: those of the sqlx 0.9 module, over sqlx 0.8.
 #[cfg(any(feature = "sqlx08-postgres", feature = "sqlx08-mysql"))]
 #[doc(hidden)]
 pub mod helpers {
-    use crate::SnowflakeId;
-    use sqlx_core_08::database::Database;
-    use sqlx_core_08::decode::Decode;
-    use sqlx_core_08::encode::{Encode, IsNull};
-    use sqlx_core_08::error::{BoxDynError, UnexpectedNullError};
-    use sqlx_core_08::value::ValueRef;
+    /// The buffer `Encode` writes to (with the encoding lifetime in sqlx 0.8 only); `Database`
+    /// is imported by `sqlx_helpers!`.
+    pub type ArgumentBuffer<'q, DB> = <DB as Database>::ArgumentBuffer<'q>;
 
-    /// Encodes an ID as its `i64`.
-    #[inline]
-    pub fn encode<'q, T: SnowflakeId, DB: Database>(
-        id: &T,
-        buf: &mut DB::ArgumentBuffer<'q>,
-    ) -> Result<IsNull, BoxDynError>
-    where
-        i64: Encode<'q, DB>,
-    {
-        <i64 as Encode<'q, DB>>::encode(crate::integrations::stored_i64(id)?, buf)
-    }
-
-    /// Decodes an `i64` and checks it against `T`'s layout.
-    #[inline]
-    pub fn decode<'r, T: SnowflakeId, DB: Database>(value: DB::ValueRef<'r>) -> Result<T, BoxDynError>
-    where
-        i64: Decode<'r, DB>,
-    {
-        // sqlx's `i64` reads SQLite's NULL as 0, a valid ID: refuse NULL here for every database.
-        if value.is_null() {
-            return Err(Box::new(UnexpectedNullError));
-        }
-        Ok(crate::integrations::checked_i64::<T>(<i64 as Decode<'r, DB>>::decode(value)?)?)
-    }
-
-    /// MySQL: signed integer columns as `i64`, unsigned ones (`BIGINT UNSIGNED`) as `u64`.
-    #[cfg(feature = "sqlx08-mysql")]
-    pub mod mysql {
-        use crate::SnowflakeId;
-        use sqlx_core_08::decode::Decode;
-        use sqlx_core_08::error::BoxDynError;
-        use sqlx_core_08::types::Type;
-        use sqlx_core_08::value::ValueRef;
-        use sqlx_mysql_08::{MySql, MySqlTypeInfo, MySqlValueRef};
-
-        /// Any integer column, signed or unsigned: every value is checked on decode.
-        #[inline]
-        pub fn compatible(ty: &MySqlTypeInfo) -> bool {
-            <i64 as Type<MySql>>::compatible(ty) || <u64 as Type<MySql>>::compatible(ty)
-        }
-
-        /// Decodes through `u64` when the column is unsigned, so `2^63` and above are an
-        /// out-of-layout error, not a negative number.
-        pub fn decode<T: SnowflakeId>(value: MySqlValueRef<'_>) -> Result<T, BoxDynError> {
-            if !value.is_null() && <u64 as Type<MySql>>::compatible(&value.type_info()) {
-                Ok(crate::integrations::checked_u64::<T>(<u64 as Decode<MySql>>::decode(value)?)?)
-            } else {
-                super::decode::<T, MySql>(value)
-            }
-        }
-    }
-}
-
-/// `Type`, `Encode` and `Decode` for one database, forwarding the type to `i64`.
-#[cfg(any(feature = "sqlx08-postgres", feature = "sqlx08-mysql"))]
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __impl_sqlx08_common {
-    ($ty:ty, $db:ty, compatible = $compatible:expr, decode = $decode:expr) => {
-        #[automatically_derived]
-        impl $crate::__private::sqlx_core_08::types::Type<$db> for $ty {
-            #[inline]
-            fn type_info() -> <$db as $crate::__private::sqlx_core_08::database::Database>::TypeInfo {
-                <::core::primitive::i64 as $crate::__private::sqlx_core_08::types::Type<$db>>::type_info()
-            }
-            #[inline]
-            fn compatible(
-                ty: &<$db as $crate::__private::sqlx_core_08::database::Database>::TypeInfo,
-            ) -> ::core::primitive::bool {
-                ($compatible)(ty)
-            }
-        }
-        #[automatically_derived]
-        impl<'q> $crate::__private::sqlx_core_08::encode::Encode<'q, $db> for $ty {
-            #[inline]
-            fn encode_by_ref(
-                &self,
-                buf: &mut <$db as $crate::__private::sqlx_core_08::database::Database>::ArgumentBuffer<'q>,
-            ) -> $crate::__private::Result<
-                $crate::__private::sqlx_core_08::encode::IsNull,
-                $crate::__private::sqlx_core_08::error::BoxDynError,
-            > {
-                $crate::__private::sqlx08::encode::<Self, $db>(self, buf)
-            }
-        }
-        #[automatically_derived]
-        impl<'r> $crate::__private::sqlx_core_08::decode::Decode<'r, $db> for $ty {
-            #[inline]
-            fn decode(
-                value: <$db as $crate::__private::sqlx_core_08::database::Database>::ValueRef<'r>,
-            ) -> $crate::__private::Result<Self, $crate::__private::sqlx_core_08::error::BoxDynError> {
-                ($decode)(value)
-            }
-        }
-    };
+    super::super::sqlx::sqlx_helpers!(sqlx_core_08, sqlx_mysql_08, "sqlx08-mysql");
 }
 
 #[cfg(feature = "sqlx08-postgres")]
@@ -152,7 +55,9 @@ macro_rules! __impl_sqlx08_common {
 #[macro_export]
 macro_rules! __impl_sqlx08_postgres {
     ($ty:ty) => {
-        $crate::__impl_sqlx08_common!(
+        $crate::__impl_sqlx_common!(
+            sqlx_core_08,
+            sqlx08,
             $ty,
             $crate::__private::sqlx_postgres_08::Postgres,
             compatible = <::core::primitive::i64 as $crate::__private::sqlx_core_08::types::Type<
@@ -185,7 +90,9 @@ macro_rules! __impl_sqlx08_postgres {
 #[macro_export]
 macro_rules! __impl_sqlx08_mysql {
     ($ty:ty) => {
-        $crate::__impl_sqlx08_common!(
+        $crate::__impl_sqlx_common!(
+            sqlx_core_08,
+            sqlx08,
             $ty,
             $crate::__private::sqlx_mysql_08::MySql,
             compatible = $crate::__private::sqlx08::mysql::compatible,
