@@ -56,24 +56,6 @@ fn counter(snapshotter: &Snapshotter, name: &str, labels: &[(&str, &str)]) -> u6
         .sum()
 }
 
-/// Deletes the test namespace's keys.
-struct Cleanup {
-    url: String,
-    namespace: String,
-}
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        if let Ok(mut conn) = redis::Client::open(self.url.as_str()).and_then(|c| c.get_connection()) {
-            let keys: Vec<String> =
-                redis::cmd("KEYS").arg(format!("*{}*", self.namespace)).query(&mut conn).unwrap_or_default();
-            if !keys.is_empty() {
-                let _: Result<i64, _> = redis::cmd("DEL").arg(keys).query(&mut conn);
-            }
-        }
-    }
-}
-
 #[test]
 fn lease_events_reach_the_subscriber_and_the_recorder() -> TestResult {
     let Some(url) = servers::redis_url() else { return Ok(()) };
@@ -83,7 +65,7 @@ fn lease_events_reach_the_subscriber_and_the_recorder() -> TestResult {
     let snapshotter = recorder.snapshotter();
     metrics::set_global_recorder(recorder)?;
     let namespace = format!("typed-snowflake-events-{}", std::process::id());
-    let _cleanup = Cleanup { url: url.clone(), namespace: namespace.clone() };
+    let _cleanup = servers::RedisKeys { url: url.clone(), pattern: format!("*{namespace}*") };
     let acquire = || -> Result<WorkerLease, Box<dyn std::error::Error>> {
         Ok(WorkerLease::builder(RedisLeaseStore::open(&url)?)
             .namespace(namespace.clone())

@@ -55,13 +55,7 @@ struct Cleanup {
 impl Drop for Cleanup {
     fn drop(&mut self) {
         if self.url.starts_with("redis") {
-            if let Ok(mut conn) = redis::Client::open(self.url.as_str()).and_then(|c| c.get_connection()) {
-                let keys: Vec<String> =
-                    redis::cmd("KEYS").arg(format!("{}:*", self.namespace)).query(&mut conn).unwrap_or_default();
-                if !keys.is_empty() {
-                    let _: Result<i64, _> = redis::cmd("DEL").arg(keys).query(&mut conn);
-                }
-            }
+            servers::delete_redis_keys(&self.url, &servers::redis_lease_keys(&self.namespace));
         } else {
             let url = self.url.clone();
             let namespace = self.namespace.clone();

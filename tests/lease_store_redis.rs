@@ -13,32 +13,16 @@ use std::time::{Duration, Instant};
 use lease_store::{HIGH_WATER, TTL, timed_out, unique};
 use typed_snowflake::worker::lease::{LeaseError, LeaseStore, RedisLeaseStore};
 
-/// Deletes every key of a namespace when dropped, also when the test fails.
-struct Cleanup {
-    url: String,
-    namespace: String,
-}
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        let Ok(mut conn) = redis::Client::open(self.url.as_str()).and_then(|c| c.get_connection()) else { return };
-        // Namespaces hold no glob characters; the braces are literal in a pattern.
-        let pattern = format!("snowflake:{{{}}}:*", self.namespace);
-        let keys: Vec<String> = match redis::cmd("KEYS").arg(&pattern).query(&mut conn) {
-            Ok(keys) => keys,
-            Err(_) => return,
-        };
-        if !keys.is_empty() {
-            let _: Result<i64, _> = redis::cmd("DEL").arg(&keys).query(&mut conn);
-        }
-    }
+/// Every key of a namespace, deleted when dropped.
+fn cleanup(url: &str, namespace: &str) -> servers::RedisKeys {
+    servers::RedisKeys { url: url.to_owned(), pattern: servers::redis_lease_keys(namespace) }
 }
 
 /// The server's URL and a namespace of this test, cleaned up on drop; `None` to skip.
-fn setup(test: &str) -> Option<(String, String, Cleanup)> {
+fn setup(test: &str) -> Option<(String, String, servers::RedisKeys)> {
     let url = servers::redis_url()?;
     let namespace = unique(test);
-    let cleanup = Cleanup { url: url.clone(), namespace: namespace.clone() };
+    let cleanup = cleanup(&url, &namespace);
     Some((url, namespace, cleanup))
 }
 
@@ -92,8 +76,8 @@ fn bad_arguments_are_refused() {
 #[test]
 fn namespaces_differ_by_case() {
     let Some((url, namespace, _cleanup)) = setup("case") else { return };
-    let _upper = Cleanup { url: url.clone(), namespace: format!("{namespace}_A") };
-    let _lower = Cleanup { url: url.clone(), namespace: format!("{namespace}_a") };
+    let _upper = cleanup(&url, &format!("{namespace}_A"));
+    let _lower = cleanup(&url, &format!("{namespace}_a"));
     lease_store::namespaces_differ_by_case(&store(&url), &namespace);
 }
 

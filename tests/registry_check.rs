@@ -91,31 +91,11 @@ fn a_lease_that_cannot_be_acquired_is_reported() -> TestResult {
 fn an_environment_lease_covers_the_narrowest_type() -> TestResult {
     let Some(url) = servers::redis_url() else { return Ok(()) };
     let namespace = format!("typed-snowflake-check-{}", std::process::id());
-    let _cleanup = RedisCleanup { url: url.clone(), namespace: namespace.clone() };
+    let _cleanup = servers::RedisKeys { url: url.clone(), pattern: format!("*{namespace}*") };
     for _ in 0..4 {
         run("lease_narrowest", &[(LEASE_VAR, &url), ("SNOWFLAKE_NAMESPACE", &namespace)])?;
     }
     Ok(())
-}
-
-/// Deletes a test namespace's keys.
-#[cfg(feature = "redis")]
-struct RedisCleanup {
-    url: String,
-    namespace: String,
-}
-
-#[cfg(feature = "redis")]
-impl Drop for RedisCleanup {
-    fn drop(&mut self) {
-        if let Ok(mut conn) = redis::Client::open(self.url.as_str()).and_then(|c| c.get_connection()) {
-            let keys: Vec<String> =
-                redis::cmd("KEYS").arg(format!("*{}*", self.namespace)).query(&mut conn).unwrap_or_default();
-            if !keys.is_empty() {
-                let _: Result<i64, _> = redis::cmd("DEL").arg(keys).query(&mut conn);
-            }
-        }
-    }
 }
 
 #[test]

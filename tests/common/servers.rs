@@ -150,3 +150,33 @@ impl Drop for PrivateRedis {
         let _ = self.child.wait();
     }
 }
+
+/// Deletes the keys matching `pattern` on the Redis at `url`. Cleanup only: a server that does
+/// not answer, or a failed command, is ignored.
+pub fn delete_redis_keys(url: &str, pattern: &str) {
+    let Ok(mut conn) = redis::Client::open(url).and_then(|c| c.get_connection()) else { return };
+    let keys: Vec<String> = redis::cmd("KEYS").arg(pattern).query(&mut conn).unwrap_or_default();
+    if !keys.is_empty() {
+        let _: Result<i64, _> = redis::cmd("DEL").arg(&keys).query(&mut conn);
+    }
+}
+
+/// The `KEYS` pattern of every key a Redis worker lease keeps for `namespace`
+/// (`snowflake:{<namespace>}:...`). Test namespaces hold no glob characters; the braces are
+/// literal in a pattern.
+pub fn redis_lease_keys(namespace: &str) -> String {
+    format!("snowflake:{{{namespace}}}:*")
+}
+
+/// A test's Redis keys, deleted when dropped (also when the test fails).
+pub struct RedisKeys {
+    pub url: String,
+    /// A `KEYS` pattern covering the test's keys and no one else's.
+    pub pattern: String,
+}
+
+impl Drop for RedisKeys {
+    fn drop(&mut self) {
+        delete_redis_keys(&self.url, &self.pattern);
+    }
+}
