@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use lease_store::{HIGH_WATER, TTL, timed_out, unique};
 use sqlx::{AssertSqlSafe, MySqlPool};
 use tokio::runtime::Runtime;
-use typed_snowflake::worker::lease::{LeaseError, LeaseStore, SqlLeaseStore};
+use typed_snowflake::worker::lease::{Claim, LeaseError, LeaseStore, SqlLeaseStore};
 
 /// A table of this test's own, dropped when this is dropped (also when the test fails), and
 /// a runtime and pool of the test's own for looking at it.
@@ -77,6 +77,22 @@ fn a_stale_token_is_lost() {
 fn an_expired_lease_is_taken_over() {
     let Some((table, namespace)) = setup("expired") else { return };
     lease_store::an_expired_lease_is_taken_over(&table.store(), &table.store(), &namespace);
+}
+
+#[test]
+fn fences_follow_the_clock_and_the_claim() {
+    let Some((table, namespace)) = setup("fences") else { return };
+    lease_store::fences_follow_the_clock_and_the_claim(&table.store(), &namespace);
+}
+
+#[test]
+fn a_store_that_lost_its_data_vouches_for_nothing() {
+    let Some((table, namespace)) = setup("loss") else { return };
+    let lose = || {
+        let delete = AssertSqlSafe(format!("DELETE FROM {}", table.name));
+        table.runtime.block_on(sqlx::query(delete).execute(&table.pool)).expect("emptying the table");
+    };
+    lease_store::a_store_that_lost_its_data_vouches_for_nothing(&table.store(), &namespace, lose);
 }
 
 #[test]
@@ -145,7 +161,7 @@ fn the_table_is_the_documented_one() {
     assert_eq!(columns, expected.map(|(c, t)| (c.to_owned(), t.to_owned())));
 
     // A release keeps the row, its fence and its high water for the next holder.
-    let grant = store.acquire(&namespace, 1, TTL).expect("acquiring");
+    let grant = store.acquire(&Claim::new(&namespace, 1, TTL)).expect("acquiring");
     store.release(&namespace, &grant, HIGH_WATER).expect("releasing");
     let row: (String, i64, Option<i64>) = table
         .runtime
@@ -166,8 +182,8 @@ fn a_locked_row_times_out_within_the_bound() {
     let Some((table, namespace)) = setup("locked") else { return };
     let bound = Duration::from_millis(500);
     let store = table.store_with(bound);
-    let live = store.acquire(&namespace, 2, TTL).expect("acquiring");
-    let expired = store.acquire(&namespace, 2, Duration::from_millis(300)).expect("acquiring");
+    let live = store.acquire(&Claim::new(&namespace, 2, TTL)).expect("acquiring");
+    let expired = store.acquire(&Claim::new(&namespace, 2, Duration::from_millis(300))).expect("acquiring");
     std::thread::sleep(Duration::from_millis(400));
 
     // Another session holds both rows. Dropping its transaction needs the test's runtime.
@@ -181,7 +197,7 @@ fn a_locked_row_times_out_within_the_bound() {
     timed_out(store.renew(&namespace, &live, TTL, HIGH_WATER), began, bound);
     // The expired lease is free, but its row is locked.
     let began = Instant::now();
-    timed_out(store.acquire(&namespace, 2, TTL), began, bound);
+    timed_out(store.acquire(&Claim::new(&namespace, 2, TTL)), began, bound);
     // The clock needs no row: the store still answers.
     store.now_ms().expect("reading the clock beside a locked row");
     assert_ne!(live.worker, expired.worker);
@@ -220,7 +236,7 @@ fn a_server_that_is_down_is_a_store_error() {
 fn a_store_may_be_dropped_inside_an_async_runtime() {
     let Some((table, namespace)) = setup("drop") else { return };
     let store = table.store();
-    let grant = store.acquire(&namespace, 32, TTL).expect("acquiring");
+    let grant = store.acquire(&Claim::new(&namespace, 32, TTL)).expect("acquiring");
     store.release(&namespace, &grant, HIGH_WATER).expect("releasing");
     // Neither blocks nor panics, though dropping a runtime inside another one would.
     table.runtime.block_on(async move { drop(store) });

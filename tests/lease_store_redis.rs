@@ -11,7 +11,7 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use lease_store::{HIGH_WATER, TTL, timed_out, unique};
-use typed_snowflake::worker::lease::{LeaseError, LeaseStore, RedisLeaseStore};
+use typed_snowflake::worker::lease::{Claim, LeaseError, LeaseStore, RedisLeaseStore};
 
 /// Every key of a namespace, deleted when dropped.
 fn cleanup(url: &str, namespace: &str) -> servers::RedisKeys {
@@ -36,11 +36,35 @@ fn thirty_two_holders_share_a_five_bit_space() {
     // One store, so one connection, per holder: 32 processes in miniature.
     let stores: Vec<RedisLeaseStore> = (0..32).map(|_| store(&url)).collect();
     lease_store::thirty_two_holders_share_a_five_bit_space(&stores, &namespace);
-    // Redis takes fences from one counter per namespace, one per acquisition that found a
-    // free ID: 32 holders and one re-acquisition; the refused scan took none.
+}
+
+#[test]
+fn fences_follow_the_clock_and_the_claim() {
+    let Some((url, namespace, _cleanup)) = setup("fences") else { return };
+    lease_store::fences_follow_the_clock_and_the_claim(&store(&url), &namespace);
+}
+
+#[test]
+fn a_store_that_lost_its_data_vouches_for_nothing() {
+    let Some((url, namespace, _cleanup)) = setup("loss") else { return };
+    let lose = || servers::delete_redis_keys(&url, &servers::redis_lease_keys(&namespace));
+    lease_store::a_store_that_lost_its_data_vouches_for_nothing(&store(&url), &namespace, lose);
+}
+
+/// A fence counter lost alone (evicted, deleted) makes every high water of the namespace
+/// untrustworthy: a key that survived may be older than what a holder issued since.
+#[test]
+fn a_lost_fence_counter_vouches_for_no_high_water() {
+    let Some((url, namespace, _cleanup)) = setup("counter") else { return };
+    let store = store(&url);
+    let first = store.acquire(&Claim::new(&namespace, 1, TTL)).expect("acquiring");
+    store.release(&namespace, &first, HIGH_WATER).expect("releasing");
     let mut conn = redis::Client::open(url.as_str()).and_then(|c| c.get_connection()).expect("connecting");
-    let fence: u64 = redis::cmd("GET").arg(format!("snowflake:{{{namespace}}}:fence")).query(&mut conn).expect("GET");
-    assert_eq!(fence, 33);
+    let _: i64 = redis::cmd("DEL").arg(format!("snowflake:{{{namespace}}}:fence")).query(&mut conn).expect("DEL");
+    let second = store.acquire(&Claim::new(&namespace, 1, TTL)).expect("acquiring");
+    assert_eq!(second.previous_high_water_ms, None, "the high water survived, but without its counter");
+    assert!(second.fence > first.fence);
+    store.release(&namespace, &second, HIGH_WATER).expect("releasing");
 }
 
 #[test]
@@ -98,7 +122,7 @@ fn the_last_free_id_is_found() {
 fn the_high_water_outlives_the_lease_key() {
     let Some((url, namespace, _cleanup)) = setup("keys") else { return };
     let store = store(&url);
-    let grant = store.acquire(&namespace, 1, Duration::from_secs(5)).expect("acquiring");
+    let grant = store.acquire(&Claim::new(&namespace, 1, Duration::from_secs(5))).expect("acquiring");
     store.renew(&namespace, &grant, Duration::from_secs(5), HIGH_WATER).expect("renewing");
     let mut conn = redis::Client::open(url.as_str()).and_then(|c| c.get_connection()).expect("connecting");
     let key = |kind: &str| format!("snowflake:{{{namespace}}}:{kind}");
@@ -123,7 +147,7 @@ fn a_server_that_never_answers_times_out() {
     let bound = Duration::from_millis(300);
     let store = RedisLeaseStore::open(&url).expect("a Redis URL").timeout(bound);
     let began = Instant::now();
-    timed_out(store.acquire("shop", 32, TTL), began, bound);
+    timed_out(store.acquire(&Claim::new("shop", 32, TTL)), began, bound);
     let began = Instant::now();
     timed_out(store.now_ms(), began, bound);
 }
@@ -134,7 +158,7 @@ fn a_server_that_is_down_is_a_store_error() {
     let url = format!("redis://:secret@{}", free.local_addr().expect("an address"));
     drop(free);
     let store = RedisLeaseStore::open(&url).expect("a Redis URL");
-    let err = store.acquire("shop", 32, TTL).unwrap_err();
+    let err = store.acquire(&Claim::new("shop", 32, TTL)).unwrap_err();
     assert!(matches!(err, LeaseError::Store { .. }), "{err:?}");
     let message = err.to_string();
     assert!(message.contains("acquiring a worker ID in namespace \"shop\""), "{message}");
@@ -148,7 +172,7 @@ fn a_stopped_server_times_out_within_the_bound_and_recovers() {
     let bound = Duration::from_millis(300);
     let store = RedisLeaseStore::open(&server.url()).expect("a Redis URL").timeout(bound);
     let namespace = "paused";
-    let grant = store.acquire(namespace, 32, TTL).expect("acquiring");
+    let grant = store.acquire(&Claim::new(namespace, 32, TTL)).expect("acquiring");
 
     server.signal("-STOP");
     let began = Instant::now();
@@ -156,12 +180,12 @@ fn a_stopped_server_times_out_within_the_bound_and_recovers() {
     let began = Instant::now();
     timed_out(store.now_ms(), began, bound);
     let began = Instant::now();
-    timed_out(store.acquire(namespace, 32, TTL), began, bound);
+    timed_out(store.acquire(&Claim::new(namespace, 32, TTL)), began, bound);
 
     server.signal("-CONT");
     store.renew(namespace, &grant, TTL, HIGH_WATER).expect("renewing once the server runs again");
     store.release(namespace, &grant, HIGH_WATER).expect("releasing");
-    let again = store.acquire(namespace, 1, TTL).expect("acquiring");
+    let again = store.acquire(&Claim::new(namespace, 1, TTL)).expect("acquiring");
     assert!(again.fence > grant.fence);
 }
 
@@ -171,7 +195,7 @@ fn a_dropped_connection_is_replaced_on_the_next_call() {
     let Some(server) = servers::PrivateRedis::start() else { return };
     let store = RedisLeaseStore::open(&server.url()).expect("a Redis URL");
     let namespace = "reconnect";
-    let grant = store.acquire(namespace, 32, TTL).expect("acquiring");
+    let grant = store.acquire(&Claim::new(namespace, 32, TTL)).expect("acquiring");
     let mut admin = redis::Client::open(server.url()).and_then(|c| c.get_connection()).expect("connecting");
     let killed: i64 =
         redis::cmd("CLIENT").arg(&["KILL", "TYPE", "normal", "SKIPME", "yes"]).query(&mut admin).expect("CLIENT KILL");

@@ -503,9 +503,22 @@ pub enum FenceReason {
         /// The lease's margin.
         margin: std::time::Duration,
     },
-    /// The store says the lease is lost (it expired; another process may hold the worker ID).
-    #[error("its lease is lost; a new lease (a restart) gives this process a worker ID again")]
+    /// The store says the lease is lost (it expired, another process may hold the worker ID,
+    /// or the store lost its data), or the store could not be reached for longer than the
+    /// TTL: the lease is being acquired again, and generation resumes on the new grant
+    /// (the same worker ID or another) by itself.
+    #[error("its lease is lost; it is being acquired again, and generation resumes by itself")]
     Lost,
+    /// The store had no record of the worker ID's earlier holders (a namespace used for the
+    /// first time, or a store that lost its data), so one of them may still be issuing: the
+    /// generator issues nothing until `until_ms`, when every such holder has stopped.
+    #[error(
+        "the store has no record of this worker ID's earlier holders (a new namespace, or a store that lost its data): issuing waits until {until_ms} (Unix ms), when any of them has stopped"
+    )]
+    WaitingOut {
+        /// Unix milliseconds above everything an earlier holder may have issued.
+        until_ms: i64,
+    },
     /// The lease was released.
     #[error("its lease was released")]
     Released,

@@ -2,7 +2,8 @@
 //! counters (feature `metrics`), pushed where they happen. The hot path emits nothing: every
 //! event below comes from a path that already left it (a full sequence, a clock behind the
 //! last ID, an error, a high-water write, the lease's own thread). Without either feature
-//! nothing is emitted; the counters of [`Registry::stats`](crate::Registry::stats) and
+//! nothing is emitted but the lease's outage lines (the fence falling, a loss, recovery
+//! attempts, generation resuming, waits for the store), which go to stderr; the counters of [`Registry::stats`](crate::Registry::stats) and
 //! [`WorkerLease::stats`](crate::worker::lease::WorkerLease::stats) are always kept.
 //!
 //! `tracing` events have the target `typed_snowflake` and the fields listed. Every
@@ -20,7 +21,12 @@
 //! | a worker-ID lease is acquired | `INFO`, `namespace`, `worker`, `fence`, `store` | [`LEASE_ACQUIRED`] (`namespace`, `worker`) |
 //! | a renewal fails (it is retried) | `WARN`, `namespace`, `worker`, `error` | [`LEASE_RENEWAL_FAILURES`] (`namespace`, `worker`) |
 //! | a renewal succeeds after the fence fell (generation resumes) | `WARN`, `namespace`, `worker` | [`LEASE_RENEWED_LATE`] (`namespace`, `worker`) |
-//! | the store says the lease is lost (its generators stop) | `ERROR`, `namespace`, `worker` | [`LEASE_LOST`] (`namespace`, `worker`) |
+//! | the store says the lease is lost (its generators stop; the lease is acquired again) | `ERROR`, `namespace`, `worker` | [`LEASE_LOST`] (`namespace`, `worker`); [`LEASE_FENCED`] set to 1 |
+//! | the fence falls for want of a renewal (an outage begins) | `ERROR`, `namespace`, `worker`, `error` (the last store error) | [`LEASE_FENCED`] (`namespace`) set to 1 |
+//! | an acquisition after a loss fails (retried with backoff; said every 5 s) | `WARN`, `namespace`, `worker`, `error` | |
+//! | the lease issues again after a fence or a loss (the outage ends) | `WARN`, `namespace`, `worker` | [`LEASE_FENCED`] set to 0 |
+//! | a grant has no record in the store, so generation waits out earlier holders | `WARN`, `namespace`, `worker` | |
+//! | the first acquisition waits for a store that does not answer (said every 5 s), and the store answers | `WARN`, then `INFO`, `namespace` | |
 //! | the lease is released, or its release fails | `INFO` or `WARN`, `namespace`, `worker` | [`LEASE_RELEASES`] (`namespace`, `worker`, `result`: `ok` or `failed`) |
 //!
 //! The `error` label of [`ERRORS`] is one of `clock_backwards`, `clock_before_epoch`,
@@ -58,6 +64,9 @@ pub const LEASE_RENEWED_LATE: &str = "snowflake_lease_renewed_late_total";
 pub const LEASE_LOST: &str = "snowflake_lease_lost_total";
 /// Counter: lease releases, by result.
 pub const LEASE_RELEASES: &str = "snowflake_lease_releases_total";
+/// Gauge: 1 while a namespace's lease is fenced (a renewal overdue) or being acquired again
+/// after a loss, 0 while it issues. Labelled `namespace`.
+pub const LEASE_FENCED: &str = "snowflake_lease_fenced";
 
 /// The `error` label of [`ERRORS`].
 #[cfg(any(feature = "tracing", feature = "metrics"))]
@@ -164,12 +173,116 @@ pub(crate) fn lease_renewal_failed(namespace: &str, worker: u64, error: &LeaseEr
     lease_counter(LEASE_RENEWAL_FAILURES, namespace, worker).increment(1);
 }
 
-/// The store says the lease is lost: its generators stop for good.
+/// The store says the lease is lost: its generators stop, and the lease is acquired again.
 pub(crate) fn lease_lost(namespace: &str, worker: u64) {
-    #[cfg(feature = "tracing")]
-    tracing::error!(target: "typed_snowflake", namespace, worker, "worker-ID lease lost; generation on it stops");
+    say_lease(
+        Level::Error,
+        namespace,
+        worker,
+        "the store says the worker-ID lease is lost (it expired, or the store lost it); generation stops and the lease is being acquired again",
+        None,
+    );
+    fenced_gauge(namespace, true);
     #[cfg(feature = "metrics")]
     lease_counter(LEASE_LOST, namespace, worker).increment(1);
+}
+
+/// The fence fell for want of a renewal: generation stops until a renewal (or a new grant)
+/// succeeds. The outage begins.
+pub(crate) fn lease_fenced(namespace: &str, worker: u64, error: Option<&LeaseError>) {
+    say_lease(
+        Level::Error,
+        namespace,
+        worker,
+        "worker-ID lease not renewed within TTL - margin; generation stops until the store answers",
+        error,
+    );
+    fenced_gauge(namespace, true);
+}
+
+/// Generation resumes after a fence or a loss: the outage ends.
+pub(crate) fn lease_resumed(namespace: &str, worker: u64, after: std::time::Duration) {
+    let message = format!("worker-ID lease held again after {after:.1?}; generation resumes");
+    say_lease(Level::Warn, namespace, worker, &message, None);
+    fenced_gauge(namespace, false);
+}
+
+/// An acquisition after a loss failed; it is tried again with backoff. Said every few
+/// seconds while it lasts.
+pub(crate) fn lease_recovering(namespace: &str, worker: u64, error: &LeaseError) {
+    say_lease(Level::Warn, namespace, worker, "acquiring the worker-ID lease again failed; retrying", Some(error));
+}
+
+/// A lease was granted for a worker ID the store has no record of: generation waits out any
+/// earlier holder.
+pub(crate) fn lease_waiting_out(namespace: &str, worker: u64, until_ms: i64, wait: std::time::Duration) {
+    let message = format!(
+        "the store has no record of this worker ID (a new namespace, or a store that lost its data): generation waits {wait:.1?}, until {until_ms} (Unix ms), for any earlier holder to stop"
+    );
+    say_lease(Level::Warn, namespace, worker, &message, None);
+}
+
+/// The first acquisition waits for a store that does not answer. Said every few seconds.
+pub(crate) fn lease_waiting_for_store(
+    namespace: &str,
+    what: &str,
+    error: &LeaseError,
+    waited: std::time::Duration,
+    limit: std::time::Duration,
+) {
+    let message = format!("{what} waits for the lease store ({waited:.1?} of at most {limit:?}): {error}");
+    #[cfg(feature = "tracing")]
+    tracing::warn!(target: "typed_snowflake", namespace, "{message}");
+    #[cfg(not(feature = "tracing"))]
+    eprintln!("typed-snowflake: namespace {namespace:?}: {message}");
+}
+
+/// The store answered after the first acquisition waited for it.
+pub(crate) fn lease_store_back(namespace: &str, what: &str, waited: std::time::Duration) {
+    let message = format!("{what}: the lease store answered after {waited:.1?}");
+    #[cfg(feature = "tracing")]
+    tracing::info!(target: "typed_snowflake", namespace, "{message}");
+    #[cfg(not(feature = "tracing"))]
+    eprintln!("typed-snowflake: namespace {namespace:?}: {message}");
+}
+
+enum Level {
+    Error,
+    Warn,
+}
+
+/// A lease event that begins or ends an outage: a `tracing` event with the feature, one line
+/// on stderr without it, so that an operator sees both ends of an outage in the logs, with
+/// the store's error and its cause.
+fn say_lease(level: Level, namespace: &str, worker: u64, message: &str, error: Option<&LeaseError>) {
+    #[cfg(feature = "tracing")]
+    match (level, error) {
+        (Level::Error, Some(error)) => {
+            tracing::error!(target: "typed_snowflake", namespace, worker, error = %error, "{message}")
+        }
+        (Level::Error, None) => tracing::error!(target: "typed_snowflake", namespace, worker, "{message}"),
+        (Level::Warn, Some(error)) => {
+            tracing::warn!(target: "typed_snowflake", namespace, worker, error = %error, "{message}")
+        }
+        (Level::Warn, None) => tracing::warn!(target: "typed_snowflake", namespace, worker, "{message}"),
+    }
+    #[cfg(not(feature = "tracing"))]
+    {
+        let _ = level;
+        match error {
+            Some(error) => {
+                eprintln!("typed-snowflake: namespace {namespace:?}, worker {worker}: {message}: {error}")
+            }
+            None => eprintln!("typed-snowflake: namespace {namespace:?}, worker {worker}: {message}"),
+        }
+    }
+}
+
+/// [`LEASE_FENCED`]: 1 while the namespace's lease is fenced or being acquired again, 0
+/// while it issues.
+fn fenced_gauge(namespace: &str, fenced: bool) {
+    #[cfg(feature = "metrics")]
+    metrics::gauge!(LEASE_FENCED, "namespace" => namespace.to_owned()).set(if fenced { 1.0 } else { 0.0 });
 }
 
 /// A lease was released (or its release failed).

@@ -1,9 +1,14 @@
-//! The lock-free generator: `(tick, sequence)` packed in one `AtomicU64`.
+//! The lock-free generator: `(tick, worker, sequence)` packed in one `AtomicU64`.
 //!
 //! The hot path is one clock read (a relaxed load of the ticker's millisecond with the
 //! default clock) and one compare-and-swap; no lock, no allocation. Everything unusual
 //! (a full sequence, a clock behind the last ID, a new high-water reservation, the end of
 //! the time field) falls to a cold path that reads the clock precisely.
+//!
+//! The worker ID lives in the packed state too, so that a generator on a lease can move to
+//! another worker ID (after the lease was lost and granted again) with one compare-and-swap:
+//! every ID is made from one state alone, and no thread can pair a tick taken under one
+//! grant with the worker ID of another.
 
 use std::fs;
 use std::io::Write;
@@ -15,7 +20,7 @@ use std::time::{Duration, Instant};
 use crate::clock::{Clock, StepBack};
 use crate::error::{FenceReason, GenerateError};
 use crate::layout::Layout;
-use crate::worker::lease::WorkerLease;
+use crate::worker::lease::{GrantView, Refusal, WorkerLease};
 
 /// The default largest batch for `generate_batch`.
 pub const DEFAULT_BATCH_LIMIT: usize = 100_000;
@@ -43,7 +48,8 @@ pub(crate) fn check_reserve(reserve: Duration) -> Result<(), String> {
 /// on two threads do not slow each other down.
 #[repr(align(128))]
 struct Hot {
-    /// `tick << seq_bits | seq` of the last issued ID.
+    /// `tick << (worker_bits + seq_bits) | worker << seq_bits | seq` of the last issued ID
+    /// (for the default field order, the ID itself).
     state: AtomicU64,
 }
 
@@ -131,10 +137,13 @@ pub struct Generator {
     policy: StepBack,
     layout: Layout,
     name: &'static str,
-    worker: u64,
-    worker_in_place: u64,
+    /// The worker ID in the state (kept here for messages and counters; the IDs take it from
+    /// the state). It changes only when a lease grants another.
+    worker: AtomicU64,
     /// Where the sequence sits: 0, or above the worker in Sonyflake's order.
     seq_shift: u32,
+    /// Where the worker sits in the ID.
+    worker_shift: u32,
     epoch_ms: i64,
     unit_ms: i64,
     seq_bits: u32,
@@ -145,6 +154,8 @@ pub struct Generator {
     high_water: Option<HighWater>,
     /// The worker-ID lease that fences this generator, if any.
     lease: Option<WorkerLease>,
+    /// The lease's grant this generator issues under (written under `extend_lock`).
+    lease_epoch: AtomicU64,
     /// Orders the raises of the limit (high-water writes, lease checks).
     extend_lock: Mutex<()>,
     counters: Counters,
@@ -154,7 +165,7 @@ impl std::fmt::Debug for Generator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Generator")
             .field("name", &self.name)
-            .field("worker", &self.worker)
+            .field("worker", &self.worker())
             .field("layout", &self.layout)
             .field("clock", &self.clock)
             .finish_non_exhaustive()
@@ -282,16 +293,18 @@ impl GeneratorBuilder {
     /// against its maximum, and reads the high-water file, if any.
     pub fn build(mut self) -> Result<Generator, GenerateError> {
         let layout = self.layout;
-        if let Some(lease) = &self.lease {
-            if lease.worker() > layout.max_worker() {
+        // With a lease, the grant it holds now: its worker ID, and what to issue above.
+        let view = self.lease.as_ref().map(WorkerLease::view);
+        if let (Some(lease), Some(view)) = (&self.lease, view) {
+            if view.worker > layout.max_worker() {
                 return Err(GenerateError::LeasedWorkerOutOfRange {
                     type_name: self.name,
                     namespace: lease.namespace().into(),
-                    worker: lease.worker(),
+                    worker: view.worker,
                     max: layout.max_worker(),
                 });
             }
-            self.worker = lease.worker();
+            self.worker = view.worker;
         }
         if self.worker > layout.max_worker() {
             return Err(GenerateError::WorkerOutOfRange {
@@ -315,16 +328,16 @@ impl GeneratorBuilder {
         let unit_ms = layout.unit().as_millis();
         let reserve_ms = self.high_water.as_ref().map_or(0, |(_, d)| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
         let generator = Generator {
-            hot: Hot { state: AtomicU64::new(0) },
+            hot: Hot { state: AtomicU64::new(self.worker << layout.seq_bits()) },
             limit: Arc::new(Limit(AtomicU64::new(layout.max_ticks()))),
             cached: clock.cached(),
             policy: clock.on_step_back(),
             clock,
             layout,
             name: self.name,
-            worker: self.worker,
-            worker_in_place: self.worker << layout.worker_shift(),
+            worker: AtomicU64::new(self.worker),
             seq_shift: layout.seq_shift(),
+            worker_shift: layout.worker_shift(),
             epoch_ms: layout.epoch_ms(),
             unit_ms,
             seq_bits: layout.seq_bits(),
@@ -338,6 +351,7 @@ impl GeneratorBuilder {
                 reserved: AtomicU64::new(0),
             }),
             lease: self.lease,
+            lease_epoch: AtomicU64::new(view.map_or(0, |v| v.epoch)),
             extend_lock: Mutex::new(()),
             counters: Counters::default(),
         };
@@ -345,7 +359,7 @@ impl GeneratorBuilder {
             // Nothing may be issued until a reservation is on disk and the lease allows it.
             // The initial state claims tick 0 with a full sequence so that even the epoch's
             // own tick goes through them (the state `0` would let tick 0 be issued unchecked).
-            generator.hot.state.store(generator.max_seq, Ordering::Relaxed);
+            generator.hot.state.store(generator.state_of(0, self.worker, generator.max_seq), Ordering::Relaxed);
             generator.limit.0.store(0, Ordering::Relaxed);
             let mark_ms = match (&generator.high_water, &self.high_water_fallback) {
                 (Some(hw), fallback) => match (read_mark(&hw.path)?, fallback) {
@@ -358,7 +372,7 @@ impl GeneratorBuilder {
                 lease.watch(&generator.limit);
             }
             // Above the previous holders of a leased worker ID as well as above the mark.
-            let floor_ms = generator.lease.as_ref().and_then(WorkerLease::previous_high_water_ms);
+            let floor_ms = view.and_then(|v| v.floor_ms);
             if let Some(start_ms) = mark_ms.max(floor_ms) {
                 generator.resume_after(start_ms)?;
             }
@@ -386,9 +400,9 @@ impl Generator {
         &self.layout
     }
 
-    /// The worker ID.
+    /// The worker ID: on a lease, the one of the grant the generator last issued under.
     pub fn worker(&self) -> u64 {
-        self.worker
+        self.worker.load(Ordering::Relaxed)
     }
 
     /// The largest batch accepted.
@@ -410,7 +424,60 @@ impl Generator {
             return Err(self.time_exhausted());
         };
         // The clock is not moved: it may be shared by every type of the process.
-        self.hot.state.store((tick << self.seq_bits) | self.max_seq, Ordering::Relaxed);
+        self.hot.state.store(self.state_of(tick, self.worker(), self.max_seq), Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The packed state of an ID: the tick above the worker above the sequence.
+    #[inline(always)]
+    fn state_of(&self, tick: u64, worker: u64, seq: u64) -> u64 {
+        (tick << (self.worker_bits + self.seq_bits)) | (worker << self.seq_bits) | seq
+    }
+
+    /// The tick of a packed state.
+    #[inline(always)]
+    fn tick_in(&self, state: u64) -> u64 {
+        state >> (self.worker_bits + self.seq_bits)
+    }
+
+    /// The worker bits of a packed state, in place: what a new tick keeps.
+    #[inline(always)]
+    fn worker_in(&self, state: u64) -> u64 {
+        state & (self.layout.max_worker() << self.seq_bits)
+    }
+
+    /// Moves the generator to a lease's new grant: its worker ID, above what earlier holders
+    /// of it may have issued and above this generator's own last ID (so its IDs keep
+    /// increasing). One compare-and-swap installs it, so every ID is made under one grant or
+    /// the other; the limit falls to 0, so the next ID asks the lease again.
+    fn switch_to(&self, view: GrantView) -> Result<(), GenerateError> {
+        if view.worker > self.layout.max_worker() {
+            let namespace = self.lease.as_ref().map_or_else(|| "".into(), |lease| lease.namespace().into());
+            return self.fail(GenerateError::LeasedWorkerOutOfRange {
+                type_name: self.name,
+                namespace,
+                worker: view.worker,
+                max: self.layout.max_worker(),
+            });
+        }
+        let floor_tick = match view.floor_ms {
+            Some(ms) if ms >= self.epoch_ms => match self.layout.tick_of(ms) {
+                Ok(tick) => tick,
+                Err(_) => return self.fail(self.time_exhausted()),
+            },
+            _ => 0,
+        };
+        self.limit.0.store(0, Ordering::Release);
+        let mut cur = self.hot.state.load(Ordering::Acquire);
+        loop {
+            let next = self.state_of(self.tick_in(cur).max(floor_tick), view.worker, self.max_seq);
+            match self.hot.state.compare_exchange(cur, next, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => break,
+                Err(actual) => cur = actual,
+            }
+        }
+        self.worker.store(view.worker, Ordering::Relaxed);
+        self.lease_epoch.store(view.epoch, Ordering::Relaxed);
         Ok(())
     }
 
@@ -420,14 +487,7 @@ impl Generator {
 
     #[inline(always)]
     fn raw_of(&self, state: u64) -> i64 {
-        let seq = state & self.max_seq;
-        let tick_bits = state & !self.max_seq;
-        // tick << (worker_bits + seq_bits) | worker << worker_shift | seq << seq_shift, the
-        // fields where the layout puts them; at or above 2^63 only for a 64-bit layout, whose
-        // IDs are carried as their bit pattern.
-        #[allow(clippy::cast_possible_wrap)]
-        let raw = ((tick_bits << self.worker_bits) | self.worker_in_place | (seq << self.seq_shift)) as i64;
-        raw
+        raw_in(state, self.seq_bits, self.max_seq, self.layout.max_worker(), self.worker_shift, self.seq_shift)
     }
 
     #[inline(always)]
@@ -470,14 +530,17 @@ impl Generator {
         let unit = layout.unit().as_millis();
         let now = if unit == 1 { since } else { since / unit }.cast_unsigned();
         let seq_bits = layout.seq_bits();
+        let tick_shift = layout.worker_bits() + seq_bits;
         let max_seq = layout.max_seq();
         let mut cur = self.hot.state.load(Ordering::Relaxed);
         loop {
-            let last = cur >> seq_bits;
+            let last = cur >> tick_shift;
             let next = if now == last && cur & max_seq != max_seq {
                 cur + 1
             } else if now > last && self.random_start == 0 && now <= self.limit.0.load(Ordering::Acquire) {
-                now << seq_bits
+                // The worker comes from the state it follows: a switch to another grant is a
+                // CAS on the state, so this CAS fails across one.
+                (now << tick_shift) | (cur & (layout.max_worker() << seq_bits))
             } else {
                 return None;
             };
@@ -489,11 +552,14 @@ impl Generator {
             // is the same `lock cmpxchg` as Relaxed; on AArch64, `casl` instead of `cas`.
             match self.hot.state.compare_exchange_weak(cur, next, Ordering::Release, Ordering::Relaxed) {
                 Ok(_) => {
-                    let id = ((next & !max_seq) << layout.worker_bits())
-                        | self.worker_in_place
-                        | ((next & max_seq) << layout.seq_shift());
-                    // Below 2^63 unless the layout uses all 64 bits: then the bit pattern.
-                    return Some(id.cast_signed());
+                    return Some(raw_in(
+                        next,
+                        seq_bits,
+                        max_seq,
+                        layout.max_worker(),
+                        layout.worker_shift(),
+                        layout.seq_shift(),
+                    ));
                 }
                 Err(actual) => cur = actual,
             }
@@ -521,7 +587,7 @@ impl Generator {
     #[cold]
     fn fail<T>(&self, error: GenerateError) -> Result<T, GenerateError> {
         self.counters.errors.fetch_add(1, Ordering::Relaxed);
-        crate::events::generate_error(self.name, self.worker, &error);
+        crate::events::generate_error(self.name, self.worker(), &error);
         Err(error)
     }
 
@@ -633,7 +699,7 @@ impl Generator {
                 Ok(now) => now,
                 Err(e) => return self.fail(e),
             };
-            let last = cur >> self.seq_bits;
+            let last = self.tick_in(cur);
             let seq = cur & self.max_seq;
             let (first, count) = if now > last {
                 if now > limit {
@@ -641,7 +707,7 @@ impl Generator {
                     continue;
                 }
                 let start = self.start_seq();
-                ((now << self.seq_bits) | start, want.min(self.max_seq - start + 1))
+                (self.state_of(now, 0, start) | self.worker_in(cur), want.min(self.max_seq - start + 1))
             } else if now == last {
                 if seq < self.max_seq {
                     (cur + 1, want.min(self.max_seq - seq))
@@ -651,7 +717,7 @@ impl Generator {
                     if !waiting.counted {
                         waiting.counted = true;
                         self.counters.exhausted_waits.fetch_add(1, Ordering::Relaxed);
-                        crate::events::sequence_exhausted(self.name, self.worker);
+                        crate::events::sequence_exhausted(self.name, self.worker());
                     }
                     return Ok(Step::NextTick);
                 }
@@ -667,7 +733,7 @@ impl Generator {
                 if !waiting.counted {
                     waiting.counted = true;
                     self.counters.exhausted_waits.fetch_add(1, Ordering::Relaxed);
-                    crate::events::sequence_exhausted(self.name, self.worker);
+                    crate::events::sequence_exhausted(self.name, self.worker());
                 }
                 return Ok(Step::NextTick);
             } else {
@@ -691,7 +757,7 @@ impl Generator {
                                 continue;
                             }
                             let start = self.start_seq();
-                            ((next << self.seq_bits) | start, want.min(self.max_seq - start + 1))
+                            (self.state_of(next, 0, start) | self.worker_in(cur), want.min(self.max_seq - start + 1))
                         }
                     }
                     StepBack::Wait { max } => {
@@ -731,7 +797,7 @@ impl Generator {
         let mark = self.counters.step_back_mark.fetch_max(after, Ordering::Relaxed);
         if cur > mark {
             self.counters.clock_step_backs.fetch_add(1, Ordering::Relaxed);
-            crate::events::clock_step_back(self.name, self.worker, behind_ms);
+            crate::events::clock_step_back(self.name, self.worker(), behind_ms);
         }
     }
 
@@ -784,7 +850,11 @@ impl Generator {
         }
         let mut new_limit = self.layout.max_ticks();
         if let Some(lease) = &self.lease {
-            new_limit = self.lease_limit(lease, tick)?;
+            match self.lease_limit(lease, tick)? {
+                Some(limit) => new_limit = limit,
+                // Moved to a new grant: the caller takes its state and tries again.
+                None => return Ok(()),
+            }
         }
         if let Some(hw) = &self.high_water {
             let end = self.last_markable_tick();
@@ -800,7 +870,7 @@ impl Generator {
                 match raise_mark(&hw.path, mark_ms) {
                     Ok(true) => {
                         self.counters.high_water_writes.fetch_add(1, Ordering::Relaxed);
-                        crate::events::high_water_written(self.name, self.worker, &hw.path, mark_ms);
+                        crate::events::high_water_written(self.name, self.worker(), &hw.path, mark_ms);
                     }
                     // The file already holds a mark at least this high: it covers the reservation.
                     Ok(false) => {}
@@ -813,19 +883,28 @@ impl Generator {
         // Release: a thread that sees the new limit also sees that the mark is on disk and
         // that the lease recorded it.
         self.limit.0.store(new_limit, Ordering::Release);
+        // A lease lost or released meanwhile dropped the limit to 0 before this store, or is
+        // seen here: either way the limit ends at 0.
+        if let Some(lease) = &self.lease
+            && !lease.holds(self.lease_epoch.load(Ordering::Relaxed))
+        {
+            self.limit.0.store(0, Ordering::Release);
+        }
         Ok(())
     }
 
-    /// The last tick the lease lets this generator issue in, at least `tick`, or the fence.
-    fn lease_limit(&self, lease: &WorkerLease, tick: u64) -> Result<u64, GenerateError> {
+    /// The last tick the lease lets this generator issue in, at least `tick`, or the fence;
+    /// `None` when the generator moved to the lease's new grant instead.
+    fn lease_limit(&self, lease: &WorkerLease, tick: u64) -> Result<Option<u64>, GenerateError> {
         let fenced =
-            |reason| GenerateError::Fenced { namespace: lease.namespace().into(), worker: self.worker, reason };
+            |reason| GenerateError::Fenced { namespace: lease.namespace().into(), worker: self.worker(), reason };
         // From the later of the clock and the tick asked for: `Borrow` and a resumed floor
         // may ask for ticks ahead of the clock, within the fence deadline.
         let from_ms = self.clock.now_ms().max(self.layout.tick_start_ms(tick));
-        let until = match lease.grant_until(from_ms, self.unit_ms) {
+        let until = match lease.grant_until(from_ms, self.unit_ms, self.lease_epoch.load(Ordering::Relaxed)) {
             Ok(until) => until,
-            Err(reason) => return self.fail(fenced(reason)),
+            Err(Refusal::Fenced(reason)) => return self.fail(fenced(reason)),
+            Err(Refusal::Switch(view)) => return self.switch_to(view).map(|()| None),
         };
         // The last tick that ends at or before `until`.
         let last = match self.layout.tick_of(until) {
@@ -834,7 +913,7 @@ impl Generator {
             Err(_) => Some(self.layout.max_ticks()),
         };
         match last {
-            Some(last) if last >= tick => Ok(last),
+            Some(last) if last >= tick => Ok(Some(last)),
             _ => {
                 self.fail(fenced(FenceReason::ClockAhead { now_ms: self.layout.tick_start_ms(tick), bound_ms: until }))
             }
@@ -877,13 +956,25 @@ impl Generator {
     pub fn stats(&self) -> GeneratorStats {
         GeneratorStats {
             name: self.name,
-            worker: self.worker,
+            worker: self.worker(),
             exhausted_waits: self.counters.exhausted_waits.load(Ordering::Relaxed),
             clock_step_backs: self.counters.clock_step_backs.load(Ordering::Relaxed),
             errors: self.counters.errors.load(Ordering::Relaxed),
             high_water_writes: self.counters.high_water_writes.load(Ordering::Relaxed),
         }
     }
+}
+
+/// The ID of a packed state (`tick | worker | seq`, from the top): the fields where the layout
+/// puts them. For the default order (`worker_shift == seq_bits`, `seq_shift == 0`) it is the
+/// state itself, and with the layout's constants inlined the compiler sees that. At or above
+/// 2^63 only for a 64-bit layout, whose IDs are carried as their bit pattern.
+#[inline(always)]
+fn raw_in(state: u64, seq_bits: u32, max_seq: u64, max_worker: u64, worker_shift: u32, seq_shift: u32) -> i64 {
+    let tick_bits = state & !((max_worker << seq_bits) | max_seq);
+    let worker = (state >> seq_bits) & max_worker;
+    let seq = state & max_seq;
+    (tick_bits | (worker << worker_shift) | (seq << seq_shift)).cast_signed()
 }
 
 /// What a slow-path attempt leads to.

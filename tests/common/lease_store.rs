@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::sync::Barrier;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use typed_snowflake::worker::lease::{Grant, LeaseError, LeaseStore};
+use typed_snowflake::worker::lease::{Claim, Grant, LeaseError, LeaseStore};
 
 /// Long enough that no lease of a test expires unless the test means it to.
 pub const TTL: Duration = Duration::from_secs(30);
@@ -48,7 +48,9 @@ pub fn thirty_two_holders_share_a_five_bit_space<S: LeaseStore>(stores: &[S], na
                 scope.spawn(move || {
                     start.wait();
                     let asked = Instant::now();
-                    let grant = store.acquire(namespace, 32, TTL).unwrap_or_else(|e| panic!("holder {holder}: {e}"));
+                    let grant = store
+                        .acquire(&Claim::new(namespace, 32, TTL))
+                        .unwrap_or_else(|e| panic!("holder {holder}: {e}"));
                     (holder, grant, asked.elapsed())
                 })
             })
@@ -63,7 +65,7 @@ pub fn thirty_two_holders_share_a_five_bit_space<S: LeaseStore>(stores: &[S], na
     let tokens: BTreeSet<&str> = grants.iter().map(|(_, grant, _)| grant.token.as_str()).collect();
     assert_eq!(tokens.len(), HOLDERS, "every acquisition has its own token");
 
-    match stores[0].acquire(namespace, 32, TTL) {
+    match stores[0].acquire(&Claim::new(namespace, 32, TTL)) {
         Err(err @ LeaseError::NoFreeWorker { .. }) => assert_eq!(
             err.to_string(),
             format!("no free worker ID in namespace \"{namespace}\": all 32 (0..32) are leased")
@@ -78,7 +80,7 @@ pub fn thirty_two_holders_share_a_five_bit_space<S: LeaseStore>(stores: &[S], na
     store.release(namespace, released, HIGH_WATER + 7).expect("releasing a live lease");
     lost(store.renew(namespace, released, TTL, HIGH_WATER), namespace, released.worker);
 
-    let again = stores[1 % stores.len()].acquire(namespace, 32, TTL).expect("the released ID is free");
+    let again = stores[1 % stores.len()].acquire(&Claim::new(namespace, 32, TTL)).expect("the released ID is free");
     assert_eq!(again.worker, released.worker, "the only free ID is the released one");
     assert_eq!(again.previous_high_water_ms, Some(HIGH_WATER + 7), "the new holder starts after the old one");
     assert!(again.fence > released.fence, "fence {} must exceed {}", again.fence, released.fence);
@@ -94,18 +96,18 @@ pub fn thirty_two_holders_share_a_five_bit_space<S: LeaseStore>(stores: &[S], na
 /// value (the holder has stopped, and its renewals recorded deadlines beyond its last ID); a
 /// first holder sees none.
 pub fn high_water_rises_until_the_release<S: LeaseStore>(store: &S, namespace: &str) {
-    let first = store.acquire(namespace, 1, TTL).expect("acquiring");
+    let first = store.acquire(&Claim::new(namespace, 1, TTL)).expect("acquiring");
     assert_eq!(first.previous_high_water_ms, None, "no holder came before");
     store.renew(namespace, &first, TTL, HIGH_WATER + 100).expect("renewing");
     store.renew(namespace, &first, TTL, HIGH_WATER).expect("renewing with a lower high water");
-    let lapsed = store.acquire(namespace, 1, TTL);
+    let lapsed = store.acquire(&Claim::new(namespace, 1, TTL));
     assert!(matches!(lapsed, Err(LeaseError::NoFreeWorker { .. })), "{lapsed:?}");
     store.release(namespace, &first, HIGH_WATER + 50).expect("releasing");
-    let second = store.acquire(namespace, 1, TTL).expect("acquiring again");
+    let second = store.acquire(&Claim::new(namespace, 1, TTL)).expect("acquiring again");
     assert_eq!(second.previous_high_water_ms, Some(HIGH_WATER + 50), "the release's final value");
     assert!(second.fence > first.fence);
     store.release(namespace, &second, HIGH_WATER + 200).expect("releasing");
-    let third = store.acquire(namespace, 1, TTL).expect("acquiring a third time");
+    let third = store.acquire(&Claim::new(namespace, 1, TTL)).expect("acquiring a third time");
     assert_eq!(third.previous_high_water_ms, Some(HIGH_WATER + 200));
     assert!(third.fence > second.fence);
     store.release(namespace, &third, HIGH_WATER).expect("releasing");
@@ -114,7 +116,7 @@ pub fn high_water_rises_until_the_release<S: LeaseStore>(store: &S, namespace: &
 /// A grant with another token or fence holds nothing: its renewal and release are `Lost`, and
 /// the real holder keeps the lease. A released grant holds nothing either.
 pub fn a_stale_token_is_lost<S: LeaseStore>(store: &S, namespace: &str) {
-    let grant = store.acquire(namespace, 32, TTL).expect("acquiring");
+    let grant = store.acquire(&Claim::new(namespace, 32, TTL)).expect("acquiring");
     let forged_token = Grant { token: "0123456789abcdef0123456789abcdef".into(), ..grant.clone() };
     let forged_fence = Grant { fence: grant.fence + 1, ..grant.clone() };
     for forged in [&forged_token, &forged_fence] {
@@ -140,14 +142,14 @@ pub fn a_stale_token_is_lost<S: LeaseStore>(store: &S, namespace: &str) {
 /// renewal and release are then `Lost` and leave the new lease alone.
 pub fn an_expired_lease_is_taken_over<S: LeaseStore>(old_store: &S, new_store: &S, namespace: &str) {
     let short = Duration::from_millis(300);
-    let old = old_store.acquire(namespace, 1, short).expect("acquiring");
+    let old = old_store.acquire(&Claim::new(namespace, 1, short)).expect("acquiring");
     old_store.renew(namespace, &old, short, HIGH_WATER).expect("renewing");
     assert!(
-        matches!(new_store.acquire(namespace, 1, TTL), Err(LeaseError::NoFreeWorker { .. })),
+        matches!(new_store.acquire(&Claim::new(namespace, 1, TTL)), Err(LeaseError::NoFreeWorker { .. })),
         "a live lease is not taken"
     );
     std::thread::sleep(short + Duration::from_millis(200));
-    let new = new_store.acquire(namespace, 1, TTL).expect("an expired lease is free");
+    let new = new_store.acquire(&Claim::new(namespace, 1, TTL)).expect("an expired lease is free");
     assert_eq!(new.worker, old.worker);
     assert!(new.fence > old.fence, "fence {} must exceed {}", new.fence, old.fence);
     assert_eq!(new.previous_high_water_ms, Some(HIGH_WATER));
@@ -155,7 +157,7 @@ pub fn an_expired_lease_is_taken_over<S: LeaseStore>(old_store: &S, new_store: &
     lost(old_store.release(namespace, &old, HIGH_WATER + 1), namespace, old.worker);
     new_store.renew(namespace, &new, TTL, HIGH_WATER + 2).expect("the new holder keeps it");
     new_store.release(namespace, &new, HIGH_WATER + 2).expect("releasing");
-    let next = new_store.acquire(namespace, 1, TTL).expect("acquiring");
+    let next = new_store.acquire(&Claim::new(namespace, 1, TTL)).expect("acquiring");
     assert_eq!(next.previous_high_water_ms, Some(HIGH_WATER + 2), "the old holder's late release changed nothing");
     new_store.release(namespace, &next, HIGH_WATER).expect("releasing");
 }
@@ -165,7 +167,7 @@ pub fn the_store_clock_is_close<S: LeaseStore>(store: &S, namespace: &str) {
     let store_ms = store.now_ms().expect("reading the store's clock");
     let local_ms = local_now_ms();
     assert!((store_ms - local_ms).abs() < 1_000, "store {store_ms} vs local {local_ms}");
-    let grant = store.acquire(namespace, 4, TTL).expect("acquiring");
+    let grant = store.acquire(&Claim::new(namespace, 4, TTL)).expect("acquiring");
     let local_ms = local_now_ms();
     assert!((grant.store_now_ms - local_ms).abs() < 1_000, "store {} vs local {local_ms}", grant.store_now_ms);
     store.release(namespace, &grant, grant.store_now_ms).expect("releasing");
@@ -178,7 +180,7 @@ pub fn bad_arguments_are_refused<S: LeaseStore>(store: &S, namespace: &str) {
     let grant = Grant { worker: 0, token: "0".repeat(32), fence: 1, previous_high_water_ms: None, store_now_ms: 0 };
     for hostile in ["", long.as_str(), "a b", "shop*", "{shop}", "x'; DROP TABLE users; --", "shop\r\nDEL x", "café"] {
         for result in [
-            store.acquire(hostile, 32, TTL).map(drop),
+            store.acquire(&Claim::new(hostile, 32, TTL)).map(drop),
             store.renew(hostile, &grant, TTL, 0),
             store.release(hostile, &grant, 0),
         ] {
@@ -192,14 +194,20 @@ pub fn bad_arguments_are_refused<S: LeaseStore>(store: &S, namespace: &str) {
         }
     }
     for space in [0, (1 << 22) + 1] {
-        assert!(matches!(store.acquire(namespace, space, TTL), Err(LeaseError::BadSpace { .. })), "space {space}");
+        assert!(
+            matches!(store.acquire(&Claim::new(namespace, space, TTL)), Err(LeaseError::BadSpace { .. })),
+            "space {space}"
+        );
     }
     for ttl in [Duration::ZERO, Duration::from_secs(24 * 60 * 60 + 1)] {
-        assert!(matches!(store.acquire(namespace, 32, ttl), Err(LeaseError::BadTtl { .. })), "ttl {ttl:?}");
+        assert!(
+            matches!(store.acquire(&Claim::new(namespace, 32, ttl)), Err(LeaseError::BadTtl { .. })),
+            "ttl {ttl:?}"
+        );
         assert!(matches!(store.renew(namespace, &grant, ttl, 0), Err(LeaseError::BadTtl { .. })), "ttl {ttl:?}");
     }
     // The widest space is accepted, and the scan stops at the first free ID.
-    let wide = store.acquire(namespace, 1 << 22, TTL).expect("acquiring in the widest space");
+    let wide = store.acquire(&Claim::new(namespace, 1 << 22, TTL)).expect("acquiring in the widest space");
     assert!(wide.worker < 1 << 22);
     store.release(namespace, &wide, 0).expect("releasing");
 }
@@ -215,9 +223,9 @@ pub const FREE: u64 = 1_500;
 /// round trips rather than one per worker ID.
 pub fn the_last_free_id_is_found<S: LeaseStore>(store: &S, namespace: &str) {
     let began = Instant::now();
-    let grant = store.acquire(namespace, WIDE_SPACE, TTL).expect("acquiring the last free ID");
+    let grant = store.acquire(&Claim::new(namespace, WIDE_SPACE, TTL)).expect("acquiring the last free ID");
     assert_eq!(grant.worker, FREE);
-    let refused = store.acquire(namespace, WIDE_SPACE, TTL);
+    let refused = store.acquire(&Claim::new(namespace, WIDE_SPACE, TTL));
     let took = began.elapsed();
     // About 10 ms against local servers; a statement per worker ID took seconds.
     assert!(took < Duration::from_secs(1), "two scans of {WIDE_SPACE} IDs took {took:?}");
@@ -235,8 +243,8 @@ pub fn the_last_free_id_is_found<S: LeaseStore>(store: &S, namespace: &str) {
 pub fn namespaces_differ_by_case<S: LeaseStore>(store: &S, namespace: &str) {
     let upper = format!("{namespace}_A");
     let lower = format!("{namespace}_a");
-    let a = store.acquire(&upper, 1, TTL).expect("acquiring in one namespace");
-    let b = store.acquire(&lower, 1, TTL).expect("acquiring in the other");
+    let a = store.acquire(&Claim::new(&upper, 1, TTL)).expect("acquiring in one namespace");
+    let b = store.acquire(&Claim::new(&lower, 1, TTL)).expect("acquiring in the other");
     assert_eq!((a.worker, b.worker), (0, 0));
     store.release(&upper, &a, HIGH_WATER).expect("releasing");
     store.release(&lower, &b, HIGH_WATER).expect("releasing");
@@ -251,4 +259,52 @@ pub fn timed_out<T: std::fmt::Debug>(result: Result<T, LeaseError>, began: Insta
         other => panic!("expected a timeout after {bound:?}, got {other:?} after {took:?}"),
     }
     assert!(took < bound + Duration::from_millis(300), "the timeout of {bound:?} took {took:?}");
+}
+
+/// Fencing numbers follow the store's clock in microseconds, unless the last one (or the
+/// claim's) is higher, and grow with every acquisition; the preferred worker ID is taken when
+/// it is free, another when it is not.
+pub fn fences_follow_the_clock_and_the_claim<S: LeaseStore>(store: &S, namespace: &str) {
+    // The store's clock and ours agree within two seconds on this machine.
+    let skew_us = 2_000_000;
+    let before_us = local_now_ms() * 1000;
+    let first = store.acquire(&Claim::new(namespace, 32, TTL).prefer(7)).expect("acquiring");
+    let after_us = local_now_ms() * 1000;
+    assert_eq!(first.worker, 7, "the preferred worker ID, free");
+    let fence = i64::try_from(first.fence).expect("a fence fits an i64");
+    assert!(
+        fence >= before_us - skew_us && fence <= after_us + skew_us,
+        "the fence {fence} is the store's clock in µs ({before_us}..{after_us})"
+    );
+    let ahead = first.fence + 1_000_000_000_000;
+    let second = store.acquire(&Claim::new(namespace, 32, TTL).prefer(7).fence_above(ahead)).expect("acquiring");
+    assert_ne!(second.worker, 7, "the preferred worker ID is held: another");
+    assert!(second.fence > ahead, "above the claim's fence: {} <= {ahead}", second.fence);
+    store.release(namespace, &first, HIGH_WATER).expect("releasing");
+    let third = store.acquire(&Claim::new(namespace, 32, TTL).prefer(7)).expect("acquiring");
+    assert_eq!(third.worker, 7, "free again");
+    assert!(third.fence > first.fence, "never backwards for a worker ID");
+    assert_eq!(third.previous_high_water_ms, Some(HIGH_WATER));
+    store.release(namespace, &second, HIGH_WATER).expect("releasing");
+    store.release(namespace, &third, HIGH_WATER).expect("releasing");
+}
+
+/// A store that lost its records of a namespace (`lose` deletes them, as a restart without
+/// persistence, a flush or an emptied table would) grants its worker IDs without a high
+/// water, so the holder waits out any earlier one, and with a fence above every earlier one;
+/// what holders record afterwards is vouched for again.
+pub fn a_store_that_lost_its_data_vouches_for_nothing<S: LeaseStore>(store: &S, namespace: &str, lose: impl Fn()) {
+    let first = store.acquire(&Claim::new(namespace, 1, TTL)).expect("acquiring");
+    assert_eq!(first.previous_high_water_ms, None, "never leased before");
+    store.renew(namespace, &first, TTL, HIGH_WATER).expect("renewing");
+    lose();
+    let second = store.acquire(&Claim::new(namespace, 1, TTL)).expect("the lost lease is free");
+    assert_eq!(second.previous_high_water_ms, None, "after the loss the store vouches for nothing");
+    assert!(second.fence > first.fence, "the fence never goes backwards: {} <= {}", second.fence, first.fence);
+    lost(store.renew(namespace, &first, TTL, HIGH_WATER), namespace, first.worker);
+    store.release(namespace, &second, HIGH_WATER + 5).expect("releasing");
+    let third = store.acquire(&Claim::new(namespace, 1, TTL)).expect("acquiring");
+    assert_eq!(third.previous_high_water_ms, Some(HIGH_WATER + 5), "recorded since the loss");
+    assert!(third.fence > second.fence);
+    store.release(namespace, &third, HIGH_WATER).expect("releasing");
 }

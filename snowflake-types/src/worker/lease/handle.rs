@@ -1,22 +1,43 @@
 //! A worker-ID lease held by this process: acquired from a [`LeaseStore`], renewed in the
-//! background, released on shutdown, and the fence that every generator on it checks.
+//! background, acquired again by itself when it is lost, released on shutdown, and the fence
+//! that every generator on it checks.
 //!
 //! One thread per lease (`snowflake-lease`) makes every store call: the acquisition, the
-//! renewals (every `renew_every`, by default a third of the TTL), and the release. Store calls
-//! therefore never run inside the caller's async runtime, and a lease is the same object for
-//! tokio services ([`WorkerLeaseBuilder::acquire_async`]) and for blocking programs
-//! ([`WorkerLeaseBuilder::acquire`]).
+//! renewals (every `renew_every`, by default a third of the TTL), the acquisitions after a
+//! loss, and the release. Store calls therefore never run inside the caller's async runtime,
+//! and a lease is the same object for tokio services ([`WorkerLeaseBuilder::acquire_async`])
+//! and for blocking programs ([`WorkerLeaseBuilder::acquire`]).
+//!
+//! # Why a store that forgot is not trusted
+//!
+//! A holder issues only timestamps up to the fence deadline the store acknowledged (its
+//! clock at the start of its last renewal plus the TTL), and stops issuing `TTL - margin`
+//! after that renewal began. So at any instant, everything a holder of a worker ID may ever
+//! issue lies at or below the store's clock plus the TTL, plus the clock tolerance between
+//! the holder and the store (the clocks are compared at every acquisition).
+//!
+//! A grant that carries a high water (`previous_high_water_ms`) starts above it: every
+//! holder records its deadline before its first ID and at every renewal, and its final
+//! issued timestamp when it releases. A grant without one (the store has no record of the
+//! worker ID, or its fencing counter had to start again: a new namespace, or a Redis
+//! restarted empty, a flush, a table emptied) gets the floor `store clock + TTL + tolerance`
+//! instead: above anything an earlier holder, who may not know yet that its record
+//! vanished, can still issue. Its generators issue nothing until the local clock reaches
+//! that floor, so the first use of a worker ID in a namespace, and the first acquisition
+//! after a store lost its data, wait about one TTL; an ordinary hand-over (the record is
+//! there) does not wait. The floor is recorded at the first renewal, so a crash during the
+//! wait hands it on.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicI64, AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 use std::task::{Context, Poll, Waker};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
-use super::store::support::{check_namespace, check_space, ttl_ms};
-use super::store::{Grant, LeaseError, LeaseStore};
+use super::store::support::{check_namespace, check_space, random_u64, ttl_ms};
+use super::store::{Claim, Grant, LeaseError, LeaseStore};
 use crate::clock::{Clock, MonotonicClock};
 use crate::error::FenceReason;
 use crate::generator::Limit;
@@ -33,6 +54,20 @@ pub const DEFAULT_MARGIN: Duration = Duration::from_secs(2);
 /// The default largest difference between the local clock and the store's at acquisition: 1 s.
 pub const DEFAULT_CLOCK_TOLERANCE: Duration = Duration::from_secs(1);
 
+/// How long an acquisition keeps trying a store that does not answer before it fails: 30 s by
+/// default. A process started during a store outage waits this long (logging every few
+/// seconds), so a rolling update stalls with its new pods not ready, rather than crash-looping,
+/// through a short outage; past it, the start fails with the store's error.
+///
+/// ```
+/// use std::time::Duration;
+/// use typed_snowflake::worker::lease::DEFAULT_STORE_WAIT;
+///
+/// assert_eq!(DEFAULT_STORE_WAIT, Duration::from_secs(30));
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub const DEFAULT_STORE_WAIT: Duration = Duration::from_secs(30);
+
 /// The namespace of a lease configured by `SNOWFLAKE_WORKER_LEASE` alone.
 pub const DEFAULT_NAMESPACE: &str = "typed-snowflake";
 
@@ -40,6 +75,9 @@ pub const DEFAULT_NAMESPACE: &str = "typed-snowflake";
 /// released lease records at most this much beyond the last issued tick, so the next holder
 /// of the worker ID starts that close to its own clock.
 const STEP_MS: i64 = 100;
+
+/// How often a wait for the store, or a recovery, says so in the logs.
+const LOG_EVERY: Duration = Duration::from_secs(5);
 
 /// Configures and acquires a [`WorkerLease`]. See [`WorkerLease::builder`].
 #[derive(Debug, Clone)]
@@ -52,6 +90,7 @@ pub struct WorkerLeaseBuilder {
     margin: Duration,
     renew_every: Option<Duration>,
     tolerance: Duration,
+    wait_for_store: Duration,
     clock: Arc<dyn Clock>,
 }
 
@@ -93,6 +132,23 @@ impl WorkerLeaseBuilder {
     /// accepts (default [`DEFAULT_CLOCK_TOLERANCE`]).
     pub fn clock_tolerance(mut self, tolerance: Duration) -> Self {
         self.tolerance = tolerance;
+        self
+    }
+    /// How long the first acquisition keeps trying a store that does not answer (or cannot
+    /// be connected to) before it fails with the store's error (default
+    /// [`DEFAULT_STORE_WAIT`]; `Duration::ZERO` fails at the first error). It logs every few
+    /// seconds while it waits. Errors that waiting cannot mend (a bad URL, a full worker-ID
+    /// space, a skewed clock) fail at once.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use typed_snowflake::worker::lease::WorkerLease;
+    ///
+    /// let lease = WorkerLease::from_url("redis://127.0.0.1:6379").wait_for_store(Duration::from_secs(120)).acquire()?;
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn wait_for_store(mut self, wait: Duration) -> Self {
+        self.wait_for_store = wait;
         self
     }
     /// The local clock: the one compared with the store's at acquisition and whose readings
@@ -137,9 +193,13 @@ impl WorkerLeaseBuilder {
         Ok(())
     }
 
-    /// Acquires a worker ID, blocking until the store answers: checks the local clock
+    /// Acquires a worker ID, blocking until the store answers (retrying a store that does not
+    /// answer for up to [`wait_for_store`](Self::wait_for_store)): checks the local clock
     /// against the store's, takes the first free worker ID from a random start, and records
-    /// the first fence deadline. Renewals then run on the lease's own thread.
+    /// the first fence deadline. When the store has no record of the worker ID (a namespace
+    /// used for the first time, or a store that lost its data), it returns once any earlier
+    /// holder of it has stopped: about one TTL later. Renewals then run on the lease's own
+    /// thread.
     ///
     /// ```no_run
     /// use typed_snowflake::worker::lease::{RedisLeaseStore, WorkerLease};
@@ -182,37 +242,107 @@ enum Store {
     Url(String),
 }
 
-const ACTIVE: u8 = 0;
-const LOST: u8 = 1;
-const RELEASED: u8 = 2;
+/// Where a lease stands, for a readiness probe: [`WorkerLease::status`],
+/// [`Registry::lease_status`](crate::Registry::lease_status).
+///
+/// ```
+/// use typed_snowflake::worker::lease::LeaseStatus;
+///
+/// fn ready(status: &LeaseStatus) -> bool {
+///     matches!(status, LeaseStatus::Issuing { .. })
+/// }
+/// assert!(!ready(&LeaseStatus::Released));
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LeaseStatus {
+    /// Generators on the lease may issue.
+    Issuing {
+        /// The worker ID.
+        worker: u64,
+        /// The fencing number of the grant.
+        fence: u64,
+        /// Since when (the grant's first issuing instant, or the renewal that ended a fence).
+        since: SystemTime,
+    },
+    /// The lease holds its worker ID, but generators may not issue: a renewal is overdue (the
+    /// store does not answer), or earlier holders are being waited out
+    /// ([`FenceReason::WaitingOut`]).
+    Fenced {
+        /// The worker ID.
+        worker: u64,
+        /// Why.
+        reason: FenceReason,
+        /// Since when.
+        since: SystemTime,
+        /// The last store error, if any.
+        error: Option<LeaseError>,
+    },
+    /// The lease was lost (the store said so, or it could not be reached for longer than the
+    /// TTL) and is being acquired again, with backoff; generation resumes on the new grant.
+    Recovering {
+        /// The worker ID held before, tried first.
+        previous_worker: u64,
+        /// Since when.
+        since: SystemTime,
+        /// The last store error, if any.
+        error: Option<LeaseError>,
+    },
+    /// The lease was released (or abandoned): generators on it stay fenced.
+    Released,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Holding,
+    Recovering,
+    Released,
+}
+
+/// What the lease thread changes and the generators read, under one lock (taken by a
+/// generator at most once per issuing step, about every 100 ms).
+#[derive(Debug)]
+struct Inner {
+    phase: Phase,
+    /// The grant held (or, while recovering, the last one).
+    grant: Grant,
+    /// Counts grants: a generator that saw another one switches to this one.
+    epoch: u64,
+    /// Everything earlier holders of the worker ID may have issued: their record, or the
+    /// floor a grant without a record gets.
+    floor_ms: Option<i64>,
+    /// Generators issue once the local clock reaches this (Unix ms).
+    ready_ms: i64,
+    /// Nanoseconds after [`anchor`] until which this holder may issue.
+    valid_until_ns: u64,
+    /// The fence deadline the store acknowledged: no timestamp above it is ever issued.
+    bound_ms: i64,
+    /// The highest timestamp any generator may have issued under the grant.
+    issued_ms: i64,
+    /// When the phase (or the grant) last changed.
+    since: SystemTime,
+    /// The last store error since the lease last issued.
+    error: Option<LeaseError>,
+}
 
 /// What the generators and the lease thread share.
 #[derive(Debug)]
 struct Shared {
     namespace: Arc<str>,
-    worker: u64,
-    fence: u64,
     ttl: Duration,
     margin: Duration,
     tolerance: Duration,
-    /// The high water the previous holders recorded: the generators issue above it.
-    floor_ms: Option<i64>,
     store: String,
-    /// Nanoseconds after [`anchor`] until which this holder may issue; 0 once fenced for good.
-    valid_until_ns: AtomicU64,
-    /// The fence deadline the store acknowledged: no timestamp above it is ever issued.
-    bound_ms: AtomicI64,
-    /// The highest timestamp any generator on the lease may have issued.
-    issued_ms: AtomicI64,
-    state: AtomicU8,
-    /// Orders a generator's check-and-record against the release's final record.
-    issuing: Mutex<()>,
-    /// The issuing limits of the generators on the lease, dropped to 0 when it is fenced for
-    /// good, so they stop at their next tick rather than at the end of their last grant.
+    clock: Arc<dyn Clock>,
+    inner: Mutex<Inner>,
+    /// The issuing limits of the generators on the lease, dropped to 0 when it is lost or
+    /// released, so they stop at their next tick rather than at the end of their last grant.
     limits: Mutex<Vec<Weak<Limit>>>,
     renewals: AtomicU64,
     late_renewals: AtomicU64,
     failed_renewals: AtomicU64,
+    recoveries: AtomicU64,
 }
 
 fn anchor() -> Instant {
@@ -234,7 +364,26 @@ enum Command {
     Pause(Duration),
 }
 
-/// A worker ID leased from a coordination store, renewed in the background.
+/// Why a generator may not issue under the lease now, or must first take its new grant.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// Not now: the generator fails with this reason.
+    Fenced(FenceReason),
+    /// The lease holds another grant than the one the generator issues under: take it.
+    Switch(GrantView),
+}
+
+/// A grant as a generator sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct GrantView {
+    pub(crate) epoch: u64,
+    pub(crate) worker: u64,
+    /// Issue only above this (Unix ms).
+    pub(crate) floor_ms: Option<i64>,
+}
+
+/// A worker ID leased from a coordination store, renewed in the background, and acquired
+/// again by itself whenever it is lost.
 ///
 /// Give it to a [`Generator`](crate::Generator) (`Generator::builder(layout).lease(lease)`) or
 /// to the registry (`Registry::builder().worker_lease(lease)`); clones share the lease. The
@@ -244,13 +393,18 @@ enum Command {
 /// succeeded began, and resume when a renewal succeeds. Every renewal records a fence deadline
 /// (the local clock plus the TTL) in the store, and no generator on the lease issues a
 /// timestamp above the deadline the store has acknowledged; the next holder of the worker ID
-/// starts above everything recorded. [`WorkerLease::release`] fences the generators, records
-/// the last timestamp they may have issued and frees the worker ID; dropping the last clone
-/// does the same without waiting for the store's answer.
+/// starts above everything recorded (see the [module](self) on a store without a record).
 ///
-/// A lease keeps its worker ID for life: once the store says it is lost (it expired, and
-/// another holder may have taken it), its generators stay fenced, and a new lease (a new
-/// generator, or a restarted process) is the way back.
+/// When the store says the lease is lost (it expired during an outage longer than the TTL, a
+/// key was evicted or deleted, the store restarted empty), the generators stop at once and the
+/// lease acquires a worker ID again, with backoff and jitter, trying the one it held first; the
+/// generators then resume on the new grant, with the same worker ID or another, above
+/// everything recorded for it. No process restart is needed. [`WorkerLease::status`] says
+/// where it stands.
+///
+/// [`WorkerLease::release`] fences the generators, records the last timestamp they may have
+/// issued and frees the worker ID; dropping the last clone does the same without waiting for
+/// the store's answer.
 #[derive(Clone, Debug)]
 pub struct WorkerLease {
     shared: Arc<Shared>,
@@ -269,9 +423,9 @@ struct Handle {
 pub struct LeaseStats {
     /// The namespace.
     pub namespace: String,
-    /// The leased worker ID.
+    /// The leased worker ID (the last one, while the lease is being acquired again).
     pub worker: u64,
-    /// The fencing number of the acquisition.
+    /// The fencing number of the current (or last) grant.
     pub fence: u64,
     /// Renewals that succeeded.
     pub renewals: u64,
@@ -279,7 +433,9 @@ pub struct LeaseStats {
     pub late_renewals: u64,
     /// Renewals that failed (the store did not answer or answered with an error).
     pub failed_renewals: u64,
-    /// Whether the store said the lease is lost.
+    /// Grants taken after a loss.
+    pub recoveries: u64,
+    /// Whether the lease is lost now, and being acquired again.
     pub lost: bool,
     /// Whether the lease was released.
     pub released: bool,
@@ -321,13 +477,15 @@ impl WorkerLease {
             margin: DEFAULT_MARGIN,
             renew_every: None,
             tolerance: DEFAULT_CLOCK_TOLERANCE,
+            wait_for_store: DEFAULT_STORE_WAIT,
             clock: Arc::new(MonotonicClock),
         }
     }
 
-    /// The leased worker ID.
+    /// The leased worker ID: the current grant's, or, while the lease is being acquired
+    /// again, the last one's.
     pub fn worker(&self) -> u64 {
-        self.shared.worker
+        self.shared.lock().grant.worker
     }
 
     /// The namespace.
@@ -340,43 +498,90 @@ impl WorkerLease {
         &self.shared.store
     }
 
-    /// The fencing number of this acquisition: higher than every earlier holder's of this
-    /// worker ID.
+    /// The fencing number of the current grant: higher than every earlier holder's of this
+    /// worker ID, and than every earlier grant of this lease.
     pub fn fence(&self) -> u64 {
-        self.shared.fence
+        self.shared.lock().grant.fence
     }
 
-    /// The highest timestamp (Unix ms) the previous holders of this worker ID recorded; the
+    /// The highest timestamp (Unix ms) earlier holders of the worker ID may have issued: what
+    /// they recorded, or, when the store had no record, the floor this lease waited for. The
     /// generators on this lease issue only above it.
     pub fn previous_high_water_ms(&self) -> Option<i64> {
-        self.shared.floor_ms
+        self.shared.lock().floor_ms
     }
 
     /// Whether generators on the lease may issue now.
     pub fn is_valid(&self) -> bool {
-        self.shared.state.load(Ordering::Acquire) == ACTIVE
-            && nanos_since_anchor(Instant::now()) < self.shared.valid_until_ns.load(Ordering::Acquire)
+        matches!(self.status(), LeaseStatus::Issuing { .. })
+    }
+
+    /// Where the lease stands: issuing, fenced (why, since when), recovering, or released.
+    /// For readiness probes: ready while [`LeaseStatus::Issuing`].
+    pub fn status(&self) -> LeaseStatus {
+        let s = &self.shared;
+        let inner = s.lock();
+        let now = Instant::now();
+        match inner.phase {
+            Phase::Released => LeaseStatus::Released,
+            Phase::Recovering => LeaseStatus::Recovering {
+                previous_worker: inner.grant.worker,
+                since: inner.since,
+                error: inner.error.clone(),
+            },
+            Phase::Holding => {
+                let now_ns = nanos_since_anchor(now);
+                let worker = inner.grant.worker;
+                if now_ns >= inner.valid_until_ns {
+                    // The fence fell when the validity ran out, or at the grant.
+                    let ago = Duration::from_nanos(now_ns - inner.valid_until_ns);
+                    let fell = SystemTime::now().checked_sub(ago).unwrap_or(inner.since).max(inner.since);
+                    LeaseStatus::Fenced {
+                        worker,
+                        reason: FenceReason::NotRenewed { ttl: s.ttl, margin: s.margin },
+                        since: fell,
+                        error: inner.error.clone(),
+                    }
+                } else if s.clock.now_ms() < inner.ready_ms {
+                    LeaseStatus::Fenced {
+                        worker,
+                        reason: FenceReason::WaitingOut { until_ms: inner.floor_ms.unwrap_or(inner.ready_ms) },
+                        since: inner.since,
+                        error: None,
+                    }
+                } else {
+                    LeaseStatus::Issuing { worker, fence: inner.grant.fence, since: inner.since }
+                }
+            }
+        }
     }
 
     /// The lease's counters.
     pub fn stats(&self) -> LeaseStats {
         let s = &self.shared;
-        let state = s.state.load(Ordering::Acquire);
+        let inner = s.lock();
         LeaseStats {
             namespace: s.namespace.to_string(),
-            worker: s.worker,
-            fence: s.fence,
+            worker: inner.grant.worker,
+            fence: inner.grant.fence,
             renewals: s.renewals.load(Ordering::Relaxed),
             late_renewals: s.late_renewals.load(Ordering::Relaxed),
             failed_renewals: s.failed_renewals.load(Ordering::Relaxed),
-            lost: state == LOST,
-            released: state == RELEASED,
+            recoveries: s.recoveries.load(Ordering::Relaxed),
+            lost: inner.phase == Phase::Recovering,
+            released: inner.phase == Phase::Released,
         }
     }
 
     /// Fences the generators on this lease, records in the store the last timestamp they may
     /// have issued, and frees the worker ID, blocking until the store answers. Clones of the
     /// lease see it released.
+    ///
+    /// Errors: [`LeaseError::Lost`] when the store no longer holds this grant (it expired
+    /// during an outage, or the store lost it) — nothing was freed, and none is needed;
+    /// [`LeaseError::Store`] or [`LeaseError::Timeout`] when the store did not answer — the
+    /// worker ID frees when the TTL runs out. A lease that is being acquired again holds
+    /// nothing, and its release is `Ok`. The generators are fenced in every case.
     pub fn release(self) -> Result<(), LeaseError> {
         self.send_release().wait()
     }
@@ -390,7 +595,7 @@ impl WorkerLease {
         let (reply, receive) = oneshot();
         let sent = self.handle.commands.send(Command::Release(reply));
         if sent.is_err() {
-            // The thread is gone: the lease was lost (or released) already.
+            // The thread is gone: the lease was released already.
             let (reply, receive) = oneshot();
             reply.send(Ok(()));
             return receive;
@@ -402,7 +607,7 @@ impl WorkerLease {
     /// fenced at once, and the worker ID frees when the store's TTL runs out. For tests and
     /// simulations of crashes.
     pub fn abandon(self) {
-        self.shared.fence_for_good(RELEASED);
+        self.shared.stop(Phase::Released);
         let _ = self.handle.commands.send(Command::Abandon);
     }
 
@@ -413,7 +618,18 @@ impl WorkerLease {
         STEP_MS.saturating_add(millis(self.shared.tolerance))
     }
 
-    /// Registers a generator's issuing limit, to be dropped when the lease is fenced for good.
+    /// The grant generators start under.
+    pub(crate) fn view(&self) -> GrantView {
+        self.shared.lock().view()
+    }
+
+    /// Whether the lease still holds grant `epoch` (it may be fenced for want of a renewal).
+    pub(crate) fn holds(&self, epoch: u64) -> bool {
+        let inner = self.shared.lock();
+        inner.phase == Phase::Holding && inner.epoch == epoch
+    }
+
+    /// Registers a generator's issuing limit, to be dropped when the lease is lost or released.
     pub(crate) fn watch(&self, limit: &Arc<Limit>) {
         let mut limits = self.shared.limits.lock().unwrap_or_else(|p| p.into_inner());
         limits.retain(|weak| weak.strong_count() > 0);
@@ -428,48 +644,73 @@ impl WorkerLease {
         let _ = self.handle.commands.send(Command::Pause(pause));
     }
 
-    /// The highest timestamp generators may issue now, recorded as issued: the smaller of
-    /// the acknowledged fence deadline and `from_ms` (the later of the clock and the tick
-    /// asked for) plus a short step (at least `min_step_ms`) within the validity. An error
-    /// once the lease is fenced.
-    pub(crate) fn grant_until(&self, from_ms: i64, min_step_ms: i64) -> Result<i64, FenceReason> {
+    /// The highest timestamp a generator that issues under grant `epoch` may issue now,
+    /// recorded as issued: the smaller of the acknowledged fence deadline and `from_ms` (the
+    /// later of the clock and the tick asked for) plus a short step (at least `min_step_ms`)
+    /// within the validity. Refused while the lease may not issue, and when the lease holds
+    /// another grant than `epoch` (the generator switches to it first).
+    pub(crate) fn grant_until(&self, from_ms: i64, min_step_ms: i64, epoch: u64) -> Result<i64, Refusal> {
         let s = &self.shared;
-        let _issuing = s.issuing.lock().unwrap_or_else(|p| p.into_inner());
-        match s.state.load(Ordering::Acquire) {
-            LOST => return Err(FenceReason::Lost),
-            RELEASED => return Err(FenceReason::Released),
-            _ => {}
+        let mut inner = s.lock();
+        match inner.phase {
+            Phase::Recovering => return Err(Refusal::Fenced(FenceReason::Lost)),
+            Phase::Released => return Err(Refusal::Fenced(FenceReason::Released)),
+            Phase::Holding => {}
         }
         let now_ns = nanos_since_anchor(Instant::now());
-        let valid_ns = s.valid_until_ns.load(Ordering::Acquire);
-        if now_ns >= valid_ns {
-            return Err(FenceReason::NotRenewed { ttl: s.ttl, margin: s.margin });
+        if now_ns >= inner.valid_until_ns {
+            return Err(Refusal::Fenced(FenceReason::NotRenewed { ttl: s.ttl, margin: s.margin }));
         }
-        let left_ms = i64::try_from((valid_ns - now_ns) / 1_000_000).unwrap_or(i64::MAX);
-        let bound = s.bound_ms.load(Ordering::Acquire);
-        let until = from_ms.saturating_add(left_ms.min(STEP_MS.max(min_step_ms))).min(bound);
+        if s.clock.now_ms() < inner.ready_ms {
+            let until_ms = inner.floor_ms.unwrap_or(inner.ready_ms);
+            return Err(Refusal::Fenced(FenceReason::WaitingOut { until_ms }));
+        }
+        if inner.epoch != epoch {
+            return Err(Refusal::Switch(inner.view()));
+        }
+        let left_ms = i64::try_from((inner.valid_until_ns - now_ns) / 1_000_000).unwrap_or(i64::MAX);
+        let until = from_ms.saturating_add(left_ms.min(STEP_MS.max(min_step_ms))).min(inner.bound_ms);
         if until < from_ms {
-            return Err(FenceReason::ClockAhead { now_ms: from_ms, bound_ms: bound });
+            return Err(Refusal::Fenced(FenceReason::ClockAhead { now_ms: from_ms, bound_ms: inner.bound_ms }));
         }
-        s.issued_ms.fetch_max(until, Ordering::AcqRel);
+        inner.issued_ms = inner.issued_ms.max(until);
         Ok(until)
     }
 }
 
+impl Inner {
+    fn view(&self) -> GrantView {
+        GrantView { epoch: self.epoch, worker: self.grant.worker, floor_ms: self.floor_ms }
+    }
+
+    /// What the store must keep for the next holder of the worker ID: the last timestamp
+    /// any generator under the grant may have issued, and never less than what earlier holders
+    /// may have (0, the Unix epoch, when nothing was ever issued).
+    fn high_water(&self) -> i64 {
+        self.issued_ms.max(self.floor_ms.unwrap_or(0)).max(0)
+    }
+}
+
 impl Shared {
-    fn fence_for_good(&self, state: u8) {
-        let _issuing = self.issuing.lock().unwrap_or_else(|p| p.into_inner());
-        self.valid_until_ns.store(0, Ordering::Release);
-        let _ = self.state.compare_exchange(ACTIVE, state, Ordering::AcqRel, Ordering::Acquire);
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Leaves the holding phase for `phase`: the generators stop at their next tick.
+    fn stop(&self, phase: Phase) {
+        let mut inner = self.lock();
+        if inner.phase == Phase::Released {
+            return;
+        }
+        inner.valid_until_ns = 0;
+        if inner.phase != phase {
+            inner.phase = phase;
+            inner.since = SystemTime::now();
+        }
+        drop(inner);
         for limit in self.limits.lock().unwrap_or_else(|p| p.into_inner()).iter().filter_map(Weak::upgrade) {
             limit.0.store(0, Ordering::Release);
         }
-    }
-
-    /// The last timestamp any generator on the lease may have issued, once fenced (at least
-    /// the previous holders' record; 0, the Unix epoch, when nothing was ever issued).
-    fn final_high_water(&self) -> i64 {
-        self.issued_ms.load(Ordering::Acquire).max(self.floor_ms.unwrap_or(0)).max(0)
     }
 }
 
@@ -486,7 +727,40 @@ fn start(builder: WorkerLeaseBuilder) -> Receive<Result<WorkerLease, LeaseError>
     receive
 }
 
-fn acquire(b: &WorkerLeaseBuilder) -> Result<Grant, LeaseError> {
+/// Errors that waiting may mend: the store did not answer, or answered with an error of its
+/// own. A bad URL, bad settings, a skewed clock or a full space fail at once.
+fn worth_waiting(error: &LeaseError) -> bool {
+    matches!(error, LeaseError::Store { .. } | LeaseError::Timeout { .. })
+}
+
+/// Doubling delays between `min` and `max`, each with ±20 % jitter, so that a fleet that lost
+/// its store does not return to it in step.
+struct Backoff {
+    min: Duration,
+    max: Duration,
+    next: Duration,
+}
+
+impl Backoff {
+    fn new(min: Duration, max: Duration) -> Self {
+        Backoff { min, max: max.max(min), next: min }
+    }
+
+    fn reset(&mut self) {
+        self.next = self.min;
+    }
+
+    fn delay(&mut self) -> Duration {
+        let base = self.next;
+        self.next = (self.next * 2).min(self.max);
+        // 0.8 to 1.2 times the base.
+        let jitter = 0.8 + 0.4 * (random_u64() % 1_000) as f64 / 1_000.0;
+        base.mul_f64(jitter)
+    }
+}
+
+/// Takes a grant: checks the local clock against the store's, then claims a worker ID.
+fn acquire(b: &WorkerLeaseBuilder, prefer: Option<u64>, fence_above: u64) -> Result<Grant, LeaseError> {
     let local_before = b.clock.now_ms();
     let store_ms = b.store().now_ms()?;
     let local_after = b.clock.now_ms();
@@ -497,128 +771,371 @@ fn acquire(b: &WorkerLeaseBuilder) -> Result<Grant, LeaseError> {
         let local_ms = if store_ms < local_before { local_before } else { local_after };
         return Err(LeaseError::ClockSkew { store: b.store().describe(), local_ms, store_ms, tolerance: b.tolerance });
     }
-    b.store().acquire(&b.namespace, b.space, b.ttl)
+    let mut claim = Claim::new(&b.namespace, b.space, b.ttl).fence_above(fence_above);
+    if let Some(worker) = prefer {
+        claim = claim.prefer(worker);
+    }
+    b.store().acquire(&claim)
 }
 
-fn run(mut b: WorkerLeaseBuilder, reply: Arc<Oneshot<Result<WorkerLease, LeaseError>>>) {
+/// What a grant lets its generators issue above, and from when: a grant with a record starts
+/// above it; one without waits out every earlier holder (see the module docs).
+fn floor_of(b: &WorkerLeaseBuilder, grant: &Grant) -> (Option<i64>, i64) {
+    let window = STEP_MS.saturating_add(millis(b.tolerance));
+    match grant.previous_high_water_ms {
+        Some(recorded) => (Some(recorded), recorded.saturating_sub(window)),
+        None => {
+            let floor = grant.store_now_ms.saturating_add(millis(b.ttl)).saturating_add(millis(b.tolerance));
+            (Some(floor), floor.saturating_sub(window))
+        }
+    }
+}
+
+/// Retries `attempt` while it fails with an error worth waiting for, until `deadline`,
+/// logging every few seconds.
+fn patiently<T>(
+    b: &WorkerLeaseBuilder,
+    what: &str,
+    deadline: Instant,
+    mut attempt: impl FnMut() -> Result<T, LeaseError>,
+) -> Result<T, LeaseError> {
+    let began = Instant::now();
+    let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(2));
+    let mut logged: Option<Instant> = None;
+    loop {
+        match attempt() {
+            Ok(value) => {
+                if logged.is_some() {
+                    crate::events::lease_store_back(&b.namespace, what, began.elapsed());
+                }
+                return Ok(value);
+            }
+            Err(error) if worth_waiting(&error) && Instant::now() < deadline => {
+                if logged.is_none_or(|at| at.elapsed() >= LOG_EVERY) {
+                    logged = Some(Instant::now());
+                    crate::events::lease_waiting_for_store(
+                        &b.namespace,
+                        what,
+                        &error,
+                        began.elapsed(),
+                        deadline.saturating_duration_since(began),
+                    );
+                }
+                std::thread::sleep(backoff.delay().min(deadline.saturating_duration_since(Instant::now())));
+            }
+            Err(error) => return Err(error),
+        }
+    }
+}
+
+/// Where the lease thread answers a caller.
+type Reply<T> = Arc<Oneshot<Result<T, LeaseError>>>;
+
+fn run(mut b: WorkerLeaseBuilder, reply: Reply<WorkerLease>) {
+    let deadline = Instant::now() + b.wait_for_store;
     if let Store::Url(url) = &b.store {
-        match super::open_store(url) {
+        let url = url.clone();
+        match patiently(&b, "connecting", deadline, || super::open_store(&url)) {
             Ok(store) => b.store = Store::Open(store),
             Err(e) => return reply.send(Err(e)),
         }
     }
-    let grant = match acquire(&b) {
+    let grant = match patiently(&b, "acquiring a worker ID", deadline, || acquire(&b, None, 0)) {
         Ok(grant) => grant,
         Err(e) => return reply.send(Err(e)),
     };
+    let (floor_ms, ready_ms) = floor_of(&b, &grant);
     let shared = Arc::new(Shared {
         namespace: b.namespace.as_str().into(),
-        worker: grant.worker,
-        fence: grant.fence,
         ttl: b.ttl,
         margin: b.margin,
         tolerance: b.tolerance,
-        floor_ms: grant.previous_high_water_ms,
         store: b.store().describe(),
-        valid_until_ns: AtomicU64::new(0),
-        bound_ms: AtomicI64::new(i64::MIN),
-        issued_ms: AtomicI64::new(i64::MIN),
-        state: AtomicU8::new(ACTIVE),
-        issuing: Mutex::new(()),
+        clock: Arc::clone(&b.clock),
+        inner: Mutex::new(Inner {
+            phase: Phase::Holding,
+            grant,
+            epoch: 1,
+            floor_ms,
+            ready_ms,
+            valid_until_ns: 0,
+            bound_ms: i64::MIN,
+            issued_ms: i64::MIN,
+            since: SystemTime::now(),
+            error: None,
+        }),
         limits: Mutex::new(Vec::new()),
         renewals: AtomicU64::new(0),
         late_renewals: AtomicU64::new(0),
         failed_renewals: AtomicU64::new(0),
+        recoveries: AtomicU64::new(0),
     });
-    // The first renewal records the first fence deadline; nothing is issued before it.
-    if let Err(e) = renew(&b, &grant, &shared) {
-        let _ = b.store().release(&b.namespace, &grant, shared.final_high_water());
+    // The first renewal records the first fence deadline (and the floor); nothing is issued
+    // before it.
+    if let Err(e) = renew(&b, &shared) {
+        let inner = shared.lock();
+        let _ = b.store().release(&b.namespace, &inner.grant, inner.high_water());
         return reply.send(Err(e));
     }
-    crate::events::lease_acquired(&shared.namespace, grant.worker, grant.fence, &shared.store);
     let (commands, inbox) = mpsc::channel();
     let lease = WorkerLease { shared: Arc::clone(&shared), handle: Arc::new(Handle { commands }) };
-    // Nobody waits any more (an acquisition future was dropped): dropping the lease closes
-    // the channel, and the loop below releases it.
-    reply.send_or_drop(Ok(lease));
-    drop(reply);
-    renew_until_done(&b, &grant, &shared, &inbox);
+    announce_grant(&b, &shared);
+    Holder { b: &b, shared: &shared, inbox: &inbox, pending: Some((reply, lease)), deadline }.run();
 }
 
-/// One renewal: records the new fence deadline and, on success, moves the fence.
-fn renew(b: &WorkerLeaseBuilder, grant: &Grant, shared: &Shared) -> Result<(), LeaseError> {
+/// Says a grant was taken, and, when it has no record, how long it waits.
+fn announce_grant(b: &WorkerLeaseBuilder, shared: &Shared) {
+    let inner = shared.lock();
+    crate::events::lease_acquired(&shared.namespace, inner.grant.worker, inner.grant.fence, &shared.store);
+    if inner.grant.previous_high_water_ms.is_none() {
+        let wait = Duration::from_millis(u64::try_from(inner.ready_ms - b.clock.now_ms()).unwrap_or(0));
+        crate::events::lease_waiting_out(&shared.namespace, inner.grant.worker, inner.floor_ms.unwrap_or(0), wait);
+    }
+}
+
+/// The lease thread after the first grant: renews, notices the fence falling, acquires again
+/// after a loss, answers the first acquisition once the lease may issue, and releases.
+struct Holder<'a> {
+    b: &'a WorkerLeaseBuilder,
+    shared: &'a Shared,
+    inbox: &'a mpsc::Receiver<Command>,
+    /// The first acquisition's answer, sent once its generators may issue.
+    pending: Option<(Reply<WorkerLease>, WorkerLease)>,
+    /// Until when the first acquisition may wait for a store that went away.
+    deadline: Instant,
+}
+
+impl Holder<'_> {
+    fn run(mut self) {
+        let b = self.b;
+        let every = b.renew_interval();
+        let mut backoff = Backoff::new((every / 4).max(Duration::from_millis(10)), every);
+        let mut next = Instant::now() + every;
+        // Whether the outage in progress (fenced or recovering) was announced, and since when.
+        let mut outage: Option<Instant> = None;
+        let mut logged = Instant::now();
+        loop {
+            self.answer_if_ready();
+            if let Some(began) = outage
+                && self.issuing()
+            {
+                outage = None;
+                crate::events::lease_resumed(&self.shared.namespace, self.worker(), began.elapsed());
+            }
+            let wake = self.wake(next, outage.is_some());
+            let command = match self.inbox.recv_timeout(wake.saturating_duration_since(Instant::now())) {
+                Ok(command) => Some(command),
+                Err(RecvTimeoutError::Timeout) => None,
+                // Every handle is gone: release, without anyone to tell.
+                Err(RecvTimeoutError::Disconnected) => {
+                    let _ = release(b, self.shared);
+                    return;
+                }
+            };
+            match command {
+                Some(Command::Release(reply)) => return reply.send(release(b, self.shared)),
+                Some(Command::Abandon) => return,
+                Some(Command::Pause(pause)) => {
+                    std::thread::sleep(pause);
+                    next = Instant::now();
+                    continue;
+                }
+                None => {}
+            }
+            let phase = self.shared.lock().phase;
+            if outage.is_none() && self.fenced() {
+                outage = Some(Instant::now());
+                let error = self.shared.lock().error.clone();
+                crate::events::lease_fenced(&self.shared.namespace, self.worker(), error.as_ref());
+            }
+            if Instant::now() < next {
+                continue;
+            }
+            match phase {
+                Phase::Released => return,
+                Phase::Holding => match renew(b, self.shared) {
+                    Ok(()) => {
+                        backoff.reset();
+                        next = Instant::now() + every;
+                        self.shared.lock().error = None;
+                    }
+                    Err(LeaseError::Lost { .. }) => {
+                        self.shared.stop(Phase::Recovering);
+                        crate::events::lease_lost(&self.shared.namespace, self.worker());
+                        outage.get_or_insert_with(Instant::now);
+                        backoff.reset();
+                        next = Instant::now();
+                        logged = Instant::now();
+                    }
+                    Err(error) => {
+                        self.shared.failed_renewals.fetch_add(1, Ordering::Relaxed);
+                        crate::events::lease_renewal_failed(&self.shared.namespace, self.worker(), &error);
+                        self.shared.lock().error = Some(error);
+                        next = Instant::now() + backoff.delay();
+                    }
+                },
+                Phase::Recovering => {
+                    if self.pending.is_some() && Instant::now() >= self.deadline {
+                        let error = self.shared.lock().error.clone();
+                        self.refuse_pending(
+                            error.unwrap_or(LeaseError::Lost { namespace: b.namespace.clone(), worker: self.worker() }),
+                        );
+                        return;
+                    }
+                    match self.reacquire() {
+                        Ok(()) => {
+                            backoff.reset();
+                            next = Instant::now() + every;
+                            self.shared.recoveries.fetch_add(1, Ordering::Relaxed);
+                            announce_grant(b, self.shared);
+                        }
+                        Err(error) => {
+                            if logged.elapsed() >= LOG_EVERY {
+                                logged = Instant::now();
+                                crate::events::lease_recovering(&self.shared.namespace, self.worker(), &error);
+                            }
+                            self.shared.lock().error = Some(error);
+                            next = Instant::now() + backoff.delay();
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn worker(&self) -> u64 {
+        self.shared.lock().grant.worker
+    }
+
+    /// Whether generators may issue now.
+    fn issuing(&self) -> bool {
+        let inner = self.shared.lock();
+        inner.phase == Phase::Holding
+            && nanos_since_anchor(Instant::now()) < inner.valid_until_ns
+            && self.shared.clock.now_ms() >= inner.ready_ms
+    }
+
+    /// Whether generators may not issue now for want of the store: a renewal overdue, or the
+    /// lease lost.
+    fn fenced(&self) -> bool {
+        let inner = self.shared.lock();
+        match inner.phase {
+            Phase::Recovering => true,
+            Phase::Released => false,
+            Phase::Holding => nanos_since_anchor(Instant::now()) >= inner.valid_until_ns,
+        }
+    }
+
+    /// When to wake: for the next renewal or attempt, when the fence falls (to say so), and,
+    /// while the first acquisition or an outage waits, when the lease may issue.
+    fn wake(&self, next: Instant, waiting: bool) -> Instant {
+        let inner = self.shared.lock();
+        let mut wake = next;
+        if inner.phase == Phase::Holding {
+            let until = anchor() + Duration::from_nanos(inner.valid_until_ns);
+            if until > Instant::now() {
+                wake = wake.min(until + Duration::from_millis(1));
+            }
+            let wait = inner.ready_ms.saturating_sub(self.shared.clock.now_ms());
+            if (self.pending.is_some() || waiting) && wait > 0 {
+                wake = wake.min(Instant::now() + Duration::from_millis(wait.unsigned_abs()));
+            }
+        }
+        wake
+    }
+
+    fn answer_if_ready(&mut self) {
+        if self.pending.is_some()
+            && self.issuing()
+            && let Some((reply, lease)) = self.pending.take()
+        {
+            reply.send_or_drop(Ok(lease));
+        }
+    }
+
+    fn refuse_pending(&mut self, error: LeaseError) {
+        if let Some((reply, _lease)) = self.pending.take() {
+            reply.send(Err(error));
+        }
+    }
+
+    /// One attempt to acquire a worker ID again, the one held before first, with a fence above
+    /// the last one; on success the grant is installed and its first deadline recorded.
+    fn reacquire(&self) -> Result<(), LeaseError> {
+        let (previous, fence) = {
+            let inner = self.shared.lock();
+            (inner.grant.worker, inner.grant.fence)
+        };
+        let grant = acquire(self.b, Some(previous), fence)?;
+        let (floor_ms, ready_ms) = floor_of(self.b, &grant);
+        {
+            let mut inner = self.shared.lock();
+            if inner.phase != Phase::Recovering {
+                drop(inner);
+                let _ = self.b.store().release(&self.b.namespace, &grant, floor_ms.unwrap_or(0).max(0));
+                return Ok(());
+            }
+            // Our own last issued timestamps stay below what we issue next when the worker ID
+            // is the same: the generators never go back (they start above their own last ID).
+            inner.grant = grant;
+            inner.epoch += 1;
+            inner.floor_ms = floor_ms;
+            inner.ready_ms = ready_ms;
+            inner.valid_until_ns = 0;
+            inner.bound_ms = i64::MIN;
+            inner.issued_ms = i64::MIN;
+            inner.phase = Phase::Holding;
+            inner.since = SystemTime::now();
+        }
+        match renew(self.b, self.shared) {
+            Ok(()) => Ok(()),
+            Err(error) => {
+                // Held but not recorded: the renewals that follow record it, or find it lost.
+                self.shared.lock().error = Some(error);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// One renewal: records the new fence deadline (and everything that must stay above what
+/// earlier holders issued) and, on success, moves the fence.
+fn renew(b: &WorkerLeaseBuilder, shared: &Shared) -> Result<(), LeaseError> {
     let started = Instant::now();
     let deadline_ms = b.clock.now_ms().saturating_add(millis(b.ttl));
-    let record = deadline_ms.max(shared.issued_ms.load(Ordering::Acquire));
-    b.store().renew(&b.namespace, grant, b.ttl, record)?;
-    let _issuing = shared.issuing.lock().unwrap_or_else(|p| p.into_inner());
-    if shared.state.load(Ordering::Acquire) != ACTIVE {
+    let (grant, record, epoch) = {
+        let inner = shared.lock();
+        (inner.grant.clone(), deadline_ms.max(inner.high_water()), inner.epoch)
+    };
+    b.store().renew(&b.namespace, &grant, b.ttl, record)?;
+    let mut inner = shared.lock();
+    if inner.phase != Phase::Holding || inner.epoch != epoch {
         return Ok(());
     }
-    let was_valid = nanos_since_anchor(started) < shared.valid_until_ns.load(Ordering::Acquire);
-    shared.bound_ms.fetch_max(deadline_ms, Ordering::AcqRel);
-    shared.valid_until_ns.store(nanos_since_anchor(started + (b.ttl - b.margin)), Ordering::Release);
-    let renewals = shared.renewals.fetch_add(1, Ordering::Relaxed);
-    if !was_valid && renewals > 0 {
+    let was_valid = nanos_since_anchor(started) < inner.valid_until_ns;
+    // The grant's first renewal is not late: it is the one that makes it valid.
+    let first = inner.bound_ms == i64::MIN;
+    inner.bound_ms = inner.bound_ms.max(deadline_ms);
+    inner.valid_until_ns = nanos_since_anchor(started + (b.ttl - b.margin));
+    shared.renewals.fetch_add(1, Ordering::Relaxed);
+    if !was_valid && !first {
         shared.late_renewals.fetch_add(1, Ordering::Relaxed);
         crate::events::lease_renewed_late(&shared.namespace, grant.worker);
     }
     Ok(())
 }
 
-fn renew_until_done(b: &WorkerLeaseBuilder, grant: &Grant, shared: &Shared, inbox: &mpsc::Receiver<Command>) {
-    let every = b.renew_interval();
-    let retry = (every / 4).max(Duration::from_millis(10));
-    let mut next = Instant::now() + every;
-    loop {
-        let command = match inbox.recv_timeout(next.saturating_duration_since(Instant::now())) {
-            Ok(command) => Some(command),
-            Err(RecvTimeoutError::Timeout) => None,
-            // Every handle is gone: release, without anyone to tell.
-            Err(RecvTimeoutError::Disconnected) => {
-                let _ = release(b, grant, shared);
-                return;
-            }
-        };
-        match command {
-            Some(Command::Release(reply)) => return reply.send(release(b, grant, shared)),
-            Some(Command::Abandon) => return,
-            Some(Command::Pause(pause)) => {
-                std::thread::sleep(pause);
-                next = Instant::now();
-                continue;
-            }
-            None => {}
-        }
-        match renew(b, grant, shared) {
-            Ok(()) => next = Instant::now() + every,
-            Err(LeaseError::Lost { .. }) => {
-                shared.fence_for_good(LOST);
-                crate::events::lease_lost(&shared.namespace, grant.worker);
-                // Stay until released or dropped, so the release is answered.
-                while let Ok(command) = inbox.recv() {
-                    if let Command::Release(reply) = command {
-                        return reply
-                            .send(Err(LeaseError::Lost { namespace: b.namespace.clone(), worker: grant.worker }));
-                    }
-                }
-                return;
-            }
-            Err(error) => {
-                shared.failed_renewals.fetch_add(1, Ordering::Relaxed);
-                crate::events::lease_renewal_failed(&shared.namespace, grant.worker, &error);
-                next = Instant::now() + retry;
-            }
-        }
+fn release(b: &WorkerLeaseBuilder, shared: &Shared) -> Result<(), LeaseError> {
+    let phase = shared.lock().phase;
+    shared.stop(Phase::Released);
+    if phase != Phase::Holding {
+        return Ok(());
     }
-}
-
-fn release(b: &WorkerLeaseBuilder, grant: &Grant, shared: &Shared) -> Result<(), LeaseError> {
-    if shared.state.load(Ordering::Acquire) == LOST {
-        return Err(LeaseError::Lost { namespace: b.namespace.clone(), worker: grant.worker });
-    }
-    shared.fence_for_good(RELEASED);
-    let result = b.store().release(&b.namespace, grant, shared.final_high_water());
+    let (grant, high_water) = {
+        let inner = shared.lock();
+        (inner.grant.clone(), inner.high_water())
+    };
+    let result = b.store().release(&b.namespace, &grant, high_water);
     crate::events::lease_released(&shared.namespace, grant.worker, result.is_ok());
     result
 }

@@ -9,10 +9,13 @@
 mod handle;
 mod store;
 pub use handle::{
-    DEFAULT_CLOCK_TOLERANCE, DEFAULT_MARGIN, DEFAULT_NAMESPACE, DEFAULT_TTL, LeaseStats, WorkerLease,
-    WorkerLeaseBuilder,
+    DEFAULT_CLOCK_TOLERANCE, DEFAULT_MARGIN, DEFAULT_NAMESPACE, DEFAULT_STORE_WAIT, DEFAULT_TTL, LeaseStats,
+    LeaseStatus, WorkerLease, WorkerLeaseBuilder,
 };
-pub use store::{DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, MAX_NAMESPACE_LEN, MAX_TTL, MAX_WORKER_SPACE};
+pub(crate) use handle::{GrantView, Refusal};
+pub use store::{
+    Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, MAX_NAMESPACE_LEN, MAX_TTL, MAX_WORKER_SPACE,
+};
 
 #[cfg(feature = "redis")]
 mod redis;

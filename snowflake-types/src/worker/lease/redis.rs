@@ -8,7 +8,7 @@ use redis::{Connection, ConnectionAddr, IntoConnectionInfo, RedisError, Script, 
 use super::store::support::{
     UnexpectedReply, acquiring, check_namespace, check_space, doing, new_token, redact_url, scan_order, ttl_ms,
 };
-use super::store::{DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore};
+use super::store::{Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore};
 
 /// Raises `KEYS[2]` (the high water) to `ARGV[3]`, never lowering it. Lua numbers are
 /// doubles: exact for Unix milliseconds until the year 287396.
@@ -19,13 +19,29 @@ macro_rules! raise_high_water {
     };
 }
 
-/// KEYS: lease key, fence key. ARGV: our token, TTL in ms. The fence taken, or nil when the
-/// worker ID is leased. One script, so the fencing number and the lease are taken together:
-/// a later holder of a worker ID always has a higher fence, however long a client paused.
+/// KEYS: lease key, fence key, high-water key. ARGV: our token, TTL in ms, a fence to exceed.
+/// Nil when the worker ID is leased; else the fence taken, the high water (false when the
+/// store cannot vouch for it), and `TIME`. One script, so the fencing number and the lease are
+/// taken together: a later holder of a worker ID always has a higher fence, however long a
+/// client paused.
+///
+/// The fence is the server's clock in microseconds, or one more than the last fence (or than
+/// the one the client saw) when that is higher: it never goes backwards, even when the
+/// server lost the counter. A lost counter also means the high water cannot be trusted: a key
+/// that survived a partial loss may be older than what a holder issued since. Lua numbers are
+/// doubles, exact for microseconds until the year 2255; `%.0f` writes them without an
+/// exponent.
 const TAKE: &str = "if redis.call('EXISTS', KEYS[1]) == 1 then return false end
-     local fence = redis.call('INCR', KEYS[2])
-     redis.call('SET', KEYS[1], ARGV[1] .. '|' .. fence, 'PX', ARGV[2])
-     return fence";
+     local time = redis.call('TIME')
+     local last = tonumber(redis.call('GET', KEYS[2]))
+     local fence = math.max(tonumber(time[1]) * 1000000 + tonumber(time[2]), tonumber(ARGV[3]) + 1)
+     if last ~= nil then fence = math.max(fence, last + 1) end
+     local written = string.format('%.0f', fence)
+     redis.call('SET', KEYS[2], written)
+     redis.call('SET', KEYS[1], ARGV[1] .. '|' .. written, 'PX', ARGV[2])
+     local high_water = false
+     if last ~= nil then high_water = redis.call('GET', KEYS[3]) end
+     return {written, high_water, time[1], time[2]}";
 
 /// KEYS: lease key, high-water key. ARGV: our value, TTL in ms, high water. 1: renewed.
 const RENEW: &str = concat!(
@@ -44,7 +60,7 @@ const RELEASE: &str = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 en
      return 1";
 
 /// Worker-ID leases in one Redis server: a script that takes a free lease key (`SET … PX`) and
-/// its fencing number (`INCR`) together, Lua compare-and-set on the holder's token to renew
+/// its fencing number together, Lua compare-and-set on the holder's token to renew
 /// and release, `TIME` for the clock.
 /// An acquisition reads up to 1024 lease keys at once (`MGET`) from a random start, and tries
 /// `SET … NX` only on those that were free, so a full space is told in few round trips.
@@ -57,7 +73,9 @@ const RELEASE: &str = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 en
 /// Keys, for namespace `shop` and worker ID 7 (the braces are a hash tag, so that in a Redis
 /// Cluster every key of a namespace lives in one slot and the scripts may touch two of them):
 ///
-/// - `snowflake:{shop}:fence`: the last fencing number handed out (`INCR`); never expires.
+/// - `snowflake:{shop}:fence`: the last fencing number handed out (the server's clock in
+///   microseconds at the acquisition, or one more than the fence before); never expires. An
+///   acquisition that finds it missing trusts no high water of the namespace.
 /// - `snowflake:{shop}:worker:7`: the holder's token and fence, as `token|fence`; expires with
 ///   the lease.
 /// - `snowflake:{shop}:hw:7`: the high water recorded by holders of worker 7, in Unix ms; never
@@ -68,7 +86,7 @@ const RELEASE: &str = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 en
 /// use typed_snowflake::worker::lease::{LeaseStore, RedisLeaseStore};
 ///
 /// let store = RedisLeaseStore::open("redis://127.0.0.1:6379")?.timeout(Duration::from_millis(500));
-/// let grant = store.acquire("shop", 32, Duration::from_secs(10))?;
+/// let grant = store.acquire(&Claim::new("shop", 32, Duration::from_secs(10)))?;
 /// println!("worker {} leased from {}", grant.worker, store.describe());
 /// store.release("shop", &grant, grant.store_now_ms)?;
 /// Ok::<(), Box<dyn std::error::Error>>(())
@@ -191,13 +209,14 @@ impl RedisLeaseStore {
 }
 
 impl LeaseStore for RedisLeaseStore {
-    fn acquire(&self, namespace: &str, space: u64, ttl: Duration) -> Result<Grant, LeaseError> {
+    fn acquire(&self, claim: &Claim<'_>) -> Result<Grant, LeaseError> {
+        let Claim { namespace, space, ttl, prefer, fence_above, .. } = *claim;
         check_namespace(namespace)?;
         check_space(space)?;
         let ttl_ms = ttl_ms(ttl)?;
         let what = || acquiring(namespace);
         let token = new_token();
-        for chunk in scan_order(space) {
+        for chunk in scan_order(space, prefer) {
             let keys: Vec<String> = chunk.clone().map(|worker| worker_key(namespace, worker)).collect();
             let values: Vec<Value> = self.with_connection(&what, |c| redis::cmd("MGET").arg(&keys).query(c))?;
             for ((worker, key), value) in chunk.zip(keys).zip(values) {
@@ -205,11 +224,27 @@ impl LeaseStore for RedisLeaseStore {
                     continue; // a live lease
                 }
                 // The fence is taken with the lease, so a scan that finds none takes no number.
-                let taken: Option<u64> = self.with_connection(&what, |c| {
-                    self.take.key(&key).key(fence_key(namespace)).arg(&token).arg(ttl_ms).invoke(c)
+                let taken: Option<(String, Option<String>, i64, i64)> = self.with_connection(&what, |c| {
+                    self.take
+                        .key(&key)
+                        .key(fence_key(namespace))
+                        .key(high_water_key(namespace, worker))
+                        .arg(&token)
+                        .arg(ttl_ms)
+                        .arg(fence_above)
+                        .invoke(c)
                 })?;
-                if let Some(fence) = taken {
-                    return self.granted(namespace, worker, token, fence);
+                if let Some((fence, high_water, seconds, micros)) = taken {
+                    let what = || doing("acquiring", namespace, worker);
+                    let unexpected = |reply: String| LeaseError::store(&self.name, what(), UnexpectedReply(reply));
+                    let fence = fence.parse().map_err(|_| unexpected(format!("fence {fence:?}")))?;
+                    let previous_high_water_ms = match high_water {
+                        Some(text) => Some(text.parse().map_err(|_| unexpected(format!("high water {text:?}")))?),
+                        None => None,
+                    };
+                    let store_now_ms =
+                        unix_ms(seconds, micros).map_err(|reply| LeaseError::store(&self.name, what(), reply))?;
+                    return Ok(Grant { worker, token, fence, previous_high_water_ms, store_now_ms });
                 }
                 // Taken since MGET read it: on to the next.
             }
@@ -240,16 +275,6 @@ impl LeaseStore for RedisLeaseStore {
 }
 
 impl RedisLeaseStore {
-    /// The grant for a worker ID just leased: with the high water its previous holders
-    /// recorded, and the server's clock.
-    fn granted(&self, namespace: &str, worker: u64, token: String, fence: u64) -> Result<Grant, LeaseError> {
-        let what = || doing("reading the high water of", namespace, worker);
-        let (previous_high_water_ms, (seconds, micros)): (Option<i64>, (i64, i64)) =
-            self.with_connection(&what, |c| redis::pipe().get(high_water_key(namespace, worker)).cmd("TIME").query(c))?;
-        let store_now_ms = unix_ms(seconds, micros).map_err(|reply| LeaseError::store(&self.name, what(), reply))?;
-        Ok(Grant { worker, token, fence, previous_high_water_ms, store_now_ms })
-    }
-
     /// Runs the renew or release script: 1 when the lease was still `grant`'s.
     fn compare_and_set(
         &self,
@@ -341,9 +366,9 @@ mod tests {
         // Port 1 refuses connections: only a check that runs first can answer.
         let store = RedisLeaseStore::open("redis://127.0.0.1:1").unwrap();
         let ttl = Duration::from_secs(1);
-        assert!(matches!(store.acquire("bad name", 32, ttl), Err(LeaseError::BadNamespace { .. })));
-        assert!(matches!(store.acquire("shop", 0, ttl), Err(LeaseError::BadSpace { space: 0 })));
-        assert!(matches!(store.acquire("shop", 32, Duration::ZERO), Err(LeaseError::BadTtl { .. })));
+        assert!(matches!(store.acquire(&Claim::new("bad name", 32, ttl)), Err(LeaseError::BadNamespace { .. })));
+        assert!(matches!(store.acquire(&Claim::new("shop", 0, ttl)), Err(LeaseError::BadSpace { space: 0 })));
+        assert!(matches!(store.acquire(&Claim::new("shop", 32, Duration::ZERO)), Err(LeaseError::BadTtl { .. })));
     }
 
     #[test]

@@ -17,7 +17,7 @@ use tokio::time::Instant;
 use super::store::support::{
     UnexpectedReply, acquiring, check_namespace, check_space, doing, new_token, redact_url, scan_order, ttl_ms,
 };
-use super::store::{DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore};
+use super::store::{Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore};
 
 /// The lease table's name unless the builder is given another.
 ///
@@ -213,7 +213,10 @@ enum Kind {
 ///   transaction to learn whether the holder is now this acquisition.
 /// - Renewal and release: one `UPDATE … WHERE holder = … AND fence = … AND lease_until > now`;
 ///   no row matched means the lease is lost.
-/// - Fencing number: the row's previous fence plus one (1 for a new row).
+/// - Fencing number: the database's clock in microseconds, or the row's previous fence plus
+///   one (or the claim's fence plus one) when that is higher, so it never goes backwards,
+///   even when the row was lost. A new row has no high water: the grant says the store has
+///   no record of the worker ID, and the holder waits out any earlier one.
 ///
 /// The table ([`POSTGRES_TABLE_DDL`], [`MYSQL_TABLE_DDL`]) is created when the store connects,
 /// if it does not exist; put the statement in a migration instead where the application's
@@ -224,10 +227,10 @@ enum Kind {
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// use typed_snowflake::worker::lease::{LeaseStore, SqlLeaseStore};
+/// use typed_snowflake::worker::lease::{Claim, LeaseStore, SqlLeaseStore};
 ///
 /// let store = SqlLeaseStore::connect("postgres://postgres@127.0.0.1:5432/test")?;
-/// let grant = store.acquire("shop", 32, Duration::from_secs(10))?;
+/// let grant = store.acquire(&Claim::new("shop", 32, Duration::from_secs(10)))?;
 /// store.renew("shop", &grant, Duration::from_secs(10), grant.store_now_ms)?;
 /// store.release("shop", &grant, grant.store_now_ms)?;
 /// Ok::<(), Box<dyn std::error::Error>>(())
@@ -293,19 +296,22 @@ impl SqlLeaseStore {
 }
 
 impl LeaseStore for SqlLeaseStore {
-    fn acquire(&self, namespace: &str, space: u64, ttl: Duration) -> Result<Grant, LeaseError> {
+    fn acquire(&self, claim: &Claim<'_>) -> Result<Grant, LeaseError> {
+        let Claim { namespace, space, ttl, prefer, fence_above, .. } = *claim;
         check_namespace(namespace)?;
         check_space(space)?;
         let ttl_ms = ttl_ms(ttl)?;
         let token = new_token();
-        for chunk in scan_order(space) {
+        // Fences are BIGINT: one above i64::MAX - 1 cannot be asked for (nor handed out).
+        let fence_above = i64::try_from(fence_above).unwrap_or(i64::MAX - 1).min(i64::MAX - 1);
+        for chunk in scan_order(space, prefer) {
             let (from, to) = (worker_id(chunk.start), worker_id(chunk.end));
             let held = self.block_on(|| acquiring(namespace), self.backend.held(namespace, from, to, self.timeout))?;
             let held: HashSet<i64> = held.into_iter().collect();
             for worker in chunk.filter(|&worker| !held.contains(&worker_id(worker))) {
                 let won = self.block_on(
                     || acquiring(namespace),
-                    self.backend.try_acquire(namespace, worker_id(worker), &token, ttl_ms, self.timeout),
+                    self.backend.try_acquire(namespace, worker_id(worker), &token, ttl_ms, fence_above, self.timeout),
                 )?;
                 // `None`: taken since `held` was read. On to the next.
                 if let Some((fence, previous_high_water_ms, store_now_ms)) = won {
@@ -555,13 +561,18 @@ impl Backend {
         worker_id: i64,
         token: &str,
         ttl_ms: i64,
+        fence_above: i64,
         timeout: Duration,
     ) -> Result<Won, Failure> {
         match self {
             #[cfg(feature = "sqlx-postgres")]
-            Backend::Postgres(backend) => backend.try_acquire(namespace, worker_id, token, ttl_ms, timeout).await,
+            Backend::Postgres(backend) => {
+                backend.try_acquire(namespace, worker_id, token, ttl_ms, fence_above, timeout).await
+            }
             #[cfg(feature = "sqlx-mysql")]
-            Backend::MySql(backend) => backend.try_acquire(namespace, worker_id, token, ttl_ms, timeout).await,
+            Backend::MySql(backend) => {
+                backend.try_acquire(namespace, worker_id, token, ttl_ms, fence_above, timeout).await
+            }
         }
     }
 
@@ -611,9 +622,11 @@ mod postgres {
     const SQL: Templates = Templates {
         ddl: super::POSTGRES_TABLE_DDL,
         acquire: "INSERT INTO {table} AS lease (namespace, worker_id, holder, fence, lease_until)
-            VALUES ($1, $2, $3, 1, now() + $4 * interval '1 millisecond')
+            VALUES ($1, $2, $3, GREATEST(floor(extract(epoch FROM now()) * 1000000)::bigint, $5 + 1),
+                    now() + $4 * interval '1 millisecond')
             ON CONFLICT (namespace, worker_id) DO UPDATE
-            SET holder = excluded.holder, fence = lease.fence + 1, lease_until = excluded.lease_until
+            SET holder = excluded.holder, fence = GREATEST(lease.fence + 1, excluded.fence),
+                lease_until = excluded.lease_until
             WHERE lease.lease_until <= now()
             RETURNING fence, high_water_ms, floor(extract(epoch FROM now()) * 1000)::bigint",
         read_back: "",
@@ -679,6 +692,7 @@ mod postgres {
             worker_id: i64,
             token: &str,
             ttl_ms: i64,
+            fence_above: i64,
             timeout: Duration,
         ) -> Result<Won, Failure> {
             with_connection(&self.pool, timeout, is_timeout, async |c| {
@@ -687,6 +701,7 @@ mod postgres {
                     .bind(worker_id)
                     .bind(token)
                     .bind(ttl_ms)
+                    .bind(fence_above)
                     .fetch_optional(c)
                     .await
             })
@@ -768,10 +783,12 @@ mod mysql {
         // MySQL assigns left to right: every test reads the old `lease_until`, which is
         // assigned last.
         acquire: "INSERT INTO {table} (namespace, worker_id, holder, fence, lease_until)
-            VALUES (?, ?, ?, 1, UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND)
+            VALUES (?, ?, ?,
+                    GREATEST(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)), ? + 1),
+                    UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND)
             ON DUPLICATE KEY UPDATE
               holder = IF(lease_until <= UTC_TIMESTAMP(3), VALUES(holder), holder),
-              fence = IF(lease_until <= UTC_TIMESTAMP(3), fence + 1, fence),
+              fence = IF(lease_until <= UTC_TIMESTAMP(3), GREATEST(fence + 1, VALUES(fence)), fence),
               lease_until = IF(lease_until <= UTC_TIMESTAMP(3), VALUES(lease_until), lease_until)",
         read_back: concat!(
             "SELECT holder, fence, high_water_ms, ",
@@ -848,6 +865,7 @@ mod mysql {
             worker_id: i64,
             token: &str,
             ttl_ms: i64,
+            fence_above: i64,
             timeout: Duration,
         ) -> Result<Won, Failure> {
             let row: (String, i64, Option<i64>, i64) = with_connection(&self.pool, timeout, is_timeout, async |c| {
@@ -856,6 +874,7 @@ mod mysql {
                     .bind(namespace)
                     .bind(worker_id)
                     .bind(token)
+                    .bind(fence_above)
                     .bind(ttl_ms * 1000)
                     .execute(&mut *tx)
                     .await?;

@@ -85,11 +85,62 @@ pub struct Grant {
     /// of a worker ID always has a higher fence than an earlier one.
     pub fence: u64,
     /// The highest Unix millisecond any previous holder of this worker ID recorded (its last
-    /// issued timestamp or its fence deadline, whichever is later), if any holder recorded
-    /// one. The new holder must issue only above it.
+    /// issued timestamp or its fence deadline, whichever is later). The new holder must issue
+    /// only above it. `None` when the store has no record it can vouch for: the worker ID was
+    /// never leased in this namespace, or the store lost its data (a Redis restarted empty,
+    /// a flush, a table emptied) and an earlier holder may still be issuing on it.
     pub previous_high_water_ms: Option<i64>,
     /// The store's clock at acquisition, in Unix milliseconds.
     pub store_now_ms: i64,
+}
+
+/// What an acquisition asks a store for: a free worker ID of `0..space` in a namespace, for
+/// a TTL; the worker ID to try first (the one a holder had before its lease was lost), and a
+/// fencing number the grant's must exceed (the last one the holder saw, so that fencing
+/// numbers never go backwards, even across a store that lost its data).
+///
+/// ```
+/// use std::time::Duration;
+/// use typed_snowflake::worker::lease::Claim;
+///
+/// let claim = Claim::new("shop", 32, Duration::from_secs(10)).prefer(7).fence_above(41);
+/// assert_eq!((claim.namespace, claim.space, claim.prefer, claim.fence_above), ("shop", 32, Some(7), 41));
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Claim<'a> {
+    /// The namespace.
+    pub namespace: &'a str,
+    /// The size of the worker-ID space: worker IDs `0..space`.
+    pub space: u64,
+    /// How long the store keeps the lease without a renewal.
+    pub ttl: Duration,
+    /// The worker ID to try first, if it is free.
+    pub prefer: Option<u64>,
+    /// The grant's fencing number is higher than this.
+    pub fence_above: u64,
+}
+
+impl<'a> Claim<'a> {
+    /// A claim on any free worker ID of `0..space` in `namespace` for `ttl`.
+    pub fn new(namespace: &'a str, space: u64, ttl: Duration) -> Self {
+        Claim { namespace, space, ttl, prefer: None, fence_above: 0 }
+    }
+
+    /// Tries `worker` first.
+    #[must_use]
+    pub fn prefer(mut self, worker: u64) -> Self {
+        self.prefer = Some(worker);
+        self
+    }
+
+    /// Asks for a fencing number above `fence`.
+    #[must_use]
+    pub fn fence_above(mut self, fence: u64) -> Self {
+        self.fence_above = fence;
+        self
+    }
 }
 
 /// A coordination store that leases worker IDs: Redis (`RedisLeaseStore`, feature `redis`),
@@ -110,7 +161,7 @@ pub struct Grant {
 /// /// Holds a worker ID of `0..32` in namespace "shop" for one renewal, then frees it.
 /// fn hold_once(store: &dyn LeaseStore) -> Result<u64, LeaseError> {
 ///     let ttl = Duration::from_secs(10);
-///     let grant = store.acquire("shop", 32, ttl)?;
+///     let grant = store.acquire(&Claim::new("shop", 32, ttl))?;
 ///     let last_issued_ms = grant.store_now_ms;
 ///     match store.renew("shop", &grant, ttl, last_issued_ms) {
 ///         Ok(()) => store.release("shop", &grant, last_issued_ms)?,
@@ -122,9 +173,17 @@ pub struct Grant {
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub trait LeaseStore: Send + Sync + fmt::Debug + 'static {
-    /// Scans worker IDs `0..space` from a random start and leases the first free one for
-    /// `ttl`. None free: [`LeaseError::NoFreeWorker`].
-    fn acquire(&self, namespace: &str, space: u64, ttl: Duration) -> Result<Grant, LeaseError>;
+    /// Leases a free worker ID of `0..claim.space` for `claim.ttl`: the preferred one if it
+    /// is free, else the first free one from a random start. None free:
+    /// [`LeaseError::NoFreeWorker`].
+    ///
+    /// The grant's fencing number is higher than every earlier grant's for that worker ID
+    /// and higher than `claim.fence_above`, even after the store lost its data: stores take
+    /// it from their clock in microseconds when that is higher than the last one. The grant's
+    /// `previous_high_water_ms` is `None` whenever the store cannot vouch for that worker ID's
+    /// history (no record of it, or a fencing counter that had to start again): the holder
+    /// then waits out every earlier holder before issuing (see [`WorkerLease`](super::WorkerLease)).
+    fn acquire(&self, claim: &Claim<'_>) -> Result<Grant, LeaseError>;
 
     /// Extends the lease to `ttl` from now on the store's clock, only while it is still this
     /// grant's (the token matches and it has not expired), and records `high_water_ms` (never
@@ -343,14 +402,16 @@ pub(crate) mod support {
     /// free ones among them.
     pub(crate) const SCAN_CHUNK: u64 = 1024;
 
-    /// The order an acquisition tries worker IDs in: all of `0..space`, from a random start,
-    /// in ranges of at most [`SCAN_CHUNK`] IDs.
-    pub(crate) fn scan_order(space: u64) -> impl Iterator<Item = std::ops::Range<u64>> {
+    /// The order an acquisition tries worker IDs in: the preferred one (if it lies in the
+    /// space) alone, then all of `0..space` from a random start, in ranges of at most
+    /// [`SCAN_CHUNK`] IDs.
+    pub(crate) fn scan_order(space: u64, prefer: Option<u64>) -> impl Iterator<Item = std::ops::Range<u64>> {
         let start = random_u64() % space;
         let chunks = |range: std::ops::Range<u64>| {
             range.clone().step_by(SCAN_CHUNK as usize).map(move |lo| lo..(lo + SCAN_CHUNK).min(range.end))
         };
-        chunks(start..space).chain(chunks(0..start))
+        let first = prefer.filter(|&worker| worker < space).map(|worker| worker..worker + 1);
+        first.into_iter().chain(chunks(start..space)).chain(chunks(0..start))
     }
 
     /// A fresh holder token: 32 hexadecimal digits.
@@ -431,15 +492,23 @@ mod tests {
     fn scans_cover_the_space_once() {
         for space in [1, 2, 32, SCAN_CHUNK - 1, SCAN_CHUNK, SCAN_CHUNK + 1, 5 * SCAN_CHUNK + 17] {
             for _ in 0..20 {
-                let chunks: Vec<_> = scan_order(space).collect();
+                let chunks: Vec<_> = scan_order(space, None).collect();
                 assert!(chunks.iter().all(|c| !c.is_empty() && c.end - c.start <= SCAN_CHUNK), "{chunks:?}");
                 let mut seen: Vec<u64> = chunks.into_iter().flatten().collect();
                 seen.sort_unstable();
                 assert_eq!(seen, (0..space).collect::<Vec<_>>());
             }
         }
-        let starts: std::collections::HashSet<u64> = (0..200).map(|_| scan_order(32).next().unwrap().start).collect();
+        let starts: std::collections::HashSet<u64> =
+            (0..200).map(|_| scan_order(32, None).next().unwrap().start).collect();
         assert!(starts.len() > 10, "random starts: {starts:?}");
+        for _ in 0..20 {
+            let mut order = scan_order(32, Some(7));
+            assert_eq!(order.next(), Some(7..8), "the preferred worker ID comes first");
+            let rest: std::collections::BTreeSet<u64> = order.flatten().collect();
+            assert_eq!(rest, (0..32).collect(), "then the whole space");
+        }
+        assert!(scan_order(32, Some(32)).flatten().all(|w| w < 32), "a preference outside the space is ignored");
     }
 
     #[test]
