@@ -130,9 +130,14 @@ fn child() -> TestResult {
             assert!(error.to_string().contains("bad lease store URL"), "{error}");
         }
         "lease_no_store" => {
-            let error = configuration_problem(Registry::check::<(OrderId, CustomerId)>())?;
+            let result = Registry::check::<(OrderId, CustomerId)>();
+            // The report says why, once: "…reading the clock failed: Connection refused (os error 111)".
+            let report = result.as_ref().err().map(ToString::to_string).unwrap_or_default();
+            assert_eq!(report.matches("refused").count(), 1, "{report}");
+            let error = configuration_problem(result)?;
             assert!(matches!(error, GenerateError::Worker(WorkerError::Lease(_))), "{error:?}");
             assert!(error.to_string().contains("127.0.0.1:1"), "{error}");
+            assert!(error.to_string().contains("failed: "), "the error names its cause: {error}");
             // Nothing was fixed: the defaults are not taken as worker 0 behind the lease's back.
             assert!(Registry::worker_id().is_err());
         }

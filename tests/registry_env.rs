@@ -96,6 +96,14 @@ fn lease_variables_that_cannot_work_are_errors_not_worker_zero() -> TestResult {
     Ok(())
 }
 
+/// A store that refuses the connection: the error and `generate()`'s panic say so, once.
+#[test]
+fn a_refused_lease_store_is_named_once() -> TestResult {
+    // Nothing listens on port 1.
+    run("lease_refused", &[("SNOWFLAKE_WORKER_LEASE", Some("redis://127.0.0.1:1"))])?;
+    Ok(())
+}
+
 #[test]
 fn a_failed_install_never_falls_back_to_the_defaults() -> TestResult {
     run("failed_install_fails_loudly", &[])?;
@@ -228,6 +236,16 @@ fn child() -> TestResult {
             let error = Wide::try_generate().expect_err("an unknown store must be refused");
             assert!(error.to_string().contains("bad lease store URL"), "{error}");
             assert!(Registry::worker_id().is_err(), "reading says a lease is coming, not worker 0");
+        }
+        "lease_refused" => {
+            let error = Wide::try_generate().expect_err("a store that refuses must not give a worker ID");
+            let message = error.to_string();
+            assert!(message.contains("redis://127.0.0.1:1/0") && message.contains("failed: "), "{message}");
+            assert_eq!(message.matches("refused").count(), 1, "{message}");
+            let panic = std::panic::catch_unwind(Wide::generate).expect_err("generate() must panic");
+            let panic = panic.downcast_ref::<String>().map(String::as_str).unwrap_or_default();
+            assert!(panic.starts_with("Wide::generate() failed: lease store redis://127.0.0.1:1/0: "), "{panic}");
+            assert_eq!(panic.matches("refused").count(), 1, "{panic}");
         }
         "hostname" => hostname()?,
         "stats" => stats()?,

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::error::GenerateError;
+use crate::error::{Chain, GenerateError};
 use crate::generator::Generator;
 use crate::id::{self, SnowflakeId};
 use crate::layout::Layout;
@@ -91,17 +91,13 @@ pub struct Problem {
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The causes too, each once (an I/O error's message, say): the report is read by a
+        // person.
+        let error = Chain(&self.error);
         match self.type_name {
-            Some(name) => write!(f, "{name}: {}", self.error)?,
-            None => write!(f, "configuration: {}", self.error)?,
+            Some(name) => write!(f, "{name}: {error}"),
+            None => write!(f, "configuration: {error}"),
         }
-        // The causes too (an I/O error's message, say): the report is read by a person.
-        let mut cause = std::error::Error::source(&self.error);
-        while let Some(inner) = cause {
-            write!(f, ": {inner}")?;
-            cause = inner.source();
-        }
-        Ok(())
     }
 }
 

@@ -347,6 +347,22 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_connection_names_its_cause_once() {
+        // Nothing listens on port 1.
+        let store = RedisLeaseStore::open("redis://127.0.0.1:1").unwrap();
+        let error = store.now_ms().unwrap_err();
+        assert!(
+            error.to_string().starts_with("lease store redis://127.0.0.1:1/0: reading the clock failed: "),
+            "{error}"
+        );
+        super::super::store::assert_refusal_named_once(&error);
+        let grant = Grant { worker: 0, token: new_token(), fence: 1, previous_high_water_ms: None, store_now_ms: 0 };
+        let error = store.renew("shop", &grant, Duration::from_secs(1), 0).unwrap_err();
+        assert!(error.to_string().contains("renewing worker ID 0 in namespace \"shop\" failed: "), "{error}");
+        super::super::store::assert_refusal_named_once(&error);
+    }
+
+    #[test]
     fn clock_replies() {
         assert_eq!(unix_ms(1_700_000_000, 123_999).ok(), Some(1_700_000_000_123));
         assert!(unix_ms(i64::MAX, 0).is_err());
