@@ -79,7 +79,10 @@ fn a_lease_that_cannot_be_acquired_is_reported() -> TestResult {
     run("lease_unknown_store", &[(LEASE_VAR, "zookeeper://127.0.0.1:2181")])?;
     // Nothing listens on port 1: the store does not answer.
     run("lease_no_store", &[(LEASE_VAR, "redis://127.0.0.1:1")])?;
-    run("lease_and_fixed", &[(LEASE_VAR, "redis://127.0.0.1:1"), (WORKER_VAR, "3")])
+    run("lease_and_fixed", &[(LEASE_VAR, "redis://127.0.0.1:1"), (WORKER_VAR, "3")])?;
+    // Set but blank (`SNOWFLAKE_WORKER_LEASE=$REDIS_URL` with `REDIS_URL` unset): not worker 0.
+    run("lease_blank", &[(LEASE_VAR, "")])?;
+    run("lease_blank", &[(LEASE_VAR, "  ")])
 }
 
 /// A lease the environment asks for covers the narrowest worker field among the types
@@ -145,6 +148,15 @@ fn child() -> TestResult {
             let error = configuration_problem(Registry::check::<OrderId>())?;
             assert!(matches!(error, GenerateError::Worker(WorkerError::Conflict { .. })), "{error:?}");
             assert!(error.to_string().contains("are both set"), "{error}");
+        }
+        "lease_blank" => {
+            let error = configuration_problem(Registry::check::<(OrderId, CustomerId)>())?;
+            let GenerateError::Worker(WorkerError::UnusableEnv { var, .. }) = &error else {
+                return Err(format!("expected an unusable variable, found {error:?}").into());
+            };
+            assert_eq!(var, LEASE_VAR);
+            assert!(error.to_string().contains("SNOWFLAKE_WORKER_LEASE=") && error.to_string().contains("is set but"));
+            assert!(Registry::worker_id().is_err(), "not worker 0");
         }
         "high_water" => high_water()?,
         "lease_narrowest" => {

@@ -3,6 +3,7 @@
 //! name in `TYPED_SNOWFLAKE_TEST_CHILD` and the environment it needs, and checks that the
 //! child ran to the end.
 
+use std::ffi::OsStr;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -15,6 +16,7 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 const CHILD: &str = "TYPED_SNOWFLAKE_TEST_CHILD";
 const WORKER_VAR: &str = "SNOWFLAKE_WORKER_ID";
+const LEASE_VAR: &str = "SNOWFLAKE_WORKER_LEASE";
 
 /// Five worker bits: workers 0..=31.
 #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
@@ -40,9 +42,16 @@ const T0: i64 = 1_700_000_000_000;
 /// Runs `scenario` in a fresh process with `env` (a `None` value removes the variable);
 /// returns its standard output.
 fn run(scenario: &str, env: &[(&str, Option<&str>)]) -> Result<String, Box<dyn std::error::Error>> {
+    let env: Vec<(&str, Option<&OsStr>)> = env.iter().map(|&(name, value)| (name, value.map(OsStr::new))).collect();
+    run_os(scenario, &env)
+}
+
+/// [`run`] with values that need not be UTF-8.
+fn run_os(scenario: &str, env: &[(&str, Option<&OsStr>)]) -> Result<String, Box<dyn std::error::Error>> {
     let mut command = Command::new(std::env::current_exe()?);
     command.args(["--exact", "child", "--nocapture", "--test-threads=1"]).env(CHILD, scenario);
     command.env_remove(WORKER_VAR).env_remove("HOSTNAME");
+    command.env_remove(LEASE_VAR).env_remove("SNOWFLAKE_NAMESPACE").env_remove("SNOWFLAKE_WORKER_SPACE");
     for (name, value) in env {
         match value {
             Some(value) => command.env(name, value),
@@ -93,6 +102,29 @@ fn install_once_before_the_first_id() -> TestResult {
 fn lease_variables_that_cannot_work_are_errors_not_worker_zero() -> TestResult {
     run("lease_and_worker_id", &[(WORKER_VAR, Some("3")), ("SNOWFLAKE_WORKER_LEASE", Some("redis://127.0.0.1:1"))])?;
     run("lease_bad_url", &[("SNOWFLAKE_WORKER_LEASE", Some("zookeeper://127.0.0.1:2181"))])?;
+    Ok(())
+}
+
+/// `SNOWFLAKE_WORKER_LEASE=$REDIS_URL` with `REDIS_URL` unset: an error naming the variable,
+/// never worker 0 (nor `SNOWFLAKE_WORKER_ID`'s) behind the lease's back.
+#[test]
+fn a_blank_lease_variable_is_an_error() -> TestResult {
+    for value in ["", " ", "\n\t "] {
+        run("lease_blank", &[(LEASE_VAR, Some(value))])?;
+        run("lease_blank", &[(LEASE_VAR, Some(value)), (WORKER_VAR, Some("3"))])?;
+    }
+    // The namespace beside it, blank or not UTF-8, is refused too: before the store is
+    // asked (nothing listens on port 1), not replaced by the default namespace.
+    run("namespace_blank", &[(LEASE_VAR, Some("redis://127.0.0.1:1")), ("SNOWFLAKE_NAMESPACE", Some(""))])?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let not_utf8 = OsStr::from_bytes(b"redis://127.0.0.1:1/\xff");
+        run_os("lease_not_utf8", &[(LEASE_VAR, Some(not_utf8))])?;
+        let not_utf8 = OsStr::from_bytes(b"shop\xff");
+        let store = OsStr::new("redis://127.0.0.1:1");
+        run_os("namespace_not_utf8", &[(LEASE_VAR, Some(store)), ("SNOWFLAKE_NAMESPACE", Some(not_utf8))])?;
+    }
     Ok(())
 }
 
@@ -246,6 +278,35 @@ fn child() -> TestResult {
             let panic = panic.downcast_ref::<String>().map(String::as_str).unwrap_or_default();
             assert!(panic.starts_with("Wide::generate() failed: lease store redis://127.0.0.1:1/0: "), "{panic}");
             assert_eq!(panic.matches("refused").count(), 1, "{panic}");
+        }
+        "lease_blank" | "lease_not_utf8" => {
+            let error = Wide::try_generate().expect_err("an unusable lease variable must be refused");
+            let GenerateError::Worker(worker_error @ WorkerError::UnusableEnv { var, .. }) = &error else {
+                return Err(format!("expected an unusable variable, found {error:?}").into());
+            };
+            assert_eq!(var, LEASE_VAR);
+            let message = error.to_string();
+            assert!(message.starts_with("environment variable SNOWFLAKE_WORKER_LEASE="), "{message}");
+            if scenario == "lease_blank" {
+                assert!(message.contains("is set but empty") || message.contains("is set but blank"), "{message}");
+                assert!(message.contains("give it a store URL") && message.contains("or unset it"), "{message}");
+            } else {
+                assert!(message.contains("not valid UTF-8"), "{message}");
+            }
+            // Reading the configuration says the same; nothing is fixed, so an install works.
+            assert_eq!(Registry::worker_id(), Err(RegistryError::Worker(worker_error.clone())));
+            Registry::builder().worker_id(2).install()?;
+            assert_eq!(Wide::generate().worker(), 2);
+        }
+        "namespace_blank" | "namespace_not_utf8" => {
+            let error = Wide::try_generate().expect_err("an unusable namespace must be refused");
+            let GenerateError::Worker(WorkerError::UnusableEnv { var, .. }) = &error else {
+                return Err(format!("expected an unusable variable, found {error:?}").into());
+            };
+            assert_eq!(var, "SNOWFLAKE_NAMESPACE");
+            let message = error.to_string();
+            assert!(message.starts_with("environment variable SNOWFLAKE_NAMESPACE="), "{message}");
+            assert!(!message.contains("refused"), "checked before the store is asked: {message}");
         }
         "hostname" => hostname()?,
         "stats" => stats()?,

@@ -313,6 +313,19 @@ pub enum WorkerError {
         /// Why it was refused.
         reason: String,
     },
+    /// An environment variable that is set to a value its setting cannot use: an empty or
+    /// blank `SNOWFLAKE_WORKER_LEASE` (`SNOWFLAKE_WORKER_LEASE=$REDIS_URL` with `REDIS_URL`
+    /// unset), a value that is not UTF-8. It is refused rather than read as unset, which would
+    /// give the process another worker ID without a word.
+    #[error("environment variable {var}={value:?} cannot be used: {reason}")]
+    UnusableEnv {
+        /// The variable's name.
+        var: String,
+        /// Its value (not valid UTF-8: with the invalid bytes replaced by U+FFFD).
+        value: String,
+        /// Why it was refused, and what to do.
+        reason: String,
+    },
     /// An environment variable that is not set, for a source that requires it.
     #[error("environment variable {var} is not set")]
     MissingEnv {

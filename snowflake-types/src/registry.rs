@@ -33,9 +33,10 @@ impl Config {
     }
 
     /// Without `install()`, a lease is acquired only when a generator needs it; reading the
-    /// configuration before that tells what the environment says without acquiring.
+    /// configuration before that tells what the environment says without acquiring (a lease
+    /// variable that is set but blank is the error generating would give).
     fn peek_environment() -> Result<Config, WorkerError> {
-        if std::env::var_os(crate::worker::WORKER_LEASE_ENV).is_some_and(|v| !v.is_empty()) {
+        if crate::worker::lease_url_from_environment()?.is_some() {
             return Err(WorkerError::Conflict {
                 reason: format!(
                     "the worker ID will be leased from {} at the first generation; install() a lease to know it before",

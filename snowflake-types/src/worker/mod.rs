@@ -115,12 +115,13 @@ impl WorkerSource {
 /// The worker ID the environment configures when no source was installed: a lease when
 /// [`WORKER_LEASE_ENV`] is set (acquired here, from a worker-ID space of
 /// [`WORKER_SPACE_ENV`] or else `default_space` IDs), else [`WorkerSource::EnvOrZero`].
-/// Both variables set is an error that says which to drop.
+/// Both variables set is an error that says which to drop; so is a lease variable that is set
+/// but empty or blank (see [`lease_url_from_environment`]).
 pub(crate) fn from_environment(
     default_space: u64,
     clock: std::sync::Arc<dyn crate::clock::Clock>,
 ) -> Result<(WorkerSource, Option<lease::WorkerLease>), WorkerError> {
-    let Some(url) = std::env::var(WORKER_LEASE_ENV).ok().filter(|url| !url.trim().is_empty()) else {
+    let Some(url) = lease_url_from_environment()? else {
         return Ok((WorkerSource::EnvOrZero, None));
     };
     if std::env::var_os(WORKER_ID_ENV).is_some() {
@@ -130,20 +131,71 @@ pub(crate) fn from_environment(
             ),
         });
     }
-    let namespace = std::env::var(NAMESPACE_ENV).unwrap_or_else(|_| lease::DEFAULT_NAMESPACE.to_owned());
+    let namespace = namespace_from_environment()?;
     let space = match std::env::var(WORKER_SPACE_ENV) {
         Ok(value) => parse_worker(WORKER_SPACE_ENV, &value)?,
         Err(_) => default_space,
     };
     // Opened on the lease's thread: the first generation may run inside an async runtime.
-    let lease =
-        lease::WorkerLease::from_url(url.trim()).namespace(namespace).space(space).shared_clock(clock).acquire()?;
+    let lease = lease::WorkerLease::from_url(url).namespace(namespace).space(space).shared_clock(clock).acquire()?;
     let source = WorkerSource::Leased {
         namespace: lease.namespace().to_owned(),
         store: lease.store().to_owned(),
         worker: lease.worker(),
     };
     Ok((source, Some(lease)))
+}
+
+/// The store URL of [`WORKER_LEASE_ENV`] (trimmed), or `None` when the variable is unset.
+///
+/// Set but empty or blank (`SNOWFLAKE_WORKER_LEASE=$REDIS_URL` with `REDIS_URL` unset), or not
+/// UTF-8, is an error naming the variable: read as unset, it would give the process the worker
+/// ID of `SNOWFLAKE_WORKER_ID`, or 0, where a lease was asked for, and two replicas the same one.
+pub(crate) fn lease_url_from_environment() -> Result<Option<String>, WorkerError> {
+    let Some(value) = env_value(WORKER_LEASE_ENV)? else { return Ok(None) };
+    if value.trim().is_empty() {
+        return Err(WorkerError::UnusableEnv {
+            var: WORKER_LEASE_ENV.to_owned(),
+            reason: format!(
+                "it is set but {}; give it a store URL (redis://…, postgres://…, mysql://…) to lease a worker ID, or unset it to take the worker ID from {WORKER_ID_ENV} (or 0)",
+                if value.is_empty() { "empty" } else { "blank" }
+            ),
+            value,
+        });
+    }
+    Ok(Some(value.trim().to_owned()))
+}
+
+/// The namespace of [`NAMESPACE_ENV`], or [`lease::DEFAULT_NAMESPACE`] when it is unset. Set
+/// but empty or blank, or not UTF-8, is an error naming the variable, not the default: two
+/// services meant to be apart would otherwise share one.
+fn namespace_from_environment() -> Result<String, WorkerError> {
+    match env_value(NAMESPACE_ENV)? {
+        None => Ok(lease::DEFAULT_NAMESPACE.to_owned()),
+        Some(value) if value.trim().is_empty() => Err(WorkerError::UnusableEnv {
+            var: NAMESPACE_ENV.to_owned(),
+            reason: format!(
+                "it is set but {}; give it a namespace, or unset it for the default {:?}",
+                if value.is_empty() { "empty" } else { "blank" },
+                lease::DEFAULT_NAMESPACE
+            ),
+            value,
+        }),
+        Some(value) => Ok(value),
+    }
+}
+
+/// A variable's value, `None` when it is unset; not UTF-8 is an error naming it.
+fn env_value(var: &str) -> Result<Option<String>, WorkerError> {
+    match std::env::var(var) {
+        Ok(value) => Ok(Some(value)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(value)) => Err(WorkerError::UnusableEnv {
+            var: var.to_owned(),
+            value: value.to_string_lossy().into_owned(),
+            reason: "it is not valid UTF-8".to_owned(),
+        }),
+    }
 }
 
 fn parse_worker(var: &str, value: &str) -> Result<u64, WorkerError> {
