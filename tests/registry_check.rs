@@ -85,6 +85,43 @@ fn a_lease_that_cannot_be_acquired_is_reported() -> TestResult {
     run("lease_blank", &[(LEASE_VAR, "  ")])
 }
 
+/// `SNOWFLAKE_WORKER_SPACE` wider than the narrowest worker field: the same error at every
+/// start, naming the value, the type and its field, found before the store is asked (nothing
+/// listens on port 1). Values that are not a space are refused too; a space that fits gets
+/// as far as the store.
+#[test]
+fn a_worker_space_wider_than_a_type_is_reported_before_leasing() -> TestResult {
+    for space in ["4096", "33", "4194304"] {
+        run("space_too_wide", &[(LEASE_VAR, "redis://127.0.0.1:1"), ("SNOWFLAKE_WORKER_SPACE", space)])?;
+    }
+    for space in ["0", "", "abc", "-1", "4194305", "99999999999999999999"] {
+        run("space_not_a_space", &[(LEASE_VAR, "redis://127.0.0.1:1"), ("SNOWFLAKE_WORKER_SPACE", space)])?;
+    }
+    for space in ["32", " 1 "] {
+        run("lease_no_store", &[(LEASE_VAR, "redis://127.0.0.1:1"), ("SNOWFLAKE_WORKER_SPACE", space)])?;
+    }
+    Ok(())
+}
+
+/// The same against a live store: refused at every start (it used to fail only when the
+/// leased ID was too large), and nothing is leased.
+#[cfg(feature = "redis")]
+#[test]
+fn a_worker_space_wider_than_a_type_leases_nothing() -> TestResult {
+    let Some(url) = servers::redis_url() else { return Ok(()) };
+    let namespace = format!("typed-snowflake-check-space-{}", std::process::id());
+    let pattern = servers::redis_lease_keys(&namespace);
+    let _cleanup = servers::RedisKeys { url: url.clone(), pattern: pattern.clone() };
+    for _ in 0..5 {
+        let env = [(LEASE_VAR, url.as_str()), ("SNOWFLAKE_NAMESPACE", &namespace), ("SNOWFLAKE_WORKER_SPACE", "1024")];
+        run("space_too_wide", &env)?;
+    }
+    let mut connection = redis::Client::open(url.as_str())?.get_connection()?;
+    let keys: Vec<String> = redis::cmd("KEYS").arg(&pattern).query(&mut connection)?;
+    assert!(keys.is_empty(), "nothing may be leased: {keys:?}");
+    Ok(())
+}
+
 /// A lease the environment asks for covers the narrowest worker field among the types
 /// checked, whichever comes first: every one of them then fits. The store takes the first
 /// free worker ID from a random start, so a lease from CustomerId's 1 024 IDs would miss
@@ -148,6 +185,36 @@ fn child() -> TestResult {
             let error = configuration_problem(Registry::check::<OrderId>())?;
             assert!(matches!(error, GenerateError::Worker(WorkerError::Conflict { .. })), "{error:?}");
             assert!(error.to_string().contains("are both set"), "{error}");
+        }
+        "space_too_wide" => {
+            let space = std::env::var("SNOWFLAKE_WORKER_SPACE")?;
+            // OrderId's 5 bits are the narrowest, whichever type comes first.
+            let error = configuration_problem(Registry::check::<(CustomerId, OrderId)>())?;
+            let GenerateError::Worker(WorkerError::UnusableEnv { var, value, .. }) = &error else {
+                return Err(format!("expected a space too wide, found {error:?}").into());
+            };
+            assert_eq!((var.as_str(), value.as_str()), ("SNOWFLAKE_WORKER_SPACE", space.as_str()));
+            let message = error.to_string();
+            assert!(
+                message.starts_with(&format!("environment variable SNOWFLAKE_WORKER_SPACE={space:?} ")),
+                "{message}"
+            );
+            assert!(
+                message.contains(&format!("a space of {space} worker IDs is wider than the worker field of OrderId (5 bits, worker IDs 0..=31)"))
+                    && message.contains("set it to at most 32"),
+                "{message}"
+            );
+            assert!(!message.contains("refused"), "checked before the store is asked: {message}");
+            assert!(Registry::worker_id().is_err(), "nothing is fixed, not worker 0");
+            assert_eq!(Registry::lease_stats(), None);
+        }
+        "space_not_a_space" => {
+            let error = configuration_problem(Registry::check::<(CustomerId, OrderId)>())?;
+            let GenerateError::Worker(WorkerError::UnusableEnv { var, .. }) = &error else {
+                return Err(format!("expected a bad space, found {error:?}").into());
+            };
+            assert_eq!(var, "SNOWFLAKE_WORKER_SPACE");
+            assert!(error.to_string().contains("expected a number of worker IDs"), "{error}");
         }
         "lease_blank" => {
             let error = configuration_problem(Registry::check::<(OrderId, CustomerId)>())?;

@@ -128,6 +128,15 @@ fn a_blank_lease_variable_is_an_error() -> TestResult {
     Ok(())
 }
 
+/// Without the start-up check, the first type generated bounds `SNOWFLAKE_WORKER_SPACE`:
+/// wider than its worker field is an error at once (nothing listens on port 1: the store is
+/// never asked), not a lease that fails only when the ID it got is too large.
+#[test]
+fn a_worker_space_wider_than_the_first_type_is_an_error() -> TestResult {
+    run("space_too_wide", &[(LEASE_VAR, Some("redis://127.0.0.1:1")), ("SNOWFLAKE_WORKER_SPACE", Some("4096"))])?;
+    Ok(())
+}
+
 /// A store that refuses the connection: the error and `generate()`'s panic say so, once.
 #[test]
 fn a_refused_lease_store_is_named_once() -> TestResult {
@@ -297,6 +306,18 @@ fn child() -> TestResult {
             assert_eq!(Registry::worker_id(), Err(RegistryError::Worker(worker_error.clone())));
             Registry::builder().worker_id(2).install()?;
             assert_eq!(Wide::generate().worker(), 2);
+        }
+        "space_too_wide" => {
+            let error = Wide::try_generate().expect_err("4096 worker IDs do not fit 10 bits");
+            assert!(
+                matches!(&error, GenerateError::Worker(WorkerError::UnusableEnv { var, .. }) if var == "SNOWFLAKE_WORKER_SPACE")
+            );
+            let message = error.to_string();
+            assert!(
+                message.starts_with("environment variable SNOWFLAKE_WORKER_SPACE=\"4096\" cannot be used: a space of 4096 worker IDs is wider than the worker field of Wide (10 bits, worker IDs 0..=1023)"),
+                "{message}"
+            );
+            assert_eq!(Wide::try_generate(), Err(error), "the same error every time");
         }
         "namespace_blank" | "namespace_not_utf8" => {
             let error = Wide::try_generate().expect_err("an unusable namespace must be refused");

@@ -153,7 +153,9 @@ impl Registry {
     /// Without `install()` first, the check takes the defaults, as a first generation
     /// would: `install()` is refused from then on. When no worker ID is configured and the
     /// environment leases one, the lease covers the narrowest worker field of the types
-    /// given, so that every one of them fits.
+    /// given, so that every one of them fits; a `SNOWFLAKE_WORKER_SPACE` wider than that
+    /// field is a configuration problem naming its value, the type and the field, found
+    /// before anything is leased.
     ///
     /// ```
     /// use typed_snowflake::{Registry, SnowflakeId};
@@ -181,10 +183,10 @@ impl Registry {
             seen.push(t.slot);
             first
         });
-        let Some(narrowest) = types.iter().map(|t| t.layout).min_by_key(Layout::max_worker) else {
+        let Some(narrowest) = types.iter().min_by_key(|t| t.layout.max_worker()) else {
             return Ok(());
         };
-        if let Err(error) = crate::registry::fix_config(&narrowest) {
+        if let Err(error) = crate::registry::fix_config(&narrowest.layout, narrowest.name) {
             return Err(CheckError { problems: vec![Problem { type_name: None, error }] });
         }
         let mut problems = Vec::new();

@@ -315,8 +315,9 @@ pub enum WorkerError {
     },
     /// An environment variable that is set to a value its setting cannot use: an empty or
     /// blank `SNOWFLAKE_WORKER_LEASE` (`SNOWFLAKE_WORKER_LEASE=$REDIS_URL` with `REDIS_URL`
-    /// unset), a value that is not UTF-8. It is refused rather than read as unset, which would
-    /// give the process another worker ID without a word.
+    /// unset), a `SNOWFLAKE_WORKER_SPACE` wider than the worker field of the type it serves,
+    /// a value that is not UTF-8. It is refused rather than read as unset or cut down, which
+    /// would give the process another worker ID without a word.
     #[error("environment variable {var}={value:?} cannot be used: {reason}")]
     UnusableEnv {
         /// The variable's name.

@@ -9,7 +9,7 @@ use crate::error::{GenerateError, RegistryError, WorkerError};
 use crate::generator::{Generator, GeneratorStats, Settings, settings_setters};
 use crate::layout::Layout;
 use crate::worker::WorkerSource;
-use crate::worker::lease::{LeaseError, LeaseStats, MAX_WORKER_SPACE, WorkerLease};
+use crate::worker::lease::{LeaseError, LeaseStats, WorkerLease};
 
 #[derive(Debug)]
 struct Config {
@@ -22,13 +22,13 @@ struct Config {
 
 impl Config {
     /// The configuration of the environment: `SNOWFLAKE_WORKER_LEASE` (a lease, acquired
-    /// now, from a space as wide as `layout`'s worker field unless `SNOWFLAKE_WORKER_SPACE`
-    /// says otherwise), else `SNOWFLAKE_WORKER_ID`, else worker 0.
-    fn from_environment(layout: Option<&Layout>) -> Result<Config, WorkerError> {
+    /// now, from a space as wide as the worker field of `field`, the type named with its
+    /// layout, unless `SNOWFLAKE_WORKER_SPACE` says otherwise, which must not be wider), else
+    /// `SNOWFLAKE_WORKER_ID`, else worker 0.
+    fn from_environment(field: Option<(&'static str, &Layout)>) -> Result<Config, WorkerError> {
         let settings = Settings::default();
-        let space = layout.map_or(32, |l| l.max_worker().saturating_add(1)).min(MAX_WORKER_SPACE);
         let clock = settings.clock.clone().unwrap_or_else(|| Arc::new(crate::clock::MonotonicClock));
-        let (source, lease) = crate::worker::from_environment(space, clock)?;
+        let (source, lease) = crate::worker::from_environment(field, clock)?;
         Ok(Config { worker: source.resolve()?, source, settings, high_water: None, lease })
     }
 
@@ -304,14 +304,16 @@ impl RegistryBuilder {
     }
 }
 
-/// Fixes the configuration in force, as the first generation would; `layout` sizes the
-/// worker-ID space an environment-configured lease is taken from. For the start-up check.
-pub(crate) fn fix_config(layout: &Layout) -> Result<(), GenerateError> {
-    config_in_use(layout).map(drop)
+/// Fixes the configuration in force, as the first generation would; the type `name` with
+/// `layout` sizes the worker-ID space an environment-configured lease is taken from, and
+/// bounds `SNOWFLAKE_WORKER_SPACE`. For the start-up check.
+pub(crate) fn fix_config(layout: &Layout, name: &'static str) -> Result<(), GenerateError> {
+    config_in_use(layout, name).map(drop)
 }
 
-/// The configuration generators are built from, fixed by the first call.
-fn config_in_use(layout: &Layout) -> Result<Arc<Config>, GenerateError> {
+/// The configuration generators are built from, fixed by the first call (for the type `name`
+/// with `layout`, which an environment-configured lease must fit).
+fn config_in_use(layout: &Layout, name: &'static str) -> Result<Arc<Config>, GenerateError> {
     let mut state = state();
     if let Some((config, _)) = &state.in_use {
         return Ok(Arc::clone(config));
@@ -320,7 +322,7 @@ fn config_in_use(layout: &Layout) -> Result<Arc<Config>, GenerateError> {
         Some(Ok(config)) => (Arc::clone(config), Origin::Installed),
         Some(Err(error)) => return Err(GenerateError::Registry(error.clone())),
         None => {
-            let config = Config::from_environment(Some(layout))?;
+            let config = Config::from_environment(Some((name, layout)))?;
             if config.source == WorkerSource::EnvOrZero && std::env::var_os(crate::worker::WORKER_ID_ENV).is_none() {
                 crate::events::default_worker_zero();
             }
@@ -347,7 +349,7 @@ pub(crate) fn legacy_high_water_file(dir: &Path, name: &str, worker: u64) -> Pat
 
 /// A generator for one ID type, from the configuration in force.
 fn generator_for(layout: Layout, name: &'static str, path: &'static str) -> Result<Generator, GenerateError> {
-    let config = config_in_use(&layout)?;
+    let config = config_in_use(&layout, name)?;
     let mut builder = Generator::builder(layout).name(name).worker(config.worker).settings(config.settings.clone());
     if let Some(lease) = &config.lease {
         builder = builder.lease(lease.clone());

@@ -2,6 +2,7 @@
 //! StatefulSet-style hostname, or a lease from a coordination store ([`lease`]).
 
 use crate::error::WorkerError;
+use crate::layout::Layout;
 
 pub mod lease;
 
@@ -113,12 +114,13 @@ impl WorkerSource {
 }
 
 /// The worker ID the environment configures when no source was installed: a lease when
-/// [`WORKER_LEASE_ENV`] is set (acquired here, from a worker-ID space of
-/// [`WORKER_SPACE_ENV`] or else `default_space` IDs), else [`WorkerSource::EnvOrZero`].
-/// Both variables set is an error that says which to drop; so is a lease variable that is set
-/// but empty or blank (see [`lease_url_from_environment`]).
+/// [`WORKER_LEASE_ENV`] is set (acquired here, from the worker-ID space of
+/// [`space_from_environment`]), else [`WorkerSource::EnvOrZero`]. `field` is the ID type the
+/// lease must fit, by name and layout. Both variables set is an error that says which to
+/// drop; so is a lease variable that is set but empty or blank (see
+/// [`lease_url_from_environment`]). Every variable is checked before anything is acquired.
 pub(crate) fn from_environment(
-    default_space: u64,
+    field: Option<(&'static str, &Layout)>,
     clock: std::sync::Arc<dyn crate::clock::Clock>,
 ) -> Result<(WorkerSource, Option<lease::WorkerLease>), WorkerError> {
     let Some(url) = lease_url_from_environment()? else {
@@ -132,10 +134,7 @@ pub(crate) fn from_environment(
         });
     }
     let namespace = namespace_from_environment()?;
-    let space = match std::env::var(WORKER_SPACE_ENV) {
-        Ok(value) => parse_worker(WORKER_SPACE_ENV, &value)?,
-        Err(_) => default_space,
-    };
+    let space = space_from_environment(field)?;
     // Opened on the lease's thread: the first generation may run inside an async runtime.
     let lease = lease::WorkerLease::from_url(url).namespace(namespace).space(space).shared_clock(clock).acquire()?;
     let source = WorkerSource::Leased {
@@ -183,6 +182,46 @@ fn namespace_from_environment() -> Result<String, WorkerError> {
         }),
         Some(value) => Ok(value),
     }
+}
+
+/// The worker-ID space a lease from the environment is taken from: [`WORKER_SPACE_ENV`], or
+/// else the whole worker field of `field` (capped at [`lease::MAX_WORKER_SPACE`]), or 32 IDs
+/// without a field.
+///
+/// A space wider than the field is an error naming the variable's value, the type and its
+/// field, raised before anything is leased: otherwise the process would fail only when the ID
+/// it happened to lease lies beyond the field (with 4096 IDs and a 10-bit field, whenever it
+/// is 1024 or above), at random from one start to the next.
+fn space_from_environment(field: Option<(&'static str, &Layout)>) -> Result<u64, WorkerError> {
+    let whole = |layout: &Layout| layout.max_worker().saturating_add(1);
+    let Some(value) = env_value(WORKER_SPACE_ENV)? else {
+        return Ok(field.map_or(32, |(_, layout)| whole(layout).min(lease::MAX_WORKER_SPACE)));
+    };
+    let unusable =
+        |reason: String| WorkerError::UnusableEnv { var: WORKER_SPACE_ENV.to_owned(), value: value.clone(), reason };
+    let digits = value.trim();
+    let space = match digits.parse::<u64>() {
+        Ok(space) if digits.bytes().all(|b| b.is_ascii_digit()) && (1..=lease::MAX_WORKER_SPACE).contains(&space) => {
+            space
+        }
+        _ => {
+            return Err(unusable(format!(
+                "expected a number of worker IDs: a decimal integer from 1 to {} (2^22)",
+                lease::MAX_WORKER_SPACE
+            )));
+        }
+    };
+    if let Some((type_name, layout)) = field
+        && space > whole(layout)
+    {
+        return Err(unusable(format!(
+            "a space of {space} worker IDs is wider than the worker field of {type_name} ({} bits, worker IDs 0..={}), so a leased worker ID might not fit it; set it to at most {}, or unset it to lease from the whole field",
+            layout.worker_bits(),
+            layout.max_worker(),
+            whole(layout),
+        )));
+    }
+    Ok(space)
 }
 
 /// A variable's value, `None` when it is unset; not UTF-8 is an error naming it.
