@@ -373,6 +373,23 @@ pub(crate) mod support {
         format!("{verb} worker ID {worker} in namespace {namespace:?}")
     }
 
+    /// Whether `url` asks for Redis over TLS (`rediss://`, or redis-rs's `valkeys://`), which
+    /// the lease stores do not support yet.
+    pub(crate) fn is_redis_tls(url: &str) -> bool {
+        url.split_once("://")
+            .is_some_and(|(scheme, _)| scheme.eq_ignore_ascii_case("rediss") || scheme.eq_ignore_ascii_case("valkeys"))
+    }
+
+    /// The refusal of a `rediss://` URL: TLS is not supported yet, whatever features are on.
+    pub(crate) fn redis_tls_refused(url: &str) -> LeaseError {
+        LeaseError::BadUrl {
+            url: redact_url(url),
+            reason:
+                "Redis over TLS (rediss://) is not supported yet; the Redis lease store connects with redis:// only"
+                    .into(),
+        }
+    }
+
     /// `url` with any password replaced by nothing: `redis://:secret@host/` → `redis://host/`,
     /// `postgres://user:secret@host/db` → `postgres://user@host/db`.
     pub(crate) fn redact_url(url: &str) -> String {
