@@ -278,8 +278,9 @@ impl GeneratorBuilder {
         self
     }
 
-    /// Builds the generator: checks the worker ID against the layout and the reservation
-    /// against its maximum, and reads the high-water file, if any.
+    /// Builds the generator: checks the worker ID against the layout, the high-water path
+    /// (an empty path, or one that names no file, is refused) and the reservation against its
+    /// maximum, and reads the high-water file, if any.
     pub fn build(mut self) -> Result<Generator, GenerateError> {
         let layout = self.layout;
         if let Some(lease) = &self.lease {
@@ -301,6 +302,16 @@ impl GeneratorBuilder {
             });
         }
         if let Some((path, reserve)) = &self.high_water {
+            // As the registry refuses an empty directory: an empty path would be read as a
+            // file that does not exist, and the first write would fail, after the build.
+            let refuse =
+                |reason: &str| GenerateError::HighWater { path: path.clone(), reason: reason.into(), source: None };
+            if path.as_os_str().is_empty() {
+                return Err(refuse("the file is an empty path; name a file, e.g. /var/lib/myapp/OrderId-3.hwm"));
+            }
+            if path.file_name().is_none() {
+                return Err(refuse("the path names no file (it is a root, or ends in `..`)"));
+            }
             check_reserve(*reserve).map_err(|reason| GenerateError::HighWater {
                 path: path.clone(),
                 reason,
