@@ -3,6 +3,9 @@
 //! name in `TYPED_SNOWFLAKE_TEST_CHILD` and the environment it needs, and checks that the
 //! child ran to the end.
 
+#[path = "common/servers.rs"]
+mod servers;
+
 use std::ffi::OsStr;
 use std::process::Command;
 use std::sync::Arc;
@@ -134,6 +137,18 @@ fn a_blank_lease_variable_is_an_error() -> TestResult {
 #[test]
 fn a_worker_space_wider_than_the_first_type_is_an_error() -> TestResult {
     run("space_too_wide", &[(LEASE_VAR, Some("redis://127.0.0.1:1")), ("SNOWFLAKE_WORKER_SPACE", Some("4096"))])?;
+    Ok(())
+}
+
+/// `Registry::shutdown()` after the store lost the lease (its key deleted, as an eviction or
+/// a `FLUSHALL` would): `LeaseError::Lost`, as its docs say, and nothing more to release after.
+#[cfg(feature = "redis")]
+#[test]
+fn shutdown_after_the_lease_is_lost_says_lost() -> TestResult {
+    let Some(url) = servers::redis_url() else { return Ok(()) };
+    let namespace = format!("typed-snowflake-registry-env-{}", std::process::id());
+    let _cleanup = servers::RedisKeys { url: url.clone(), pattern: servers::redis_lease_keys(&namespace) };
+    run("shutdown_lost", &[("REDIS_URL", Some(&url)), ("TEST_NAMESPACE", Some(&namespace))])?;
     Ok(())
 }
 
@@ -329,6 +344,8 @@ fn child() -> TestResult {
             assert!(message.starts_with("environment variable SNOWFLAKE_NAMESPACE="), "{message}");
             assert!(!message.contains("refused"), "checked before the store is asked: {message}");
         }
+        #[cfg(feature = "redis")]
+        "shutdown_lost" => shutdown_lost()?,
         "hostname" => hostname()?,
         "stats" => stats()?,
         "options" => options()?,
@@ -352,6 +369,40 @@ fn child() -> TestResult {
         other => return Err(format!("unknown scenario {other}").into()),
     }
     println!("scenario {scenario} done");
+    Ok(())
+}
+
+#[cfg(feature = "redis")]
+fn shutdown_lost() -> TestResult {
+    use typed_snowflake::worker::lease::{LeaseError, RedisLeaseStore, WorkerLease};
+
+    let url = std::env::var("REDIS_URL")?;
+    let namespace = std::env::var("TEST_NAMESPACE")?;
+    let lease = WorkerLease::builder(RedisLeaseStore::open(&url)?)
+        .namespace(&namespace)
+        .worker_bits(10)
+        .ttl(Duration::from_millis(900))
+        .margin(Duration::from_millis(300))
+        .renew_every(Duration::from_millis(50))
+        .acquire()?;
+    let worker = lease.worker();
+    Registry::builder().worker_lease(lease).install()?;
+    assert_eq!(Wide::generate().worker(), worker);
+    // The lease's key deleted behind its back: the next renewal finds the lease lost.
+    let mut connection = redis::Client::open(url.as_str())?.get_connection()?;
+    let deleted: i64 =
+        redis::cmd("DEL").arg(format!("snowflake:{{{namespace}}}:worker:{worker}")).query(&mut connection)?;
+    assert_eq!(deleted, 1);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !Registry::lease_stats().is_some_and(|stats| stats.lost) {
+        assert!(std::time::Instant::now() < deadline, "the loss was never noticed");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(matches!(Wide::try_generate(), Err(GenerateError::Fenced { .. })));
+    assert_eq!(Registry::shutdown(), Err(LeaseError::Lost { namespace, worker }));
+    // Answered once: there is nothing left to release.
+    assert_eq!(Registry::shutdown(), Ok(()));
+    assert!(matches!(Wide::try_generate(), Err(GenerateError::Fenced { .. })));
     Ok(())
 }
 

@@ -164,6 +164,26 @@ impl Registry {
     /// generator stops issuing ([`GenerateError::Fenced`]), the last timestamp they may have
     /// issued is recorded, and the worker ID is free for the next process at once. Call it
     /// on shutdown, after the last ID. Without a lease, it does nothing.
+    ///
+    /// Whatever it returns, no generator on the lease issues an ID afterwards. It returns
+    /// `Ok(())` when the worker ID was released, when there is no lease, and when the lease
+    /// was released already (an earlier `shutdown`, or [`WorkerLease::release`] on a clone).
+    /// The errors:
+    ///
+    /// - [`LeaseError::Lost`]: the lease is not this process's any more. A renewal found it
+    ///   lost earlier (renewals failed until its TTL ran out, and its generators have been
+    ///   fenced since), or the store says so now (it expired, or another process holds the
+    ///   worker ID). Nothing is changed in the store: the worker ID is not this process's to
+    ///   free.
+    /// - [`LeaseError::Store`]: the store answered with an error, or could not be reached;
+    ///   the message ends with the driver's error.
+    /// - [`LeaseError::Timeout`]: the store did not answer within its timeout; the release
+    ///   may still have taken effect on the server.
+    ///
+    /// After `Store` or `Timeout`, the worker ID frees itself when the lease's TTL runs out
+    /// without a renewal, as after a crash. A [`LeaseStore`](crate::worker::lease::LeaseStore)
+    /// of your own may return any other [`LeaseError`] from its `release`; this method passes
+    /// it on.
     pub fn shutdown() -> Result<(), LeaseError> {
         match Self::lease_in_use() {
             Some(lease) => lease.release(),
@@ -171,7 +191,7 @@ impl Registry {
         }
     }
 
-    /// [`Registry::shutdown`] for async code.
+    /// [`Registry::shutdown`] for async code, with the same outcomes and errors.
     pub async fn shutdown_async() -> Result<(), LeaseError> {
         match Self::lease_in_use() {
             Some(lease) => lease.release_async().await,
