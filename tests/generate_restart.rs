@@ -221,6 +221,29 @@ fn corrupt_file_is_an_error_not_a_reset() -> TestResult {
     Ok(())
 }
 
+/// An empty path is refused at build, as the registry refuses an empty directory (it used to
+/// build, and fail at the first reservation); so is a path that names no file.
+#[test]
+fn a_path_that_names_no_file_is_refused_at_build() -> TestResult {
+    let clock = Arc::new(ManualClock::new(T0));
+    let result = generator(Path::new(""), &clock, Duration::from_secs(1));
+    let Err(GenerateError::HighWater { path, reason, source: None }) = &result else {
+        return Err(format!("an empty path must be refused: {result:?}").into());
+    };
+    assert_eq!(path, Path::new(""));
+    assert!(reason.contains("empty path"), "{reason}");
+    assert!(result.as_ref().err().map(ToString::to_string).is_some_and(|e| e.starts_with("high-water file : ")));
+    let dir = tempfile::tempdir()?;
+    for path in [Path::new("/"), &dir.path().join("missing").join("..")] {
+        let result = generator(path, &clock, Duration::from_secs(1));
+        assert!(
+            matches!(&result, Err(GenerateError::HighWater { reason, .. }) if reason.contains("names no file")),
+            "{path:?}: {result:?}"
+        );
+    }
+    Ok(())
+}
+
 #[test]
 fn unwritable_location_is_an_error_and_issues_nothing() -> TestResult {
     let dir = tempfile::tempdir()?;

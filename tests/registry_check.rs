@@ -10,6 +10,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
+use typed_snowflake::worker::lease::LeaseStatus;
 use typed_snowflake::{
     CheckError, GenerateError, ManualClock, Problem, Registry, RegistryError, SnowflakeId, WorkerError, WorkerSource,
 };
@@ -35,6 +36,12 @@ struct CustomerId(i64);
 #[layout(time = 41, worker = 10, seq = 12, epoch = "2023-01-01")]
 struct InvoiceId(i64);
 
+/// Decodes only: the start-up check reports it as a problem when asked to check it.
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[layout(time = 41, worker = 10, seq = 12, epoch = "2020-01-01")]
+#[snowflake(decode_only)]
+struct ArchivedId(i64);
+
 /// 2022-06-01T00:00:00Z: after the epochs of OrderId and CustomerId, before InvoiceId's.
 const JUNE_2022: i64 = 1_654_041_600_000;
 
@@ -42,6 +49,8 @@ fn run(scenario: &str, env: &[(&str, &str)]) -> TestResult {
     let mut command = Command::new(std::env::current_exe()?);
     command.args(["--exact", "child", "--nocapture", "--test-threads=1"]).env(CHILD, scenario);
     command.env_remove(WORKER_VAR).env_remove(LEASE_VAR).env_remove("SNOWFLAKE_WORKER_SPACE");
+    // A store that does not answer is reported at once, not after the default wait for it.
+    command.env("SNOWFLAKE_LEASE_WAIT", "0");
     command.envs(env.iter().copied());
     let output = command.output()?;
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -79,7 +88,47 @@ fn a_lease_that_cannot_be_acquired_is_reported() -> TestResult {
     run("lease_unknown_store", &[(LEASE_VAR, "zookeeper://127.0.0.1:2181")])?;
     // Nothing listens on port 1: the store does not answer.
     run("lease_no_store", &[(LEASE_VAR, "redis://127.0.0.1:1")])?;
-    run("lease_and_fixed", &[(LEASE_VAR, "redis://127.0.0.1:1"), (WORKER_VAR, "3")])
+    run("lease_and_fixed", &[(LEASE_VAR, "redis://127.0.0.1:1"), (WORKER_VAR, "3")])?;
+    // Set but blank (`SNOWFLAKE_WORKER_LEASE=$REDIS_URL` with `REDIS_URL` unset): not worker 0.
+    run("lease_blank", &[(LEASE_VAR, "")])?;
+    run("lease_blank", &[(LEASE_VAR, "  ")])
+}
+
+/// `SNOWFLAKE_WORKER_SPACE` wider than the narrowest worker field: the same error at every
+/// start, naming the value, the type and its field, found before the store is asked (nothing
+/// listens on port 1). Values that are not a space are refused too; a space that fits gets
+/// as far as the store.
+#[test]
+fn a_worker_space_wider_than_a_type_is_reported_before_leasing() -> TestResult {
+    for space in ["4096", "33", "4194304"] {
+        run("space_too_wide", &[(LEASE_VAR, "redis://127.0.0.1:1"), ("SNOWFLAKE_WORKER_SPACE", space)])?;
+    }
+    for space in ["0", "", "abc", "-1", "4194305", "99999999999999999999"] {
+        run("space_not_a_space", &[(LEASE_VAR, "redis://127.0.0.1:1"), ("SNOWFLAKE_WORKER_SPACE", space)])?;
+    }
+    for space in ["32", " 1 "] {
+        run("lease_no_store", &[(LEASE_VAR, "redis://127.0.0.1:1"), ("SNOWFLAKE_WORKER_SPACE", space)])?;
+    }
+    Ok(())
+}
+
+/// The same against a live store: refused at every start (it used to fail only when the
+/// leased ID was too large), and nothing is leased.
+#[cfg(feature = "redis")]
+#[test]
+fn a_worker_space_wider_than_a_type_leases_nothing() -> TestResult {
+    let Some(url) = servers::redis_url() else { return Ok(()) };
+    let namespace = format!("typed-snowflake-check-space-{}", std::process::id());
+    let pattern = servers::redis_lease_keys(&namespace);
+    let _cleanup = servers::RedisKeys { url: url.clone(), pattern: pattern.clone() };
+    for _ in 0..5 {
+        let env = [(LEASE_VAR, url.as_str()), ("SNOWFLAKE_NAMESPACE", &namespace), ("SNOWFLAKE_WORKER_SPACE", "1024")];
+        run("space_too_wide", &env)?;
+    }
+    let mut connection = redis::Client::open(url.as_str())?.get_connection()?;
+    let keys: Vec<String> = redis::cmd("KEYS").arg(&pattern).query(&mut connection)?;
+    assert!(keys.is_empty(), "nothing may be leased: {keys:?}");
+    Ok(())
 }
 
 /// A lease the environment asks for covers the narrowest worker field among the types
@@ -93,7 +142,40 @@ fn an_environment_lease_covers_the_narrowest_type() -> TestResult {
     let namespace = format!("typed-snowflake-check-{}", std::process::id());
     let _cleanup = servers::RedisKeys { url: url.clone(), pattern: format!("*{namespace}*") };
     for _ in 0..4 {
-        run("lease_narrowest", &[(LEASE_VAR, &url), ("SNOWFLAKE_NAMESPACE", &namespace)])?;
+        // A short TTL: each fresh worker ID waits out a TTL before its first ID.
+        let env = [(LEASE_VAR, url.as_str()), ("SNOWFLAKE_NAMESPACE", &namespace), ("SNOWFLAKE_LEASE_TTL", "1s")];
+        run("lease_narrowest", &env)?;
+    }
+    Ok(())
+}
+
+/// Leases of the environment are not left held by a process that stops early: a start-up
+/// check that fails releases the worker ID it leased, and `Registry::shutdown_guard()`
+/// releases it when `main` returns early through a `?`. The store holds no lease key after
+/// either child exits (with a 60 s TTL, a leaked one would still be there).
+#[cfg(feature = "redis")]
+#[test]
+fn processes_that_stop_early_leave_no_lease_held() -> TestResult {
+    let Some(url) = servers::redis_url() else { return Ok(()) };
+    let namespace = format!("typed-snowflake-check-early-{}", std::process::id());
+    let pattern = servers::redis_lease_keys(&namespace);
+    let _cleanup = servers::RedisKeys { url: url.clone(), pattern: pattern.clone() };
+    let mut connection = redis::Client::open(url.as_str())?.get_connection()?;
+    let held = |connection: &mut redis::Connection| -> Result<Vec<String>, redis::RedisError> {
+        redis::cmd("KEYS").arg(format!("snowflake:{{{namespace}}}:worker:*")).query(connection)
+    };
+    // Every worker ID of the space has a record (an old high water, and the namespace's fence
+    // counter), so a grant does not wait out the long TTL before its first ID.
+    let mut records: Vec<(String, String)> =
+        (0..1024).map(|w| (format!("snowflake:{{{namespace}}}:hw:{w}"), "1".to_owned())).collect();
+    records.push((format!("snowflake:{{{namespace}}}:fence"), "1".to_owned()));
+    let () = redis::cmd("MSET").arg(&records).query(&mut connection)?;
+    let env = [(LEASE_VAR, url.as_str()), ("SNOWFLAKE_NAMESPACE", &namespace), ("SNOWFLAKE_LEASE_TTL", "60s")];
+    for scenario in ["lease_failed_check", "lease_early_return"] {
+        run(scenario, &env)?;
+        assert_eq!(held(&mut connection)?, Vec::<String>::new(), "{scenario} left its worker ID held");
+        let fence: u64 = redis::cmd("GET").arg(format!("snowflake:{{{namespace}}}:fence")).query(&mut connection)?;
+        assert!(fence > 1, "{scenario}: a worker ID was leased (and released)");
     }
     Ok(())
 }
@@ -130,9 +212,14 @@ fn child() -> TestResult {
             assert!(error.to_string().contains("bad lease store URL"), "{error}");
         }
         "lease_no_store" => {
-            let error = configuration_problem(Registry::check::<(OrderId, CustomerId)>())?;
+            let result = Registry::check::<(OrderId, CustomerId)>();
+            // The report says why, once: "…reading the clock failed: Connection refused (os error 111)".
+            let report = result.as_ref().err().map(ToString::to_string).unwrap_or_default();
+            assert_eq!(report.matches("refused").count(), 1, "{report}");
+            let error = configuration_problem(result)?;
             assert!(matches!(error, GenerateError::Worker(WorkerError::Lease(_))), "{error:?}");
             assert!(error.to_string().contains("127.0.0.1:1"), "{error}");
+            assert!(error.to_string().contains("failed: "), "the error names its cause: {error}");
             // Nothing was fixed: the defaults are not taken as worker 0 behind the lease's back.
             assert!(Registry::worker_id().is_err());
         }
@@ -141,7 +228,63 @@ fn child() -> TestResult {
             assert!(matches!(error, GenerateError::Worker(WorkerError::Conflict { .. })), "{error:?}");
             assert!(error.to_string().contains("are both set"), "{error}");
         }
+        "space_too_wide" => {
+            let space = std::env::var("SNOWFLAKE_WORKER_SPACE")?;
+            // OrderId's 5 bits are the narrowest, whichever type comes first.
+            let error = configuration_problem(Registry::check::<(CustomerId, OrderId)>())?;
+            let GenerateError::Worker(WorkerError::UnusableEnv { var, value, .. }) = &error else {
+                return Err(format!("expected a space too wide, found {error:?}").into());
+            };
+            assert_eq!((var.as_str(), value.as_str()), ("SNOWFLAKE_WORKER_SPACE", space.as_str()));
+            let message = error.to_string();
+            assert!(
+                message.starts_with(&format!("environment variable SNOWFLAKE_WORKER_SPACE={space:?} ")),
+                "{message}"
+            );
+            assert!(
+                message.contains(&format!("a space of {space} worker IDs is wider than the worker field of OrderId (5 bits, worker IDs 0..=31)"))
+                    && message.contains("set it to at most 32"),
+                "{message}"
+            );
+            assert!(!message.contains("refused"), "checked before the store is asked: {message}");
+            assert!(Registry::worker_id().is_err(), "nothing is fixed, not worker 0");
+            assert_eq!(Registry::lease_stats(), None);
+        }
+        "space_not_a_space" => {
+            let error = configuration_problem(Registry::check::<(CustomerId, OrderId)>())?;
+            let GenerateError::Worker(WorkerError::UnusableEnv { var, .. }) = &error else {
+                return Err(format!("expected a bad space, found {error:?}").into());
+            };
+            assert_eq!(var, "SNOWFLAKE_WORKER_SPACE");
+            assert!(error.to_string().contains("expected a number of worker IDs"), "{error}");
+        }
+        "lease_blank" => {
+            let error = configuration_problem(Registry::check::<(OrderId, CustomerId)>())?;
+            let GenerateError::Worker(WorkerError::UnusableEnv { var, .. }) = &error else {
+                return Err(format!("expected an unusable variable, found {error:?}").into());
+            };
+            assert_eq!(var, LEASE_VAR);
+            assert!(error.to_string().contains("SNOWFLAKE_WORKER_LEASE=") && error.to_string().contains("is set but"));
+            assert!(Registry::worker_id().is_err(), "not worker 0");
+        }
         "high_water" => high_water()?,
+        "lease_failed_check" => {
+            let error = Registry::check::<(CustomerId, ArchivedId)>().expect_err("a decode-only type is a problem");
+            assert!(error.to_string().contains("ArchivedId"), "{error}");
+            assert!(matches!(Registry::lease_status(), Some(LeaseStatus::Released)), "{:?}", Registry::lease_status());
+        }
+        "lease_early_return" => {
+            fn serve() -> Result<(), Box<dyn std::error::Error>> {
+                let _shutdown = Registry::shutdown_guard();
+                Registry::check::<CustomerId>()?;
+                assert!(matches!(Registry::lease_status(), Some(LeaseStatus::Issuing { .. })));
+                CustomerId::try_generate()?;
+                // Two replicas racing on a migration: this one loses, and returns early.
+                Err("relation already exists")?
+            }
+            assert!(serve().is_err());
+            assert!(matches!(Registry::lease_status(), Some(LeaseStatus::Released)), "{:?}", Registry::lease_status());
+        }
         "lease_narrowest" => {
             Registry::check::<(CustomerId, OrderId)>()?;
             let worker = Registry::worker_id()?;

@@ -3,6 +3,10 @@
 //! name in `TYPED_SNOWFLAKE_TEST_CHILD` and the environment it needs, and checks that the
 //! child ran to the end.
 
+#[path = "common/servers.rs"]
+mod servers;
+
+use std::ffi::OsStr;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -15,6 +19,7 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 const CHILD: &str = "TYPED_SNOWFLAKE_TEST_CHILD";
 const WORKER_VAR: &str = "SNOWFLAKE_WORKER_ID";
+const LEASE_VAR: &str = "SNOWFLAKE_WORKER_LEASE";
 
 /// Five worker bits: workers 0..=31.
 #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
@@ -40,9 +45,18 @@ const T0: i64 = 1_700_000_000_000;
 /// Runs `scenario` in a fresh process with `env` (a `None` value removes the variable);
 /// returns its standard output.
 fn run(scenario: &str, env: &[(&str, Option<&str>)]) -> Result<String, Box<dyn std::error::Error>> {
+    let env: Vec<(&str, Option<&OsStr>)> = env.iter().map(|&(name, value)| (name, value.map(OsStr::new))).collect();
+    run_os(scenario, &env)
+}
+
+/// [`run`] with values that need not be UTF-8.
+fn run_os(scenario: &str, env: &[(&str, Option<&OsStr>)]) -> Result<String, Box<dyn std::error::Error>> {
     let mut command = Command::new(std::env::current_exe()?);
     command.args(["--exact", "child", "--nocapture", "--test-threads=1"]).env(CHILD, scenario);
     command.env_remove(WORKER_VAR).env_remove("HOSTNAME");
+    command.env_remove(LEASE_VAR).env_remove("SNOWFLAKE_NAMESPACE").env_remove("SNOWFLAKE_WORKER_SPACE");
+    // A store that does not answer is reported at once, not after the default wait for it.
+    command.env("SNOWFLAKE_LEASE_WAIT", "0");
     for (name, value) in env {
         match value {
             Some(value) => command.env(name, value),
@@ -93,6 +107,60 @@ fn install_once_before_the_first_id() -> TestResult {
 fn lease_variables_that_cannot_work_are_errors_not_worker_zero() -> TestResult {
     run("lease_and_worker_id", &[(WORKER_VAR, Some("3")), ("SNOWFLAKE_WORKER_LEASE", Some("redis://127.0.0.1:1"))])?;
     run("lease_bad_url", &[("SNOWFLAKE_WORKER_LEASE", Some("zookeeper://127.0.0.1:2181"))])?;
+    Ok(())
+}
+
+/// `SNOWFLAKE_WORKER_LEASE=$REDIS_URL` with `REDIS_URL` unset: an error naming the variable,
+/// never worker 0 (nor `SNOWFLAKE_WORKER_ID`'s) behind the lease's back.
+#[test]
+fn a_blank_lease_variable_is_an_error() -> TestResult {
+    for value in ["", " ", "\n\t "] {
+        run("lease_blank", &[(LEASE_VAR, Some(value))])?;
+        run("lease_blank", &[(LEASE_VAR, Some(value)), (WORKER_VAR, Some("3"))])?;
+    }
+    // The namespace beside it, blank or not UTF-8, is refused too: before the store is
+    // asked (nothing listens on port 1), not replaced by the default namespace.
+    run("namespace_blank", &[(LEASE_VAR, Some("redis://127.0.0.1:1")), ("SNOWFLAKE_NAMESPACE", Some(""))])?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let not_utf8 = OsStr::from_bytes(b"redis://127.0.0.1:1/\xff");
+        run_os("lease_not_utf8", &[(LEASE_VAR, Some(not_utf8))])?;
+        let not_utf8 = OsStr::from_bytes(b"shop\xff");
+        let store = OsStr::new("redis://127.0.0.1:1");
+        run_os("namespace_not_utf8", &[(LEASE_VAR, Some(store)), ("SNOWFLAKE_NAMESPACE", Some(not_utf8))])?;
+    }
+    Ok(())
+}
+
+/// Without the start-up check, the first type generated bounds `SNOWFLAKE_WORKER_SPACE`:
+/// wider than its worker field is an error at once (nothing listens on port 1: the store is
+/// never asked), not a lease that fails only when the ID it got is too large.
+#[test]
+fn a_worker_space_wider_than_the_first_type_is_an_error() -> TestResult {
+    run("space_too_wide", &[(LEASE_VAR, Some("redis://127.0.0.1:1")), ("SNOWFLAKE_WORKER_SPACE", Some("4096"))])?;
+    Ok(())
+}
+
+/// The registry's lease lost behind its back (its key deleted, as an eviction or a
+/// `FLUSHALL` would): the lease is acquired again by itself, the registry's generators resume
+/// on it without a restart, above every ID they issued before, and `Registry::shutdown()`
+/// then releases the new grant.
+#[cfg(feature = "redis")]
+#[test]
+fn a_lost_registry_lease_is_acquired_again_and_released_at_shutdown() -> TestResult {
+    let Some(url) = servers::redis_url() else { return Ok(()) };
+    let namespace = format!("typed-snowflake-registry-env-{}", std::process::id());
+    let _cleanup = servers::RedisKeys { url: url.clone(), pattern: servers::redis_lease_keys(&namespace) };
+    run("lost_and_found", &[("REDIS_URL", Some(&url)), ("TEST_NAMESPACE", Some(&namespace))])?;
+    Ok(())
+}
+
+/// A store that refuses the connection: the error and `generate()`'s panic say so, once.
+#[test]
+fn a_refused_lease_store_is_named_once() -> TestResult {
+    // Nothing listens on port 1.
+    run("lease_refused", &[("SNOWFLAKE_WORKER_LEASE", Some("redis://127.0.0.1:1"))])?;
     Ok(())
 }
 
@@ -229,6 +297,59 @@ fn child() -> TestResult {
             assert!(error.to_string().contains("bad lease store URL"), "{error}");
             assert!(Registry::worker_id().is_err(), "reading says a lease is coming, not worker 0");
         }
+        "lease_refused" => {
+            let error = Wide::try_generate().expect_err("a store that refuses must not give a worker ID");
+            let message = error.to_string();
+            assert!(message.contains("redis://127.0.0.1:1/0") && message.contains("failed: "), "{message}");
+            assert_eq!(message.matches("refused").count(), 1, "{message}");
+            let panic = std::panic::catch_unwind(Wide::generate).expect_err("generate() must panic");
+            let panic = panic.downcast_ref::<String>().map(String::as_str).unwrap_or_default();
+            assert!(panic.starts_with("Wide::generate() failed: lease store redis://127.0.0.1:1/0: "), "{panic}");
+            assert_eq!(panic.matches("refused").count(), 1, "{panic}");
+        }
+        "lease_blank" | "lease_not_utf8" => {
+            let error = Wide::try_generate().expect_err("an unusable lease variable must be refused");
+            let GenerateError::Worker(worker_error @ WorkerError::UnusableEnv { var, .. }) = &error else {
+                return Err(format!("expected an unusable variable, found {error:?}").into());
+            };
+            assert_eq!(var, LEASE_VAR);
+            let message = error.to_string();
+            assert!(message.starts_with("environment variable SNOWFLAKE_WORKER_LEASE="), "{message}");
+            if scenario == "lease_blank" {
+                assert!(message.contains("is set but empty") || message.contains("is set but blank"), "{message}");
+                assert!(message.contains("give it a store URL") && message.contains("or unset it"), "{message}");
+            } else {
+                assert!(message.contains("not valid UTF-8"), "{message}");
+            }
+            // Reading the configuration says the same; nothing is fixed, so an install works.
+            assert_eq!(Registry::worker_id(), Err(RegistryError::Worker(worker_error.clone())));
+            Registry::builder().worker_id(2).install()?;
+            assert_eq!(Wide::generate().worker(), 2);
+        }
+        "space_too_wide" => {
+            let error = Wide::try_generate().expect_err("4096 worker IDs do not fit 10 bits");
+            assert!(
+                matches!(&error, GenerateError::Worker(WorkerError::UnusableEnv { var, .. }) if var == "SNOWFLAKE_WORKER_SPACE")
+            );
+            let message = error.to_string();
+            assert!(
+                message.starts_with("environment variable SNOWFLAKE_WORKER_SPACE=\"4096\" cannot be used: a space of 4096 worker IDs is wider than the worker field of Wide (10 bits, worker IDs 0..=1023)"),
+                "{message}"
+            );
+            assert_eq!(Wide::try_generate(), Err(error), "the same error every time");
+        }
+        "namespace_blank" | "namespace_not_utf8" => {
+            let error = Wide::try_generate().expect_err("an unusable namespace must be refused");
+            let GenerateError::Worker(WorkerError::UnusableEnv { var, .. }) = &error else {
+                return Err(format!("expected an unusable variable, found {error:?}").into());
+            };
+            assert_eq!(var, "SNOWFLAKE_NAMESPACE");
+            let message = error.to_string();
+            assert!(message.starts_with("environment variable SNOWFLAKE_NAMESPACE="), "{message}");
+            assert!(!message.contains("refused"), "checked before the store is asked: {message}");
+        }
+        #[cfg(feature = "redis")]
+        "lost_and_found" => lost_and_found()?,
         "hostname" => hostname()?,
         "stats" => stats()?,
         "options" => options()?,
@@ -252,6 +373,62 @@ fn child() -> TestResult {
         other => return Err(format!("unknown scenario {other}").into()),
     }
     println!("scenario {scenario} done");
+    Ok(())
+}
+
+#[cfg(feature = "redis")]
+fn lost_and_found() -> TestResult {
+    use typed_snowflake::worker::lease::{LeaseStatus, RedisLeaseStore, WorkerLease};
+
+    let url = std::env::var("REDIS_URL")?;
+    let namespace = std::env::var("TEST_NAMESPACE")?;
+    let lease = WorkerLease::builder(RedisLeaseStore::open(&url)?)
+        .namespace(&namespace)
+        .worker_bits(10)
+        .ttl(Duration::from_millis(900))
+        .margin(Duration::from_millis(300))
+        .renew_every(Duration::from_millis(50))
+        .clock_tolerance(Duration::from_millis(200))
+        .acquire()?;
+    let worker = lease.worker();
+    let fence = lease.fence();
+    Registry::builder().worker_lease(lease).install()?;
+    let before = Wide::generate();
+    assert_eq!(before.worker(), worker);
+    assert!(matches!(Registry::lease_status(), Some(LeaseStatus::Issuing { .. })), "{:?}", Registry::lease_status());
+    // The lease's key deleted behind its back: the next renewal finds the lease lost, and
+    // the lease is acquired again.
+    let mut connection = redis::Client::open(url.as_str())?.get_connection()?;
+    let deleted: i64 =
+        redis::cmd("DEL").arg(format!("snowflake:{{{namespace}}}:worker:{worker}")).query(&mut connection)?;
+    assert_eq!(deleted, 1);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !Registry::lease_stats().is_some_and(|stats| stats.recoveries > 0) {
+        assert!(std::time::Instant::now() < deadline, "never acquired again: {:?}", Registry::lease_status());
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let stats = Registry::lease_stats().ok_or("no lease")?;
+    assert_eq!(stats.worker, worker, "the worker ID held before comes first");
+    assert!(stats.fence > fence, "fences only grow: {} after {fence}", stats.fence);
+    // The same generator resumes on the new grant, above its own last ID (its own record,
+    // the deadline it renewed to, lies ahead: the first ID waits for the clock to pass it).
+    let after = loop {
+        match Wide::try_generate() {
+            Ok(id) => break id,
+            Err(GenerateError::Fenced { .. }) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(other) => return Err(other.into()),
+        }
+    };
+    assert_eq!(after.worker(), worker);
+    assert!(after > before, "{after:?} after {before:?}");
+    assert_eq!(Registry::worker_id()?, worker);
+    Registry::shutdown()?;
+    assert_eq!(Registry::lease_status(), Some(LeaseStatus::Released));
+    assert!(matches!(Wide::try_generate(), Err(GenerateError::Fenced { .. })));
+    // Released once: nothing is left to release.
+    assert_eq!(Registry::shutdown(), Ok(()));
     Ok(())
 }
 

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::error::GenerateError;
+use crate::error::{Chain, GenerateError};
 use crate::generator::Generator;
 use crate::id::{self, SnowflakeId};
 use crate::layout::Layout;
@@ -91,17 +91,13 @@ pub struct Problem {
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The causes too, each once (an I/O error's message, say): the report is read by a
+        // person.
+        let error = Chain(&self.error);
         match self.type_name {
-            Some(name) => write!(f, "{name}: {}", self.error)?,
-            None => write!(f, "configuration: {}", self.error)?,
+            Some(name) => write!(f, "{name}: {error}"),
+            None => write!(f, "configuration: {error}"),
         }
-        // The causes too (an I/O error's message, say): the report is read by a person.
-        let mut cause = std::error::Error::source(&self.error);
-        while let Some(inner) = cause {
-            write!(f, ": {inner}")?;
-            cause = inner.source();
-        }
-        Ok(())
     }
 }
 
@@ -157,7 +153,11 @@ impl Registry {
     /// Without `install()` first, the check takes the defaults, as a first generation
     /// would: `install()` is refused from then on. When no worker ID is configured and the
     /// environment leases one, the lease covers the narrowest worker field of the types
-    /// given, so that every one of them fits.
+    /// given, so that every one of them fits; a `SNOWFLAKE_WORKER_SPACE` wider than that
+    /// field is a configuration problem naming its value, the type and the field, found
+    /// before anything is leased. A check that fails releases the lease it acquired from the
+    /// environment (generation then fails with [`FenceReason::Released`](crate::FenceReason::Released));
+    /// a lease the application installed stays the application's to release.
     ///
     /// ```
     /// use typed_snowflake::{Registry, SnowflakeId};
@@ -185,10 +185,10 @@ impl Registry {
             seen.push(t.slot);
             first
         });
-        let Some(narrowest) = types.iter().map(|t| t.layout).min_by_key(Layout::max_worker) else {
+        let Some(narrowest) = types.iter().min_by_key(|t| t.layout.max_worker()) else {
             return Ok(());
         };
-        if let Err(error) = crate::registry::fix_config(&narrowest) {
+        if let Err(error) = crate::registry::fix_config(&narrowest.layout, narrowest.name) {
             return Err(CheckError { problems: vec![Problem { type_name: None, error }] });
         }
         let mut problems = Vec::new();
@@ -198,6 +198,12 @@ impl Registry {
                 problems.push(Problem { type_name: Some(t.name), error });
             }
         }
-        if problems.is_empty() { Ok(()) } else { Err(CheckError { problems }) }
+        if problems.is_empty() {
+            return Ok(());
+        }
+        // The process will not serve: a lease the check took from the environment is freed
+        // now rather than held for a TTL.
+        crate::registry::release_lease_from_environment();
+        Err(CheckError { problems })
     }
 }

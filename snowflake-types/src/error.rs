@@ -313,6 +313,20 @@ pub enum WorkerError {
         /// Why it was refused.
         reason: String,
     },
+    /// An environment variable that is set to a value its setting cannot use: an empty or
+    /// blank `SNOWFLAKE_WORKER_LEASE` (`SNOWFLAKE_WORKER_LEASE=$REDIS_URL` with `REDIS_URL`
+    /// unset), a `SNOWFLAKE_WORKER_SPACE` wider than the worker field of the type it serves,
+    /// a value that is not UTF-8. It is refused rather than read as unset or cut down, which
+    /// would give the process another worker ID without a word.
+    #[error("environment variable {var}={value:?} cannot be used: {reason}")]
+    UnusableEnv {
+        /// The variable's name.
+        var: String,
+        /// Its value (not valid UTF-8: with the invalid bytes replaced by U+FFFD).
+        value: String,
+        /// Why it was refused, and what to do.
+        reason: String,
+    },
     /// An environment variable that is not set, for a source that requires it.
     #[error("environment variable {var} is not set")]
     MissingEnv {
@@ -535,6 +549,35 @@ pub enum FenceReason {
     },
 }
 
+/// An error followed by its causes, each named once: `error: cause: cause of the cause`.
+///
+/// The convention of this crate's errors: every cause is returned by `source()`, and a
+/// message may or may not name it too. Most leave it out (a high-water file's "cannot be
+/// read" is followed by the I/O error); [`LeaseError`](crate::worker::lease::LeaseError)'s
+/// messages name it, because the lease thread logs them on their own; and some drivers' do
+/// (a Redis I/O error prints as the `std::io::Error` it also returns from `source()`). So a
+/// printer of the chain appends a cause only when its text is not already in what it printed:
+/// each cause appears once, whichever way the error in front of it was written.
+/// `generate()`'s panic message and [`CheckError`](crate::CheckError)'s report print chains
+/// this way.
+pub(crate) struct Chain<'a>(pub(crate) &'a (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for Chain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut text = self.0.to_string();
+        let mut cause = self.0.source();
+        while let Some(inner) = cause {
+            let said = inner.to_string();
+            if !said.is_empty() && !text.contains(&said) {
+                text.push_str(": ");
+                text.push_str(&said);
+            }
+            cause = inner.source();
+        }
+        f.write_str(&text)
+    }
+}
+
 /// An [`std::io::Error`] kept as the cause of another error: shared, so the error that
 /// holds it stays `Clone`, and compared by kind and message, so it stays `Eq`.
 ///
@@ -616,5 +659,55 @@ mod tests {
         assert_eq!(parse("9223372036854775807"), Ok(i64::MAX));
         assert_eq!(parse("00000000000000000000000042"), Ok(42));
         Ok(())
+    }
+
+    /// A driver's error that prints as its cause and returns it from `source()`, as a Redis
+    /// I/O error does.
+    #[derive(Debug)]
+    struct PrintsItsCause(std::io::Error);
+
+    impl std::fmt::Display for PrintsItsCause {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            self.0.fmt(f)
+        }
+    }
+
+    impl std::error::Error for PrintsItsCause {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn chains_name_each_cause_once() {
+        use super::{Chain, GenerateError, IoError, WorkerError};
+        use crate::worker::lease::LeaseError;
+
+        let refused =
+            || std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "Connection refused (os error 111)");
+        // A message that names its cause, in front of a cause that prints as its own cause.
+        let lease = LeaseError::Store {
+            store: "redis://127.0.0.1:1/0".into(),
+            what: "reading the clock".into(),
+            source: std::sync::Arc::new(PrintsItsCause(refused())),
+        };
+        let error = GenerateError::Worker(WorkerError::Lease(lease));
+        assert_eq!(
+            Chain(&error).to_string(),
+            "lease store redis://127.0.0.1:1/0: reading the clock failed: Connection refused (os error 111)"
+        );
+        // A message that leaves its cause out is followed by it.
+        let high_water = GenerateError::HighWater {
+            path: "/var/lib/ids/OrderId-3.hwm".into(),
+            reason: "cannot be read".into(),
+            source: Some(IoError::from(std::io::Error::new(std::io::ErrorKind::IsADirectory, "Is a directory"))),
+        };
+        assert_eq!(
+            Chain(&high_water).to_string(),
+            "high-water file /var/lib/ids/OrderId-3.hwm: cannot be read: Is a directory"
+        );
+        // No cause: the message alone.
+        let plain = GenerateError::BatchTooLarge { requested: 3, limit: 2 };
+        assert_eq!(Chain(&plain).to_string(), plain.to_string());
     }
 }

@@ -289,8 +289,9 @@ impl GeneratorBuilder {
         self
     }
 
-    /// Builds the generator: checks the worker ID against the layout and the reservation
-    /// against its maximum, and reads the high-water file, if any.
+    /// Builds the generator: checks the worker ID against the layout, the high-water path
+    /// (an empty path, or one that names no file, is refused) and the reservation against its
+    /// maximum, and reads the high-water file, if any.
     pub fn build(mut self) -> Result<Generator, GenerateError> {
         let layout = self.layout;
         // With a lease, the grant it holds now: its worker ID, and what to issue above.
@@ -314,6 +315,16 @@ impl GeneratorBuilder {
             });
         }
         if let Some((path, reserve)) = &self.high_water {
+            // As the registry refuses an empty directory: an empty path would be read as a
+            // file that does not exist, and the first write would fail, after the build.
+            let refuse =
+                |reason: &str| GenerateError::HighWater { path: path.clone(), reason: reason.into(), source: None };
+            if path.as_os_str().is_empty() {
+                return Err(refuse("the file is an empty path; name a file, e.g. /var/lib/myapp/OrderId-3.hwm"));
+            }
+            if path.file_name().is_none() {
+                return Err(refuse("the path names no file (it is a root, or ends in `..`)"));
+            }
             check_reserve(*reserve).map_err(|reason| GenerateError::HighWater {
                 path: path.clone(),
                 reason,
@@ -369,7 +380,7 @@ impl GeneratorBuilder {
                 (None, _) => None,
             };
             if let Some(lease) = &generator.lease {
-                lease.watch(&generator.limit);
+                lease.watch(&generator.limit, generator.unit_ms);
             }
             // Above the previous holders of a leased worker ID as well as above the mark.
             let floor_ms = view.and_then(|v| v.floor_ms);

@@ -471,13 +471,6 @@ pub(crate) fn generator_of<T: SnowflakeId>() -> Result<&'static Generator, Gener
 #[inline(never)]
 #[track_caller]
 pub(crate) fn generate_failed(name: &str, error: &GenerateError) -> ! {
-    // The whole chain of causes, so a panic log says why (an I/O error's kind, say).
-    let mut message = format!("{name}::generate() failed: {error}");
-    let mut cause = std::error::Error::source(error);
-    while let Some(inner) = cause {
-        message.push_str(": ");
-        message.push_str(&inner.to_string());
-        cause = inner.source();
-    }
-    panic!("{message}")
+    // The whole chain of causes, each once, so a panic log says why (an I/O error's kind, say).
+    panic!("{name}::generate() failed: {}", crate::error::Chain(error))
 }

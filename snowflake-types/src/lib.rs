@@ -38,7 +38,7 @@ pub use integrations::dates::IntoUnixMs;
 pub use layout::{FieldOrder, Labels, Layout, Parts, Preset, TickUnit};
 #[cfg(feature = "public-id")]
 pub use public::{PublicIdError, PublicIdKey, PublicIdKeyError};
-pub use registry::{Registry, RegistryBuilder};
+pub use registry::{Registry, RegistryBuilder, ShutdownGuard};
 pub use worker::WorkerSource;
 
 // Public modules are named after what they hold, never after a crate: with

@@ -9,7 +9,7 @@ use crate::error::{GenerateError, RegistryError, WorkerError};
 use crate::generator::{Generator, GeneratorStats, Settings, settings_setters};
 use crate::layout::Layout;
 use crate::worker::WorkerSource;
-use crate::worker::lease::{LeaseError, LeaseStats, MAX_WORKER_SPACE, WorkerLease};
+use crate::worker::lease::{LeaseError, LeaseStats, LeaseStatus, WorkerLease};
 
 #[derive(Debug)]
 struct Config {
@@ -22,20 +22,21 @@ struct Config {
 
 impl Config {
     /// The configuration of the environment: `SNOWFLAKE_WORKER_LEASE` (a lease, acquired
-    /// now, from a space as wide as `layout`'s worker field unless `SNOWFLAKE_WORKER_SPACE`
-    /// says otherwise), else `SNOWFLAKE_WORKER_ID`, else worker 0.
-    fn from_environment(layout: Option<&Layout>) -> Result<Config, WorkerError> {
+    /// now, from a space as wide as the worker field of `field`, the type named with its
+    /// layout, unless `SNOWFLAKE_WORKER_SPACE` says otherwise, which must not be wider), else
+    /// `SNOWFLAKE_WORKER_ID`, else worker 0.
+    fn from_environment(field: Option<(&'static str, &Layout)>) -> Result<Config, WorkerError> {
         let settings = Settings::default();
-        let space = layout.map_or(32, |l| l.max_worker().saturating_add(1)).min(MAX_WORKER_SPACE);
         let clock = settings.clock.clone().unwrap_or_else(|| Arc::new(crate::clock::MonotonicClock));
-        let (source, lease) = crate::worker::from_environment(space, clock)?;
+        let (source, lease) = crate::worker::from_environment(field, clock)?;
         Ok(Config { worker: source.resolve()?, source, settings, high_water: None, lease })
     }
 
     /// Without `install()`, a lease is acquired only when a generator needs it; reading the
-    /// configuration before that tells what the environment says without acquiring.
+    /// configuration before that tells what the environment says without acquiring (a lease
+    /// variable that is set but blank is the error generating would give).
     fn peek_environment() -> Result<Config, WorkerError> {
-        if std::env::var_os(crate::worker::WORKER_LEASE_ENV).is_some_and(|v| !v.is_empty()) {
+        if crate::worker::lease_url_from_environment()?.is_some() {
             return Err(WorkerError::Conflict {
                 reason: format!(
                     "the worker ID will be leased from {} at the first generation; install() a lease to know it before",
@@ -115,9 +116,11 @@ impl Registry {
         }
     }
 
-    /// The worker ID in force: the one generators use or will use. Reading it fixes nothing.
+    /// The worker ID in force: the one generators use or will use (with a lease, the one
+    /// it holds now: a lease acquired again after a loss may hold another). Reading it fixes
+    /// nothing.
     pub fn worker_id() -> Result<u64, RegistryError> {
-        Self::read(|config| config.worker)
+        Self::read(|config| config.lease.as_ref().map_or(config.worker, WorkerLease::worker))
     }
 
     /// The source the worker ID comes from.
@@ -159,10 +162,73 @@ impl Registry {
         Self::lease_in_use().as_ref().map(WorkerLease::stats)
     }
 
+    /// Where the worker-ID lease in use stands, if the worker ID is leased: issuing, fenced
+    /// (why, since when), being acquired again after a loss, or released. For a readiness
+    /// probe: ready while [`LeaseStatus::Issuing`] (or when there is no lease).
+    ///
+    /// ```
+    /// use typed_snowflake::Registry;
+    /// use typed_snowflake::worker::lease::LeaseStatus;
+    ///
+    /// fn ready() -> bool {
+    ///     matches!(Registry::lease_status(), None | Some(LeaseStatus::Issuing { .. }))
+    /// }
+    /// assert!(ready());
+    /// ```
+    pub fn lease_status() -> Option<LeaseStatus> {
+        Self::lease_in_use().as_ref().map(WorkerLease::status)
+    }
+
+    /// A guard that calls [`Registry::shutdown`] when dropped: hold it in `main`, and the
+    /// lease is released however `main` ends, by its last line, by a `?` that returns an
+    /// error early, or by a panic that unwinds. The registry keeps its lease in a `static`,
+    /// which Rust never drops; without a guard (or a `shutdown()` call on every way out), a
+    /// process that ends holds its worker ID until the lease's TTL runs out. A release that
+    /// fails is logged as a lease event; the TTL then frees the worker ID.
+    ///
+    /// `std::process::exit` and a signal that kills the process skip every destructor,
+    /// this one too: handle SIGTERM by returning from `main` (or by calling
+    /// [`Registry::shutdown`] yourself).
+    ///
+    /// ```
+    /// use typed_snowflake::Registry;
+    ///
+    /// fn main() -> Result<(), Box<dyn std::error::Error>> {
+    ///     let _shutdown = Registry::shutdown_guard();
+    ///     Registry::builder().worker_id(3).install()?;
+    ///     // ... serve; any `?` from here on still releases a lease ...
+    ///     Ok(())
+    /// }
+    /// # main().unwrap();
+    /// ```
+    pub fn shutdown_guard() -> ShutdownGuard {
+        ShutdownGuard { _private: () }
+    }
+
     /// Releases the worker-ID lease in use, if any, blocking until the store answers: every
     /// generator stops issuing ([`GenerateError::Fenced`]), the last timestamp they may have
     /// issued is recorded, and the worker ID is free for the next process at once. Call it
     /// on shutdown, after the last ID. Without a lease, it does nothing.
+    ///
+    /// Whatever it returns, no generator on the lease issues an ID afterwards. It returns
+    /// `Ok(())` when the worker ID was released, when there is no lease, and when the lease
+    /// was released already (an earlier `shutdown`, or [`WorkerLease::release`] on a clone).
+    /// The errors:
+    ///
+    /// - [`LeaseError::Lost`]: the lease is not this process's any more. A renewal found it
+    ///   lost earlier (renewals failed until its TTL ran out, and its generators have been
+    ///   fenced since), or the store says so now (it expired, or another process holds the
+    ///   worker ID). Nothing is changed in the store: the worker ID is not this process's to
+    ///   free.
+    /// - [`LeaseError::Store`]: the store answered with an error, or could not be reached;
+    ///   the message ends with the driver's error.
+    /// - [`LeaseError::Timeout`]: the store did not answer within its timeout; the release
+    ///   may still have taken effect on the server.
+    ///
+    /// After `Store` or `Timeout`, the worker ID frees itself when the lease's TTL runs out
+    /// without a renewal, as after a crash. A [`LeaseStore`](crate::worker::lease::LeaseStore)
+    /// of your own may return any other [`LeaseError`] from its `release`; this method passes
+    /// it on.
     pub fn shutdown() -> Result<(), LeaseError> {
         match Self::lease_in_use() {
             Some(lease) => lease.release(),
@@ -170,7 +236,7 @@ impl Registry {
         }
     }
 
-    /// [`Registry::shutdown`] for async code.
+    /// [`Registry::shutdown`] for async code, with the same outcomes and errors.
     pub async fn shutdown_async() -> Result<(), LeaseError> {
         match Self::lease_in_use() {
             Some(lease) => lease.release_async().await,
@@ -184,6 +250,36 @@ impl Registry {
             (Some((config, _)), _) | (None, Some(Ok(config))) => config.lease.clone(),
             _ => None,
         }
+    }
+}
+
+/// Releases the registry's worker-ID lease when dropped: see [`Registry::shutdown_guard`].
+#[derive(Debug)]
+#[must_use = "the lease is released when the guard is dropped: bind it (`let _shutdown = ...`) for the life of main"]
+pub struct ShutdownGuard {
+    _private: (),
+}
+
+impl Drop for ShutdownGuard {
+    fn drop(&mut self) {
+        // A failed release is a lease event already; the TTL frees the worker ID.
+        let _ = Registry::shutdown();
+    }
+}
+
+/// Releases the lease the start-up check acquired from the environment, after the check
+/// failed: the process is about to stop, and its worker ID should not stay held for a TTL.
+/// A lease the application installed is its own to release.
+pub(crate) fn release_lease_from_environment() {
+    let lease = {
+        let state = state();
+        match &state.in_use {
+            Some((config, Origin::Defaults)) => config.lease.clone(),
+            _ => None,
+        }
+    };
+    if let Some(lease) = lease {
+        let _ = lease.release();
     }
 }
 
@@ -303,14 +399,16 @@ impl RegistryBuilder {
     }
 }
 
-/// Fixes the configuration in force, as the first generation would; `layout` sizes the
-/// worker-ID space an environment-configured lease is taken from. For the start-up check.
-pub(crate) fn fix_config(layout: &Layout) -> Result<(), GenerateError> {
-    config_in_use(layout).map(drop)
+/// Fixes the configuration in force, as the first generation would; the type `name` with
+/// `layout` sizes the worker-ID space an environment-configured lease is taken from, and
+/// bounds `SNOWFLAKE_WORKER_SPACE`. For the start-up check.
+pub(crate) fn fix_config(layout: &Layout, name: &'static str) -> Result<(), GenerateError> {
+    config_in_use(layout, name).map(drop)
 }
 
-/// The configuration generators are built from, fixed by the first call.
-fn config_in_use(layout: &Layout) -> Result<Arc<Config>, GenerateError> {
+/// The configuration generators are built from, fixed by the first call (for the type `name`
+/// with `layout`, which an environment-configured lease must fit).
+fn config_in_use(layout: &Layout, name: &'static str) -> Result<Arc<Config>, GenerateError> {
     let mut state = state();
     if let Some((config, _)) = &state.in_use {
         return Ok(Arc::clone(config));
@@ -319,7 +417,7 @@ fn config_in_use(layout: &Layout) -> Result<Arc<Config>, GenerateError> {
         Some(Ok(config)) => (Arc::clone(config), Origin::Installed),
         Some(Err(error)) => return Err(GenerateError::Registry(error.clone())),
         None => {
-            let config = Config::from_environment(Some(layout))?;
+            let config = Config::from_environment(Some((name, layout)))?;
             if config.source == WorkerSource::EnvOrZero && std::env::var_os(crate::worker::WORKER_ID_ENV).is_none() {
                 crate::events::default_worker_zero();
             }
@@ -346,7 +444,7 @@ pub(crate) fn legacy_high_water_file(dir: &Path, name: &str, worker: u64) -> Pat
 
 /// A generator for one ID type, from the configuration in force.
 fn generator_for(layout: Layout, name: &'static str, path: &'static str) -> Result<Generator, GenerateError> {
-    let config = config_in_use(&layout)?;
+    let config = config_in_use(&layout, name)?;
     let mut builder = Generator::builder(layout).name(name).worker(config.worker).settings(config.settings.clone());
     if let Some(lease) = &config.lease {
         builder = builder.lease(lease.clone());

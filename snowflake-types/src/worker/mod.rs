@@ -2,6 +2,7 @@
 //! StatefulSet-style hostname, or a lease from a coordination store ([`lease`]).
 
 use crate::error::WorkerError;
+use crate::layout::Layout;
 
 pub mod lease;
 
@@ -19,6 +20,18 @@ pub const NAMESPACE_ENV: &str = "SNOWFLAKE_NAMESPACE";
 /// The environment variable giving the size of the leased worker-ID space (default: the
 /// worker field of the first type generated).
 pub const WORKER_SPACE_ENV: &str = "SNOWFLAKE_WORKER_SPACE";
+
+/// The environment variable giving the TTL of a lease configured by [`WORKER_LEASE_ENV`]:
+/// a duration such as `10s`, `1500ms` or `2m`, or a number of seconds (default
+/// [`lease::DEFAULT_TTL`]). The fencing margin is then the default or a fifth of the TTL,
+/// whichever is shorter.
+pub const LEASE_TTL_ENV: &str = "SNOWFLAKE_LEASE_TTL";
+
+/// The environment variable saying how long the first acquisition of a lease configured by
+/// [`WORKER_LEASE_ENV`] waits for a store that does not answer (default
+/// [`lease::DEFAULT_STORE_WAIT`]; `0` fails at the first error), in the form of
+/// [`LEASE_TTL_ENV`].
+pub const LEASE_WAIT_ENV: &str = "SNOWFLAKE_LEASE_WAIT";
 
 /// Where a process's worker ID comes from.
 ///
@@ -113,14 +126,16 @@ impl WorkerSource {
 }
 
 /// The worker ID the environment configures when no source was installed: a lease when
-/// [`WORKER_LEASE_ENV`] is set (acquired here, from a worker-ID space of
-/// [`WORKER_SPACE_ENV`] or else `default_space` IDs), else [`WorkerSource::EnvOrZero`].
-/// Both variables set is an error that says which to drop.
+/// [`WORKER_LEASE_ENV`] is set (acquired here, from the worker-ID space of
+/// [`space_from_environment`]), else [`WorkerSource::EnvOrZero`]. `field` is the ID type the
+/// lease must fit, by name and layout. Both variables set is an error that says which to
+/// drop; so is a lease variable that is set but empty or blank (see
+/// [`lease_url_from_environment`]). Every variable is checked before anything is acquired.
 pub(crate) fn from_environment(
-    default_space: u64,
+    field: Option<(&'static str, &Layout)>,
     clock: std::sync::Arc<dyn crate::clock::Clock>,
 ) -> Result<(WorkerSource, Option<lease::WorkerLease>), WorkerError> {
-    let Some(url) = std::env::var(WORKER_LEASE_ENV).ok().filter(|url| !url.trim().is_empty()) else {
+    let Some(url) = lease_url_from_environment()? else {
         return Ok((WorkerSource::EnvOrZero, None));
     };
     if std::env::var_os(WORKER_ID_ENV).is_some() {
@@ -130,20 +145,146 @@ pub(crate) fn from_environment(
             ),
         });
     }
-    let namespace = std::env::var(NAMESPACE_ENV).unwrap_or_else(|_| lease::DEFAULT_NAMESPACE.to_owned());
-    let space = match std::env::var(WORKER_SPACE_ENV) {
-        Ok(value) => parse_worker(WORKER_SPACE_ENV, &value)?,
-        Err(_) => default_space,
-    };
+    let namespace = namespace_from_environment()?;
+    let space = space_from_environment(field)?;
+    let ttl = duration_from_environment(LEASE_TTL_ENV)?.unwrap_or(lease::DEFAULT_TTL);
+    let wait = duration_from_environment(LEASE_WAIT_ENV)?.unwrap_or(lease::DEFAULT_STORE_WAIT);
     // Opened on the lease's thread: the first generation may run inside an async runtime.
-    let lease =
-        lease::WorkerLease::from_url(url.trim()).namespace(namespace).space(space).shared_clock(clock).acquire()?;
+    let lease = lease::WorkerLease::from_url(url)
+        .namespace(namespace)
+        .space(space)
+        .ttl(ttl)
+        .margin(lease::DEFAULT_MARGIN.min(ttl / 5))
+        .wait_for_store(wait)
+        .shared_clock(clock)
+        .acquire()?;
     let source = WorkerSource::Leased {
         namespace: lease.namespace().to_owned(),
         store: lease.store().to_owned(),
         worker: lease.worker(),
     };
     Ok((source, Some(lease)))
+}
+
+/// The store URL of [`WORKER_LEASE_ENV`] (trimmed), or `None` when the variable is unset.
+///
+/// Set but empty or blank (`SNOWFLAKE_WORKER_LEASE=$REDIS_URL` with `REDIS_URL` unset), or not
+/// UTF-8, is an error naming the variable: read as unset, it would give the process the worker
+/// ID of `SNOWFLAKE_WORKER_ID`, or 0, where a lease was asked for, and two replicas the same one.
+pub(crate) fn lease_url_from_environment() -> Result<Option<String>, WorkerError> {
+    let Some(value) = env_value(WORKER_LEASE_ENV)? else { return Ok(None) };
+    if value.trim().is_empty() {
+        return Err(WorkerError::UnusableEnv {
+            var: WORKER_LEASE_ENV.to_owned(),
+            reason: format!(
+                "it is set but {}; give it a store URL (redis://…, postgres://…, mysql://…) to lease a worker ID, or unset it to take the worker ID from {WORKER_ID_ENV} (or 0)",
+                if value.is_empty() { "empty" } else { "blank" }
+            ),
+            value,
+        });
+    }
+    Ok(Some(value.trim().to_owned()))
+}
+
+/// The namespace of [`NAMESPACE_ENV`], or [`lease::DEFAULT_NAMESPACE`] when it is unset. Set
+/// but empty or blank, or not UTF-8, is an error naming the variable, not the default: two
+/// services meant to be apart would otherwise share one.
+fn namespace_from_environment() -> Result<String, WorkerError> {
+    match env_value(NAMESPACE_ENV)? {
+        None => Ok(lease::DEFAULT_NAMESPACE.to_owned()),
+        Some(value) if value.trim().is_empty() => Err(WorkerError::UnusableEnv {
+            var: NAMESPACE_ENV.to_owned(),
+            reason: format!(
+                "it is set but {}; give it a namespace, or unset it for the default {:?}",
+                if value.is_empty() { "empty" } else { "blank" },
+                lease::DEFAULT_NAMESPACE
+            ),
+            value,
+        }),
+        Some(value) => Ok(value),
+    }
+}
+
+/// The worker-ID space a lease from the environment is taken from: [`WORKER_SPACE_ENV`], or
+/// else the whole worker field of `field` (capped at [`lease::MAX_WORKER_SPACE`]), or 32 IDs
+/// without a field.
+///
+/// A space wider than the field is an error naming the variable's value, the type and its
+/// field, raised before anything is leased: otherwise the process would fail only when the ID
+/// it happened to lease lies beyond the field (with 4096 IDs and a 10-bit field, whenever it
+/// is 1024 or above), at random from one start to the next.
+fn space_from_environment(field: Option<(&'static str, &Layout)>) -> Result<u64, WorkerError> {
+    let whole = |layout: &Layout| layout.max_worker().saturating_add(1);
+    let Some(value) = env_value(WORKER_SPACE_ENV)? else {
+        return Ok(field.map_or(32, |(_, layout)| whole(layout).min(lease::MAX_WORKER_SPACE)));
+    };
+    let unusable =
+        |reason: String| WorkerError::UnusableEnv { var: WORKER_SPACE_ENV.to_owned(), value: value.clone(), reason };
+    let digits = value.trim();
+    let space = match digits.parse::<u64>() {
+        Ok(space) if digits.bytes().all(|b| b.is_ascii_digit()) && (1..=lease::MAX_WORKER_SPACE).contains(&space) => {
+            space
+        }
+        _ => {
+            return Err(unusable(format!(
+                "expected a number of worker IDs: a decimal integer from 1 to {} (2^22)",
+                lease::MAX_WORKER_SPACE
+            )));
+        }
+    };
+    if let Some((type_name, layout)) = field
+        && space > whole(layout)
+    {
+        return Err(unusable(format!(
+            "a space of {space} worker IDs is wider than the worker field of {type_name} ({} bits, worker IDs 0..={}), so a leased worker ID might not fit it; set it to at most {}, or unset it to lease from the whole field",
+            layout.worker_bits(),
+            layout.max_worker(),
+            whole(layout),
+        )));
+    }
+    Ok(space)
+}
+
+/// A variable's value, `None` when it is unset; not UTF-8 is an error naming it.
+/// A duration from the environment: `None` when the variable is unset.
+fn duration_from_environment(var: &str) -> Result<Option<std::time::Duration>, WorkerError> {
+    let Some(value) = env_value(var)? else { return Ok(None) };
+    parse_duration(&value).map(Some).map_err(|reason| WorkerError::UnusableEnv {
+        var: var.to_owned(),
+        value: value.clone(),
+        reason: reason.to_owned(),
+    })
+}
+
+/// `10s`, `1500ms`, `2m`, or a whole number of seconds; at most a day.
+fn parse_duration(value: &str) -> Result<std::time::Duration, &'static str> {
+    let text = value.trim();
+    let (digits, unit_ms) = if let Some(d) = text.strip_suffix("ms") {
+        (d, 1)
+    } else if let Some(d) = text.strip_suffix('s') {
+        (d, 1_000)
+    } else if let Some(d) = text.strip_suffix('m') {
+        (d, 60_000)
+    } else {
+        (text, 1_000)
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err("expected a duration such as 10s, 1500ms or 2m");
+    }
+    let ms = digits.parse::<u64>().ok().and_then(|n| n.checked_mul(unit_ms)).filter(|&ms| ms <= 86_400_000);
+    ms.map(std::time::Duration::from_millis).ok_or("longer than a day")
+}
+
+fn env_value(var: &str) -> Result<Option<String>, WorkerError> {
+    match std::env::var(var) {
+        Ok(value) => Ok(Some(value)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(value)) => Err(WorkerError::UnusableEnv {
+            var: var.to_owned(),
+            value: value.to_string_lossy().into_owned(),
+            reason: "it is not valid UTF-8".to_owned(),
+        }),
+    }
 }
 
 fn parse_worker(var: &str, value: &str) -> Result<u64, WorkerError> {
@@ -203,6 +344,19 @@ mod tests {
                 matches!(WorkerSource::hostname_ordinal_of(bad), Err(WorkerError::NoOrdinal { .. })),
                 "{bad:?} must have no ordinal"
             );
+        }
+    }
+
+    #[test]
+    fn durations() {
+        use std::time::Duration;
+        for (text, ms) in
+            [("10s", 10_000), ("1500ms", 1_500), ("2m", 120_000), ("7", 7_000), (" 0 ", 0), ("86400s", 86_400_000)]
+        {
+            assert_eq!(parse_duration(text), Ok(Duration::from_millis(ms)), "{text:?}");
+        }
+        for bad in ["", "s", "-1s", "1.5s", "10 s", "1h", "ten", "86401s", "99999999999999999999ms"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
         }
     }
 

@@ -339,6 +339,9 @@ struct Shared {
     /// The issuing limits of the generators on the lease, dropped to 0 when it is lost or
     /// released, so they stop at their next tick rather than at the end of their last grant.
     limits: Mutex<Vec<Weak<Limit>>>,
+    /// The longest tick of the generators on the lease, in ms: a generator whose limit fell
+    /// may still finish the tick it is in.
+    longest_tick_ms: AtomicU64,
     renewals: AtomicU64,
     late_renewals: AtomicU64,
     failed_renewals: AtomicU64,
@@ -629,8 +632,10 @@ impl WorkerLease {
         inner.phase == Phase::Holding && inner.epoch == epoch
     }
 
-    /// Registers a generator's issuing limit, to be dropped when the lease is lost or released.
-    pub(crate) fn watch(&self, limit: &Arc<Limit>) {
+    /// Registers a generator's issuing limit, to be dropped when the lease is lost or released,
+    /// and the length of its tick.
+    pub(crate) fn watch(&self, limit: &Arc<Limit>, tick_ms: i64) {
+        self.shared.longest_tick_ms.fetch_max(tick_ms.unsigned_abs(), Ordering::Relaxed);
         let mut limits = self.shared.limits.lock().unwrap_or_else(|p| p.into_inner());
         limits.retain(|weak| weak.strong_count() > 0);
         limits.push(Arc::downgrade(limit));
@@ -865,6 +870,7 @@ fn run(mut b: WorkerLeaseBuilder, reply: Reply<WorkerLease>) {
             error: None,
         }),
         limits: Mutex::new(Vec::new()),
+        longest_tick_ms: AtomicU64::new(0),
         renewals: AtomicU64::new(0),
         late_renewals: AtomicU64::new(0),
         failed_renewals: AtomicU64::new(0),
@@ -1131,6 +1137,10 @@ fn release(b: &WorkerLeaseBuilder, shared: &Shared) -> Result<(), LeaseError> {
     if phase != Phase::Holding {
         return Ok(());
     }
+    // A generator in the middle of a tick may finish it without looking at its limit (the
+    // tick was granted, and lies below the high water recorded next): once a tick has passed,
+    // none issues, so the worker ID is free only when no ID is issued on it any more.
+    std::thread::sleep(Duration::from_millis(shared.longest_tick_ms.load(Ordering::Relaxed) + 1));
     let (grant, high_water) = {
         let inner = shared.lock();
         (inner.grant.clone(), inner.high_water())

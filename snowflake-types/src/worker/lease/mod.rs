@@ -27,15 +27,17 @@ mod sql;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql"))]
 pub use sql::{DEFAULT_TABLE, MYSQL_TABLE_DDL, POSTGRES_TABLE_DDL, SqlLeaseStore, SqlLeaseStoreBuilder};
 
-/// Opens the store a URL names: `redis://` or `rediss://` (feature `redis`),
-/// `postgres://` or `postgresql://` (feature `sqlx-postgres`), `mysql://` or `mariadb://`
-/// (feature `sqlx-mysql`). A URL of a store whose feature is off is an error naming the
-/// feature.
+/// Opens the store a URL names: `redis://` (feature `redis`), `postgres://` or
+/// `postgresql://` (feature `sqlx-postgres`), `mysql://` or `mariadb://` (feature
+/// `sqlx-mysql`). A URL of a store whose feature is off is an error naming the feature.
+/// Redis over TLS (`rediss://`) is not supported yet: it is refused, saying so.
 ///
 /// ```
 /// use typed_snowflake::worker::lease::{LeaseError, open_store};
 ///
 /// assert!(matches!(open_store("zookeeper://127.0.0.1:2181"), Err(LeaseError::BadUrl { .. })));
+/// let Err(LeaseError::BadUrl { reason, .. }) = open_store("rediss://cache.internal:6380") else { panic!() };
+/// assert!(reason.contains("TLS (rediss://) is not supported yet"), "{reason}");
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn open_store(url: &str) -> Result<std::sync::Arc<dyn LeaseStore>, LeaseError> {
@@ -45,11 +47,14 @@ pub fn open_store(url: &str) -> Result<std::sync::Arc<dyn LeaseStore>, LeaseErro
         url: store::support::redact_url(url),
         reason: format!("this build has no {scheme} lease store: enable the `{feature}` feature of typed-snowflake"),
     };
+    if store::support::is_redis_tls(url) {
+        return Err(store::support::redis_tls_refused(url));
+    }
     match scheme {
         #[cfg(feature = "redis")]
-        "redis" | "rediss" => Ok(std::sync::Arc::new(RedisLeaseStore::open(url)?)),
+        "redis" => Ok(std::sync::Arc::new(RedisLeaseStore::open(url)?)),
         #[cfg(not(feature = "redis"))]
-        "redis" | "rediss" => Err(off("redis")),
+        "redis" => Err(off("redis")),
         #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql"))]
         "postgres" | "postgresql" | "mysql" | "mariadb" => Ok(std::sync::Arc::new(SqlLeaseStore::connect(url)?)),
         #[cfg(not(any(feature = "sqlx-postgres", feature = "sqlx-mysql")))]
@@ -58,7 +63,34 @@ pub fn open_store(url: &str) -> Result<std::sync::Arc<dyn LeaseStore>, LeaseErro
         "mysql" | "mariadb" => Err(off("sqlx-mysql")),
         _ => Err(LeaseError::BadUrl {
             url: store::support::redact_url(url),
-            reason: "expected redis://, rediss://, postgres://, postgresql://, mysql:// or mariadb://".into(),
+            reason: "expected redis://, postgres://, postgresql://, mysql:// or mariadb://".into(),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redis_over_tls_is_refused_as_unsupported() {
+        for url in [
+            "rediss://127.0.0.1:6380",
+            "rediss://:secret@cache.internal/2",
+            "REDISS://127.0.0.1",
+            "valkeys://127.0.0.1",
+        ] {
+            let Err(err) = open_store(url) else { panic!("{url} must be refused") };
+            let LeaseError::BadUrl { reason, .. } = &err else { panic!("{url}: {err:?}") };
+            assert_eq!(
+                reason,
+                "Redis over TLS (rediss://) is not supported yet; the Redis lease store connects with redis:// only"
+            );
+            // Nothing names a feature the user could enable, nor the password.
+            assert!(!err.to_string().contains("feature"), "{err}");
+            assert!(!err.to_string().contains("secret"), "{err}");
+        }
+        let Err(LeaseError::BadUrl { reason, .. }) = open_store("zookeeper://127.0.0.1:2181") else { panic!() };
+        assert!(!reason.contains("rediss"), "{reason}");
     }
 }

@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 use redis::{Connection, ConnectionAddr, IntoConnectionInfo, RedisError, Script, Value};
 
 use super::store::support::{
-    UnexpectedReply, acquiring, check_namespace, check_space, doing, new_token, redact_url, scan_order, ttl_ms,
+    UnexpectedReply, acquiring, check_namespace, check_space, doing, is_redis_tls, new_token, redact_url,
+    redis_tls_refused, scan_order, ttl_ms,
 };
 use super::store::{Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore};
 
@@ -108,18 +109,23 @@ impl std::fmt::Debug for RedisLeaseStore {
 }
 
 impl RedisLeaseStore {
-    /// A store for the server at `url` (`redis://[[user]:password@]host[:port][/db]`;
-    /// `rediss://` is not supported). Nothing is sent until the first call.
+    /// A store for the server at `url` (`redis://[[user]:password@]host[:port][/db]`).
+    /// Nothing is sent until the first call. Redis over TLS (`rediss://`) is not supported
+    /// yet: such a URL is refused with [`LeaseError::BadUrl`] saying so.
     ///
     /// ```
-    /// use typed_snowflake::worker::lease::{LeaseStore, RedisLeaseStore};
+    /// use typed_snowflake::worker::lease::{LeaseError, LeaseStore, RedisLeaseStore};
     ///
     /// let store = RedisLeaseStore::open("redis://:secret@127.0.0.1:6379/2")?;
     /// assert_eq!(store.describe(), "redis://127.0.0.1:6379/2");
     /// assert!(RedisLeaseStore::open("http://127.0.0.1").is_err());
+    /// assert!(matches!(RedisLeaseStore::open("rediss://127.0.0.1:6380"), Err(LeaseError::BadUrl { .. })));
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn open(url: &str) -> Result<Self, LeaseError> {
+        if is_redis_tls(url) {
+            return Err(redis_tls_refused(url));
+        }
         let bad_url = |e: RedisError| LeaseError::BadUrl { url: redact_url(url), reason: e.to_string() };
         let info = url.into_connection_info().map_err(bad_url)?;
         // No `CLIENT SETINFO` when connecting: it would add two replies to wait for, each
@@ -362,6 +368,16 @@ mod tests {
     }
 
     #[test]
+    fn tls_is_refused_as_unsupported() {
+        for url in ["rediss://127.0.0.1:6380", "rediss://app:secret@cache.internal/1", "Rediss://127.0.0.1"] {
+            let err = RedisLeaseStore::open(url).unwrap_err();
+            let LeaseError::BadUrl { reason, .. } = &err else { panic!("{url}: {err:?}") };
+            assert!(reason.starts_with("Redis over TLS (rediss://) is not supported yet"), "{reason}");
+            assert!(!err.to_string().contains("feature") && !err.to_string().contains("secret"), "{err}");
+        }
+    }
+
+    #[test]
     fn arguments_are_checked_before_anything_is_sent() {
         // Port 1 refuses connections: only a check that runs first can answer.
         let store = RedisLeaseStore::open("redis://127.0.0.1:1").unwrap();
@@ -369,6 +385,22 @@ mod tests {
         assert!(matches!(store.acquire(&Claim::new("bad name", 32, ttl)), Err(LeaseError::BadNamespace { .. })));
         assert!(matches!(store.acquire(&Claim::new("shop", 0, ttl)), Err(LeaseError::BadSpace { space: 0 })));
         assert!(matches!(store.acquire(&Claim::new("shop", 32, Duration::ZERO)), Err(LeaseError::BadTtl { .. })));
+    }
+
+    #[test]
+    fn a_refused_connection_names_its_cause_once() {
+        // Nothing listens on port 1.
+        let store = RedisLeaseStore::open("redis://127.0.0.1:1").unwrap();
+        let error = store.now_ms().unwrap_err();
+        assert!(
+            error.to_string().starts_with("lease store redis://127.0.0.1:1/0: reading the clock failed: "),
+            "{error}"
+        );
+        super::super::store::assert_refusal_named_once(&error);
+        let grant = Grant { worker: 0, token: new_token(), fence: 1, previous_high_water_ms: None, store_now_ms: 0 };
+        let error = store.renew("shop", &grant, Duration::from_secs(1), 0).unwrap_err();
+        assert!(error.to_string().contains("renewing worker ID 0 in namespace \"shop\" failed: "), "{error}");
+        super::super::store::assert_refusal_named_once(&error);
     }
 
     #[test]

@@ -988,6 +988,19 @@ mod tests {
         assert!(matches!(err, LeaseError::BadTable { .. }), "{err}");
     }
 
+    #[test]
+    fn a_refused_connection_names_its_cause_once() {
+        // Nothing listens on port 1.
+        let url = if cfg!(feature = "sqlx-postgres") {
+            "postgres://app@127.0.0.1:1/test"
+        } else {
+            "mysql://app@127.0.0.1:1/test"
+        };
+        let error = SqlLeaseStore::connect(url).unwrap_err();
+        assert!(error.to_string().starts_with("lease store "), "{error}");
+        super::super::store::assert_refusal_named_once(&error);
+    }
+
     #[cfg(not(feature = "sqlx-mysql"))]
     #[test]
     fn a_disabled_backend_names_its_feature() {

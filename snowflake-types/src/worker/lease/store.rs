@@ -206,7 +206,11 @@ pub trait LeaseStore: Send + Sync + fmt::Debug + 'static {
 }
 
 /// Why a lease could not be acquired, renewed or released. Every message names the
-/// namespace, the worker ID or the store it concerns.
+/// namespace, the worker ID or the store it concerns, and a message that stands for a failed
+/// call ([`LeaseError::Store`], [`LeaseError::Thread`]) ends with its cause, which `source()`
+/// returns as well: the lease thread logs these errors on their own, where a bare "renewing
+/// … failed" would tell an operator nothing. Printers that walk `source()` should skip a cause
+/// whose text the message already holds, as this crate's do.
 ///
 /// ```
 /// use typed_snowflake::worker::lease::LeaseError;
@@ -235,8 +239,9 @@ pub enum LeaseError {
         /// The worker ID.
         worker: u64,
     },
-    /// The store answered with an error, or could not be reached.
-    #[error("lease store {store}: {what} failed")]
+    /// The store answered with an error, or could not be reached. The message ends with the
+    /// driver's error.
+    #[error("lease store {store}: {what} failed: {source}")]
     Store {
         /// The store, as [`LeaseStore::describe`] names it.
         store: String,
@@ -307,8 +312,8 @@ pub enum LeaseError {
         /// The tolerance.
         tolerance: Duration,
     },
-    /// The lease thread could not be started.
-    #[error("the lease thread could not be started")]
+    /// The lease thread could not be started. The message ends with the system's error.
+    #[error("the lease thread could not be started: {source}")]
     Thread {
         /// Why.
         #[source]
@@ -429,6 +434,23 @@ pub(crate) mod support {
         format!("{verb} worker ID {worker} in namespace {namespace:?}")
     }
 
+    /// Whether `url` asks for Redis over TLS (`rediss://`, or redis-rs's `valkeys://`), which
+    /// the lease stores do not support yet.
+    pub(crate) fn is_redis_tls(url: &str) -> bool {
+        url.split_once("://")
+            .is_some_and(|(scheme, _)| scheme.eq_ignore_ascii_case("rediss") || scheme.eq_ignore_ascii_case("valkeys"))
+    }
+
+    /// The refusal of a `rediss://` URL: TLS is not supported yet, whatever features are on.
+    pub(crate) fn redis_tls_refused(url: &str) -> LeaseError {
+        LeaseError::BadUrl {
+            url: redact_url(url),
+            reason:
+                "Redis over TLS (rediss://) is not supported yet; the Redis lease store connects with redis:// only"
+                    .into(),
+        }
+    }
+
     /// `url` with any password replaced by nothing: `redis://:secret@host/` → `redis://host/`,
     /// `postgres://user:secret@host/db` → `postgres://user@host/db`.
     pub(crate) fn redact_url(url: &str) -> String {
@@ -439,6 +461,41 @@ pub(crate) mod support {
         let user = userinfo.split_once(':').map_or(userinfo, |(user, _password)| user);
         if user.is_empty() { format!("{scheme}://{host}{tail}") } else { format!("{scheme}://{user}@{host}{tail}") }
     }
+}
+
+/// Checks that `error`, a store's failure to reach a server that refused the connection,
+/// names the system's cause once: in its own message, in the chain `generate()` panics with,
+/// and in the start-up check's report.
+#[cfg(all(test, any(feature = "redis", feature = "sqlx-postgres", feature = "sqlx-mysql")))]
+pub(crate) fn assert_refusal_named_once(error: &LeaseError) {
+    use crate::check::Problem;
+    use crate::error::{Chain, GenerateError, WorkerError};
+
+    assert!(matches!(error, LeaseError::Store { .. }), "{error:?}");
+    // The system's own words, at the end of the chain: "Connection refused (os error 111)".
+    let mut deepest: &(dyn StdError + 'static) = error;
+    while let Some(cause) = deepest.source() {
+        deepest = cause;
+    }
+    // (Redis wraps it in an `Arc`, so it is told by its words, not by its type.)
+    let cause = deepest.to_string();
+    assert!(cause.contains("refused"), "the last cause is the system's refusal: {cause}");
+    let once = |text: &str| assert_eq!(text.matches(&cause).count(), 1, "{cause:?} once in: {text}");
+    let message = error.to_string();
+    assert!(message.ends_with(&cause), "the message names its cause: {message}");
+    assert!(message.contains(" failed: "), "{message}");
+    once(&message);
+    assert!(error.source().is_some(), "the cause is still the source");
+    once(&Chain(error).to_string());
+    let generate = GenerateError::Worker(WorkerError::Lease(error.clone()));
+    once(&generate.to_string());
+    once(&Chain(&generate).to_string());
+    once(&Problem { type_name: None, error: generate.clone() }.to_string());
+    let failing = std::panic::AssertUnwindSafe(|| crate::id::generate_failed("OrderId", &generate));
+    let panic = std::panic::catch_unwind(failing).unwrap_err();
+    let panic = panic.downcast_ref::<String>().expect("a formatted panic message");
+    assert!(panic.starts_with("OrderId::generate() failed: lease store "), "{panic}");
+    once(panic);
 }
 
 #[cfg(test)]
@@ -536,12 +593,17 @@ mod tests {
     fn errors_keep_their_cause_and_clone() {
         let cause = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
         let err = LeaseError::store("redis://127.0.0.1:6379/0", doing("renewing", "shop", 3), cause);
+        // The cause is in the message, and still the source.
         assert_eq!(
             err.to_string(),
-            "lease store redis://127.0.0.1:6379/0: renewing worker ID 3 in namespace \"shop\" failed"
+            "lease store redis://127.0.0.1:6379/0: renewing worker ID 3 in namespace \"shop\" failed: refused"
         );
         let copy = err.clone();
         assert_eq!(copy.source().map(ToString::to_string).as_deref(), Some("refused"));
+        assert_eq!(crate::error::Chain(&copy).to_string(), copy.to_string());
+        let thread = LeaseError::Thread { source: Arc::new(std::io::Error::other("no more threads")) };
+        assert_eq!(thread.to_string(), "the lease thread could not be started: no more threads");
+        assert_eq!(thread.source().map(ToString::to_string).as_deref(), Some("no more threads"));
         let lost = LeaseError::Lost { namespace: "shop".into(), worker: 7 };
         assert_eq!(
             lost.to_string(),
