@@ -11,6 +11,11 @@
 //! - `shared`: two threads on one generator (16 bits, cap out of reach): contention.
 //! - `sustained`: back-to-back IDs on the 12-bit layout, where the cap (4 096 per ms,
 //!   244.1 ns per ID) is the limit: rate ÷ cap shows how close the generator runs to it.
+//! - `lease`: back-to-back IDs on one layout (5 worker bits, 17 sequence bits: a cap one
+//!   thread cannot reach), without a lease and on a worker-ID lease from the Redis at
+//!   `REDIS_URL` (default `redis://127.0.0.1:6379`; skipped when it does not answer): the
+//!   lease costs a lock about every 100 ms of issuing, outside the hot path. The namespace is
+//!   `typed-snowflake-bench`; the first run in it waits out one lease TTL before its first ID.
 //!
 //! Run: `cargo bench --bench generate -- --warm-up-time 1 --measurement-time 3`.
 
@@ -168,11 +173,40 @@ fn sustained(c: &mut Criterion) {
     );
 }
 
+fn lease(c: &mut Criterion) {
+    use typed_snowflake::worker::lease::WorkerLease;
+
+    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
+    let lease = match WorkerLease::from_url(&url)
+        .namespace("typed-snowflake-bench")
+        .worker_bits(5)
+        .wait_for_store(Duration::ZERO)
+        .acquire()
+    {
+        Ok(lease) => lease,
+        Err(e) => {
+            eprintln!("lease group skipped: no lease from {url}: {e}");
+            return;
+        }
+    };
+    let layout = Layout::new(41, 5, 17, EPOCH).expect("a valid layout");
+    let plain = Generator::builder(layout).worker(lease.worker()).build().expect("a generator");
+    let leased = Generator::builder(layout).lease(lease.clone()).build().expect("a generator");
+    let mut group = c.benchmark_group("lease");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("next_raw_no_lease", |b| b.iter(|| plain.next_raw()));
+    group.bench_function("next_raw_leased", |b| b.iter(|| leased.next_raw()));
+    group.finish();
+    assert_eq!(leased.stats().errors, 0, "the lease fenced the generator during the run");
+    let _ = lease.release();
+}
+
 fn main() {
     let mut c = Criterion::default().configure_from_args();
     burst(&mut c);
     hot(&mut c);
     shared(&mut c);
     sustained(&mut c);
+    lease(&mut c);
     c.final_summary();
 }

@@ -54,6 +54,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
         Some(arg) => arg.parse().map_err(|e| format!("the number of seconds {arg:?}: {e}"))?,
         None => 60,
     };
+    // A worker ID leased through SNOWFLAKE_WORKER_LEASE is handed back however main ends.
+    let _shutdown = typed_snowflake::Registry::shutdown_guard();
     // Once, at start: resolve the worker ID and build each type's generator, so that a
     // worker ID too wide for a type (or any other problem) stops the process here, listed
     // all at once, rather than failing the first request.

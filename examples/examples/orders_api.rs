@@ -141,6 +141,8 @@ pub(crate) async fn in_memory_pool() -> Result<SqlitePool, sqlx::Error> {
 #[allow(dead_code, reason = "the test includes this file and starts `app` itself")]
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn Error>> {
+    // A worker ID leased through SNOWFLAKE_WORKER_LEASE is handed back however main ends.
+    let _shutdown = typed_snowflake::Registry::shutdown_guard();
     // Once, before serving: the worker ID and each type's generator; a problem (a worker ID
     // too wide for a type, an unreadable high-water file) stops the process here, not a request.
     if let Err(problems) = typed_snowflake::Registry::check::<(OrderId, CustomerId)>() {

@@ -789,9 +789,11 @@ fn floor_of(b: &WorkerLeaseBuilder, grant: &Grant) -> (Option<i64>, i64) {
     let window = STEP_MS.saturating_add(millis(b.tolerance));
     match grant.previous_high_water_ms {
         Some(recorded) => (Some(recorded), recorded.saturating_sub(window)),
+        // The wait is long: the lease becomes valid only past the floor, so that the first ID
+        // does not wait for the clock itself.
         None => {
             let floor = grant.store_now_ms.saturating_add(millis(b.ttl)).saturating_add(millis(b.tolerance));
-            (Some(floor), floor.saturating_sub(window))
+            (Some(floor), floor.saturating_add(1))
         }
     }
 }
