@@ -128,6 +128,8 @@ fn spawn_children(
             .env_remove("SNOWFLAKE_WORKER_ID")
             .env_remove("SNOWFLAKE_WORKER_SPACE")
             .env("LEASE_TEST_SECONDS", seconds.to_string())
+            // A fresh namespace: each worker ID waits out one TTL before its first ID.
+            .env("SNOWFLAKE_LEASE_TTL", "3s")
             .env("LEASE_TEST_START_AT", start_at.to_string())
             .env("LEASE_TEST_OUT", &out)
             .stdout(Stdio::piped())
@@ -283,20 +285,23 @@ fn layout() -> Layout {
 }
 
 /// 32 leases of a 5-bit space, the 33rd refused, a released ID taken again above its last.
+/// The namespace is new: each worker ID's first grant waits out one (short) TTL.
 fn thirty_two_leases(store: Arc<dyn LeaseStore>, namespace: &str) -> TestResult {
+    let builder = |store: &Arc<dyn LeaseStore>| {
+        WorkerLease::builder_shared(Arc::clone(store))
+            .namespace(namespace)
+            .worker_bits(5)
+            .ttl(Duration::from_secs(3))
+            .margin(Duration::from_millis(600))
+            .clock_tolerance(Duration::from_millis(300))
+    };
     let leases: Vec<WorkerLease> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..32)
-            .map(|_| {
-                scope.spawn(|| {
-                    WorkerLease::builder_shared(Arc::clone(&store)).namespace(namespace).worker_bits(5).acquire()
-                })
-            })
-            .collect();
+        let handles: Vec<_> = (0..32).map(|_| scope.spawn(|| builder(&store).acquire())).collect();
         handles.into_iter().map(|h| h.join().expect("a holder panicked")).collect::<Result<_, _>>()
     })?;
     let workers: BTreeSet<u64> = leases.iter().map(WorkerLease::worker).collect();
     assert_eq!(workers, (0..32).collect());
-    let refused = WorkerLease::builder_shared(Arc::clone(&store)).namespace(namespace).worker_bits(5).acquire();
+    let refused = builder(&store).acquire();
     assert!(matches!(refused, Err(LeaseError::NoFreeWorker { space: 32, .. })), "{refused:?}");
 
     // Issue on one, release it: the next holder of that worker ID starts above.
@@ -316,7 +321,7 @@ fn thirty_two_leases(store: Arc<dyn LeaseStore>, namespace: &str) -> TestResult 
         }
         assert!(started.elapsed() < Duration::from_secs(10), "still issuing after the release");
     }
-    let again = WorkerLease::builder_shared(Arc::clone(&store)).namespace(namespace).worker_bits(5).acquire()?;
+    let again = builder(&store).acquire()?;
     assert_eq!(again.worker(), worker);
     let floor = again.previous_high_water_ms().ok_or("the release recorded a high water")?;
     assert!(floor >= layout().timestamp_ms_of(last), "{floor} below the last issued {last}");
@@ -668,11 +673,42 @@ fn churn(store: Arc<dyn LeaseStore>, namespace: &str, tag: &str) -> TestResult {
     Ok(())
 }
 
+/// Gives every worker ID of `0..space` in `namespace` a record, as a namespace in use has
+/// (a high water in the past, and for Redis the fence counter): acquisitions then hand over
+/// without waiting out a TTL, as they do in production once every worker ID was used once.
+/// The default table must exist (a store connected once creates it).
+fn seed_records(url: &str, namespace: &str, space: u64) -> TestResult {
+    if url.starts_with("redis") {
+        let mut records: Vec<(String, String)> =
+            (0..space).map(|w| (format!("snowflake:{{{namespace}}}:hw:{w}"), "1".to_owned())).collect();
+        records.push((format!("snowflake:{{{namespace}}}:fence"), "1".to_owned()));
+        let mut connection = redis::Client::open(url)?.get_connection()?;
+        let () = redis::cmd("MSET").arg(&records).query(&mut connection)?;
+        return Ok(());
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async {
+        use sqlx::Connection;
+        let mut connection = sqlx::PgConnection::connect(url).await?;
+        sqlx::query(
+            "INSERT INTO snowflake_worker_leases (namespace, worker_id, holder, fence, lease_until, high_water_ms)
+             SELECT $1, w, '', 1, now() - interval '1 second', 1 FROM generate_series(0, $2 - 1) AS w
+             ON CONFLICT DO NOTHING",
+        )
+        .bind(namespace)
+        .bind(i64::try_from(space)?)
+        .execute(&mut connection)
+        .await?;
+        Ok(())
+    })
+}
+
 #[test]
 fn churn_against_redis() -> TestResult {
     let Some(url) = servers::redis_url() else { return Ok(()) };
     let namespace = unique("churn");
     let _cleanup = Cleanup { url: url.clone(), namespace: namespace.clone() };
+    seed_records(&url, &namespace, 1024)?;
     churn(Arc::new(RedisLeaseStore::open(&url)?), &namespace, "redis")
 }
 
@@ -681,5 +717,7 @@ fn churn_against_postgres() -> TestResult {
     let Some(url) = servers::pg_url() else { return Ok(()) };
     let namespace = unique("churn");
     let _cleanup = Cleanup { url: url.clone(), namespace: namespace.clone() };
-    churn(Arc::new(SqlLeaseStore::connect(&url)?), &namespace, "postgres")
+    let store = SqlLeaseStore::connect(&url)?;
+    seed_records(&url, &namespace, 1024)?;
+    churn(Arc::new(store), &namespace, "postgres")
 }
