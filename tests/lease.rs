@@ -358,9 +358,10 @@ fn thirty_two_leases_from_mariadb() -> TestResult {
     thirty_two_leases(Arc::new(SqlLeaseStore::connect(&url)?), &namespace)
 }
 
-/// A private Redis stopped with SIGSTOP: the holder stops issuing before its TTL ends; a
-/// second holder gets the worker ID only after, and every one of its IDs lies above the first
-/// holder's.
+/// A private Redis stopped with SIGSTOP: the holder stops issuing before its TTL ends; after
+/// the TTL, the store running again, it acquires the worker ID again by itself and resumes
+/// above its own IDs; once it releases, a second holder gets the worker ID, and every one of
+/// its IDs lies above the first holder's.
 #[test]
 fn renewals_cut_off_fence_the_holder_before_its_ttl_ends() -> TestResult {
     let Some(server) = servers::PrivateRedis::start() else { return Ok(()) };
@@ -406,22 +407,42 @@ fn renewals_cut_off_fence_the_holder_before_its_ttl_ends() -> TestResult {
     assert!(fenced_at < stopped + ttl, "fenced {:?} after the cut", fenced_at - stopped);
     assert!(!first.is_valid());
 
-    // Past the TTL, the store (running again) lets a second holder take the worker ID.
+    // Past the TTL the store, running again, has let the lease expire: the first holder finds
+    // it lost and acquires it again by itself (the space holds one worker ID), above its own
+    // record; its generator resumes above every ID it issued, and a second holder is refused.
     std::thread::sleep((stopped + ttl + Duration::from_millis(200)).saturating_duration_since(Instant::now()));
     server.signal("-CONT");
-    let second = builder(second_store()?).acquire()?;
-    let acquired_at = Instant::now();
-    assert!(acquired_at > last_issued);
-    assert!(second.fence() > first.fence());
-    let successor = Generator::builder(layout()).lease(second.clone()).build()?;
-    let first_max = ids.iter().map(|(id, _)| *id).max().ok_or("no ID")?;
-    for _ in 0..10_000 {
-        assert!(successor.next_raw()? > first_max);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while first.stats().recoveries == 0 {
+        assert!(Instant::now() < deadline, "never acquired again: {:?}", first.status());
+        std::thread::sleep(Duration::from_millis(10));
     }
-    // The first holder learns it lost the lease and stays fenced.
-    std::thread::sleep(Duration::from_millis(500));
-    assert!(first.stats().lost, "{:?}", first.stats());
-    assert!(matches!(generator.next_raw(), Err(GenerateError::Fenced { reason: FenceReason::Lost, .. })));
+    let first_max = ids.iter().map(|(id, _)| *id).max().ok_or("no ID")?;
+    let resumed = loop {
+        match generator.next_raw() {
+            Ok(id) => break id,
+            Err(GenerateError::Fenced { .. }) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5))
+            }
+            Err(e) => return Err(e.into()),
+        }
+    };
+    assert!(resumed > first_max, "resumed at {resumed}, below {first_max}");
+    assert!(matches!(builder(second_store()?).acquire(), Err(LeaseError::NoFreeWorker { .. })));
+    let first_fence = first.fence();
+    let mut last_of_first = resumed;
+    for _ in 0..1000 {
+        last_of_first = generator.next_raw()?;
+    }
+    first.release()?;
+    assert!(matches!(generator.next_raw(), Err(GenerateError::Fenced { reason: FenceReason::Released, .. })));
+    // Released: a second holder takes it, with a higher fence, above everything.
+    let second = builder(second_store()?).acquire()?;
+    assert!(second.fence() > first_fence);
+    let successor = Generator::builder(layout()).lease(second.clone()).build()?;
+    for _ in 0..10_000 {
+        assert!(successor.next_raw()? > last_of_first);
+    }
     second.release()?;
     Ok(())
 }

@@ -52,7 +52,7 @@ fn missing(reason: &str) -> Option<String> {
 }
 
 /// Host and port of `scheme://[user[:password]@]host[:port][/…]`, IPv6 hosts in brackets.
-fn host_port(url: &str, default_port: u16) -> Option<(String, u16)> {
+pub fn host_port(url: &str, default_port: u16) -> Option<(String, u16)> {
     let rest = url.split_once("://")?.1;
     let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
     let hostport = authority.rsplit_once('@').map_or(authority, |(_, hostport)| hostport);
@@ -94,38 +94,56 @@ fn urls_name_their_host_and_port() {
     assert_eq!(host_port("not a url", 1), None);
     assert_eq!(host_port("redis://:6379", 1), None);
 }
-/// A `redis-server` of a test's own on a free port, killed when dropped (also when the test
-/// fails), for tests that stop or kill a server.
+/// A `redis-server` of a test's own on a free loopback port, without persistence
+/// (`--save "" --appendonly no`), killed when dropped (also when the test fails), for tests
+/// that stop, kill, restart or flush a server.
 pub struct PrivateRedis {
-    child: std::process::Child,
+    /// `None` between [`PrivateRedis::kill9`] and [`PrivateRedis::restart_empty`].
+    child: Option<std::process::Child>,
     port: u16,
 }
 
 impl PrivateRedis {
     /// `None` when `redis-server` is not installed (and not under CI, where that fails).
     pub fn start() -> Option<Self> {
-        use std::process::{Command, Stdio};
         let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
-        let spawned = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
-        let child = match spawned {
-            Ok(child) => child,
+        let mut server = PrivateRedis { child: None, port };
+        match server.spawn() {
+            Ok(()) => Some(server),
             Err(e) => {
                 assert!(!under_ci(), "redis-server could not be started: {e}");
                 eprintln!("SKIPPED: redis-server could not be started: {e}");
-                return None;
+                None
             }
-        };
-        let server = PrivateRedis { child, port };
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(std::time::Instant::now() < deadline, "redis-server did not listen on port {port}");
-            std::thread::sleep(Duration::from_millis(20));
         }
-        Some(server)
+    }
+
+    /// Starts `redis-server` on `self.port` and waits until it listens; a server that exits
+    /// at once (the port not free yet) is started again, for up to 10 s.
+    fn spawn(&mut self) -> std::io::Result<()> {
+        use std::process::{Command, Stdio};
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let mut child = Command::new("redis-server")
+                .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()?;
+            loop {
+                if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                    self.child = Some(child);
+                    return Ok(());
+                }
+                if child.try_wait()?.is_some() || std::time::Instant::now() >= deadline {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            assert!(std::time::Instant::now() < deadline, "redis-server did not listen on port {}", self.port);
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// `redis://127.0.0.1:<port>`.
@@ -133,21 +151,58 @@ impl PrivateRedis {
         format!("redis://127.0.0.1:{}", self.port)
     }
 
+    /// The port, the same across restarts.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     /// Sends a signal (`-STOP`, `-CONT`) with the `kill` command (the crates forbid unsafe code).
     pub fn signal(&self, signal: &str) {
-        let status = std::process::Command::new("kill")
-            .args([signal, &self.child.id().to_string()])
-            .status()
-            .expect("running kill");
+        let child = self.child.as_ref().expect("the server runs");
+        let status =
+            std::process::Command::new("kill").args([signal, &child.id().to_string()]).status().expect("running kill");
         assert!(status.success(), "kill {signal} failed");
+    }
+
+    /// Pauses the server (`SIGSTOP`): connections stay open, nothing is answered.
+    pub fn stop(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a paused server run again (`SIGCONT`).
+    pub fn cont(&self) {
+        self.signal("-CONT");
+    }
+
+    /// Kills the server with `SIGKILL`: its data (in memory only) is gone.
+    pub fn kill9(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Kills the server if it runs, and starts an empty one on the same port.
+    pub fn restart_empty(&mut self) {
+        self.kill9();
+        if let Err(e) = self.spawn() {
+            panic!("redis-server could not be started again on port {}: {e}", self.port);
+        }
+    }
+
+    /// `FLUSHALL`: every key of every database is deleted.
+    pub fn flushall(&self) {
+        let mut conn = redis::Client::open(self.url()).and_then(|c| c.get_connection()).expect("connecting");
+        let () = redis::cmd("FLUSHALL").query(&mut conn).expect("FLUSHALL");
     }
 }
 
 impl Drop for PrivateRedis {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("kill").args(["-CONT", &self.child.id().to_string()]).status();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some(child) = &self.child {
+            let _ = std::process::Command::new("kill").args(["-CONT", &child.id().to_string()]).status();
+        }
+        self.kill9();
     }
 }
 

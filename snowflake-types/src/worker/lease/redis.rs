@@ -84,7 +84,7 @@ const RELEASE: &str = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 en
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// use typed_snowflake::worker::lease::{LeaseStore, RedisLeaseStore};
+/// use typed_snowflake::worker::lease::{Claim, LeaseStore, RedisLeaseStore};
 ///
 /// let store = RedisLeaseStore::open("redis://127.0.0.1:6379")?.timeout(Duration::from_millis(500));
 /// let grant = store.acquire(&Claim::new("shop", 32, Duration::from_secs(10)))?;

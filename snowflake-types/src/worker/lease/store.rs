@@ -156,7 +156,7 @@ impl<'a> Claim<'a> {
 ///
 /// ```
 /// use std::time::Duration;
-/// use typed_snowflake::worker::lease::{LeaseError, LeaseStore};
+/// use typed_snowflake::worker::lease::{Claim, LeaseError, LeaseStore};
 ///
 /// /// Holds a worker ID of `0..32` in namespace "shop" for one renewal, then frees it.
 /// fn hold_once(store: &dyn LeaseStore) -> Result<u64, LeaseError> {

@@ -1,0 +1,927 @@
+//! Fixtures for fault-injection tests of worker-ID leases:
+//!
+//! - [`Proxy`]: a TCP proxy on a free loopback port in front of a real server, which forwards,
+//!   stalls (connections stay open, no byte moves) or drops every connection;
+//! - [`Holders`]: lease holders in child processes (this test binary run again as
+//!   `--exact child`), each generating as fast as it can into a file of its own and logging
+//!   when it stops and resumes issuing, with wall-clock times;
+//! - the counters that read what they wrote: [`count_duplicates`], and [`check_workers`]
+//!   (two holders of one worker ID whose IDs interleave, fencing numbers that go backwards).
+//!
+//! The private `redis-server` that is killed, restarted empty, paused and flushed is
+//! `servers::PrivateRedis`. Include both, the servers first:
+//! `#[path = "common/servers.rs"] mod servers;` and `#[path = "common/faults.rs"] mod faults;`,
+//! and call [`child_main`] from a test named `child`.
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Display;
+use std::fs::File;
+use std::io::{BufWriter, ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use typed_snowflake::worker::lease::{LeaseError, WorkerLease};
+use typed_snowflake::{Generator, Layout};
+
+type BoxError = Box<dyn std::error::Error>;
+
+/// Wall-clock Unix milliseconds: the time base that parent and children share.
+pub fn wall_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// Milliseconds of a duration, as the signed numbers wall-clock times are.
+pub fn ms(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// The layout the holder processes generate: one worker bit (a space of 2) and 8 sequence
+/// bits, so that a holder issues at most 256 IDs a millisecond and a run of several seconds
+/// stays a few tens of megabytes.
+pub const HOLDER_LAYOUT: Layout = match Layout::new(41, 1, 8, 1_704_067_200_000) {
+    Ok(layout) => layout,
+    Err(_) => panic!("a valid layout"),
+};
+
+/// The type the registry child generates: 32 worker IDs, 64 IDs a millisecond.
+#[derive(typed_snowflake::SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[layout(time = 41, worker = 5, seq = 6, epoch = "2024-01-01")]
+pub struct RegistryId(i64);
+
+// ---------------------------------------------------------------------------------------
+// The TCP proxy
+// ---------------------------------------------------------------------------------------
+
+const FORWARD: u8 = 0;
+const STALL: u8 = 1;
+const DROP: u8 = 2;
+
+/// A TCP proxy on `127.0.0.1:<free port>` in front of one server. Threads only (one acceptor,
+/// two pumps per connection); everything stops when it is dropped.
+pub struct Proxy {
+    port: u16,
+    shared: Arc<ProxyShared>,
+    acceptor: Option<JoinHandle<()>>,
+}
+
+struct ProxyShared {
+    target: SocketAddr,
+    mode: AtomicU8,
+    closing: AtomicBool,
+    accepted: AtomicU64,
+    /// Both ends of every connection, to close them at once.
+    streams: Mutex<Vec<TcpStream>>,
+    pumps: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Proxy {
+    /// A proxy forwarding to `target`.
+    pub fn start(target: SocketAddr) -> std::io::Result<Proxy> {
+        let listener = TcpListener::bind(("127.0.0.1", 0))?;
+        listener.set_nonblocking(true)?;
+        let port = listener.local_addr()?.port();
+        let shared = Arc::new(ProxyShared {
+            target,
+            mode: AtomicU8::new(FORWARD),
+            closing: AtomicBool::new(false),
+            accepted: AtomicU64::new(0),
+            streams: Mutex::new(Vec::new()),
+            pumps: Mutex::new(Vec::new()),
+        });
+        let acceptor = std::thread::Builder::new().name("fault-proxy".into()).spawn({
+            let shared = Arc::clone(&shared);
+            move || shared.accept_loop(&listener)
+        })?;
+        Ok(Proxy { port, shared, acceptor: Some(acceptor) })
+    }
+
+    /// A proxy in front of the server a URL names (`scheme://[user@]host[:port]/…`), and the
+    /// same URL pointing at the proxy.
+    pub fn for_url(url: &str, default_port: u16) -> Result<(Proxy, String), BoxError> {
+        use std::net::ToSocketAddrs;
+        let (host, port) = crate::servers::host_port(url, default_port).ok_or_else(|| format!("no host in {url}"))?;
+        let target = (host.as_str(), port).to_socket_addrs()?.next().ok_or_else(|| format!("{host} has no address"))?;
+        let proxy = Proxy::start(target)?;
+        let proxied = with_address(url, &format!("127.0.0.1:{}", proxy.port())).ok_or("a URL with an authority")?;
+        Ok((proxy, proxied))
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Connections accepted so far.
+    pub fn accepted(&self) -> u64 {
+        self.shared.accepted.load(Ordering::Relaxed)
+    }
+
+    /// No byte moves in either direction; connections stay open, new ones are accepted and
+    /// connected to the server, and wait too.
+    pub fn stall(&self) {
+        self.shared.mode.store(STALL, Ordering::SeqCst);
+    }
+
+    /// Every connection is closed, and every new one closed as soon as it is accepted.
+    pub fn drop_all(&self) {
+        self.shared.mode.store(DROP, Ordering::SeqCst);
+        self.shared.close_all();
+    }
+
+    /// Forwards again (stalled connections go on where they stopped).
+    pub fn resume(&self) {
+        self.shared.mode.store(FORWARD, Ordering::SeqCst);
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.shared.closing.store(true, Ordering::SeqCst);
+        self.shared.close_all();
+        if let Some(acceptor) = self.acceptor.take() {
+            let _ = acceptor.join();
+        }
+        let pumps = std::mem::take(&mut *self.shared.pumps.lock().unwrap_or_else(|p| p.into_inner()));
+        for pump in pumps {
+            let _ = pump.join();
+        }
+    }
+}
+
+impl ProxyShared {
+    fn accept_loop(self: &Arc<Self>, listener: &TcpListener) {
+        while !self.closing.load(Ordering::SeqCst) {
+            match listener.accept() {
+                Ok((client, _)) => {
+                    self.accepted.fetch_add(1, Ordering::Relaxed);
+                    // A connection that fails to open is closed: the client sees it end.
+                    let _ = self.open(client);
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(2)),
+            }
+        }
+    }
+
+    fn open(self: &Arc<Self>, client: TcpStream) -> std::io::Result<()> {
+        client.set_nonblocking(false)?;
+        if self.mode.load(Ordering::SeqCst) == DROP {
+            return client.shutdown(std::net::Shutdown::Both);
+        }
+        let server = TcpStream::connect_timeout(&self.target, Duration::from_secs(2))?;
+        for stream in [&client, &server] {
+            stream.set_read_timeout(Some(Duration::from_millis(10)))?;
+            stream.set_write_timeout(Some(Duration::from_millis(50)))?;
+            stream.set_nodelay(true)?;
+        }
+        self.streams.lock().unwrap_or_else(|p| p.into_inner()).extend([client.try_clone()?, server.try_clone()?]);
+        let up = {
+            let (shared, from, to) = (Arc::clone(self), client.try_clone()?, server.try_clone()?);
+            std::thread::Builder::new().name("fault-proxy-up".into()).spawn(move || shared.pump(from, to))?
+        };
+        let down = {
+            let shared = Arc::clone(self);
+            std::thread::Builder::new().name("fault-proxy-down".into()).spawn(move || shared.pump(server, client))?
+        };
+        let mut pumps = self.pumps.lock().unwrap_or_else(|p| p.into_inner());
+        pumps.retain(|pump| !pump.is_finished());
+        pumps.extend([up, down]);
+        Ok(())
+    }
+
+    fn close_all(&self) {
+        for stream in self.streams.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    /// Waits while stalled; `false` once the connection is to be closed.
+    fn may_forward(&self) -> bool {
+        loop {
+            if self.closing.load(Ordering::SeqCst) {
+                return false;
+            }
+            match self.mode.load(Ordering::SeqCst) {
+                FORWARD => return true,
+                DROP => return false,
+                _ => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+    }
+
+    /// Copies `from` to `to` until either ends or the proxy drops them. A chunk read just as
+    /// the stall began is held until it ends.
+    fn pump(&self, mut from: TcpStream, mut to: TcpStream) {
+        let timed_out = |e: &std::io::Error| matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut);
+        let mut buf = vec![0u8; 16 * 1024];
+        'copy: while self.may_forward() {
+            let n = match from.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if timed_out(&e) => continue,
+                Err(_) => break,
+            };
+            let mut sent = 0;
+            while sent < n {
+                if !self.may_forward() {
+                    break 'copy;
+                }
+                match to.write(&buf[sent..n]) {
+                    Ok(0) => break 'copy,
+                    Ok(k) => sent += k,
+                    Err(e) if timed_out(&e) => {}
+                    Err(_) => break 'copy,
+                }
+            }
+        }
+        let _ = from.shutdown(std::net::Shutdown::Both);
+        let _ = to.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+/// `url` with its `host[:port]` replaced by `address`, user and path kept.
+pub fn with_address(url: &str, address: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let user = authority.rsplit_once('@').map_or(String::new(), |(user, _)| format!("{user}@"));
+    Some(format!("{scheme}://{user}{address}{tail}"))
+}
+
+// ---------------------------------------------------------------------------------------
+// Holder processes
+// ---------------------------------------------------------------------------------------
+
+/// The variable that makes the test binary a child, and names its scenario (`holder`,
+/// `registry`).
+pub const CHILD_ENV: &str = "TYPED_SNOWFLAKE_FAULTS_CHILD";
+
+/// A lease holder's settings.
+#[derive(Clone, Debug)]
+pub struct HolderSpec {
+    pub url: String,
+    pub namespace: String,
+    pub space: u64,
+    pub ttl: Duration,
+    pub margin: Duration,
+}
+
+/// Child processes, killed when dropped (also when the test fails). Each writes
+/// `<dir>/<name>.ids` (every ID, `i64` little-endian), `<dir>/<name>.events` (one line per
+/// event, see [`Event`]) and `<dir>/<name>.out` (its stdout and stderr); all stop when
+/// `<dir>/stop` exists, or at the latest after `max`.
+pub struct Holders {
+    dir: tempfile::TempDir,
+    max: Duration,
+    procs: Vec<(String, Option<Child>)>,
+}
+
+impl Holders {
+    /// No process yet; every one started later ends after `max` at the latest.
+    pub fn new(max: Duration) -> std::io::Result<Holders> {
+        Ok(Holders { dir: tempfile::tempdir()?, max, procs: Vec::new() })
+    }
+
+    /// Starts a holder process: `WorkerLease::from_url(url)` with the spec, retried until it
+    /// is acquired, and a generator on it.
+    pub fn spawn_holder(&mut self, name: &str, spec: &HolderSpec) -> std::io::Result<()> {
+        let env = [
+            ("FAULTS_URL", spec.url.clone()),
+            ("FAULTS_NAMESPACE", spec.namespace.clone()),
+            ("FAULTS_SPACE", spec.space.to_string()),
+            ("FAULTS_TTL_MS", spec.ttl.as_millis().to_string()),
+            ("FAULTS_MARGIN_MS", spec.margin.as_millis().to_string()),
+        ];
+        self.spawn(name, "holder", &env)
+    }
+
+    /// Starts a process configured only by `SNOWFLAKE_WORKER_LEASE=url` and
+    /// `SNOWFLAKE_NAMESPACE=namespace`, generating [`RegistryId`]s.
+    pub fn spawn_registry(&mut self, name: &str, url: &str, namespace: &str) -> std::io::Result<()> {
+        let env = [("SNOWFLAKE_WORKER_LEASE", url.to_owned()), ("SNOWFLAKE_NAMESPACE", namespace.to_owned())];
+        self.spawn(name, "registry", &env)
+    }
+
+    fn spawn(&mut self, name: &str, scenario: &str, env: &[(&str, String)]) -> std::io::Result<()> {
+        let out = File::create(self.path(name, "out"))?;
+        let mut command = Command::new(std::env::current_exe()?);
+        command
+            .args(["--exact", "child", "--nocapture", "--test-threads=1"])
+            .env(CHILD_ENV, scenario)
+            .env("FAULTS_DIR", self.dir.path())
+            .env("FAULTS_NAME", name)
+            .env("FAULTS_MAX_MS", self.max.as_millis().to_string())
+            .env_remove("SNOWFLAKE_WORKER_ID")
+            .env_remove("SNOWFLAKE_WORKER_SPACE")
+            .env_remove("SNOWFLAKE_WORKER_LEASE")
+            .env_remove("SNOWFLAKE_NAMESPACE")
+            .stdin(Stdio::null())
+            .stdout(out.try_clone()?)
+            .stderr(out);
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let child = command.spawn()?;
+        self.procs.push((name.to_owned(), Some(child)));
+        Ok(())
+    }
+
+    fn path(&self, name: &str, ext: &str) -> PathBuf {
+        self.dir.path().join(format!("{name}.{ext}"))
+    }
+
+    /// The events a process logged so far.
+    pub fn events(&self, name: &str) -> Vec<Event> {
+        read_events(&self.path(name, "events"))
+    }
+
+    /// The names of the processes started so far.
+    pub fn names(&self) -> Vec<String> {
+        self.procs.iter().map(|(name, _)| name.clone()).collect()
+    }
+
+    /// Whether the process began a run of IDs at or after `since_ms` (Unix ms): a holder
+    /// that issued before and has not noticed a fault yet does not count.
+    pub fn issues_since(&self, name: &str, since_ms: i64) -> bool {
+        issued_since(&self.events(name), since_ms)
+    }
+
+    /// How many processes began a run of IDs at or after `since_ms`.
+    pub fn count_issuing_since(&self, since_ms: i64) -> usize {
+        self.procs.iter().filter(|(name, _)| self.issues_since(name, since_ms)).count()
+    }
+
+    /// Polls `done` every 20 ms for up to `bound`: whether it came true.
+    pub fn wait_for(&self, bound: Duration, done: impl Fn(&Holders) -> bool) -> bool {
+        let deadline = Instant::now() + bound;
+        loop {
+            if done(self) {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The last events and output lines of every process, for a failure message.
+    pub fn describe(&self) -> String {
+        let mut text = String::new();
+        for (name, _) in &self.procs {
+            let events = std::fs::read_to_string(self.path(name, "events")).unwrap_or_default();
+            let out = std::fs::read_to_string(self.path(name, "out")).unwrap_or_default();
+            text.push_str(&format!("--- {name}: events\n{}--- {name}: output\n{}", tail(&events, 12), tail(&out, 12)));
+        }
+        text
+    }
+
+    /// Tells every process to stop, waits for them (each writes its files out), and reads
+    /// what they issued and logged. A process that fails or does not end within 30 s is an
+    /// error naming its output.
+    pub fn finish(mut self) -> Result<Vec<HolderRun>, String> {
+        File::create(self.dir.path().join("stop")).map_err(|e| e.to_string())?;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut failures = Vec::new();
+        let names = self.names();
+        for (name, child) in &mut self.procs {
+            let Some(mut child) = child.take() else { continue };
+            let status = loop {
+                match child.try_wait() {
+                    Ok(Some(status)) => break Some(status),
+                    Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+                    _ => {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        break None;
+                    }
+                }
+            };
+            if !status.is_some_and(|s| s.success()) {
+                failures.push(format!("{name}: {status:?}"));
+            }
+        }
+        if !failures.is_empty() {
+            return Err(format!("processes failed or hung: {failures:?}\n{}", self.describe()));
+        }
+        let mut runs = Vec::new();
+        for name in names {
+            let out = std::fs::read_to_string(self.path(&name, "out")).unwrap_or_default();
+            if !out.contains("child done") {
+                return Err(format!("{name} did not finish:\n{}", self.describe()));
+            }
+            let bytes = std::fs::read(self.path(&name, "ids")).map_err(|e| format!("{name}: {e}"))?;
+            let ids = bytes.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap_or_default())).collect();
+            runs.push(HolderRun { events: self.events(&name), name, ids });
+        }
+        Ok(runs)
+    }
+}
+
+impl Drop for Holders {
+    fn drop(&mut self) {
+        for (_, child) in &mut self.procs {
+            if let Some(mut child) = child.take() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+    }
+}
+
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    let mut out = all[all.len().saturating_sub(lines)..].join("\n");
+    out.push('\n');
+    out
+}
+
+/// One line of a child's event log: `<Unix ms> <kind> key=value … [error=<text>]`.
+///
+/// Kinds: `acquired` (worker, fence, `failed_before`: failed acquisitions before it),
+/// `acquire-failed` (the first failed acquisition, with `error`), `resumed` (the first ID after none or an error: `n` its index in the ID file,
+/// `worker`/`fence` as the lease reports them, `id_worker`/`id_ms` decoded from the ID),
+/// `switched` (the ID's worker differs from the previous ID's), `fence` (the lease's fence
+/// changed while issuing), `stopped` (the first error after IDs: `n` IDs so far, `last_id_ms`
+/// the last ID's timestamp, `error`), `released`/`release-failed`/`never-acquired`, `done`
+/// (`ids`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    pub at_ms: i64,
+    pub kind: String,
+    pub fields: BTreeMap<String, String>,
+}
+
+impl Event {
+    pub fn parse(line: &str) -> Option<Event> {
+        let (at, rest) = line.split_once(' ')?;
+        let at_ms = at.parse().ok()?;
+        let (kind, mut rest) = rest.split_once(' ').unwrap_or((rest, ""));
+        let mut fields = BTreeMap::new();
+        while !rest.is_empty() {
+            if let Some(error) = rest.strip_prefix("error=") {
+                fields.insert("error".to_owned(), error.to_owned());
+                break;
+            }
+            let (field, after) = rest.split_once(' ').unwrap_or((rest, ""));
+            let (key, value) = field.split_once('=')?;
+            fields.insert(key.to_owned(), value.to_owned());
+            rest = after;
+        }
+        Some(Event { at_ms, kind: kind.to_owned(), fields })
+    }
+
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.fields.get(key).map(String::as_str)
+    }
+
+    pub fn int(&self, key: &str) -> Option<i64> {
+        self.get(key)?.parse().ok()
+    }
+
+    pub fn uint(&self, key: &str) -> Option<u64> {
+        self.get(key)?.parse().ok()
+    }
+
+    /// `resumed`, `switched` or `fence`: a run of IDs begins here.
+    pub fn begins_run(&self) -> bool {
+        matches!(self.kind.as_str(), "resumed" | "switched" | "fence")
+    }
+}
+
+fn read_events(path: &Path) -> Vec<Event> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    // A last line without its newline is still being written.
+    text.split_inclusive('\n').filter(|line| line.ends_with('\n')).filter_map(|l| Event::parse(l.trim_end())).collect()
+}
+
+fn issued_since(events: &[Event], since_ms: i64) -> bool {
+    events.iter().any(|e| e.begins_run() && e.at_ms >= since_ms)
+}
+
+/// What one child process issued and logged.
+#[derive(Clone, Debug, Default)]
+pub struct HolderRun {
+    pub name: String,
+    pub ids: Vec<i64>,
+    pub events: Vec<Event>,
+}
+
+/// How a holder stopped after a fault.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stop {
+    /// When it saw its first error (Unix ms).
+    pub at_ms: i64,
+    /// The timestamp of its last ID before it.
+    pub last_id_ms: i64,
+}
+
+impl HolderRun {
+    /// How the holder stopped issuing after `fault_ms`: its first `stopped` event at or
+    /// after it, or the last one before it if it was not issuing then. `None`: it never
+    /// stopped.
+    pub fn stop_after(&self, fault_ms: i64) -> Option<Stop> {
+        let stop = |e: &Event| Stop { at_ms: e.at_ms, last_id_ms: e.int("last_id_ms").unwrap_or(i64::MIN) };
+        let before =
+            self.events.iter().rev().filter(|e| e.at_ms < fault_ms).find(|e| e.begins_run() || e.kind == "stopped");
+        match before {
+            Some(e) if e.kind == "stopped" => Some(stop(e)),
+            None => Some(Stop { at_ms: fault_ms, last_id_ms: i64::MIN }),
+            Some(_) => self.events.iter().find(|e| e.kind == "stopped" && e.at_ms >= fault_ms).map(stop),
+        }
+    }
+
+    /// The first `resumed` event at or after `since_ms`.
+    pub fn resumed_after(&self, since_ms: i64) -> Option<&Event> {
+        self.events.iter().find(|e| e.kind == "resumed" && e.at_ms >= since_ms)
+    }
+
+    /// How many IDs carry a timestamp in `from_ms..to_ms`.
+    pub fn stamped_within(&self, layout: &Layout, from_ms: i64, to_ms: i64) -> usize {
+        self.ids.iter().filter(|&&id| (from_ms..to_ms).contains(&layout.timestamp_ms_of(id))).count()
+    }
+
+    /// The IDs cut into runs of one worker ID under one fencing number: at every event that
+    /// begins or ends a run, and wherever the worker of consecutive IDs changes.
+    pub fn segments(&self, holder: usize, layout: &Layout) -> Vec<Segment> {
+        let mut cuts: BTreeSet<usize> = [0, self.ids.len()].into();
+        let mut fences: BTreeMap<usize, Option<u64>> = BTreeMap::new();
+        for event in &self.events {
+            let Some(n) = event.uint("n").and_then(|n| usize::try_from(n).ok()) else { continue };
+            if event.begins_run() || event.kind == "stopped" {
+                cuts.insert(n.min(self.ids.len()));
+            }
+            if event.begins_run() {
+                fences.insert(n, event.uint("fence"));
+            }
+        }
+        let cuts: Vec<usize> = cuts.into_iter().collect();
+        let mut segments = Vec::new();
+        for pair in cuts.windows(2) {
+            let fence = fences.range(..=pair[0]).next_back().and_then(|(_, fence)| *fence);
+            let mut piece = &self.ids[pair[0]..pair[1]];
+            while let Some(&first) = piece.first() {
+                let worker = layout.worker_of(first);
+                let len = piece.iter().position(|&id| layout.worker_of(id) != worker).unwrap_or(piece.len());
+                segments.push(Segment::of(holder, worker, fence, &piece[..len]));
+                piece = &piece[len..];
+            }
+        }
+        segments
+    }
+}
+
+/// A run of IDs one holder issued on one worker ID, under one fencing number if known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub holder: usize,
+    pub worker: u64,
+    pub fence: Option<u64>,
+    pub lo: i64,
+    pub hi: i64,
+    pub count: usize,
+}
+
+impl Segment {
+    /// The segment of `ids` (not empty).
+    pub fn of(holder: usize, worker: u64, fence: Option<u64>, ids: &[i64]) -> Segment {
+        let lo = ids.iter().copied().min().unwrap_or_default();
+        let hi = ids.iter().copied().max().unwrap_or_default();
+        Segment { holder, worker, fence, lo, hi, count: ids.len() }
+    }
+}
+
+/// How many IDs there are across all runs, and how many are equal to the one before once
+/// sorted (an ID issued three times counts twice).
+pub fn count_duplicates<'a>(runs: impl IntoIterator<Item = &'a [i64]>) -> (usize, usize) {
+    let mut all: Vec<i64> = Vec::new();
+    for ids in runs {
+        all.extend_from_slice(ids);
+    }
+    all.sort_unstable();
+    let duplicates = all.windows(2).filter(|pair| pair[0] == pair[1]).count();
+    (all.len(), duplicates)
+}
+
+/// For each worker ID, what two different holders (or two tenures) did wrong: IDs that
+/// interleave (both issued on it at once), one fencing number given to two holders, or a
+/// fencing number lower than the one of the tenure before (ordered by their IDs). At most 10
+/// of each kind, then a line with the totals when there were more.
+pub fn check_workers(segments: &[Segment]) -> Vec<String> {
+    let mut by_worker: BTreeMap<u64, Vec<&Segment>> = BTreeMap::new();
+    for segment in segments {
+        by_worker.entry(segment.worker).or_default().push(segment);
+    }
+    let (mut overlaps, mut fences) = (Vec::new(), Vec::new());
+    for (worker, mut list) in by_worker {
+        list.sort_by_key(|s| (s.lo, s.hi));
+        for (i, a) in list.iter().enumerate() {
+            for b in &list[i + 1..] {
+                if b.lo > a.hi {
+                    break;
+                }
+                if a.holder != b.holder {
+                    overlaps.push(format!(
+                        "worker {worker}: holders {} and {} issued at once: {}..={} ({} IDs, fence {:?}) and {}..={} ({} IDs, fence {:?})",
+                        a.holder, b.holder, a.lo, a.hi, a.count, a.fence, b.lo, b.hi, b.count, b.fence
+                    ));
+                }
+            }
+        }
+        // Tenures in the order of their IDs: (holder, fence) changes only to a higher fence.
+        let mut tenures: Vec<(usize, u64)> = Vec::new();
+        for segment in &list {
+            let Some(fence) = segment.fence else { continue };
+            if tenures.last() != Some(&(segment.holder, fence)) {
+                tenures.push((segment.holder, fence));
+            }
+        }
+        for pair in tenures.windows(2) {
+            let ((h1, f1), (h2, f2)) = (pair[0], pair[1]);
+            if f2 <= f1 {
+                let what = if f1 == f2 && h1 != h2 { "given twice" } else { "went backwards" };
+                fences.push(format!(
+                    "worker {worker}: fence {what}: holder {h1} had {f1}, then holder {h2} issued with {f2}"
+                ));
+            }
+        }
+    }
+    let (total_overlaps, total_fences) = (overlaps.len(), fences.len());
+    let mut findings: Vec<String> = overlaps.into_iter().take(10).chain(fences.into_iter().take(10)).collect();
+    if total_overlaps > 10 || total_fences > 10 {
+        findings.push(format!("in all: {total_overlaps} interleaving pairs, {total_fences} fences out of order"));
+    }
+    findings
+}
+
+/// Every run's segments, each holder numbered by its place in `runs`.
+pub fn segments_of(runs: &[HolderRun], layout: &Layout) -> Vec<Segment> {
+    runs.iter().enumerate().flat_map(|(holder, run)| run.segments(holder, layout)).collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// The child side
+// ---------------------------------------------------------------------------------------
+
+/// Runs the child's scenario when this process is one (`Ok(true)`); `Ok(false)` otherwise.
+pub fn child_main() -> Result<bool, BoxError> {
+    let Ok(scenario) = std::env::var(CHILD_ENV) else { return Ok(false) };
+    let dir = PathBuf::from(std::env::var("FAULTS_DIR")?);
+    let name = std::env::var("FAULTS_NAME")?;
+    let max = Duration::from_millis(std::env::var("FAULTS_MAX_MS")?.parse()?);
+    let stop = StopWhen { file: dir.join("stop"), deadline: Instant::now() + max };
+    let log = EventLog { file: File::create(dir.join(format!("{name}.events")))? };
+    let ids = BufWriter::with_capacity(1 << 20, File::create(dir.join(format!("{name}.ids")))?);
+    match scenario.as_str() {
+        "holder" => holder(&stop, Issuer::new(log, ids, HOLDER_LAYOUT))?,
+        "registry" => registry(&stop, Issuer::new(log, ids, RegistryId::LAYOUT))?,
+        other => return Err(format!("unknown scenario {other}").into()),
+    }
+    println!("child done");
+    Ok(true)
+}
+
+struct StopWhen {
+    file: PathBuf,
+    deadline: Instant,
+}
+
+impl StopWhen {
+    fn now(&self) -> bool {
+        Instant::now() >= self.deadline || self.file.exists()
+    }
+}
+
+struct EventLog {
+    file: File,
+}
+
+impl EventLog {
+    /// One line, in one write, so that a reader never sees half a line as a whole one.
+    fn log(&mut self, kind: &str, fields: &[(&str, &dyn Display)], error: Option<&dyn Display>) {
+        let mut line = format!("{} {kind}", wall_ms());
+        for (key, value) in fields {
+            line.push_str(&format!(" {key}={value}"));
+        }
+        if let Some(error) = error {
+            line.push_str(&format!(" error={}", error.to_string().replace('\n', " ")));
+        }
+        line.push('\n');
+        let _ = self.file.write_all(line.as_bytes());
+    }
+}
+
+/// Writes the IDs and logs the transitions between issuing and not issuing.
+struct Issuer {
+    log: EventLog,
+    ids: BufWriter<File>,
+    layout: Layout,
+    count: u64,
+    issuing: bool,
+    last_id: i64,
+    last_fence: Option<u64>,
+}
+
+impl Issuer {
+    fn new(log: EventLog, ids: BufWriter<File>, layout: Layout) -> Issuer {
+        Issuer { log, ids, layout, count: 0, issuing: false, last_id: 0, last_fence: None }
+    }
+
+    /// An ID; `lease` tells the lease's current worker and fence (read only at transitions
+    /// and every 4096 IDs).
+    fn issued(&mut self, id: i64, lease: impl Fn() -> Option<(u64, u64)>) -> std::io::Result<()> {
+        self.ids.write_all(&id.to_le_bytes())?;
+        let worker = self.layout.worker_of(id);
+        let kind = if !self.issuing {
+            Some("resumed")
+        } else if worker != self.layout.worker_of(self.last_id) {
+            Some("switched")
+        } else if self.count.is_multiple_of(4096) && lease().map(|(_, fence)| fence) != self.last_fence {
+            Some("fence")
+        } else {
+            None
+        };
+        if let Some(kind) = kind {
+            let (lease_worker, fence) = match lease() {
+                Some((w, f)) => (Some(w), Some(f)),
+                None => (None, None),
+            };
+            self.last_fence = fence;
+            let (w, f) = (opt(lease_worker), opt(fence));
+            let id_ms = self.layout.timestamp_ms_of(id);
+            self.log.log(
+                kind,
+                &[("n", &self.count), ("worker", &w), ("fence", &f), ("id_worker", &worker), ("id_ms", &id_ms)],
+                None,
+            );
+        }
+        self.issuing = true;
+        self.last_id = id;
+        self.count += 1;
+        Ok(())
+    }
+
+    /// An error from the generator: logged at the first after IDs; then ~1 ms of sleep.
+    fn failed(&mut self, error: &dyn Display) {
+        if self.issuing {
+            self.issuing = false;
+            let last_id_ms = self.layout.timestamp_ms_of(self.last_id);
+            self.log.log("stopped", &[("n", &self.count), ("last_id_ms", &last_id_ms)], Some(error));
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+
+    fn finish(mut self) -> std::io::Result<()> {
+        self.ids.flush()?;
+        self.log.log("done", &[("ids", &self.count)], None);
+        Ok(())
+    }
+}
+
+/// `-` for an unknown value, so that the field still parses.
+fn opt(value: Option<u64>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| v.to_string())
+}
+
+fn env_ms(var: &str) -> Result<Duration, BoxError> {
+    Ok(Duration::from_millis(std::env::var(var)?.parse()?))
+}
+
+/// A holder: acquires (again and again while the store refuses or does not answer: a process
+/// started during an outage), then generates as fast as it can until told to stop, sleeping
+/// 1 ms after each error, then releases.
+fn holder(stop: &StopWhen, mut issuer: Issuer) -> Result<(), BoxError> {
+    let url = std::env::var("FAULTS_URL")?;
+    let namespace = std::env::var("FAULTS_NAMESPACE")?;
+    let space: u64 = std::env::var("FAULTS_SPACE")?.parse()?;
+    let ttl = env_ms("FAULTS_TTL_MS")?;
+    let margin = env_ms("FAULTS_MARGIN_MS")?;
+    let mut held: Option<(WorkerLease, Generator)> = None;
+    let mut failed_acquisitions = 0u64;
+    let mut round = 0u32;
+    loop {
+        round = round.wrapping_add(1);
+        if (round.is_multiple_of(256) || !issuer.issuing) && stop.now() {
+            break;
+        }
+        let Some((lease, generator)) = &held else {
+            let acquired = WorkerLease::from_url(url.as_str())
+                .namespace(namespace.as_str())
+                .space(space)
+                .ttl(ttl)
+                .margin(margin)
+                .clock_tolerance(Duration::from_millis(200))
+                .acquire();
+            match acquired {
+                Ok(lease) => {
+                    issuer.log.log(
+                        "acquired",
+                        &[
+                            ("worker", &lease.worker()),
+                            ("fence", &lease.fence()),
+                            ("failed_before", &failed_acquisitions),
+                        ],
+                        None,
+                    );
+                    let generator = Generator::builder(HOLDER_LAYOUT).lease(lease.clone()).build()?;
+                    held = Some((lease, generator));
+                }
+                Err(e) => {
+                    if failed_acquisitions == 0 {
+                        issuer.log.log("acquire-failed", &[], Some(&e));
+                    }
+                    failed_acquisitions += 1;
+                    // A store that says every worker ID is taken changes slowly; one that does
+                    // not answer is asked again at once, so the process starts when it is back.
+                    let pause = if matches!(e, LeaseError::NoFreeWorker { .. }) { 20 } else { 1 };
+                    std::thread::sleep(Duration::from_millis(pause));
+                }
+            }
+            continue;
+        };
+        match generator.next_raw() {
+            Ok(id) => issuer.issued(id, || Some((lease.worker(), lease.fence())))?,
+            Err(e) => issuer.failed(&e),
+        }
+    }
+    let released = held.map(|(lease, _)| lease.release());
+    match released {
+        Some(Ok(())) => issuer.log.log("released", &[], None),
+        Some(Err(e)) => issuer.log.log("release-failed", &[], Some(&e)),
+        None => issuer.log.log("never-acquired", &[("failed", &failed_acquisitions)], None),
+    }
+    issuer.finish()?;
+    Ok(())
+}
+
+/// A process configured by the environment alone: `RegistryId::try_generate()` as fast as
+/// it can until told to stop, then `Registry::shutdown()`.
+fn registry(stop: &StopWhen, mut issuer: Issuer) -> Result<(), BoxError> {
+    let mut round = 0u32;
+    loop {
+        round = round.wrapping_add(1);
+        if (round.is_multiple_of(256) || !issuer.issuing) && stop.now() {
+            break;
+        }
+        match RegistryId::try_generate() {
+            Ok(id) => issuer.issued(id.get(), || {
+                typed_snowflake::Registry::lease_stats().map(|stats| (stats.worker, stats.fence))
+            })?,
+            Err(e) => issuer.failed(&e),
+        }
+    }
+    match typed_snowflake::Registry::shutdown() {
+        Ok(()) => issuer.log.log("released", &[], None),
+        Err(e) => issuer.log.log("release-failed", &[], Some(&e)),
+    }
+    issuer.finish()?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Cleanup
+// ---------------------------------------------------------------------------------------
+
+/// Deletes a namespace's rows from the default lease table of a PostgreSQL or MySQL/MariaDB
+/// server when dropped, also when the test fails.
+pub struct SqlCleanup {
+    pub url: String,
+    pub namespace: String,
+}
+
+impl Drop for SqlCleanup {
+    fn drop(&mut self) {
+        let url = self.url.clone();
+        let namespace = self.namespace.clone();
+        // A fresh runtime on a thread of its own: the test may be inside none or another.
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
+            runtime.block_on(async {
+                use sqlx::Connection;
+                if url.starts_with("postgres") {
+                    let mut conn = sqlx::PgConnection::connect(&url).await.ok()?;
+                    sqlx::query("DELETE FROM snowflake_worker_leases WHERE namespace = $1")
+                        .bind(&namespace)
+                        .execute(&mut conn)
+                        .await
+                        .ok()
+                        .map(drop)
+                } else {
+                    let mut conn = sqlx::MySqlConnection::connect(&url).await.ok()?;
+                    sqlx::query("DELETE FROM snowflake_worker_leases WHERE namespace = ?")
+                        .bind(&namespace)
+                        .execute(&mut conn)
+                        .await
+                        .ok()
+                        .map(drop)
+                }
+            })
+        })
+        .join();
+    }
+}
