@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use typed_snowflake::worker::lease::{
-    LeaseError, LeaseStore, RedisLeaseStore, SqlLeaseStore, WorkerLease, WorkerLeaseBuilder, open_store,
+    LeaseError, LeaseStatus, LeaseStore, RedisLeaseStore, SqlLeaseStore, WorkerLease, WorkerLeaseBuilder, open_store,
 };
 use typed_snowflake::{
     Clock, FenceReason, GenerateError, Generator, Layout, ManualClock, Registry, SnowflakeId, StepBack, SystemClock,
@@ -523,6 +523,61 @@ fn leases_are_acquired_and_released_from_async_code() -> TestResult {
 }
 
 /// A clock 5 s off the store's: acquisition refused, both readings in the message.
+/// A store that does not answer when the process starts: the acquisition waits for it and
+/// succeeds once it answers; with a shorter wait it fails with the store's error. While the
+/// store is away later, the status says fenced, with the store's error; once it is back,
+/// issuing.
+#[test]
+fn an_acquisition_waits_for_a_store_that_is_down_at_start() -> TestResult {
+    let Some(server) = servers::PrivateRedis::start() else { return Ok(()) };
+    let _turn = heavy();
+    let builder = |wait: Duration| -> Result<WorkerLeaseBuilder, LeaseError> {
+        Ok(WorkerLease::builder(RedisLeaseStore::open(&server.url())?.timeout(Duration::from_millis(200)))
+            .namespace("down")
+            .space(4)
+            .ttl(Duration::from_secs(2))
+            .margin(Duration::from_millis(500))
+            .clock_tolerance(Duration::from_millis(300))
+            .wait_for_store(wait))
+    };
+    server.signal("-STOP");
+    let started = Instant::now();
+    let refused = builder(Duration::from_secs(1))?.acquire();
+    let waited = started.elapsed();
+    assert!(matches!(refused, Err(LeaseError::Timeout { .. })), "{refused:?}");
+    assert!(waited >= Duration::from_secs(1) && waited < Duration::from_secs(5), "waited {waited:?}");
+
+    let started = Instant::now();
+    let lease = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            std::thread::sleep(Duration::from_millis(1500));
+            server.signal("-CONT");
+        });
+        builder(Duration::from_secs(20))?.acquire()
+    })?;
+    assert!(started.elapsed() >= Duration::from_millis(1500), "acquired before the store answered");
+    assert!(matches!(lease.status(), LeaseStatus::Issuing { .. }), "{:?}", lease.status());
+
+    let wait_for = |lease: &WorkerLease, what: &str, matches: &dyn Fn(&LeaseStatus) -> bool| -> TestResult {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while !matches(&lease.status()) {
+            assert!(Instant::now() < deadline, "never {what}: {:?}", lease.status());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Ok(())
+    };
+    server.signal("-STOP");
+    wait_for(&lease, "fenced with the store's error", &|status| {
+        matches!(status, LeaseStatus::Fenced { reason: FenceReason::NotRenewed { .. }, error: Some(_), .. })
+    })?;
+    server.signal("-CONT");
+    wait_for(&lease, "issuing again", &|status| matches!(status, LeaseStatus::Issuing { .. }))?;
+    let observer = lease.clone();
+    lease.release()?;
+    assert_eq!(observer.status(), LeaseStatus::Released);
+    Ok(())
+}
+
 #[test]
 fn a_skewed_clock_is_refused_at_acquisition() -> TestResult {
     #[derive(Debug)]
