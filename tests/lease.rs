@@ -578,6 +578,98 @@ fn an_acquisition_waits_for_a_store_that_is_down_at_start() -> TestResult {
     Ok(())
 }
 
+/// A generator under many threads moves to another worker ID when its lease is lost and the
+/// worker ID it held is taken: holder A issues on worker `a` from four threads; `a`'s key is
+/// deleted and B takes `a`; A finds its lease lost, finds `b` held by C, waits, and takes `b`
+/// when C releases it. A's threads then issue on `b`, above every ID C issued, and each
+/// thread's IDs keep increasing; no ID of A, B or C is issued twice.
+#[test]
+fn a_generator_moves_to_another_worker_id_under_many_threads() -> TestResult {
+    let Some(url) = servers::redis_url() else { return Ok(()) };
+    let _turn = heavy();
+    let namespace = unique("move");
+    let _cleanup = Cleanup { url: url.clone(), namespace: namespace.clone() };
+    seed_records(&url, &namespace, 2)?;
+    let builder = || -> Result<WorkerLeaseBuilder, LeaseError> {
+        Ok(WorkerLease::builder(RedisLeaseStore::open(&url)?)
+            .namespace(namespace.as_str())
+            .space(2)
+            .ttl(Duration::from_millis(1500))
+            .margin(Duration::from_millis(400))
+            .renew_every(Duration::from_millis(100))
+            .clock_tolerance(Duration::from_millis(200)))
+    };
+    let lease_a = builder()?.acquire()?;
+    let lease_c = builder()?.acquire()?;
+    let (a, b) = (lease_a.worker(), lease_c.worker());
+    assert_ne!(a, b);
+    let holder_a = Generator::builder(layout()).lease(lease_a.clone()).build()?;
+    let holder_c = Generator::builder(layout()).lease(lease_c.clone()).build()?;
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (ids_a, ids_b, ids_c) = std::thread::scope(|scope| -> Result<_, Box<dyn std::error::Error + Send + Sync>> {
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut ids = Vec::new();
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        match holder_a.next_raw() {
+                            Ok(id) => ids.push(id),
+                            Err(GenerateError::Fenced { .. }) => std::thread::sleep(Duration::from_millis(1)),
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    Ok(ids)
+                })
+            })
+            .collect();
+        let mut ids_c: Vec<i64> = (0..100_000).map(|_| holder_c.next_raw()).collect::<Result<_, _>>()?;
+        std::thread::sleep(Duration::from_millis(200));
+        // `a` vanishes from the store, and B takes it at once (`b` is C's).
+        let mut connection = redis::Client::open(url.as_str())?.get_connection()?;
+        let () = redis::cmd("DEL").arg(format!("snowflake:{{{namespace}}}:worker:{a}")).query(&mut connection)?;
+        let lease_b = builder()?.acquire()?;
+        assert_eq!(lease_b.worker(), a);
+        let holder_b = Generator::builder(layout()).lease(lease_b.clone()).build()?;
+        let ids_b: Vec<i64> = (0..100_000).map(|_| holder_b.next_raw()).collect::<Result<_, _>>()?;
+        // A finds `a` taken and `b` held; once C releases `b`, A takes it.
+        std::thread::sleep(Duration::from_millis(500));
+        ids_c.extend((0..1_000).map(|_| holder_c.next_raw()).collect::<Result<Vec<_>, _>>()?);
+        lease_c.release()?;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !(lease_a.worker() == b && lease_a.is_valid()) {
+            assert!(Instant::now() < deadline, "A never moved to {b}: {:?}", lease_a.status());
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let mut ids_a = Vec::new();
+        for thread in threads {
+            ids_a.push(thread.join().map_err(|_| "a thread panicked")??);
+        }
+        lease_b.release()?;
+        Ok((ids_a, ids_b, ids_c))
+    })
+    .map_err(|e| e.to_string())?;
+    let last_c = *ids_c.iter().max().ok_or("C issued nothing")?;
+    let mut on_b = 0;
+    for ids in &ids_a {
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "a thread's IDs went back");
+        let workers: Vec<u64> = ids.iter().map(|&id| layout().worker_of(id)).collect();
+        // Worker `a` first, then `b`, never back.
+        let moved = workers.iter().position(|&w| w == b).unwrap_or(workers.len());
+        assert!(workers[..moved].iter().all(|&w| w == a) && workers[moved..].iter().all(|&w| w == b));
+        assert!(ids[moved..].iter().all(|&id| id > last_c), "A issued on {b} at or below C's last ID");
+        on_b += workers.len() - moved;
+    }
+    assert!(on_b > 0, "A never issued on {b}");
+    let mut all: Vec<i64> = ids_a.into_iter().flatten().chain(ids_b).chain(ids_c).collect();
+    let issued = all.len();
+    assert_no_duplicate(&mut all);
+    eprintln!("moved from worker {a} to {b}: {issued} IDs of three holders, {on_b} of A's on {b}, no duplicate");
+    lease_a.release()?;
+    Ok(())
+}
+
 #[test]
 fn a_skewed_clock_is_refused_at_acquisition() -> TestResult {
     #[derive(Debug)]

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, StepBack};
 use crate::error::{FenceReason, GenerateError};
-use crate::layout::Layout;
+use crate::layout::{FieldOrder, Layout};
 use crate::worker::lease::{GrantView, Refusal, WorkerLease};
 
 /// The default largest batch for `generate_batch`.
@@ -140,10 +140,6 @@ pub struct Generator {
     /// The worker ID in the state (kept here for messages and counters; the IDs take it from
     /// the state). It changes only when a lease grants another.
     worker: AtomicU64,
-    /// Where the sequence sits: 0, or above the worker in Sonyflake's order.
-    seq_shift: u32,
-    /// Where the worker sits in the ID.
-    worker_shift: u32,
     epoch_ms: i64,
     unit_ms: i64,
     seq_bits: u32,
@@ -347,8 +343,6 @@ impl GeneratorBuilder {
             layout,
             name: self.name,
             worker: AtomicU64::new(self.worker),
-            seq_shift: layout.seq_shift(),
-            worker_shift: layout.worker_shift(),
             epoch_ms: layout.epoch_ms(),
             unit_ms,
             seq_bits: layout.seq_bits(),
@@ -498,7 +492,7 @@ impl Generator {
 
     #[inline(always)]
     fn raw_of(&self, state: u64) -> i64 {
-        raw_in(state, self.seq_bits, self.max_seq, self.layout.max_worker(), self.worker_shift, self.seq_shift)
+        id_in(state, &self.layout)
     }
 
     #[inline(always)]
@@ -562,16 +556,7 @@ impl Generator {
             // with, so it does not take this ID's tick for a clock step back. On x86-64 it
             // is the same `lock cmpxchg` as Relaxed; on AArch64, `casl` instead of `cas`.
             match self.hot.state.compare_exchange_weak(cur, next, Ordering::Release, Ordering::Relaxed) {
-                Ok(_) => {
-                    return Some(raw_in(
-                        next,
-                        seq_bits,
-                        max_seq,
-                        layout.max_worker(),
-                        layout.worker_shift(),
-                        layout.seq_shift(),
-                    ));
-                }
+                Ok(_) => return Some(id_in(next, layout)),
                 Err(actual) => cur = actual,
             }
         }
@@ -977,15 +962,21 @@ impl Generator {
 }
 
 /// The ID of a packed state (`tick | worker | seq`, from the top): the fields where the layout
-/// puts them. For the default order (`worker_shift == seq_bits`, `seq_shift == 0`) it is the
-/// state itself, and with the layout's constants inlined the compiler sees that. At or above
-/// 2^63 only for a 64-bit layout, whose IDs are carried as their bit pattern.
+/// puts them. In the default order the state is the ID itself; Sonyflake's order swaps the
+/// worker and the sequence below the tick. At or above 2^63 only for a 64-bit layout, whose
+/// IDs are carried as their bit pattern.
 #[inline(always)]
-fn raw_in(state: u64, seq_bits: u32, max_seq: u64, max_worker: u64, worker_shift: u32, seq_shift: u32) -> i64 {
-    let tick_bits = state & !((max_worker << seq_bits) | max_seq);
-    let worker = (state >> seq_bits) & max_worker;
-    let seq = state & max_seq;
-    (tick_bits | (worker << worker_shift) | (seq << seq_shift)).cast_signed()
+fn id_in(state: u64, layout: &Layout) -> i64 {
+    match layout.order() {
+        FieldOrder::WorkerAboveSeq => state.cast_signed(),
+        FieldOrder::SeqAboveWorker => {
+            let (seq_bits, max_seq, max_worker) = (layout.seq_bits(), layout.max_seq(), layout.max_worker());
+            let tick_bits = state & !((max_worker << seq_bits) | max_seq);
+            let worker = (state >> seq_bits) & max_worker;
+            let seq = state & max_seq;
+            (tick_bits | (worker << layout.worker_shift()) | (seq << layout.seq_shift())).cast_signed()
+        }
+    }
 }
 
 /// What a slow-path attempt leads to.
