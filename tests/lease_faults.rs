@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use faults::{
     Event, HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, Proxy, Segment, SqlCleanup, check_workers, count_duplicates,
-    ms, segments_of, wall_ms,
+    delete_sql_rows, ms, segments_of, wall_ms,
 };
 use servers::PrivateRedis;
 use typed_snowflake::worker::lease::{LeaseStore, RedisLeaseStore, WorkerLease};
@@ -112,13 +112,13 @@ struct Round {
 /// at once; all issue until `resuming` of them began a run after the fault (or 3 TTL), and
 /// half a second more.
 fn data_loss_round(
-    redis: &mut PrivateRedis,
+    url: &str,
     tag: &str,
     resuming: usize,
-    fault: impl FnOnce(&mut PrivateRedis, &str) -> TestResult,
+    fault: impl FnOnce(&str) -> TestResult,
 ) -> Result<Round, Box<dyn std::error::Error>> {
     let namespace = unique(tag);
-    let spec = spec(&redis.url(), &namespace, 2);
+    let spec = spec(url, &namespace, 2);
     let mut holders = Holders::new(Duration::from_secs(90))?;
     holders.spawn_holder("a", &spec)?;
     holders.spawn_holder("b", &spec)?;
@@ -126,7 +126,7 @@ fn data_loss_round(
         return Err(format!("{tag}: the two holders never both issued:\n{}", holders.describe()).into());
     }
     std::thread::sleep(Duration::from_millis(400));
-    fault(redis, &namespace)?;
+    fault(&namespace)?;
     let back_ms = wall_ms();
     holders.spawn_holder("c", &spec)?;
     holders.wait_for(TTL * 3, |h| h.count_issuing_since(back_ms) >= resuming);
@@ -174,7 +174,8 @@ fn redis_restarted_empty_under_two_holders_and_a_newcomer_gives_no_duplicate() -
     let mut failures = Vec::new();
     let (mut ids, mut duplicates) = (0, 0);
     for n in 0..rounds {
-        let round = data_loss_round(&mut redis, &format!("loss{n}"), 2, |redis, _| {
+        let url = redis.url();
+        let round = data_loss_round(&url, &format!("loss{n}"), 2, |_| {
             redis.kill9();
             redis.restart_empty();
             Ok(())
@@ -197,7 +198,8 @@ fn redis_restarted_empty_under_two_holders_and_a_newcomer_gives_no_duplicate() -
 fn flushall_under_two_holders_and_a_newcomer_gives_no_duplicate() -> TestResult {
     let _turn = heavy();
     let Some(mut redis) = PrivateRedis::start() else { return Ok(()) };
-    let round = data_loss_round(&mut redis, "flushall", 2, |redis, _| {
+    let url = redis.url();
+    let round = data_loss_round(&url, "flushall", 2, |_| {
         redis.flushall();
         Ok(())
     })?;
@@ -212,9 +214,10 @@ fn flushall_under_two_holders_and_a_newcomer_gives_no_duplicate() -> TestResult 
 #[test]
 fn a_lease_key_deleted_by_hand_gives_no_duplicate() -> TestResult {
     let _turn = heavy();
-    let Some(mut redis) = PrivateRedis::start() else { return Ok(()) };
-    let round = data_loss_round(&mut redis, "del", 1, |redis, namespace| {
-        let mut conn = redis::Client::open(redis.url())?.get_connection()?;
+    let Some(redis) = PrivateRedis::start() else { return Ok(()) };
+    let url = redis.url();
+    let round = data_loss_round(&url, "del", 1, |namespace| {
+        let mut conn = redis::Client::open(url.as_str())?.get_connection()?;
         let deleted: i64 = redis::cmd("DEL").arg(format!("snowflake:{{{namespace}}}:worker:0")).query(&mut conn)?;
         if deleted != 1 {
             return Err(format!("no lease key of worker 0 in namespace {namespace}").into());
@@ -225,6 +228,37 @@ fn a_lease_key_deleted_by_hand_gives_no_duplicate() -> TestResult {
         panic!("{failure}");
     }
     Ok(())
+}
+
+/// The SQL stores' data loss: the namespace's rows deleted (an emptied table, a restore that
+/// lost them) while two holders issue, a third process starting at once.
+fn sql_rows_deleted(label: &str, url: &str, tag: &str) -> TestResult {
+    let _turn = heavy();
+    // The namespace `data_loss_round` takes.
+    let _cleanup = SqlCleanup { url: url.to_owned(), namespace: unique(tag) };
+    let round = data_loss_round(url, tag, 2, |namespace| {
+        let deleted = delete_sql_rows(url, namespace)?;
+        if deleted != 2 {
+            return Err(format!("{deleted} rows of namespace {namespace}, not 2").into());
+        }
+        Ok(())
+    })?;
+    if let Some(failure) = judge(label, &round) {
+        panic!("{failure}");
+    }
+    Ok(())
+}
+
+#[test]
+fn postgres_rows_deleted_under_two_holders_and_a_newcomer_give_no_duplicate() -> TestResult {
+    let Some(url) = servers::pg_url() else { return Ok(()) };
+    sql_rows_deleted("postgres rows deleted", &url, "pg-loss")
+}
+
+#[test]
+fn mariadb_rows_deleted_under_two_holders_and_a_newcomer_give_no_duplicate() -> TestResult {
+    let Some(url) = servers::mysql_url() else { return Ok(()) };
+    sql_rows_deleted("mariadb rows deleted", &url, "my-loss")
 }
 
 // ---------------------------------------------------------------------------------------

@@ -896,32 +896,40 @@ pub struct SqlCleanup {
 
 impl Drop for SqlCleanup {
     fn drop(&mut self) {
-        let url = self.url.clone();
-        let namespace = self.namespace.clone();
-        // A fresh runtime on a thread of its own: the test may be inside none or another.
-        let _ = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
-            runtime.block_on(async {
-                use sqlx::Connection;
-                if url.starts_with("postgres") {
-                    let mut conn = sqlx::PgConnection::connect(&url).await.ok()?;
-                    sqlx::query("DELETE FROM snowflake_worker_leases WHERE namespace = $1")
-                        .bind(&namespace)
-                        .execute(&mut conn)
-                        .await
-                        .ok()
-                        .map(drop)
-                } else {
-                    let mut conn = sqlx::MySqlConnection::connect(&url).await.ok()?;
-                    sqlx::query("DELETE FROM snowflake_worker_leases WHERE namespace = ?")
-                        .bind(&namespace)
-                        .execute(&mut conn)
-                        .await
-                        .ok()
-                        .map(drop)
-                }
-            })
-        })
-        .join();
+        let _ = delete_sql_rows(&self.url, &self.namespace);
     }
+}
+
+/// Deletes a namespace's rows from the default lease table, as an emptied table or a restore
+/// that lost them would: the SQL store's data loss. Runs on a thread of its own with a fresh
+/// runtime, since the caller may be inside none or another.
+pub fn delete_sql_rows(url: &str, namespace: &str) -> Result<u64, String> {
+    let url = url.to_owned();
+    let namespace = namespace.to_owned();
+    std::thread::spawn(move || -> Result<u64, String> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+        runtime.block_on(async {
+            use sqlx::Connection;
+            let deleted = if url.starts_with("postgres") {
+                let mut conn = sqlx::PgConnection::connect(&url).await.map_err(|e| e.to_string())?;
+                sqlx::query("DELETE FROM snowflake_worker_leases WHERE namespace = $1")
+                    .bind(&namespace)
+                    .execute(&mut conn)
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .rows_affected()
+            } else {
+                let mut conn = sqlx::MySqlConnection::connect(&url).await.map_err(|e| e.to_string())?;
+                sqlx::query("DELETE FROM snowflake_worker_leases WHERE namespace = ?")
+                    .bind(&namespace)
+                    .execute(&mut conn)
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .rows_affected()
+            };
+            Ok(deleted)
+        })
+    })
+    .join()
+    .map_err(|_| "the cleanup thread panicked".to_owned())?
 }
