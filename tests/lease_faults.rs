@@ -197,7 +197,7 @@ fn redis_restarted_empty_under_two_holders_and_a_newcomer_gives_no_duplicate() -
 #[test]
 fn flushall_under_two_holders_and_a_newcomer_gives_no_duplicate() -> TestResult {
     let _turn = heavy();
-    let Some(mut redis) = PrivateRedis::start() else { return Ok(()) };
+    let Some(redis) = PrivateRedis::start() else { return Ok(()) };
     let url = redis.url();
     let round = data_loss_round(&url, "flushall", 2, |_| {
         redis.flushall();
