@@ -670,6 +670,36 @@ fn a_generator_moves_to_another_worker_id_under_many_threads() -> TestResult {
     Ok(())
 }
 
+/// The store goes away while a first acquisition waits out earlier holders (a worker ID it
+/// has no record of): the acquisition fails with the store's error once it has waited for
+/// the store as long as `wait_for_store` allows, rather than block until the store is back.
+#[test]
+fn a_first_acquisition_gives_up_on_a_store_that_goes_away_while_it_waits() -> TestResult {
+    let Some(server) = servers::PrivateRedis::start() else { return Ok(()) };
+    let _turn = heavy();
+    let started = Instant::now();
+    let refused = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            std::thread::sleep(Duration::from_millis(500));
+            server.signal("-STOP");
+        });
+        WorkerLease::builder(RedisLeaseStore::open(&server.url())?.timeout(Duration::from_millis(200)))
+            .namespace("gone")
+            .space(4)
+            .ttl(Duration::from_secs(3))
+            .margin(Duration::from_millis(500))
+            .wait_for_store(Duration::from_secs(1))
+            .acquire()
+    });
+    let waited = started.elapsed();
+    server.signal("-CONT");
+    assert!(matches!(refused, Err(LeaseError::Timeout { .. })), "{refused:?}");
+    // The no-record wait alone would take 4 s (TTL + tolerance); the store went away at
+    // 0.5 s, and the acquisition gave up 1 s after its first failed call.
+    assert!(waited < Duration::from_millis(3_500), "gave up only after {waited:?}");
+    Ok(())
+}
+
 #[test]
 fn a_skewed_clock_is_refused_at_acquisition() -> TestResult {
     #[derive(Debug)]

@@ -888,7 +888,8 @@ fn run(mut b: WorkerLeaseBuilder, reply: Reply<WorkerLease>) {
     let (commands, inbox) = mpsc::channel();
     let lease = WorkerLease { shared: Arc::clone(&shared), handle: Arc::new(Handle { commands }) };
     announce_grant(&b, &shared);
-    Holder { b: &b, shared: &shared, inbox: &inbox, pending: Some((reply, lease)), deadline }.run();
+    let wait = deadline.saturating_duration_since(Instant::now());
+    Holder { b: &b, shared: &shared, inbox: &inbox, pending: Some((reply, lease)), wait }.run();
 }
 
 /// Says a grant was taken, and, when it has no record, how long it waits.
@@ -909,8 +910,8 @@ struct Holder<'a> {
     inbox: &'a mpsc::Receiver<Command>,
     /// The first acquisition's answer, sent once its generators may issue.
     pending: Option<(Reply<WorkerLease>, WorkerLease)>,
-    /// Until when the first acquisition may wait for a store that went away.
-    deadline: Instant,
+    /// How long the first acquisition may wait for a store that went away.
+    wait: Duration,
 }
 
 impl Holder<'_> {
@@ -921,9 +922,20 @@ impl Holder<'_> {
         let mut next = Instant::now() + every;
         // Whether the outage in progress (fenced or recovering) was announced, and since when.
         let mut outage: Option<Instant> = None;
+        // Since when every store call failed (none since succeeded).
+        let mut trouble: Option<Instant> = None;
         let mut logged = Instant::now();
         loop {
             self.answer_if_ready();
+            // The first acquisition waits for a store that went away no longer than it would
+            // have waited for one that never answered.
+            if self.pending.is_some() && trouble.is_some_and(|since| since.elapsed() >= self.wait) {
+                let error = self.shared.lock().error.clone();
+                let worker = self.worker();
+                self.refuse_pending(error.unwrap_or(LeaseError::Lost { namespace: b.namespace.clone(), worker }));
+                let _ = release(b, self.shared);
+                return;
+            }
             if let Some(began) = outage
                 && self.issuing()
             {
@@ -963,6 +975,7 @@ impl Holder<'_> {
                 Phase::Released => return,
                 Phase::Holding => match renew(b, self.shared) {
                     Ok(()) => {
+                        trouble = None;
                         backoff.reset();
                         next = Instant::now() + every;
                         self.shared.lock().error = None;
@@ -976,6 +989,7 @@ impl Holder<'_> {
                         logged = Instant::now();
                     }
                     Err(error) => {
+                        trouble.get_or_insert_with(Instant::now);
                         self.shared.failed_renewals.fetch_add(1, Ordering::Relaxed);
                         crate::events::lease_renewal_failed(&self.shared.namespace, self.worker(), &error);
                         self.shared.lock().error = Some(error);
@@ -983,15 +997,10 @@ impl Holder<'_> {
                     }
                 },
                 Phase::Recovering => {
-                    if self.pending.is_some() && Instant::now() >= self.deadline {
-                        let error = self.shared.lock().error.clone();
-                        self.refuse_pending(
-                            error.unwrap_or(LeaseError::Lost { namespace: b.namespace.clone(), worker: self.worker() }),
-                        );
-                        return;
-                    }
+                    trouble.get_or_insert_with(Instant::now);
                     match self.reacquire() {
                         Ok(()) => {
+                            trouble = None;
                             backoff.reset();
                             next = Instant::now() + every;
                             self.shared.recoveries.fetch_add(1, Ordering::Relaxed);
