@@ -130,7 +130,7 @@ pub(crate) struct Limit(pub(crate) AtomicU64);
 /// ```
 pub struct Generator {
     hot: Hot,
-    /// Shared with the lease, which drops it to 0 when it fences the generator for good.
+    /// Shared with the lease, which drops it to 0 when it is lost or released.
     limit: Arc<Limit>,
     cached: Option<&'static AtomicI64>,
     clock: Arc<dyn Clock>,

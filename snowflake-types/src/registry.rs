@@ -215,11 +215,11 @@ impl Registry {
     /// was released already (an earlier `shutdown`, or [`WorkerLease::release`] on a clone).
     /// The errors:
     ///
-    /// - [`LeaseError::Lost`]: the lease is not this process's any more. A renewal found it
-    ///   lost earlier (renewals failed until its TTL ran out, and its generators have been
-    ///   fenced since), or the store says so now (it expired, or another process holds the
-    ///   worker ID). Nothing is changed in the store: the worker ID is not this process's to
-    ///   free.
+    /// - [`LeaseError::Lost`]: the store says the grant is not this process's any more (it
+    ///   expired during an outage the lease had not noticed yet, or the store lost it).
+    ///   Nothing is changed in the store: the worker ID is not this process's to free. A lease
+    ///   that had already found itself lost, and was being acquired again, holds nothing, and
+    ///   its shutdown is `Ok(())`.
     /// - [`LeaseError::Store`]: the store answered with an error, or could not be reached;
     ///   the message ends with the driver's error.
     /// - [`LeaseError::Timeout`]: the store did not answer within its timeout; the release
