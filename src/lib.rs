@@ -161,3 +161,9 @@ pub mod prelude {
 #[cfg(all(doctest, feature = "serde", feature = "redis", feature = "public-id", feature = "jiff"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// docs/layouts.md's Rust blocks, compiled and run as doctests. (docs/web.md needs axum, which
+/// only the examples package depends on: it is compiled there.)
+#[cfg(doctest)]
+#[doc = include_str!("../docs/layouts.md")]
+pub struct LayoutsGuideDoctests;

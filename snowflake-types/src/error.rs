@@ -469,7 +469,7 @@ pub enum GenerateError {
     /// The registry's `install()` failed, so no ID is issued until an install succeeds
     /// (rather than under the defaults, which could give two replicas one worker ID).
     #[error("no ID is issued because the registry's install() failed: {0}")]
-    Registry(RegistryError),
+    Registry(#[source] RegistryError),
 }
 
 /// A registry that could not be installed.
@@ -705,6 +705,21 @@ mod tests {
         assert_eq!(
             Chain(&high_water).to_string(),
             "high-water file /var/lib/ids/OrderId-3.hwm: cannot be read: Is a directory"
+        );
+        // A registry that failed to install: the generation error's source is the registry
+        // error, whose source is the I/O error; each named once.
+        let registry = GenerateError::Registry(super::RegistryError::HighWater {
+            path: "/var/lib/ids".into(),
+            reason: "is not writable".into(),
+            source: Some(IoError::from(std::io::Error::new(std::io::ErrorKind::PermissionDenied, "Permission denied"))),
+        });
+        let cause = std::error::Error::source(&registry).expect("the registry error");
+        assert!(cause.downcast_ref::<super::RegistryError>().is_some(), "{cause:?}");
+        let io = cause.source().expect("the I/O error");
+        assert_eq!(io.downcast_ref::<IoError>().map(IoError::kind), Some(std::io::ErrorKind::PermissionDenied));
+        assert_eq!(
+            Chain(&registry).to_string(),
+            "no ID is issued because the registry's install() failed: high-water directory /var/lib/ids: is not writable: Permission denied"
         );
         // No cause: the message alone.
         let plain = GenerateError::BatchTooLarge { requested: 3, limit: 2 };

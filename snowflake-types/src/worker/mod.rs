@@ -6,31 +6,74 @@ use crate::layout::Layout;
 
 pub mod lease;
 
-/// The environment variable the default registry reads.
+/// The environment variable the default registry reads its worker ID from (0 when unset).
+///
+/// ```
+/// use typed_snowflake::worker::WORKER_ID_ENV;
+///
+/// assert_eq!(WORKER_ID_ENV, "SNOWFLAKE_WORKER_ID");
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const WORKER_ID_ENV: &str = "SNOWFLAKE_WORKER_ID";
 
 /// The environment variable that makes the default registry lease its worker ID: a store
 /// URL (`redis://…`, `postgres://…`, `mysql://…`).
+///
+/// ```
+/// use typed_snowflake::worker::WORKER_LEASE_ENV;
+///
+/// assert_eq!(WORKER_LEASE_ENV, "SNOWFLAKE_WORKER_LEASE");
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const WORKER_LEASE_ENV: &str = "SNOWFLAKE_WORKER_LEASE";
 
 /// The environment variable naming the lease namespace (default
 /// [`lease::DEFAULT_NAMESPACE`]).
+///
+/// ```
+/// use typed_snowflake::worker::NAMESPACE_ENV;
+///
+/// assert_eq!(NAMESPACE_ENV, "SNOWFLAKE_NAMESPACE");
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const NAMESPACE_ENV: &str = "SNOWFLAKE_NAMESPACE";
 
 /// The environment variable giving the size of the leased worker-ID space (default: the
+/// narrowest worker field of the types given to `Registry::check`, or, without a check, the
 /// worker field of the first type generated).
+///
+/// ```
+/// use typed_snowflake::worker::WORKER_SPACE_ENV;
+///
+/// assert_eq!(WORKER_SPACE_ENV, "SNOWFLAKE_WORKER_SPACE");
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const WORKER_SPACE_ENV: &str = "SNOWFLAKE_WORKER_SPACE";
 
 /// The environment variable giving the TTL of a lease configured by [`WORKER_LEASE_ENV`]:
 /// a duration such as `10s`, `1500ms` or `2m`, or a number of seconds (default
 /// [`lease::DEFAULT_TTL`]). The fencing margin is then the default or a fifth of the TTL,
 /// whichever is shorter.
+///
+/// ```
+/// use typed_snowflake::worker::LEASE_TTL_ENV;
+///
+/// assert_eq!(LEASE_TTL_ENV, "SNOWFLAKE_LEASE_TTL");
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const LEASE_TTL_ENV: &str = "SNOWFLAKE_LEASE_TTL";
 
 /// The environment variable saying how long the first acquisition of a lease configured by
 /// [`WORKER_LEASE_ENV`] waits for a store that does not answer (default
 /// [`lease::DEFAULT_STORE_WAIT`]; `0` fails at the first error), in the form of
 /// [`LEASE_TTL_ENV`].
+///
+/// ```
+/// use typed_snowflake::worker::LEASE_WAIT_ENV;
+///
+/// assert_eq!(LEASE_WAIT_ENV, "SNOWFLAKE_LEASE_WAIT");
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const LEASE_WAIT_ENV: &str = "SNOWFLAKE_LEASE_WAIT";
 
 /// Where a process's worker ID comes from.

@@ -396,7 +396,9 @@ pub(crate) struct GrantView {
 /// succeeded began, and resume when a renewal succeeds. Every renewal records a fence deadline
 /// (the local clock plus the TTL) in the store, and no generator on the lease issues a
 /// timestamp above the deadline the store has acknowledged; the next holder of the worker ID
-/// starts above everything recorded (see the [module](self) on a store without a record).
+/// starts above everything recorded (see
+/// [`Grant::previous_high_water_ms`](super::Grant::previous_high_water_ms) on a store without
+/// a record).
 ///
 /// When the store says the lease is lost (it expired during an outage longer than the TTL, a
 /// key was evicted or deleted, the store restarted empty), the generators stop at once and the

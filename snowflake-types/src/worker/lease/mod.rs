@@ -46,6 +46,7 @@ pub fn open_store(url: &str) -> Result<std::sync::Arc<dyn LeaseStore>, LeaseErro
     let off = |feature: &str| LeaseError::BadUrl {
         url: store::support::redact_url(url),
         reason: format!("this build has no {scheme} lease store: enable the `{feature}` feature of typed-snowflake"),
+        source: None,
     };
     if store::support::is_redis_tls(url) {
         return Err(store::support::redis_tls_refused(url));
@@ -64,6 +65,7 @@ pub fn open_store(url: &str) -> Result<std::sync::Arc<dyn LeaseStore>, LeaseErro
         _ => Err(LeaseError::BadUrl {
             url: store::support::redact_url(url),
             reason: "expected redis://, postgres://, postgresql://, mysql:// or mariadb://".into(),
+            source: None,
         }),
     }
 }

@@ -126,7 +126,11 @@ impl RedisLeaseStore {
         if is_redis_tls(url) {
             return Err(redis_tls_refused(url));
         }
-        let bad_url = |e: RedisError| LeaseError::BadUrl { url: redact_url(url), reason: e.to_string() };
+        let bad_url = |e: RedisError| LeaseError::BadUrl {
+            url: redact_url(url),
+            reason: e.to_string(),
+            source: Some(std::sync::Arc::new(e)),
+        };
         let info = url.into_connection_info().map_err(bad_url)?;
         // No `CLIENT SETINFO` when connecting: it would add two replies to wait for, each
         // with a timeout of its own.
@@ -365,6 +369,22 @@ mod tests {
         assert!(matches!(err, LeaseError::BadUrl { .. }), "{err}");
         assert!(!err.to_string().contains("secret"), "{err}");
         Ok(())
+    }
+
+    #[test]
+    fn a_bad_url_keeps_the_drivers_error_as_its_source() {
+        use std::error::Error as _;
+        let err = RedisLeaseStore::open("redis://:secret@127.0.0.1:notaport").unwrap_err();
+        let LeaseError::BadUrl { reason, source: Some(driver), .. } = &err else { panic!("{err:?}") };
+        assert!(driver.downcast_ref::<RedisError>().is_some(), "{driver:?}");
+        // `source()` walks from the lease error to the driver's, which the message also names.
+        let cause = err.source().expect("the driver's error as the source");
+        assert_eq!(cause.to_string(), *reason);
+        assert!(err.to_string().ends_with(reason.as_str()), "{err}");
+        assert!(!cause.to_string().contains("secret"), "{cause}");
+        // A URL this crate refuses has no driver error behind it.
+        let err = RedisLeaseStore::open("rediss://127.0.0.1:6380").unwrap_err();
+        assert!(matches!(err, LeaseError::BadUrl { source: None, .. }) && err.source().is_none(), "{err:?}");
     }
 
     #[test]

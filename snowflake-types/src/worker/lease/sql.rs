@@ -137,7 +137,14 @@ impl SqlLeaseStoreBuilder {
     pub fn connect(self) -> Result<SqlLeaseStore, LeaseError> {
         check_table(&self.table)?;
         let shown = redact_url(&self.url);
-        let bad_url = |reason: String| LeaseError::BadUrl { url: shown.clone(), reason };
+        let bad_url = |reason: String| LeaseError::BadUrl { url: shown.clone(), reason, source: None };
+        // The driver refused the URL: its error is the cause, as text and as `source()`.
+        #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql"))]
+        let driver_refused = |e: sqlx_core::Error| LeaseError::BadUrl {
+            url: shown.clone(),
+            reason: e.to_string(),
+            source: Some(Arc::new(e)),
+        };
         let scheme = self.url.split_once("://").map(|(scheme, _)| scheme.to_ascii_lowercase());
         let kind = match scheme.as_deref() {
             Some("postgres" | "postgresql") => Kind::Postgres,
@@ -155,7 +162,7 @@ impl SqlLeaseStoreBuilder {
         let backend = match kind {
             #[cfg(feature = "sqlx-postgres")]
             Kind::Postgres => {
-                let options = self.url.parse().map_err(|e: sqlx_core::Error| bad_url(e.to_string()))?;
+                let options = self.url.parse().map_err(driver_refused)?;
                 Backend::Postgres(
                     runtime
                         .block_on(postgres::Backend::connect(options, &self.table, self.timeout))
@@ -173,7 +180,7 @@ impl SqlLeaseStoreBuilder {
                     Some((_, rest)) => format!("mysql://{rest}"),
                     None => self.url.clone(),
                 };
-                let options = url.parse().map_err(|e: sqlx_core::Error| bad_url(e.to_string()))?;
+                let options = url.parse().map_err(driver_refused)?;
                 Backend::MySql(
                     runtime
                         .block_on(mysql::Backend::connect(options, &self.table, self.timeout))
@@ -986,6 +993,19 @@ mod tests {
         assert!(!err.to_string().contains("secret"), "{err}");
         let err = SqlLeaseStore::builder("postgres://127.0.0.1/test").table("a b").connect().unwrap_err();
         assert!(matches!(err, LeaseError::BadTable { .. }), "{err}");
+    }
+
+    #[cfg(feature = "sqlx-postgres")]
+    #[test]
+    fn a_bad_url_keeps_the_drivers_error_as_its_source() {
+        use std::error::Error as _;
+        let err = SqlLeaseStore::connect("postgres://app:secret@127.0.0.1:notaport/test").unwrap_err();
+        let LeaseError::BadUrl { reason, source: Some(driver), .. } = &err else { panic!("{err:?}") };
+        assert!(driver.downcast_ref::<sqlx_core::Error>().is_some(), "{driver:?}");
+        assert_eq!(err.source().map(|cause| cause.to_string()).as_deref(), Some(reason.as_str()));
+        // A scheme this crate refuses has no driver error behind it.
+        let err = SqlLeaseStore::connect("redis://127.0.0.1:6379").unwrap_err();
+        assert!(matches!(err, LeaseError::BadUrl { source: None, .. }) && err.source().is_none(), "{err:?}");
     }
 
     #[test]

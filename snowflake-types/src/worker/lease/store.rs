@@ -207,8 +207,8 @@ pub trait LeaseStore: Send + Sync + fmt::Debug + 'static {
 
 /// Why a lease could not be acquired, renewed or released. Every message names the
 /// namespace, the worker ID or the store it concerns, and a message that stands for a failed
-/// call ([`LeaseError::Store`], [`LeaseError::Thread`]) ends with its cause, which `source()`
-/// returns as well: the lease thread logs these errors on their own, where a bare "renewing
+/// call ([`LeaseError::Store`], [`LeaseError::Thread`], a [`LeaseError::BadUrl`] the driver
+/// refused) ends with its cause, which `source()` returns as well: the lease thread logs these errors on their own, where a bare "renewing
 /// … failed" would tell an operator nothing. Printers that walk `source()` should skip a cause
 /// whose text the message already holds, as this crate's do.
 ///
@@ -268,6 +268,10 @@ pub enum LeaseError {
         url: String,
         /// Why it cannot be used.
         reason: String,
+        /// The driver's error, when the driver refused the URL (shared, so that the error is
+        /// `Clone`); `None` when this crate refused it (an unknown scheme, a feature that is off).
+        #[source]
+        source: Option<Arc<dyn StdError + Send + Sync>>,
     },
     /// A namespace that is empty, too long, or has characters outside `A-Z a-z 0-9 _ . : -`.
     #[error("bad lease namespace {namespace:?}: {reason}")]
@@ -329,11 +333,52 @@ pub enum LeaseError {
     },
 }
 
-/// Compared by what they say: two errors are equal when their messages are (the driver
-/// errors behind `Store` have no equality of their own).
+/// Compared by variant and field by field. The driver errors behind `Store` and `BadUrl` have
+/// no equality of their own: those are compared by their messages; the system error behind
+/// `Thread` by its kind and message.
 impl PartialEq for LeaseError {
     fn eq(&self, other: &LeaseError) -> bool {
-        std::mem::discriminant(self) == std::mem::discriminant(other) && self.to_string() == other.to_string()
+        use LeaseError::*;
+        /// Two driver errors, by what they say.
+        fn same_cause(a: &(dyn StdError + Send + Sync), b: &(dyn StdError + Send + Sync)) -> bool {
+            a.to_string() == b.to_string()
+        }
+        match (self, other) {
+            (NoFreeWorker { namespace: n1, space: s1 }, NoFreeWorker { namespace: n2, space: s2 }) => {
+                n1 == n2 && s1 == s2
+            }
+            (Lost { namespace: n1, worker: w1 }, Lost { namespace: n2, worker: w2 }) => n1 == n2 && w1 == w2,
+            (Store { store: s1, what: w1, source: c1 }, Store { store: s2, what: w2, source: c2 }) => {
+                s1 == s2 && w1 == w2 && same_cause(&**c1, &**c2)
+            }
+            (Timeout { store: s1, what: w1, after: a1 }, Timeout { store: s2, what: w2, after: a2 }) => {
+                s1 == s2 && w1 == w2 && a1 == a2
+            }
+            (BadUrl { url: u1, reason: r1, source: c1 }, BadUrl { url: u2, reason: r2, source: c2 }) => {
+                u1 == u2
+                    && r1 == r2
+                    && match (c1, c2) {
+                        (Some(c1), Some(c2)) => same_cause(&**c1, &**c2),
+                        (None, None) => true,
+                        _ => false,
+                    }
+            }
+            (BadNamespace { namespace: n1, reason: r1 }, BadNamespace { namespace: n2, reason: r2 }) => {
+                n1 == n2 && r1 == r2
+            }
+            (BadSpace { space: s1 }, BadSpace { space: s2 }) => s1 == s2,
+            (BadTtl { ttl: t1 }, BadTtl { ttl: t2 }) => t1 == t2,
+            (BadSettings { reason: r1 }, BadSettings { reason: r2 }) => r1 == r2,
+            (
+                ClockSkew { store: s1, local_ms: l1, store_ms: m1, tolerance: t1 },
+                ClockSkew { store: s2, local_ms: l2, store_ms: m2, tolerance: t2 },
+            ) => s1 == s2 && l1 == l2 && m1 == m2 && t1 == t2,
+            (Thread { source: e1 }, Thread { source: e2 }) => {
+                e1.kind() == e2.kind() && e1.to_string() == e2.to_string()
+            }
+            (BadTable { table: t1, reason: r1 }, BadTable { table: t2, reason: r2 }) => t1 == t2 && r1 == r2,
+            _ => false,
+        }
     }
 }
 
@@ -448,6 +493,7 @@ pub(crate) mod support {
             reason:
                 "Redis over TLS (rediss://) is not supported yet; the Redis lease store connects with redis:// only"
                     .into(),
+            source: None,
         }
     }
 
@@ -502,6 +548,65 @@ pub(crate) fn assert_refusal_named_once(error: &LeaseError) {
 mod tests {
     use super::support::*;
     use super::*;
+
+    /// A driver's error, with no equality of its own.
+    #[derive(Debug)]
+    struct Driver(&'static str);
+
+    impl fmt::Display for Driver {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl StdError for Driver {}
+
+    #[test]
+    fn errors_compare_by_variant_and_fields() {
+        let lost = |worker| LeaseError::Lost { namespace: "shop".into(), worker };
+        assert_eq!(lost(3), lost(3));
+        assert_ne!(lost(3), lost(4));
+        assert_ne!(
+            LeaseError::BadSettings { reason: "x".into() },
+            LeaseError::BadNamespace { namespace: String::new(), reason: "x".into() }
+        );
+        let skew = |tolerance| LeaseError::ClockSkew {
+            store: "redis://127.0.0.1:6379/0".into(),
+            local_ms: 10,
+            store_ms: 2_000,
+            tolerance,
+        };
+        assert_eq!(skew(Duration::from_secs(1)), skew(Duration::from_secs(1)));
+        assert_ne!(skew(Duration::from_secs(1)), skew(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn driver_errors_compare_by_their_messages() {
+        let store = |message| LeaseError::store("redis://127.0.0.1:1/0", "reading the clock", Driver(message));
+        // Two driver errors that say the same, in different allocations.
+        assert_eq!(store("refused"), store("refused"));
+        assert_ne!(store("refused"), store("reset"));
+        let bad_url = |source: Option<&'static str>| LeaseError::BadUrl {
+            url: "redis://127.0.0.1:x".into(),
+            reason: "invalid port".into(),
+            source: source.map(|m| Arc::new(Driver(m)) as Arc<dyn StdError + Send + Sync>),
+        };
+        assert_eq!(bad_url(Some("invalid port")), bad_url(Some("invalid port")));
+        assert_eq!(bad_url(None), bad_url(None));
+        assert_ne!(bad_url(Some("invalid port")), bad_url(None));
+        assert_ne!(bad_url(Some("invalid port")), bad_url(Some("invalid port number")));
+        let thread = |kind| LeaseError::Thread { source: Arc::new(std::io::Error::new(kind, "no threads left")) };
+        assert_eq!(thread(std::io::ErrorKind::OutOfMemory), thread(std::io::ErrorKind::OutOfMemory));
+        assert_ne!(thread(std::io::ErrorKind::OutOfMemory), thread(std::io::ErrorKind::WouldBlock));
+    }
+
+    #[test]
+    fn a_store_error_keeps_the_driver_error_as_its_source() {
+        let error = LeaseError::store("redis://127.0.0.1:1/0", "reading the clock", Driver("refused"));
+        let cause = error.source().expect("the driver's error");
+        assert_eq!(cause.to_string(), "refused");
+        assert!(error.to_string().ends_with(": refused"), "{error}");
+    }
 
     #[test]
     fn namespaces() {
