@@ -25,7 +25,7 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 const KEY_HEX: &str = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
 const OTHER_HEX: &str = "f0e1d2c3b4a5968778695a4b3c2d1e0f00112233445566778899aabbccddeeff";
-/// The design document's reference vector (Twitter layout).
+/// The reference vector of the README's tour and of `Layout::TWITTER`'s docs (Twitter layout).
 const REFERENCE: i64 = 1_724_551_110_457_221_119;
 const T0: i64 = 1_700_000_000_000;
 /// Within `SmallId`'s 12 days from 2024-01-01.

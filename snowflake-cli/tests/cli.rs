@@ -52,7 +52,8 @@ fn inspect_decodes_each_presets_published_example() {
         "175928847299117063: 2016-04-30T11:18:25.796Z (1462015105796 ms), worker 1, process 0, increment 7, \
          redis score 85902757470272\n"
     );
-    // DESIGN.md's reference vector (Twitter's IdWorker formula).
+    // The reference vector of the README's tour and of `Layout::TWITTER`'s docs (Twitter's
+    // IdWorker formula: 1700000000000 ms, datacenter 7, machine 13, sequence 4095).
     assert_eq!(
         ok(&["inspect", "1724551110457221119", "--preset", "twitter"]),
         "1724551110457221119: 2023-11-14T22:13:20.000Z (1700000000000 ms), datacenter 7, machine 13, \
