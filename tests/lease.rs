@@ -6,7 +6,6 @@
 //!
 //! The processes are this test binary run again with `--exact child`, the scenario in
 //! `TYPED_SNOWFLAKE_LEASE_CHILD`.
-#![cfg(all(feature = "redis", feature = "sqlx-postgres", feature = "sqlx-mysql"))]
 
 #[path = "common/servers.rs"]
 mod servers;
