@@ -13,7 +13,6 @@ use typed_snowflake::{Clock, GenerateError, MAX_HIGH_WATER_RESERVE, Registry, Re
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
-
 #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 #[layout(time = 41, worker = 10, seq = 12, epoch = "2020-01-01")]
 struct EventId(i64);
