@@ -1,6 +1,5 @@
 //! The `async-graphql` integration: each ID type is a scalar written as a string, read from a
 //! string or an integer, and bad input is refused with the reason, end to end through a schema.
-#![cfg(feature = "async-graphql")]
 
 use async_graphql::{EmptyMutation, EmptySubscription, Object, Schema, Variables};
 use serde_json::json;

@@ -4,7 +4,6 @@
 //! diesel-async's `AsyncMysqlConnection` (mysql_async), which needs no libmysqlclient; the
 //! values go through the same `Mysql` backend and the same `ToSql`/`FromSql` as with
 //! diesel's own `MysqlConnection`.
-#![cfg(feature = "diesel-mysql")]
 
 use diesel::QueryResult;
 use diesel::sql_types::BigInt;

@@ -3,7 +3,6 @@
 //! through diesel-async's `AsyncPgConnection` (tokio-postgres), which needs no libpq; the
 //! values go through the same `Pg` backend and the same `ToSql`/`FromSql` as with diesel's own
 //! `PgConnection`.
-#![cfg(feature = "diesel-postgres")]
 
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 

@@ -1,6 +1,5 @@
 //! IDs in SQLite (in memory) through diesel: round trip, a time range, hostile stored
 //! values, and storage classes other than `INTEGER`.
-#![cfg(feature = "diesel-sqlite")]
 
 use diesel::sql_types::BigInt;
 use diesel::{Connection, RunQueryDsl, SqliteConnection};

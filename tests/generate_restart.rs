@@ -381,7 +381,8 @@ fn restarts_at_the_end_of_i64_milliseconds_never_repeat() -> TestResult {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("end.hwm");
     let clock = Arc::new(ManualClock::new(i64::MAX - 10_000));
-    let mut issued: Vec<i64> = Vec::new();
+    let mut issued: Vec<(u32, i64)> = Vec::new();
+    let mut refused: Vec<u32> = Vec::new();
     for run in 1..=4 {
         let generator = Generator::builder(layout)
             .worker(1)
@@ -392,17 +393,24 @@ fn restarts_at_the_end_of_i64_milliseconds_never_repeat() -> TestResult {
         for _ in 0..2 {
             match generator.next_raw() {
                 Ok(id) => {
-                    assert!(issued.last().is_none_or(|&last| id > last), "run {run}: {id} after {issued:?}");
+                    assert!(issued.last().is_none_or(|&(_, last)| id > last), "run {run}: {id} after {issued:?}");
                     let mark = mark_of(&path)?;
                     assert!(layout.ticks_of(id) <= layout.tick_of(mark)?, "run {run}: {id} beyond the mark {mark}");
-                    issued.push(id);
+                    issued.push((run, id));
                 }
-                Err(GenerateError::TimeExhausted { .. }) => {}
+                Err(GenerateError::TimeExhausted { .. }) => refused.push(run),
                 Err(e) => return Err(format!("run {run}: {e}").into()),
             }
         }
     }
-    assert!(!issued.is_empty());
+    // The first run reserves to the end of the time field (the mark saturates at
+    // `i64::MAX`) and fills the clock's tick: both of its IDs are issued, in that tick. No
+    // tick lies after that mark, so every later run refuses both times rather than repeat.
+    let tick = layout.tick_of(clock.now_ms())?;
+    assert_eq!(issued.iter().map(|&(run, _)| run).collect::<Vec<_>>(), [1, 1], "{issued:?}");
+    assert!(issued.iter().all(|&(_, id)| layout.ticks_of(id) == tick), "{issued:?} outside tick {tick}");
+    assert_eq!(mark_of(&path)?, i64::MAX);
+    assert_eq!(refused, [2, 2, 3, 3, 4, 4]);
     Ok(())
 }
 
@@ -466,10 +474,14 @@ fn reservations_the_file_already_covers_are_not_counted_as_writes() -> TestResul
     let a = generator(&path, &clock_a, Duration::from_secs(1))?;
     let b = generator(&path, &clock_b, Duration::from_secs(1))?;
     a.next_raw()?;
-    let written = std::fs::metadata(&path)?.modified()?;
+    // The file's modification time set far into the past: a write (a new file renamed over
+    // it, or one written in place) gives it the present time, however coarse the
+    // filesystem's timestamps, so an unchanged time means no write.
+    let long_ago = std::time::UNIX_EPOCH + Duration::from_secs(1_000_000);
+    std::fs::File::options().append(true).open(&path)?.set_modified(long_ago)?;
     b.next_raw()?;
     assert_eq!(mark_of(&path)?, T0 + 1_000);
-    assert_eq!(std::fs::metadata(&path)?.modified()?, written, "the covered reservation rewrote the file");
+    assert_eq!(std::fs::metadata(&path)?.modified()?, long_ago, "the covered reservation rewrote the file");
     assert_eq!(a.stats().high_water_writes, 1);
     assert_eq!(b.stats().high_water_writes, 0, "B counted a write it did not make");
     // Past the mark on the file, B writes its own reservation, and counts it.

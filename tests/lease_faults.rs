@@ -13,7 +13,6 @@
 //! number of Redis data-loss rounds (default 10, 6 to 8 s each); `CHURN_FAULT_HOLDERS`,
 //! `CHURN_FAULT_SECONDS` and `CHURN_FAULT_WORKER_BITS` size the churn (default 64 holders,
 //! 12 s, 6 bits; the full run: 1024 holders, 10 bits).
-#![cfg(all(feature = "redis", feature = "sqlx-postgres", feature = "sqlx-mysql"))]
 
 #[path = "common/servers.rs"]
 mod servers;

@@ -1,6 +1,5 @@
 //! IDs in a real PostgreSQL through tokio-postgres (`DATABASE_URL_PG`; required under CI,
 //! skipped visibly elsewhere): round trip, a time range, arrays, and hostile stored values.
-#![cfg(feature = "tokio-postgres")]
 
 use tokio_postgres::NoTls;
 

@@ -6,7 +6,8 @@ use typed_snowflake::{FieldOrder, Layout, LayoutError, Preset, TickUnit};
 
 #[test]
 fn twitter_reference_vector() -> Result<(), Box<dyn std::error::Error>> {
-    // DESIGN.md's reference vector, built with Twitter's IdWorker formula
+    // The reference vector of the README's tour and of the `Layout` and `Layout::TWITTER` docs,
+    // built with Twitter's IdWorker formula
     // ((timestamp - twepoch) << 22 | datacenterId << 17 | workerId << 12 | sequence), twepoch
     // 1288834974657: twitter-archive/snowflake, IdWorker.scala (tag snowflake-2010).
     let layout = Layout::TWITTER;

@@ -1,7 +1,6 @@
 //! Redis against a real server (`REDIS_URL`): exact arguments and strict replies, the score
 //! collision of raw IDs and how `redis_score` avoids it, and `Timeline` paging through
 //! bursts with thousands of equal scores without losing or repeating an entry.
-#![cfg(feature = "redis")]
 
 #[path = "common/servers.rs"]
 mod servers;

@@ -3,10 +3,11 @@
 //! (this test binary re-run with `--exact child` and the scenario in an environment
 //! variable), as in `tests/registry_env.rs`.
 
+#[path = "common/child.rs"]
+mod child;
 #[path = "common/servers.rs"]
 mod servers;
 
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,7 +18,6 @@ use typed_snowflake::{
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
-const CHILD: &str = "TYPED_SNOWFLAKE_TEST_CHILD";
 const WORKER_VAR: &str = "SNOWFLAKE_WORKER_ID";
 const LEASE_VAR: &str = "SNOWFLAKE_WORKER_LEASE";
 
@@ -45,18 +45,14 @@ struct ArchivedId(i64);
 /// 2022-06-01T00:00:00Z: after the epochs of OrderId and CustomerId, before InvoiceId's.
 const JUNE_2022: i64 = 1_654_041_600_000;
 
+/// Runs `scenario` in a fresh process with `env`; fails unless it ran to the end.
 fn run(scenario: &str, env: &[(&str, &str)]) -> TestResult {
-    let mut command = Command::new(std::env::current_exe()?);
-    command.args(["--exact", "child", "--nocapture", "--test-threads=1"]).env(CHILD, scenario);
+    let mut command = child::command(scenario);
     command.env_remove(WORKER_VAR).env_remove(LEASE_VAR).env_remove("SNOWFLAKE_WORKER_SPACE");
     // A store that does not answer is reported at once, not after the default wait for it.
     command.env("SNOWFLAKE_LEASE_WAIT", "0");
     command.envs(env.iter().copied());
-    let output = command.output()?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "scenario {scenario} {env:?} failed:\n{stdout}\n{stderr}");
-    assert!(stdout.contains(&format!("scenario {scenario} done")), "scenario {scenario} did not run:\n{stdout}");
+    child::run(scenario, command, &env)?;
     Ok(())
 }
 
@@ -195,12 +191,12 @@ fn several_problems_are_reported_at_once() -> TestResult {
     run("several", &[])
 }
 
-/// The entry point of every scenario; does nothing in the parent process.
+/// The entry point of every scenario (see `common/child.rs`); ignored in the parent,
+/// and does nothing there.
 #[test]
+#[ignore = "the entry point of the child processes: the other tests run it"]
 fn child() -> TestResult {
-    let Ok(scenario) = std::env::var(CHILD) else {
-        return Ok(());
-    };
+    let Some(scenario) = child::scenario() else { return Ok(()) };
     match scenario.as_str() {
         "read_then_install" => read_then_install()?,
         "passes" => passes()?,
@@ -301,7 +297,7 @@ fn child() -> TestResult {
         "several" => several()?,
         other => return Err(format!("unknown scenario {other}").into()),
     }
-    println!("scenario {scenario} done");
+    child::done(&scenario);
     Ok(())
 }
 

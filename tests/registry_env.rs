@@ -3,11 +3,12 @@
 //! name in `TYPED_SNOWFLAKE_TEST_CHILD` and the environment it needs, and checks that the
 //! child ran to the end.
 
+#[path = "common/child.rs"]
+mod child;
 #[path = "common/servers.rs"]
 mod servers;
 
 use std::ffi::OsStr;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -17,7 +18,6 @@ use typed_snowflake::{
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
-const CHILD: &str = "TYPED_SNOWFLAKE_TEST_CHILD";
 const WORKER_VAR: &str = "SNOWFLAKE_WORKER_ID";
 const LEASE_VAR: &str = "SNOWFLAKE_WORKER_LEASE";
 
@@ -51,8 +51,7 @@ fn run(scenario: &str, env: &[(&str, Option<&str>)]) -> Result<String, Box<dyn s
 
 /// [`run`] with values that need not be UTF-8.
 fn run_os(scenario: &str, env: &[(&str, Option<&OsStr>)]) -> Result<String, Box<dyn std::error::Error>> {
-    let mut command = Command::new(std::env::current_exe()?);
-    command.args(["--exact", "child", "--nocapture", "--test-threads=1"]).env(CHILD, scenario);
+    let mut command = child::command(scenario);
     command.env_remove(WORKER_VAR).env_remove("HOSTNAME");
     command.env_remove(LEASE_VAR).env_remove("SNOWFLAKE_NAMESPACE").env_remove("SNOWFLAKE_WORKER_SPACE");
     // A store that does not answer is reported at once, not after the default wait for it.
@@ -63,12 +62,7 @@ fn run_os(scenario: &str, env: &[(&str, Option<&OsStr>)]) -> Result<String, Box<
             None => command.env_remove(name),
         };
     }
-    let output = command.output()?;
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "scenario {scenario} {env:?} failed:\n{stdout}\n{stderr}");
-    assert!(stdout.contains(&format!("scenario {scenario} done")), "scenario {scenario} did not run:\n{stdout}");
-    Ok(stdout)
+    Ok(child::run(scenario, command, &env)?)
 }
 
 #[test]
@@ -215,12 +209,12 @@ fn restart_across_processes() -> TestResult {
 // The child side
 // ---------------------------------------------------------------------------------------
 
-/// The entry point of every scenario; does nothing in the parent process.
+/// The entry point of every scenario (see `common/child.rs`); ignored in the parent,
+/// and does nothing there.
 #[test]
+#[ignore = "the entry point of the child processes: the other tests run it"]
 fn child() -> TestResult {
-    let Ok(scenario) = std::env::var(CHILD) else {
-        return Ok(());
-    };
+    let Some(scenario) = child::scenario() else { return Ok(()) };
     match scenario.as_str() {
         "env_worker" | "env_worker_trimmed" => env_worker(17)?,
         "env_unset" => env_worker(0)?,
@@ -372,7 +366,7 @@ fn child() -> TestResult {
         "hw_second_clock_back" => hw_second_clock_back()?,
         other => return Err(format!("unknown scenario {other}").into()),
     }
-    println!("scenario {scenario} done");
+    child::done(&scenario);
     Ok(())
 }
 

@@ -3,7 +3,9 @@
 //! child` and the scenario's name in `TYPED_SNOWFLAKE_TEST_CHILD`, and checks that the
 //! child ran to the end.
 
-use std::process::Command;
+#[path = "common/child.rs"]
+mod child;
+
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
@@ -11,23 +13,15 @@ use typed_snowflake::{Clock, GenerateError, MAX_HIGH_WATER_RESERVE, Registry, Re
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
-const CHILD: &str = "TYPED_SNOWFLAKE_TEST_CHILD";
-
 #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 #[layout(time = 41, worker = 10, seq = 12, epoch = "2020-01-01")]
 struct EventId(i64);
 
 /// Runs `scenario` in a fresh process; fails unless it ran to the end.
 fn run(scenario: &str) -> TestResult {
-    let output = Command::new(std::env::current_exe()?)
-        .args(["--exact", "child", "--nocapture", "--test-threads=1"])
-        .env(CHILD, scenario)
-        .env_remove("SNOWFLAKE_WORKER_ID")
-        .output()?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "scenario {scenario} failed:\n{stdout}\n{stderr}");
-    assert!(stdout.contains(&format!("scenario {scenario} done")), "scenario {scenario} did not run:\n{stdout}");
+    let mut command = child::command(scenario);
+    command.env_remove("SNOWFLAKE_WORKER_ID");
+    child::run(scenario, command, &())?;
     Ok(())
 }
 
@@ -55,12 +49,12 @@ impl Clock for Ticking {
     }
 }
 
-/// The entry point of every scenario; does nothing in the parent process.
+/// The entry point of every scenario (see `common/child.rs`); ignored in the parent,
+/// and does nothing there.
 #[test]
+#[ignore = "the entry point of the child processes: the other tests run it"]
 fn child() -> TestResult {
-    let Ok(scenario) = std::env::var(CHILD) else {
-        return Ok(());
-    };
+    let Some(scenario) = child::scenario() else { return Ok(()) };
     match scenario.as_str() {
         "reserve_too_long" => {
             let dir = tempfile::tempdir()?;
@@ -86,6 +80,6 @@ fn child() -> TestResult {
         }
         other => return Err(format!("unknown scenario {other}").into()),
     }
-    println!("scenario {scenario} done");
+    child::done(&scenario);
     Ok(())
 }

@@ -1,7 +1,6 @@
 //! IDs through sea-orm 2 against PostgreSQL, MariaDB (`DATABASE_URL_PG`, `DATABASE_URL_MYSQL`;
 //! required under CI, skipped visibly elsewhere) and SQLite in memory: the ID as a primary key,
 //! in `Condition`s and time ranges, and hostile stored values.
-#![cfg(feature = "sea-orm")]
 
 use sea_orm::entity::prelude::*;
 use sea_orm::sea_query::{Value as QueryValue, ValueType};

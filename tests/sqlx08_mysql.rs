@@ -1,7 +1,6 @@
 //! IDs stored in a real MySQL/MariaDB through sqlx 0.8 (`DATABASE_URL_MYSQL`; required under
 //! CI, skipped visibly elsewhere): round trip, a time range, `BIGINT UNSIGNED`, and hostile
 //! stored values.
-#![cfg(feature = "sqlx08-mysql")]
 
 use sqlx::Row;
 use sqlx::mysql::MySqlPoolOptions;

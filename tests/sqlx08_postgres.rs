@@ -1,6 +1,5 @@
 //! IDs stored in a real PostgreSQL through sqlx 0.8 (`DATABASE_URL_PG`; required under CI,
 //! skipped visibly elsewhere): round trip, a time range, arrays, and hostile stored values.
-#![cfg(feature = "sqlx08-postgres")]
 
 use sqlx::postgres::PgPoolOptions;
 use sqlx08 as sqlx;

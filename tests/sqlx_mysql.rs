@@ -1,6 +1,5 @@
 //! IDs stored in a real MySQL/MariaDB through sqlx (`DATABASE_URL_MYSQL`; required under CI, skipped visibly elsewhere):
 //! round trips, time ranges, `BIGINT UNSIGNED` columns, and hostile stored values.
-#![cfg(feature = "sqlx-mysql")]
 
 use std::future::Future;
 

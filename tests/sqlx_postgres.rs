@@ -1,6 +1,5 @@
 //! IDs stored in a real PostgreSQL through sqlx (`DATABASE_URL_PG`; required under CI, skipped visibly elsewhere):
 //! round trips, time ranges, `= ANY($1)` with a `Vec` of IDs, and hostile stored values.
-#![cfg(feature = "sqlx-postgres")]
 
 use std::future::Future;
 

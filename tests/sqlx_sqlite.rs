@@ -1,6 +1,5 @@
 //! IDs stored in SQLite (in memory) through sqlx: round trips, time-range queries, and
 //! hostile stored values that must decode to errors naming the problem.
-#![cfg(feature = "sqlx-sqlite")]
 
 use sqlx::{Connection, SqliteConnection};
 use typed_snowflake::LayoutError;

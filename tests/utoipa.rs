@@ -1,6 +1,5 @@
 //! The `utoipa` integration: every derived type's OpenAPI schema is a string of 1 to 19
 //! digits with an example ID, the same schema as the `schemars` integration's.
-#![cfg(all(feature = "utoipa", feature = "schemars"))]
 // utoipa's `OpenApi` derive writes paths that this workspace's lint calls unnecessary.
 #![allow(unused_qualifications)]
 

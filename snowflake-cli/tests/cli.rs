@@ -36,11 +36,27 @@ fn stderr(output: &Output) -> String {
     String::from_utf8(output.stderr.clone()).expect("UTF-8 output")
 }
 
-/// Runs a command that must succeed and returns its standard output.
+/// Runs a command that must succeed (exit code 0, nothing on standard error) and returns
+/// its standard output.
 fn ok(args: &[&str]) -> String {
     let output = snowflake(args, None);
-    assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+    assert_eq!(output.status.code(), Some(0), "{args:?}: {}", stderr(&output));
+    assert_eq!(stderr(&output), "", "{args:?}");
     stdout(&output)
+}
+
+fn wall_ms() -> i64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("after 1970");
+    i64::try_from(since.as_millis()).expect("an i64")
+}
+
+/// `inspect --json` of `ids` in `layout` (the text form): one object per ID, in order.
+fn inspect_json(ids: &[u64], layout: &str) -> Vec<serde_json::Value> {
+    let mut args = vec!["inspect".to_owned()];
+    args.extend(ids.iter().map(u64::to_string));
+    args.extend(["--layout".to_owned(), layout.to_owned(), "--json".to_owned()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    ok(&args).lines().map(|line| serde_json::from_str(line).expect("each line is JSON")).collect()
 }
 
 #[test]
@@ -52,7 +68,8 @@ fn inspect_decodes_each_presets_published_example() {
         "175928847299117063: 2016-04-30T11:18:25.796Z (1462015105796 ms), worker 1, process 0, increment 7, \
          redis score 85902757470272\n"
     );
-    // DESIGN.md's reference vector (Twitter's IdWorker formula).
+    // The reference vector of the README's tour and of `Layout::TWITTER`'s docs (Twitter's
+    // IdWorker formula: 1700000000000 ms, datacenter 7, machine 13, sequence 4095).
     assert_eq!(
         ok(&["inspect", "1724551110457221119", "--preset", "twitter"]),
         "1724551110457221119: 2023-11-14T22:13:20.000Z (1700000000000 ms), datacenter 7, machine 13, \
@@ -205,17 +222,39 @@ fn explain_draws_the_bits_of_every_field() {
 
 #[test]
 fn generate_issues_increasing_ids_of_the_layout_and_worker() {
-    let out = ok(&["generate", "-n", "50", "--layout", "time=42,worker=5,seq=16,epoch=2021-05-05", "--worker", "7"]);
+    let layout = "time=42,worker=5,seq=16,epoch=2021-05-05";
+    let before = wall_ms();
+    let out = ok(&["generate", "-n", "50", "--layout", layout, "--worker", "7"]);
+    let after = wall_ms();
     let ids: Vec<u64> = out.lines().map(|line| line.parse().expect("decimal IDs")).collect();
     assert_eq!(ids.len(), 50);
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
     assert!(ids.iter().all(|id| (id >> 16) & 0x1F == 7));
+    // Decoded by `inspect`: issued now, by worker 7, each sequence after the previous one
+    // in its millisecond.
+    let decoded = inspect_json(&ids, layout);
+    assert_eq!(decoded.len(), 50);
+    let mut previous: Option<(i64, u64)> = None;
+    for (id, value) in ids.iter().zip(&decoded) {
+        assert_eq!(value["id"], id.to_string());
+        let ms = value["unix_ms"].as_i64().expect("an integer");
+        assert!((before..=after).contains(&ms), "{id} at {ms}, generated between {before} and {after}");
+        assert_eq!(value["fields"]["worker"], 7, "{value}");
+        let sequence = value["sequence"].as_u64().expect("an integer");
+        if let Some((last_ms, last_sequence)) = previous.filter(|&(last_ms, _)| last_ms == ms) {
+            assert_eq!((ms, sequence), (last_ms, last_sequence + 1), "{value}");
+        }
+        previous = Some((ms, sequence));
+    }
     // Sonyflake's machine ID sits in the low 16 bits.
     let sony = ok(&["generate", "-n", "3", "--preset", "sonyflake", "--worker", "65535", "--json"]);
+    assert_eq!(sony.lines().count(), 3, "{sony}");
     for line in sony.lines() {
         let value: serde_json::Value = serde_json::from_str(line).expect("JSON");
         let id: u64 = value["id"].as_str().expect("a string").parse().expect("decimal");
         assert_eq!(id & 0xFFFF, 65535);
+        let back = ok(&["inspect", &id.to_string(), "--preset", "sonyflake"]);
+        assert!(back.contains(", machine 65535, sequence "), "{back}");
     }
     // A worker too wide for the layout, and a preset whose time field ran out: errors.
     let wide = snowflake(&["generate", "--preset", "leaf", "--worker", "1024"], None);
@@ -224,7 +263,17 @@ fn generate_issues_increasing_ids_of_the_layout_and_worker() {
     let baidu = snowflake(&["generate", "--preset", "baidu"], None);
     assert_eq!(baidu.status.code(), Some(1));
     assert!(stderr(&baidu).contains("ran out"), "{}", stderr(&baidu));
-    assert!(ok(&["generate", "--layout", "preset=baidu,epoch=2025-01-01"]).trim().parse::<u64>().is_ok());
+    // With an epoch of its own, Baidu's layout issues again: one ID, worker 0, in the
+    // present second (its time field counts seconds).
+    let rebased = "preset=baidu,epoch=2025-01-01";
+    let before = wall_ms();
+    let out = ok(&["generate", "--layout", rebased]);
+    let after = wall_ms();
+    let id: u64 = out.strip_suffix('\n').expect("one line").parse().expect("a decimal ID");
+    let decoded = inspect_json(&[id], rebased);
+    let ms = decoded[0]["unix_ms"].as_i64().expect("an integer");
+    assert!((before - before % 1_000..=after).contains(&ms), "{id} at {ms}, generated between {before} and {after}");
+    assert_eq!((decoded[0]["node"].as_u64(), decoded[0]["sequence"].as_u64()), (Some(0), Some(0)), "{}", decoded[0]);
 }
 
 #[test]
@@ -246,6 +295,7 @@ fn convert_keeps_instant_node_and_sequence() {
     assert_eq!(early.status.code(), Some(1));
     assert!(stderr(&early).contains("before the epoch"));
     let unknown = snowflake(&["convert", "1", "--from", "twiter", "--to", "discord"], None);
+    assert_eq!((unknown.status.code(), stdout(&unknown).as_str()), (Some(1), ""));
     assert!(stderr(&unknown).contains("unknown preset \"twiter\"; the presets are: twitter, discord"));
 }
 
