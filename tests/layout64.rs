@@ -82,6 +82,19 @@ fn the_text_form_refuses_what_is_not_a_layout() {
         assert!(matches!(err(&format!("time=42,worker=5,seq=16,epoch={epoch}")), E::BadEpoch { .. }), "{epoch}");
     }
     assert!(matches!(err("time=42,worker=5,seq=16,epoch=0,unit=2ms"), E::BadUnit { .. }));
+    // Quotes as the attribute writes them, but unbalanced, or around a width.
+    for text in [
+        r#"time=42,worker=5,seq=16,epoch="2021-05-05"#,
+        r#"time=42,worker=5,seq=16,epoch=2021-05-05""#,
+        r#"time=42,worker=5,seq=16,epoch=""#,
+    ] {
+        assert!(matches!(err(text), E::UnbalancedQuote { ref key, .. } if key == "epoch"), "{text}");
+    }
+    assert!(matches!(err(r#"time="42",worker=5,seq=16,epoch=0"#), E::BadWidth { key: "time", .. }));
+    assert!(matches!(err(r#"time=42,worker=5,seq=16,epoch="""#), E::BadEpoch { .. }));
+    // A pasted attribute that is not whole is not unwrapped.
+    assert!(matches!(err("#[layout(time=42,worker=5,seq=16,epoch=0"), E::UnknownKey { .. }));
+    assert!(matches!(err("layout(time=42)"), E::Missing { .. }));
     assert!(matches!(err("time=42,worker=5,seq=16,epoch=0,order=seq-time-worker"), E::BadOrder { .. }));
     assert!(matches!(err("preset=snowflake"), E::UnknownPreset { .. }));
     assert!(matches!(err("preset=discord,epoch=2024-01-01"), E::FixedByPreset { key: "epoch", .. }));
@@ -116,9 +129,15 @@ fn the_text_form_accepts_every_spelling_of_one_layout() -> Result<(), Box<dyn st
         " seq = 16 , epoch = 2021-05-05T00:00:00Z , worker=5, time=42 ",
         "time=42,worker=5,seq=16,epoch=1620172800000,unit=1ms,order=time-worker-seq",
         "time=42,worker=5,seq=16,epoch=2021-05-05T02:00:00+02:00",
+        // The attribute's own spelling, and the attribute pasted whole.
+        r#"time = 42, worker = 5, seq = 16, epoch = "2021-05-05""#,
+        r#"time = 42, worker = 5, seq = 16, epoch = "2021-05-05", unit = "1ms", order = "time-worker-seq""#,
+        r#"#[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]"#,
+        r#"  layout( time = 42, worker = 5, seq = 16, epoch = 1620172800000 )  "#,
     ] {
         assert_eq!(text.parse::<Layout>()?, want, "{text}");
     }
+    assert_eq!(r#"preset = "twitter""#.parse::<Layout>()?, Layout::TWITTER);
     let sony: Layout = "time=39,worker=16,seq=8,epoch=2014-09-01,unit=10ms,order=time-seq-worker".parse()?;
     assert_eq!(sony, Layout::SONYFLAKE);
     assert_eq!(sony.unit(), TickUnit::TenMillis);

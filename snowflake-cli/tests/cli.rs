@@ -220,6 +220,25 @@ fn explain_draws_the_bits_of_every_field() {
     assert!(stderr(&bad).contains("found 'x' at byte 2"));
 }
 
+/// `--layout` reads the derive's own spelling (spaces, quoted values, the attribute pasted
+/// whole) as well as the text form, and `explain` prints the canonical form back.
+#[test]
+fn layouts_are_read_in_the_derive_s_spelling_too() {
+    let canonical = "time=42,worker=5,seq=16,epoch=2021-05-05";
+    let id = ok(&["generate", "-n", "1", "--layout", canonical, "--worker", "7"]);
+    let id = id.trim();
+    let want = ok(&["inspect", id, "--layout", canonical]);
+    for spelling in [
+        r#"time = 42, worker = 5, seq = 16, epoch = "2021-05-05""#,
+        r#"#[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]"#,
+    ] {
+        assert_eq!(ok(&["inspect", id, "--layout", spelling]), want, "{spelling}");
+    }
+    let unbalanced = snowflake(&["inspect", id, "--layout", r#"time=42,worker=5,seq=16,epoch="2021-05-05"#], None);
+    assert_eq!(unbalanced.status.code(), Some(1), "a layout that cannot be read, as an unknown preset");
+    assert!(stderr(&unbalanced).contains("unbalanced quote"), "{}", stderr(&unbalanced));
+}
+
 #[test]
 fn generate_issues_increasing_ids_of_the_layout_and_worker() {
     let layout = "time=42,worker=5,seq=16,epoch=2021-05-05";

@@ -211,6 +211,16 @@ pub enum ParseLayoutError {
         /// The part of the text.
         part: String,
     },
+    /// A value with a quote at one end only (`epoch="2021-05-05`).
+    #[error(
+        "the value of `{key}` has an unbalanced quote: {value}; quote the whole value (`{key} = \"...\"`) or not at all"
+    )]
+    UnbalancedQuote {
+        /// The key.
+        key: String,
+        /// The value found.
+        value: String,
+    },
     /// A key that is not one of the known keys.
     #[error("unknown key `{key}`; the known keys are: {known}")]
     UnknownKey {

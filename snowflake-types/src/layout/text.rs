@@ -1,6 +1,7 @@
 //! The text form of a layout: `time=42,worker=5,seq=16,epoch=2021-05-05`, with `unit=`,
 //! `datacenter=`/`machine=`, `order=` and `preset=`. The same rules and messages as
-//! `#[layout(...)]`.
+//! `#[layout(...)]`, and the attribute's own spelling is read too: spaces around `=`, quoted
+//! values (`epoch = "2021-05-05"`), and the whole attribute pasted (`#[layout(...)]`).
 
 use core::fmt;
 use core::str::FromStr;
@@ -65,13 +66,18 @@ impl FromStr for Layout {
     type Err = ParseLayoutError;
 
     /// Parses the text form. Keys may come in any order, separated by commas; spaces around
-    /// keys and values are ignored.
+    /// keys and values are ignored, a value may be quoted as in the attribute, and the
+    /// attribute may be pasted whole. [`Display`](fmt::Display) prints the canonical form.
     ///
     /// ```
     /// use typed_snowflake::{Layout, TickUnit};
     ///
     /// let order: Layout = "time=42,worker=5,seq=16,epoch=2021-05-05".parse()?;
     /// assert_eq!(order, Layout::new(42, 5, 16, 1_620_172_800_000)?);
+    /// // The derive's own spelling, and the attribute pasted from the source.
+    /// assert_eq!("time = 42, worker = 5, seq = 16, epoch = \"2021-05-05\"".parse::<Layout>()?, order);
+    /// let pasted: Layout = r#"#[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]"#.parse()?;
+    /// assert_eq!(pasted.to_string(), "time=42,worker=5,seq=16,epoch=2021-05-05");
     /// let sony: Layout = "preset=sonyflake, epoch=2024-01-01".parse()?;
     /// assert_eq!((sony.unit(), sony.epoch_ms()), (TickUnit::TenMillis, 1_704_067_200_000));
     /// assert!("preset=discord,epoch=2024-01-01".parse::<Layout>().is_err()); // Discord's epoch is fixed
@@ -79,6 +85,7 @@ impl FromStr for Layout {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     fn from_str(text: &str) -> Result<Layout, ParseLayoutError> {
+        let text = attribute_inside(text);
         if text.trim().is_empty() {
             return Err(ParseLayoutError::Empty);
         }
@@ -87,7 +94,12 @@ impl FromStr for Layout {
             let Some((key, value)) = part.split_once('=') else {
                 return Err(ParseLayoutError::NotKeyValue { part: part.trim().to_owned() });
             };
-            let (key, value) = (key.trim(), value.trim());
+            let key = key.trim();
+            // Widths are numbers in the attribute too: only the other values may be quoted.
+            let value = match key {
+                "time" | "worker" | "datacenter" | "machine" | "seq" => value.trim(),
+                _ => unquote(key, value.trim())?,
+            };
             match key {
                 "time" => set(&mut keys.time, key, width("time", value)?)?,
                 "worker" => set(&mut keys.worker, key, width("worker", value)?)?,
@@ -123,6 +135,29 @@ impl FromStr for Layout {
             Some(preset) => from_preset(preset, &keys),
             None => from_keys(&keys),
         }
+    }
+}
+
+/// What lies inside `#[layout(...)]` or `layout(...)` when the attribute was pasted whole;
+/// else the text itself.
+fn attribute_inside(text: &str) -> &str {
+    let trimmed = text.trim();
+    let attribute = trimmed.strip_prefix("#[").and_then(|t| t.strip_suffix(']')).map_or(trimmed, str::trim);
+    attribute
+        .strip_prefix("layout")
+        .map(str::trim_start)
+        .and_then(|t| t.strip_prefix('('))
+        .and_then(|t| t.strip_suffix(')'))
+        .unwrap_or(text)
+}
+
+/// A value without the double quotes the attribute puts around strings (`"2021-05-05"`); a
+/// quote at one end only is an error.
+fn unquote<'a>(key: &str, value: &'a str) -> Result<&'a str, ParseLayoutError> {
+    match (value.strip_prefix('"'), value.strip_suffix('"')) {
+        (Some(_), Some(_)) if value.len() >= 2 => Ok(&value[1..value.len() - 1]),
+        (None, None) => Ok(value),
+        _ => Err(ParseLayoutError::UnbalancedQuote { key: key.to_owned(), value: value.to_owned() }),
     }
 }
 
