@@ -162,6 +162,31 @@ pub mod prelude {
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
+/// The guides' Rust blocks, compiled and run as doctests like the README's.
+#[cfg(all(doctest, feature = "serde", feature = "redis", feature = "public-id", feature = "jiff"))]
+mod guides {
+    #[doc = include_str!("../docs/dates.md")]
+    pub struct Dates;
+    #[doc = include_str!("../docs/generation.md")]
+    pub struct Generation;
+    #[doc = include_str!("../docs/errors.md")]
+    pub struct Errors;
+    #[doc = include_str!("../docs/cli.md")]
+    pub struct Cli;
+    #[doc = include_str!("../docs/storage.md")]
+    pub struct Storage;
+    #[doc = include_str!("../docs/redis.md")]
+    pub struct Redis;
+    #[doc = include_str!("../docs/public-ids.md")]
+    pub struct PublicIds;
+    #[doc = include_str!("../docs/tracing.md")]
+    pub struct Tracing;
+    #[doc = include_str!("../docs/reliability.md")]
+    pub struct Reliability;
+    #[doc = include_str!("../docs/many-nodes.md")]
+    pub struct ManyNodes;
+}
+
 /// docs/layouts.md's Rust blocks, compiled and run as doctests. (docs/web.md needs axum, which
 /// only the examples package depends on: it is compiled there.)
 #[cfg(doctest)]
