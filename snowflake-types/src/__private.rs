@@ -176,7 +176,7 @@ pub fn from_node_parts<T: SnowflakeId>(
 /// above 2^63 print as what they are).
 #[inline]
 pub fn fmt<T: SnowflakeId>(id: &T, f: &mut Formatter<'_>) -> FmtResult {
-    Display::fmt(&id.to_raw().cast_unsigned(), f)
+    crate::id::fmt_decimal(id, f)
 }
 
 /// `T::generate()`: panics where `try_generate` errs, with that error.

@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use thiserror::Error;
 
+pub use crate::fence::FenceReason;
+
 /// A layout that cannot work. The derive reports these at compile time; hand-written
 /// [`Layout`](crate::Layout)s get them from the `const fn` constructors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
@@ -511,51 +513,6 @@ pub enum RegistryError {
         /// The I/O error behind it, if any.
         #[source]
         source: Option<IoError>,
-    },
-}
-
-/// Why a generator on a worker-ID lease stopped issuing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
-#[non_exhaustive]
-pub enum FenceReason {
-    /// No renewal succeeded for `TTL - margin`: another process may take the worker ID once
-    /// the TTL runs out.
-    #[error("its lease was not renewed within TTL - margin ({ttl:?} - {margin:?}); it resumes when a renewal succeeds")]
-    NotRenewed {
-        /// The lease's TTL.
-        ttl: std::time::Duration,
-        /// The lease's margin.
-        margin: std::time::Duration,
-    },
-    /// The store says the lease is lost (it expired, another process may hold the worker ID,
-    /// or the store lost its data), or the store could not be reached for longer than the
-    /// TTL: the lease is being acquired again, and generation resumes on the new grant
-    /// (the same worker ID or another) by itself.
-    #[error("its lease is lost; it is being acquired again, and generation resumes by itself")]
-    Lost,
-    /// The store had no record of the worker ID's earlier holders (a namespace used for the
-    /// first time, or a store that lost its data), so one of them may still be issuing: the
-    /// generator issues nothing until `until_ms`, when every such holder has stopped.
-    #[error(
-        "the store has no record of this worker ID's earlier holders (a new namespace, or a store that lost its data): issuing waits until {until_ms} (Unix ms), when any of them has stopped"
-    )]
-    WaitingOut {
-        /// Unix milliseconds above everything an earlier holder may have issued.
-        until_ms: i64,
-    },
-    /// The lease was released.
-    #[error("its lease was released")]
-    Released,
-    /// The generator's clock reads past the fence deadline the store acknowledged: it runs
-    /// ahead of the lease's clock.
-    #[error(
-        "the clock reads {now_ms} (Unix ms), past the lease's fence deadline {bound_ms}: the generator's clock runs ahead of the lease's"
-    )]
-    ClockAhead {
-        /// The generator's clock.
-        now_ms: i64,
-        /// The fence deadline in the store.
-        bound_ms: i64,
     },
 }
 

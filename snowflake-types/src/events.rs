@@ -44,7 +44,6 @@
 #![cfg_attr(not(feature = "tracing"), allow(unused_variables))]
 
 use crate::error::GenerateError;
-use crate::worker::lease::LeaseError;
 
 /// Counter: callers that waited for the next tick because the sequence ran out.
 pub const SEQUENCE_EXHAUSTED: &str = "snowflake_sequence_exhausted_total";
@@ -166,7 +165,7 @@ pub(crate) fn lease_renewed_late(namespace: &str, worker: u64) {
 }
 
 /// A renewal failed; it is retried.
-pub(crate) fn lease_renewal_failed(namespace: &str, worker: u64, error: &LeaseError) {
+pub(crate) fn lease_renewal_failed(namespace: &str, worker: u64, error: &dyn std::error::Error) {
     #[cfg(feature = "tracing")]
     tracing::warn!(target: "typed_snowflake", namespace, worker, error = %error, "worker-ID lease renewal failed; retrying");
     #[cfg(feature = "metrics")]
@@ -189,7 +188,7 @@ pub(crate) fn lease_lost(namespace: &str, worker: u64) {
 
 /// The fence fell for want of a renewal: generation stops until a renewal (or a new grant)
 /// succeeds. The outage begins.
-pub(crate) fn lease_fenced(namespace: &str, worker: u64, error: Option<&LeaseError>) {
+pub(crate) fn lease_fenced(namespace: &str, worker: u64, error: Option<&dyn std::error::Error>) {
     say_lease(
         Level::Error,
         namespace,
@@ -209,7 +208,7 @@ pub(crate) fn lease_resumed(namespace: &str, worker: u64, after: std::time::Dura
 
 /// An acquisition after a loss failed; it is tried again with backoff. Said every few
 /// seconds while it lasts.
-pub(crate) fn lease_recovering(namespace: &str, worker: u64, error: &LeaseError) {
+pub(crate) fn lease_recovering(namespace: &str, worker: u64, error: &dyn std::error::Error) {
     say_lease(Level::Warn, namespace, worker, "acquiring the worker-ID lease again failed; retrying", Some(error));
 }
 
@@ -226,7 +225,7 @@ pub(crate) fn lease_waiting_out(namespace: &str, worker: u64, until_ms: i64, wai
 pub(crate) fn lease_waiting_for_store(
     namespace: &str,
     what: &str,
-    error: &LeaseError,
+    error: &dyn std::error::Error,
     waited: std::time::Duration,
     limit: std::time::Duration,
 ) {
@@ -254,7 +253,7 @@ enum Level {
 /// A lease event that begins or ends an outage: a `tracing` event with the feature, one line
 /// on stderr without it, so that an operator sees both ends of an outage in the logs, with
 /// the store's error and its cause.
-fn say_lease(level: Level, namespace: &str, worker: u64, message: &str, error: Option<&LeaseError>) {
+fn say_lease(level: Level, namespace: &str, worker: u64, message: &str, error: Option<&dyn std::error::Error>) {
     #[cfg(feature = "tracing")]
     match (level, error) {
         (Level::Error, Some(error)) => {

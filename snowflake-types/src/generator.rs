@@ -18,9 +18,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, StepBack};
-use crate::error::{FenceReason, GenerateError};
+use crate::error::GenerateError;
+use crate::fence::{Fence, FenceReason, GrantView, Limit, Refusal};
 use crate::layout::{FieldOrder, Layout};
-use crate::worker::lease::{GrantView, Refusal, WorkerLease};
 
 /// The default largest batch for `generate_batch`.
 pub const DEFAULT_BATCH_LIMIT: usize = 100_000;
@@ -105,11 +105,6 @@ struct HighWater {
     reserved: AtomicU64,
 }
 
-/// Where the generator may issue up to: the high-water reservation (or the end of the
-/// time field). Read on the hot path only when a new tick starts.
-#[repr(align(128))]
-pub(crate) struct Limit(pub(crate) AtomicU64);
-
 /// A lock-free Snowflake generator for one layout and one worker ID.
 ///
 /// Derived types each own one, created on first use from the [`Registry`](crate::Registry);
@@ -149,7 +144,7 @@ pub struct Generator {
     batch_limit: usize,
     high_water: Option<HighWater>,
     /// The worker-ID lease that fences this generator, if any.
-    lease: Option<WorkerLease>,
+    lease: Option<Arc<dyn Fence>>,
     /// The lease's grant this generator issues under (written under `extend_lock`).
     lease_epoch: AtomicU64,
     /// Orders the raises of the limit (high-water writes, lease checks).
@@ -223,30 +218,13 @@ pub struct GeneratorBuilder {
     high_water: Option<(PathBuf, Duration)>,
     /// Read at build when the high-water file does not exist (a file of an earlier name).
     high_water_fallback: Option<PathBuf>,
-    lease: Option<WorkerLease>,
+    lease: Option<Arc<dyn Fence>>,
 }
 
 impl GeneratorBuilder {
-    /// Issue under a worker-ID lease: the lease decides the worker ID (any `worker` set
-    /// here is ignored), the generator starts above what the previous holders of that
-    /// worker ID recorded, and it stops issuing, with [`GenerateError::Fenced`], whenever
-    /// the lease is not renewed in time. Several generators (one per ID type) may share one
-    /// lease.
-    ///
-    /// ```no_run
-    /// use typed_snowflake::worker::lease::{RedisLeaseStore, WorkerLease};
-    /// use typed_snowflake::{Generator, Layout};
-    ///
-    /// let lease = WorkerLease::builder(RedisLeaseStore::open("redis://127.0.0.1:6379")?)
-    ///     .namespace("shop")
-    ///     .worker_bits(10)
-    ///     .acquire()?;
-    /// let generator = Generator::builder(Layout::new(41, 10, 12, 1_288_834_974_657)?).lease(lease).build()?;
-    /// let id = generator.next_raw()?;
-    /// Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn lease(mut self, lease: WorkerLease) -> Self {
-        self.lease = Some(lease);
+    /// Issue under a fence (a worker-ID lease: `GeneratorBuilder::lease`, defined beside it).
+    pub(crate) fn fenced_by(mut self, fence: Arc<dyn Fence>) -> Self {
+        self.lease = Some(fence);
         self
     }
     /// The name used in errors and statistics.
@@ -291,7 +269,7 @@ impl GeneratorBuilder {
     pub fn build(mut self) -> Result<Generator, GenerateError> {
         let layout = self.layout;
         // With a lease, the grant it holds now: its worker ID, and what to issue above.
-        let view = self.lease.as_ref().map(WorkerLease::view);
+        let view = self.lease.as_ref().map(|lease| lease.view());
         if let (Some(lease), Some(view)) = (&self.lease, view) {
             if view.worker > layout.max_worker() {
                 return Err(GenerateError::LeasedWorkerOutOfRange {
@@ -846,7 +824,7 @@ impl Generator {
         }
         let mut new_limit = self.layout.max_ticks();
         if let Some(lease) = &self.lease {
-            match self.lease_limit(lease, tick)? {
+            match self.lease_limit(lease.as_ref(), tick)? {
                 Some(limit) => new_limit = limit,
                 // Moved to a new grant: the caller takes its state and tries again.
                 None => return Ok(()),
@@ -891,7 +869,7 @@ impl Generator {
 
     /// The last tick the lease lets this generator issue in, at least `tick`, or the fence;
     /// `None` when the generator moved to the lease's new grant instead.
-    fn lease_limit(&self, lease: &WorkerLease, tick: u64) -> Result<Option<u64>, GenerateError> {
+    fn lease_limit(&self, lease: &dyn Fence, tick: u64) -> Result<Option<u64>, GenerateError> {
         let fenced =
             |reason| GenerateError::Fenced { namespace: lease.namespace().into(), worker: self.worker(), reason };
         // From the later of the clock and the tick asked for: `Borrow` and a resumed floor

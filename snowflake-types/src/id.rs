@@ -8,6 +8,13 @@ use crate::integrations::dates::{IntoUnixMs, system_time_of};
 use crate::layout::{Layout, Parts};
 use crate::registry::GeneratorSlot;
 
+/// An ID's `Display`: the decimal value of its `u64` bit pattern, so a 64-bit layout's IDs
+/// at or above 2^63 print as what they are. The derived `Display` and every integration that
+/// writes an ID as text call it.
+pub(crate) fn fmt_decimal<T: SnowflakeId>(id: &T, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    std::fmt::Display::fmt(&id.to_raw().cast_unsigned(), f)
+}
+
 /// A typed Snowflake ID: a newtype over `i64` or `u64` with a compile-time [`Layout`].
 ///
 /// Implemented by `#[derive(SnowflakeId)]`, which also adds inherent methods and consts

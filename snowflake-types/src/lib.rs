@@ -13,6 +13,7 @@ mod check;
 pub mod clock;
 pub mod error;
 pub mod events;
+mod fence;
 pub mod generator;
 mod id;
 mod integrations;

@@ -61,12 +61,12 @@ pub mod helpers {
     }
 
     /// The ID as a string of decimal digits: its `Display`, through the function the derived
-    /// `Display` calls.
+    /// `Display` calls (`__private::fmt` calls it too).
     pub fn to_value<T: SnowflakeId>(id: &T) -> Value {
         struct Decimal<'a, T>(&'a T);
         impl<T: SnowflakeId> core::fmt::Display for Decimal<'_, T> {
             fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                crate::__private::fmt(self.0, f)
+                crate::id::fmt_decimal(self.0, f)
             }
         }
         Value::String(Decimal(id).to_string())

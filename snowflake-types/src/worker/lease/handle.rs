@@ -39,8 +39,8 @@ use std::time::{Duration, Instant, SystemTime};
 use super::store::support::{check_namespace, check_space, random_u64, ttl_ms};
 use super::store::{Claim, Grant, LeaseError, LeaseStore};
 use crate::clock::{Clock, MonotonicClock};
-use crate::error::FenceReason;
-use crate::generator::Limit;
+use crate::fence::{Fence, FenceReason, GrantView, Limit, Refusal};
+use crate::generator::GeneratorBuilder;
 
 /// The default lease TTL: 10 s. A crashed holder's worker ID frees this long after its last
 /// renewal.
@@ -367,24 +367,6 @@ enum Command {
     Pause(Duration),
 }
 
-/// Why a generator may not issue under the lease now, or must first take its new grant.
-#[derive(Debug)]
-pub(crate) enum Refusal {
-    /// Not now: the generator fails with this reason.
-    Fenced(FenceReason),
-    /// The lease holds another grant than the one the generator issues under: take it.
-    Switch(GrantView),
-}
-
-/// A grant as a generator sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct GrantView {
-    pub(crate) epoch: u64,
-    pub(crate) worker: u64,
-    /// Issue only above this (Unix ms).
-    pub(crate) floor_ms: Option<i64>,
-}
-
 /// A worker ID leased from a coordination store, renewed in the background, and acquired
 /// again by itself whenever it is lost.
 ///
@@ -444,6 +426,30 @@ pub struct LeaseStats {
     pub lost: bool,
     /// Whether the lease was released.
     pub released: bool,
+}
+
+impl GeneratorBuilder {
+    /// Issue under a worker-ID lease: the lease decides the worker ID (any `worker` set
+    /// here is ignored), the generator starts above what the previous holders of that
+    /// worker ID recorded, and it stops issuing, with [`GenerateError::Fenced`], whenever
+    /// the lease is not renewed in time. Several generators (one per ID type) may share one
+    /// lease.
+    ///
+    /// ```no_run
+    /// use typed_snowflake::worker::lease::{RedisLeaseStore, WorkerLease};
+    /// use typed_snowflake::{Generator, Layout};
+    ///
+    /// let lease = WorkerLease::builder(RedisLeaseStore::open("redis://127.0.0.1:6379")?)
+    ///     .namespace("shop")
+    ///     .worker_bits(10)
+    ///     .acquire()?;
+    /// let generator = Generator::builder(Layout::new(41, 10, 12, 1_288_834_974_657)?).lease(lease).build()?;
+    /// let id = generator.next_raw()?;
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn lease(self, lease: WorkerLease) -> Self {
+        self.fenced_by(Arc::new(lease))
+    }
 }
 
 impl WorkerLease {
@@ -616,33 +622,6 @@ impl WorkerLease {
         let _ = self.handle.commands.send(Command::Abandon);
     }
 
-    /// How far a new holder may find the previous holder's record ahead of its own clock:
-    /// a step past the clock, plus the clock tolerance between nodes. A generator resumed from
-    /// such a record waits for its clock rather than treat it as a step back.
-    pub(crate) fn resume_window_ms(&self) -> i64 {
-        STEP_MS.saturating_add(millis(self.shared.tolerance))
-    }
-
-    /// The grant generators start under.
-    pub(crate) fn view(&self) -> GrantView {
-        self.shared.lock().view()
-    }
-
-    /// Whether the lease still holds grant `epoch` (it may be fenced for want of a renewal).
-    pub(crate) fn holds(&self, epoch: u64) -> bool {
-        let inner = self.shared.lock();
-        inner.phase == Phase::Holding && inner.epoch == epoch
-    }
-
-    /// Registers a generator's issuing limit, to be dropped when the lease is lost or released,
-    /// and the length of its tick.
-    pub(crate) fn watch(&self, limit: &Arc<Limit>, tick_ms: i64) {
-        self.shared.longest_tick_ms.fetch_max(tick_ms.unsigned_abs(), Ordering::Relaxed);
-        let mut limits = self.shared.limits.lock().unwrap_or_else(|p| p.into_inner());
-        limits.retain(|weak| weak.strong_count() > 0);
-        limits.push(Arc::downgrade(limit));
-    }
-
     /// Sends no renewal for `pause`, as a process paused that long (by a debugger, a stalled
     /// VM, a long garbage collection elsewhere in it) would not: the generators fence once
     /// `TTL - margin` has passed since the last renewal, and resume if the renewal after the
@@ -650,13 +629,46 @@ impl WorkerLease {
     pub fn pause_renewals(&self, pause: Duration) {
         let _ = self.handle.commands.send(Command::Pause(pause));
     }
+}
+
+impl Fence for WorkerLease {
+    fn namespace(&self) -> &str {
+        &self.shared.namespace
+    }
+
+    /// How far a new holder may find the previous holder's record ahead of its own clock:
+    /// a step past the clock, plus the clock tolerance between nodes. A generator resumed from
+    /// such a record waits for its clock rather than treat it as a step back.
+    fn resume_window_ms(&self) -> i64 {
+        STEP_MS.saturating_add(millis(self.shared.tolerance))
+    }
+
+    /// The grant generators start under.
+    fn view(&self) -> GrantView {
+        self.shared.lock().view()
+    }
+
+    /// Whether the lease still holds grant `epoch` (it may be fenced for want of a renewal).
+    fn holds(&self, epoch: u64) -> bool {
+        let inner = self.shared.lock();
+        inner.phase == Phase::Holding && inner.epoch == epoch
+    }
+
+    /// Registers a generator's issuing limit, to be dropped when the lease is lost or released,
+    /// and the length of its tick.
+    fn watch(&self, limit: &Arc<Limit>, tick_ms: i64) {
+        self.shared.longest_tick_ms.fetch_max(tick_ms.unsigned_abs(), Ordering::Relaxed);
+        let mut limits = self.shared.limits.lock().unwrap_or_else(|p| p.into_inner());
+        limits.retain(|weak| weak.strong_count() > 0);
+        limits.push(Arc::downgrade(limit));
+    }
 
     /// The highest timestamp a generator that issues under grant `epoch` may issue now,
     /// recorded as issued: the smaller of the acknowledged fence deadline and `from_ms` (the
     /// later of the clock and the tick asked for) plus a short step (at least `min_step_ms`)
     /// within the validity. Refused while the lease may not issue, and when the lease holds
     /// another grant than `epoch` (the generator switches to it first).
-    pub(crate) fn grant_until(&self, from_ms: i64, min_step_ms: i64, epoch: u64) -> Result<i64, Refusal> {
+    fn grant_until(&self, from_ms: i64, min_step_ms: i64, epoch: u64) -> Result<i64, Refusal> {
         let s = &self.shared;
         let mut inner = s.lock();
         match inner.phase {
@@ -968,7 +980,11 @@ impl Holder<'_> {
             if outage.is_none() && self.fenced() {
                 outage = Some(Instant::now());
                 let error = self.shared.lock().error.clone();
-                crate::events::lease_fenced(&self.shared.namespace, self.worker(), error.as_ref());
+                crate::events::lease_fenced(
+                    &self.shared.namespace,
+                    self.worker(),
+                    error.as_ref().map(|e| e as &dyn std::error::Error),
+                );
             }
             if Instant::now() < next {
                 continue;

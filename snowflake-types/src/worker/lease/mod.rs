@@ -12,7 +12,6 @@ pub use handle::{
     DEFAULT_CLOCK_TOLERANCE, DEFAULT_MARGIN, DEFAULT_NAMESPACE, DEFAULT_STORE_WAIT, DEFAULT_TTL, LeaseStats,
     LeaseStatus, WorkerLease, WorkerLeaseBuilder,
 };
-pub(crate) use handle::{GrantView, Refusal};
 pub use store::{
     Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, MAX_NAMESPACE_LEN, MAX_TTL, MAX_WORKER_SPACE,
 };

@@ -1,0 +1,98 @@
+//! What a generator may issue up to, and who may lower it: the issuing limit a generator
+//! checks at every new tick, and the [`Fence`] (a worker-ID lease) that grants and withdraws
+//! it. The generator knows only that something may lower its limit; what a lease is, and how
+//! it talks to its store, lives above it, in `worker::lease`.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+use thiserror::Error;
+
+/// Where the generator may issue up to: the high-water reservation (or the end of the
+/// time field). Read on the hot path only when a new tick starts.
+#[repr(align(128))]
+pub(crate) struct Limit(pub(crate) AtomicU64);
+
+/// Why a generator on a worker-ID lease stopped issuing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum FenceReason {
+    /// No renewal succeeded for `TTL - margin`: another process may take the worker ID once
+    /// the TTL runs out.
+    #[error("its lease was not renewed within TTL - margin ({ttl:?} - {margin:?}); it resumes when a renewal succeeds")]
+    NotRenewed {
+        /// The lease's TTL.
+        ttl: std::time::Duration,
+        /// The lease's margin.
+        margin: std::time::Duration,
+    },
+    /// The store says the lease is lost (it expired, another process may hold the worker ID,
+    /// or the store lost its data), or the store could not be reached for longer than the
+    /// TTL: the lease is being acquired again, and generation resumes on the new grant
+    /// (the same worker ID or another) by itself.
+    #[error("its lease is lost; it is being acquired again, and generation resumes by itself")]
+    Lost,
+    /// The store had no record of the worker ID's earlier holders (a namespace used for the
+    /// first time, or a store that lost its data), so one of them may still be issuing: the
+    /// generator issues nothing until `until_ms`, when every such holder has stopped.
+    #[error(
+        "the store has no record of this worker ID's earlier holders (a new namespace, or a store that lost its data): issuing waits until {until_ms} (Unix ms), when any of them has stopped"
+    )]
+    WaitingOut {
+        /// Unix milliseconds above everything an earlier holder may have issued.
+        until_ms: i64,
+    },
+    /// The lease was released.
+    #[error("its lease was released")]
+    Released,
+    /// The generator's clock reads past the fence deadline the store acknowledged: it runs
+    /// ahead of the lease's clock.
+    #[error(
+        "the clock reads {now_ms} (Unix ms), past the lease's fence deadline {bound_ms}: the generator's clock runs ahead of the lease's"
+    )]
+    ClockAhead {
+        /// The generator's clock.
+        now_ms: i64,
+        /// The fence deadline in the store.
+        bound_ms: i64,
+    },
+}
+
+/// A grant as a generator sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct GrantView {
+    /// Counts grants: a generator that issues under another one switches to this one.
+    pub(crate) epoch: u64,
+    pub(crate) worker: u64,
+    /// Issue only above this (Unix ms).
+    pub(crate) floor_ms: Option<i64>,
+}
+
+/// Why a generator may not issue under the fence now, or must first take its new grant.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// Not now: the generator fails with this reason.
+    Fenced(FenceReason),
+    /// The fence holds another grant than the one the generator issues under: take it.
+    Switch(GrantView),
+}
+
+/// What fences a generator: grants it timestamps to issue up to, under a worker ID, and
+/// drops its limit when the grant is withdrawn. A worker-ID lease is the one there is.
+pub(crate) trait Fence: Send + Sync + std::fmt::Debug {
+    /// The name the errors give the fence (a lease's namespace).
+    fn namespace(&self) -> &str;
+    /// The grant a generator starts under.
+    fn view(&self) -> GrantView;
+    /// Registers a generator's limit (dropped to 0 when the grant is withdrawn) and the length
+    /// of its tick.
+    fn watch(&self, limit: &Arc<Limit>, tick_ms: i64);
+    /// How far ahead of the clock a grant's floor may lie while a generator waits for its
+    /// clock rather than treat it as a step back.
+    fn resume_window_ms(&self) -> i64;
+    /// The highest timestamp a generator issuing under grant `epoch` may issue now, recorded
+    /// as issued (see `WorkerLease`).
+    fn grant_until(&self, from_ms: i64, min_step_ms: i64, epoch: u64) -> Result<i64, Refusal>;
+    /// Whether grant `epoch` is still held.
+    fn holds(&self, epoch: u64) -> bool;
+}
