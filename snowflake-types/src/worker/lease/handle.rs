@@ -431,7 +431,7 @@ pub struct LeaseStats {
 impl GeneratorBuilder {
     /// Issue under a worker-ID lease: the lease decides the worker ID (any `worker` set
     /// here is ignored), the generator starts above what the previous holders of that
-    /// worker ID recorded, and it stops issuing, with [`GenerateError::Fenced`], whenever
+    /// worker ID recorded, and it stops issuing, with [`GenerateError::Fenced`](crate::GenerateError::Fenced), whenever
     /// the lease is not renewed in time. Several generators (one per ID type) may share one
     /// lease.
     ///
