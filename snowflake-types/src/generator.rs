@@ -400,15 +400,20 @@ impl Generator {
     /// which is how `take` tells the resumed mark from a tick this generator issued: a
     /// clock behind it by at most the reservation is waited for, not a step back.
     fn resume_after(&self, mark_ms: i64) -> Result<(), GenerateError> {
-        if mark_ms < self.epoch_ms {
-            return Ok(());
+        if let Some(tick) = self.tick_of_mark(mark_ms)? {
+            // The clock is not moved: it may be shared by every type of the process.
+            self.hot.state.store(self.state_of(tick, self.worker(), self.max_seq), Ordering::Relaxed);
         }
-        let Ok(tick) = self.layout.tick_of(mark_ms) else {
-            return Err(self.time_exhausted());
-        };
-        // The clock is not moved: it may be shared by every type of the process.
-        self.hot.state.store(self.state_of(tick, self.worker(), self.max_seq), Ordering::Relaxed);
         Ok(())
+    }
+
+    /// The tick of a mark to issue above (a high-water mark, a lease's floor): `None` before
+    /// the epoch, where every tick lies above it; past the time field, the time is exhausted.
+    fn tick_of_mark(&self, mark_ms: i64) -> Result<Option<u64>, GenerateError> {
+        if mark_ms < self.epoch_ms {
+            return Ok(None);
+        }
+        self.layout.tick_of(mark_ms).map(Some).map_err(|_| self.time_exhausted())
     }
 
     /// The packed state of an ID: the tick above the worker above the sequence.
@@ -443,12 +448,9 @@ impl Generator {
                 max: self.layout.max_worker(),
             });
         }
-        let floor_tick = match view.floor_ms {
-            Some(ms) if ms >= self.epoch_ms => match self.layout.tick_of(ms) {
-                Ok(tick) => tick,
-                Err(_) => return self.fail(self.time_exhausted()),
-            },
-            _ => 0,
+        let floor_tick = match view.floor_ms.map(|ms| self.tick_of_mark(ms)).transpose() {
+            Ok(tick) => tick.flatten().unwrap_or(0),
+            Err(e) => return self.fail(e),
         };
         self.limit.0.store(0, Ordering::Release);
         let mut cur = self.hot.state.load(Ordering::Acquire);
