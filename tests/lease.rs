@@ -877,12 +877,7 @@ fn churn(store: Arc<dyn LeaseStore>, namespace: &str, tag: &str) -> TestResult {
 /// The default table must exist (a store connected once creates it).
 fn seed_records(url: &str, namespace: &str, space: u64) -> TestResult {
     if url.starts_with("redis") {
-        let mut records: Vec<(String, String)> =
-            (0..space).map(|w| (format!("snowflake:{{{namespace}}}:hw:{w}"), "1".to_owned())).collect();
-        records.push((format!("snowflake:{{{namespace}}}:fence"), "1".to_owned()));
-        let mut connection = redis::Client::open(url)?.get_connection()?;
-        let () = redis::cmd("MSET").arg(&records).query(&mut connection)?;
-        return Ok(());
+        return Ok(servers::seed_redis_lease_records(url, namespace, space)?);
     }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {

@@ -162,10 +162,7 @@ fn processes_that_stop_early_leave_no_lease_held() -> TestResult {
     };
     // Every worker ID of the space has a record (an old high water, and the namespace's fence
     // counter), so a grant does not wait out the long TTL before its first ID.
-    let mut records: Vec<(String, String)> =
-        (0..1024).map(|w| (format!("snowflake:{{{namespace}}}:hw:{w}"), "1".to_owned())).collect();
-    records.push((format!("snowflake:{{{namespace}}}:fence"), "1".to_owned()));
-    let () = redis::cmd("MSET").arg(&records).query(&mut connection)?;
+    servers::seed_redis_lease_records(&url, &namespace, 1024)?;
     let env = [(LEASE_VAR, url.as_str()), ("SNOWFLAKE_NAMESPACE", &namespace), ("SNOWFLAKE_LEASE_TTL", "60s")];
     for scenario in ["lease_failed_check", "lease_early_return"] {
         run(scenario, &env)?;
