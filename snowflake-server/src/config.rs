@@ -1,0 +1,548 @@
+//! What the service serves and how: its ID types by name and layout, where its worker ID comes
+//! from, and the address it listens on, gathered from flags, environment variables and a JSON
+//! file.
+//!
+//! ID types come from every source at once (`--id`, [`IDS_ENV`], the file's `ids`); a name
+//! given twice is an error naming both places. For the other settings a flag wins over its
+//! environment variable, which wins over the file.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use snowflake_types::worker::{
+    LEASE_TTL_ENV, LEASE_WAIT_ENV, NAMESPACE_ENV, WORKER_ID_ENV, WORKER_LEASE_ENV, lease::MAX_WORKER_SPACE,
+};
+use snowflake_types::{Labels, Layout, Preset};
+
+/// The environment variable listing ID types: `name=layout` entries separated by `;`.
+///
+/// ```
+/// use snowflake_server::config::IDS_ENV;
+///
+/// assert_eq!(IDS_ENV, "SNOWFLAKE_IDS"); // SNOWFLAKE_IDS="order=preset=leaf;tweet=preset=twitter"
+/// ```
+pub const IDS_ENV: &str = "SNOWFLAKE_IDS";
+
+/// The environment variable naming the address to listen on (`--listen`).
+///
+/// ```
+/// assert_eq!(snowflake_server::config::LISTEN_ENV, "SNOWFLAKE_LISTEN");
+/// ```
+pub const LISTEN_ENV: &str = "SNOWFLAKE_LISTEN";
+
+/// The environment variable naming the JSON configuration file (`--config`).
+///
+/// ```
+/// assert_eq!(snowflake_server::config::CONFIG_ENV, "SNOWFLAKE_CONFIG");
+/// ```
+pub const CONFIG_ENV: &str = "SNOWFLAKE_CONFIG";
+
+/// The address listened on when none is given: every interface, port 8080.
+///
+/// ```
+/// assert_eq!(snowflake_server::config::DEFAULT_LISTEN.to_string(), "0.0.0.0:8080");
+/// ```
+pub const DEFAULT_LISTEN: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), 8080);
+
+/// The fields of an ID type when no preset names them.
+const DEFAULT_LABELS: Labels =
+    Labels { node: "worker", datacenter: "datacenter", machine: "machine", sequence: "sequence" };
+
+/// A configuration that cannot be served, with the reason.
+///
+/// ```
+/// use snowflake_server::config::IdSpec;
+///
+/// let err = IdSpec::parse("order").unwrap_err();
+/// assert!(err.to_string().contains("name=layout"), "{err}");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+fn err<T>(message: impl Into<String>) -> Result<T, ConfigError> {
+    Err(ConfigError(message.into()))
+}
+
+/// One ID type: its name in URLs, its layout, and what its fields are called.
+///
+/// ```
+/// use snowflake_server::config::IdSpec;
+///
+/// let order = IdSpec::parse("order=preset=leaf,epoch=2020-01-01")?;
+/// assert_eq!(order.name, "order");
+/// assert_eq!(order.layout.epoch_ms(), 1_577_836_800_000);
+/// assert_eq!(order.preset.map(|p| p.name), Some("leaf"));
+/// // A bare preset name is read as `preset=NAME`.
+/// assert_eq!(IdSpec::parse("tweet=twitter")?.layout, IdSpec::parse("tweet=preset=twitter")?.layout);
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IdSpec {
+    /// The name: 1 to 64 characters of `A-Z a-z 0-9 _ . -`.
+    pub name: String,
+    /// The layout.
+    pub layout: Layout,
+    /// The preset the layout was given by or is equal to, if any.
+    pub preset: Option<&'static Preset>,
+    /// The names of the node and sequence fields (the preset's, else `worker`, `sequence`).
+    pub labels: Labels,
+}
+
+impl IdSpec {
+    /// Parses `name=layout`, the layout in the text form (`time=42,worker=5,seq=16,epoch=2021-05-05`,
+    /// `preset=leaf,epoch=2020-01-01`) or a preset's name.
+    pub fn parse(spec: &str) -> Result<IdSpec, ConfigError> {
+        let Some((name, text)) = spec.split_once('=') else {
+            return err(format!(
+                "{spec:?} is not an ID type: write name=layout, e.g. order=time=42,worker=5,seq=16,epoch=2021-05-05 or tweet=preset=twitter"
+            ));
+        };
+        IdSpec::new(name.trim(), text.trim())
+    }
+
+    /// An ID type named `name`, of the layout `text` (the text form or a preset's name).
+    ///
+    /// ```
+    /// use snowflake_server::config::IdSpec;
+    ///
+    /// assert_eq!(IdSpec::new("order", "time=42,worker=5,seq=16,epoch=2021-05-05")?.layout.seq_bits(), 16);
+    /// assert!(IdSpec::new("bad name", "twitter").is_err());
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn new(name: &str, text: &str) -> Result<IdSpec, ConfigError> {
+        check_name(name)?;
+        if !text.contains('=') {
+            let Some(preset) = Preset::get(text) else {
+                return err(format!(
+                    "ID type {name:?}: {text:?} is neither a layout (time=…,worker=…,seq=…,epoch=…) nor a preset; the presets are: {}",
+                    Preset::NAMES
+                ));
+            };
+            return Ok(IdSpec {
+                name: name.to_owned(),
+                layout: preset.layout,
+                preset: Some(preset),
+                labels: preset.labels,
+            });
+        }
+        let layout: Layout = text.parse().map_err(|e| ConfigError(format!("ID type {name:?}: {text:?}: {e}")))?;
+        // A preset with an overridden epoch keeps the preset's field names.
+        let preset = text
+            .split(',')
+            .find_map(|part| part.trim().strip_prefix("preset="))
+            .and_then(|name| Preset::get(name.trim()))
+            .or_else(|| Preset::of(&layout));
+        let labels = preset.map_or(DEFAULT_LABELS, |p| p.labels);
+        Ok(IdSpec { name: name.to_owned(), layout, preset, labels })
+    }
+}
+
+fn check_name(name: &str) -> Result<(), ConfigError> {
+    let fits = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-');
+    if name.is_empty() || name.len() > 64 || !name.bytes().all(fits) {
+        return err(format!("{name:?} is not an ID type name: 1 to 64 characters of A-Z a-z 0-9 _ . -"));
+    }
+    Ok(())
+}
+
+/// Where the worker ID comes from.
+///
+/// ```
+/// use snowflake_server::config::WorkerConfig;
+///
+/// let fixed = WorkerConfig::Fixed(3);
+/// assert_ne!(fixed, WorkerConfig::HostnameOrdinal);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WorkerConfig {
+    /// This number (`--worker N`).
+    Fixed(u64),
+    /// `SNOWFLAKE_WORKER_ID` when it is set, else 0 (the default: one process and no more).
+    EnvOrZero,
+    /// The StatefulSet ordinal of the host's name (`--worker-from-hostname`).
+    HostnameOrdinal,
+    /// A lease from a store (`--lease URL`).
+    Lease(LeaseConfig),
+}
+
+/// A worker-ID lease's settings.
+///
+/// ```
+/// use snowflake_server::config::LeaseConfig;
+///
+/// let lease = LeaseConfig::new("redis://127.0.0.1:6379");
+/// assert_eq!(lease.namespace, "typed-snowflake");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaseConfig {
+    /// The store: `redis://…`, `postgres://…`, `mysql://…`.
+    pub url: String,
+    /// The namespace shared by every server that issues the same types.
+    pub namespace: String,
+    /// The TTL (the library's default when `None`).
+    pub ttl: Option<Duration>,
+    /// How long the first acquisition waits for a store that does not answer.
+    pub wait: Option<Duration>,
+}
+
+impl LeaseConfig {
+    /// A lease from `url` in the default namespace, with the default TTL and wait.
+    pub fn new(url: impl Into<String>) -> LeaseConfig {
+        LeaseConfig {
+            url: url.into(),
+            namespace: snowflake_types::worker::lease::DEFAULT_NAMESPACE.to_owned(),
+            ttl: None,
+            wait: None,
+        }
+    }
+}
+
+/// Everything the service needs to start.
+///
+/// ```
+/// use snowflake_server::config::{Config, IdSpec, WorkerConfig};
+///
+/// let config = Config::new(vec![IdSpec::parse("order=preset=leaf")?], WorkerConfig::Fixed(1));
+/// assert_eq!(config.lease_space(), 1024);
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// The ID types, in the order given.
+    pub ids: Vec<IdSpec>,
+    /// Where the worker ID comes from.
+    pub worker: WorkerConfig,
+    /// The address to listen on.
+    pub listen: SocketAddr,
+}
+
+impl Config {
+    /// A configuration of these types and worker, listening on [`DEFAULT_LISTEN`].
+    pub fn new(ids: Vec<IdSpec>, worker: WorkerConfig) -> Config {
+        Config { ids, worker, listen: DEFAULT_LISTEN }
+    }
+
+    /// The worker IDs a lease is taken from: as many as the narrowest worker field holds.
+    pub fn lease_space(&self) -> u64 {
+        self.ids.iter().map(|id| id.layout.max_worker().saturating_add(1)).min().unwrap_or(32).min(MAX_WORKER_SPACE)
+    }
+}
+
+/// The command-line flags of `snowflake serve`.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct ServeArgs {
+    /// An ID type: name=layout, the layout in the text form or a preset, e.g.
+    /// order=preset=leaf,epoch=2020-01-01 or tweet=preset=twitter. Repeat for more types; also
+    /// from SNOWFLAKE_IDS (entries separated by `;`) and the config file.
+    #[arg(long = "id", value_name = "NAME=LAYOUT")]
+    pub ids: Vec<String>,
+    /// A JSON file: {"ids": {"order": "preset=leaf"}, "listen": "0.0.0.0:8080", "worker": 3,
+    /// "lease": "redis://…", "namespace": "…", "lease_ttl": "10s", "lease_wait": "30s"}
+    /// [env: SNOWFLAKE_CONFIG]
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The address to listen on [default: 0.0.0.0:8080] [env: SNOWFLAKE_LISTEN].
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// A fixed worker ID (default: SNOWFLAKE_WORKER_ID, else 0).
+    #[arg(long, value_name = "N", conflicts_with_all = ["lease", "worker_from_hostname"])]
+    pub worker: Option<u64>,
+    /// The worker ID is the StatefulSet ordinal of the host's name (orders-7 → 7).
+    #[arg(long, conflicts_with = "lease")]
+    pub worker_from_hostname: bool,
+    /// Lease the worker ID from a store: redis://…, postgres://…, mysql://…
+    /// [env: SNOWFLAKE_WORKER_LEASE].
+    #[arg(long, value_name = "URL")]
+    pub lease: Option<String>,
+    /// The lease namespace, shared by every server of the same types [env: SNOWFLAKE_NAMESPACE]
+    /// [default: typed-snowflake].
+    #[arg(long)]
+    pub namespace: Option<String>,
+    /// The lease TTL, e.g. 10s or 1500ms [env: SNOWFLAKE_LEASE_TTL] [default: 10s].
+    #[arg(long, value_name = "DURATION")]
+    pub lease_ttl: Option<String>,
+    /// How long the first acquisition waits for a store that does not answer
+    /// [env: SNOWFLAKE_LEASE_WAIT] [default: 30s].
+    #[arg(long, value_name = "DURATION")]
+    pub lease_wait: Option<String>,
+}
+
+/// The JSON configuration file.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    #[serde(default)]
+    ids: std::collections::BTreeMap<String, String>,
+    listen: Option<String>,
+    worker: Option<FileWorker>,
+    lease: Option<String>,
+    namespace: Option<String>,
+    lease_ttl: Option<String>,
+    lease_wait: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum FileWorker {
+    Fixed(u64),
+    Named(String),
+}
+
+impl ServeArgs {
+    /// The configuration these flags, the process's environment and the config file give.
+    pub fn resolve(&self) -> Result<Config, ConfigError> {
+        self.resolve_with(&|var| std::env::var(var).ok())
+    }
+
+    /// The configuration these flags, the environment `env` and the config file give.
+    ///
+    /// ```
+    /// use snowflake_server::config::{ServeArgs, WorkerConfig};
+    ///
+    /// let args = ServeArgs { ids: vec!["order=preset=leaf".into()], ..ServeArgs::default() };
+    /// let env = |var: &str| match var {
+    ///     "SNOWFLAKE_IDS" => Some("tweet=preset=twitter; post=preset=mastodon".to_owned()),
+    ///     "SNOWFLAKE_WORKER_ID" => Some("7".to_owned()),
+    ///     _ => None,
+    /// };
+    /// let config = args.resolve_with(&env)?;
+    /// let names: Vec<&str> = config.ids.iter().map(|id| id.name.as_str()).collect();
+    /// assert_eq!(names, ["order", "tweet", "post"]);
+    /// assert_eq!(config.worker, WorkerConfig::EnvOrZero);
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn resolve_with(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        let config_path =
+            self.config.clone().or_else(|| env(CONFIG_ENV).filter(|v| !v.trim().is_empty()).map(PathBuf::from));
+        let file = match &config_path {
+            Some(path) => read_file(path)?,
+            None => FileConfig::default(),
+        };
+        let mut ids: Vec<(IdSpec, String)> = Vec::new();
+        let mut add = |spec: IdSpec, place: String| -> Result<(), ConfigError> {
+            if let Some((_, first)) = ids.iter().find(|(known, _)| known.name == spec.name) {
+                return err(format!("ID type {:?} is given twice: in {first} and in {place}", spec.name));
+            }
+            ids.push((spec, place));
+            Ok(())
+        };
+        for text in &self.ids {
+            add(IdSpec::parse(text)?, "--id".to_owned())?;
+        }
+        if let Some(value) = env(IDS_ENV) {
+            for entry in value.split(';').map(str::trim).filter(|e| !e.is_empty()) {
+                let spec = IdSpec::parse(entry).map_err(|e| ConfigError(format!("{IDS_ENV}: {e}")))?;
+                add(spec, IDS_ENV.to_owned())?;
+            }
+        }
+        if let Some(path) = &config_path {
+            for (name, text) in &file.ids {
+                let spec = IdSpec::new(name, text).map_err(|e| ConfigError(format!("{}: {e}", path.display())))?;
+                add(spec, path.display().to_string())?;
+            }
+        }
+        if ids.is_empty() {
+            return err(format!(
+                "no ID type to serve: give --id NAME=LAYOUT (e.g. --id order=preset=leaf,epoch=2020-01-01), {IDS_ENV}, or \"ids\" in a --config file"
+            ));
+        }
+        let ids = ids.into_iter().map(|(spec, _)| spec).collect();
+
+        let listen_text = self.listen.clone().or_else(|| env(LISTEN_ENV)).or(file.listen.clone());
+        let listen = match listen_text {
+            None => DEFAULT_LISTEN,
+            Some(text) => text.trim().parse().map_err(|_| {
+                ConfigError(format!("--listen {text:?}: expected an address and port, e.g. 0.0.0.0:8080"))
+            })?,
+        };
+
+        // The lease URL: the flag, else the environment (set but blank is an error: read as
+        // unset, it would give every replica the same worker ID), else the file.
+        let lease_url = match (&self.lease, env(WORKER_LEASE_ENV)) {
+            (Some(url), _) => Some(url.clone()),
+            (None, Some(value)) if value.trim().is_empty() => {
+                return err(format!(
+                    "{WORKER_LEASE_ENV} is set but empty: give it a store URL (redis://…, postgres://…, mysql://…), or unset it"
+                ));
+            }
+            (None, Some(value)) => Some(value),
+            (None, None) => file.lease.clone(),
+        };
+        let fixed = self.worker.or(match &file.worker {
+            Some(FileWorker::Fixed(n)) => Some(*n),
+            _ => None,
+        });
+        let hostname = self.worker_from_hostname
+            || match &file.worker {
+                Some(FileWorker::Named(name)) if name == "hostname" => true,
+                Some(FileWorker::Named(other)) => {
+                    return err(format!(
+                        "\"worker\": {other:?}: expected a number or \"hostname\" (the StatefulSet ordinal)"
+                    ));
+                }
+                _ => false,
+            };
+        let worker = match lease_url {
+            Some(url) => {
+                let url = url.trim().to_owned();
+                if fixed.is_some() || hostname {
+                    return err("a lease and a fixed worker ID are both given: keep one");
+                }
+                if env(WORKER_ID_ENV).is_some() {
+                    return err(format!(
+                        "{WORKER_ID_ENV} and a lease are both given: unset {WORKER_ID_ENV} to lease a worker ID, or drop the lease"
+                    ));
+                }
+                let mut lease = LeaseConfig::new(url);
+                if let Some(ns) = self.namespace.clone().or_else(|| env(NAMESPACE_ENV)).or(file.namespace.clone()) {
+                    if ns.trim().is_empty() {
+                        return err("the lease namespace is empty: give one, or leave it unset for the default");
+                    }
+                    lease.namespace = ns.trim().to_owned();
+                }
+                let duration = |flag: &Option<String>, var: &str, file: &Option<String>, what: &str| {
+                    flag.clone()
+                        .or_else(|| env(var))
+                        .or(file.clone())
+                        .map(|text| {
+                            parse_duration(&text).map_err(|reason| ConfigError(format!("{what} {text:?}: {reason}")))
+                        })
+                        .transpose()
+                };
+                lease.ttl = duration(&self.lease_ttl, LEASE_TTL_ENV, &file.lease_ttl, "--lease-ttl")?;
+                lease.wait = duration(&self.lease_wait, LEASE_WAIT_ENV, &file.lease_wait, "--lease-wait")?;
+                WorkerConfig::Lease(lease)
+            }
+            None if fixed.is_some() && hostname => return err("--worker and --worker-from-hostname: keep one"),
+            None => match fixed {
+                Some(n) => WorkerConfig::Fixed(n),
+                None if hostname => WorkerConfig::HostnameOrdinal,
+                None => WorkerConfig::EnvOrZero,
+            },
+        };
+        Ok(Config { ids, worker, listen })
+    }
+}
+
+fn read_file(path: &Path) -> Result<FileConfig, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError(format!("{}: {e}", path.display())))?;
+    serde_json::from_str(&text).map_err(|e| ConfigError(format!("{}: {e}", path.display())))
+}
+
+/// `10s`, `1500ms`, `2m`, or a whole number of seconds; at most a day.
+fn parse_duration(text: &str) -> Result<Duration, &'static str> {
+    let text = text.trim();
+    let (digits, unit_ms) = if let Some(d) = text.strip_suffix("ms") {
+        (d, 1)
+    } else if let Some(d) = text.strip_suffix('s') {
+        (d, 1_000)
+    } else if let Some(d) = text.strip_suffix('m') {
+        (d, 60_000)
+    } else {
+        (text, 1_000)
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err("expected a duration such as 10s, 1500ms or 2m");
+    }
+    let ms = digits.parse::<u64>().ok().and_then(|n| n.checked_mul(unit_ms)).filter(|&ms| ms <= 86_400_000);
+    ms.map(Duration::from_millis).ok_or("longer than a day")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn ids_from_every_source_and_duplicates_named() {
+        let dir = std::env::temp_dir().join(format!("snowflake-server-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("serve.json");
+        std::fs::write(&file, r#"{"ids": {"user": "time=41,worker=10,seq=12,epoch=2020-01-01"}, "worker": 5}"#)
+            .unwrap();
+        let args =
+            ServeArgs { ids: vec!["order=preset=leaf".into()], config: Some(file.clone()), ..Default::default() };
+        let env = |var: &str| (var == IDS_ENV).then(|| "tweet=twitter".to_owned());
+        let config = args.resolve_with(&env).unwrap();
+        let names: Vec<&str> = config.ids.iter().map(|i| i.name.as_str()).collect();
+        assert_eq!(names, ["order", "tweet", "user"]);
+        assert_eq!(config.worker, WorkerConfig::Fixed(5));
+
+        let twice = |var: &str| (var == IDS_ENV).then(|| "order=twitter".to_owned());
+        let e = args.resolve_with(&twice).unwrap_err();
+        assert!(e.0.contains("\"order\" is given twice: in --id and in SNOWFLAKE_IDS"), "{e}");
+        std::fs::write(&file, r#"{"ids": {}, "wrokers": 5}"#).unwrap();
+        let e = args.resolve_with(&no_env).unwrap_err();
+        assert!(e.0.contains("unknown field `wrokers`"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn bad_specs_say_why() {
+        for (spec, says) in [
+            ("order", "name=layout"),
+            ("=preset=leaf", "not an ID type name"),
+            ("a/b=preset=leaf", "not an ID type name"),
+            ("order=snowflake", "neither a layout"),
+            ("order=time=42,worker=5", "missing `seq`, `epoch`"),
+            ("order=time=42,worker=5,seq=16,epoch=1960-01-01", "ID type \"order\""),
+        ] {
+            let e = IdSpec::parse(spec).unwrap_err();
+            assert!(e.0.contains(says), "{spec}: {e}");
+        }
+        let e = ServeArgs::default().resolve_with(&no_env).unwrap_err();
+        assert!(e.0.starts_with("no ID type to serve"), "{e}");
+    }
+
+    #[test]
+    fn worker_sources() {
+        let base = ServeArgs { ids: vec!["order=preset=leaf".into()], ..Default::default() };
+        let lease = ServeArgs { lease: Some("redis://127.0.0.1:6379".into()), ..base.clone() };
+        let env = |var: &str| match var {
+            "SNOWFLAKE_NAMESPACE" => Some("shop".to_owned()),
+            "SNOWFLAKE_LEASE_TTL" => Some("3s".to_owned()),
+            _ => None,
+        };
+        let WorkerConfig::Lease(l) = lease.resolve_with(&env).unwrap().worker else { panic!() };
+        assert_eq!((l.namespace.as_str(), l.ttl, l.wait), ("shop", Some(Duration::from_secs(3)), None));
+        // The flag wins over the environment.
+        let flagged = ServeArgs { namespace: Some("orders".into()), ..lease.clone() };
+        let WorkerConfig::Lease(l) = flagged.resolve_with(&env).unwrap().worker else { panic!() };
+        assert_eq!(l.namespace, "orders");
+
+        let blank = |var: &str| (var == WORKER_LEASE_ENV).then(|| " ".to_owned());
+        assert!(base.resolve_with(&blank).unwrap_err().0.contains("set but empty"));
+        let both = |var: &str| (var == WORKER_ID_ENV).then(|| "3".to_owned());
+        assert!(lease.resolve_with(&both).unwrap_err().0.contains("SNOWFLAKE_WORKER_ID and a lease"));
+        let bad_ttl = ServeArgs { lease_ttl: Some("ten".into()), ..lease };
+        assert!(bad_ttl.resolve_with(&no_env).unwrap_err().0.contains("--lease-ttl \"ten\""));
+        assert_eq!(base.resolve_with(&no_env).unwrap().worker, WorkerConfig::EnvOrZero);
+        let host = ServeArgs { worker_from_hostname: true, ..base.clone() };
+        assert_eq!(host.resolve_with(&no_env).unwrap().worker, WorkerConfig::HostnameOrdinal);
+        let listen = ServeArgs { listen: Some("localhost".into()), ..base };
+        assert!(listen.resolve_with(&no_env).unwrap_err().0.contains("--listen"));
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("1500ms"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
+        for bad in ["", "-1s", "1.5s", "1h", "86401s"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
+    }
+}

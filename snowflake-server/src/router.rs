@@ -1,0 +1,376 @@
+//! The HTTP API: IDs one at a time and in batches, decoding, the types' layouts, Leaf's two
+//! routes, health, readiness and metrics.
+//!
+//! | route | answer |
+//! | --- | --- |
+//! | `GET /v1/ids/{name}` | `{"id":"…"}` |
+//! | `GET /v1/ids/{name}?count=N` | `{"ids":["…",…]}`, in issuing order, `N` up to the type's batch limit |
+//! | `GET /v1/ids/{name}/{id}` | the decoded parts, the time as RFC 3339 |
+//! | `GET /v1/types` | each type's layout |
+//! | `GET /v1/ping` | `pong` (the cost of HTTP alone, for benchmarks) |
+//! | `GET /api/snowflake/get/{key}` | Leaf: the ID as plain text |
+//! | `GET /decodeSnowflakeId?snowflakeId=…` | Leaf: `{"timestamp":"ms(yyyy-MM-dd HH:mm:ss.SSS)","workerId":"…","sequenceId":"…"}` |
+//! | `GET /healthz`, `/readyz`, `/metrics` | liveness, readiness, Prometheus text |
+//!
+//! Errors are `{"error":"…"}`: 404 for an unknown type or route, 400 for a bad ID or count
+//! (saying why), 503 with `Retry-After` while the worker ID is fenced or the clock cannot
+//! issue.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{MatchedPath, Path, Query, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use metrics_exporter_prometheus::PrometheusHandle;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use snowflake_types::layout::format_rfc3339;
+use snowflake_types::{GenerateError, ParseIdError, Parts};
+
+use crate::state::{AppState, IdType, retry_after};
+
+/// An error answer: a status and `{"error":"…"}`, with `Retry-After` when waiting helps.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    message: String,
+    retry_after: Option<u64>,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
+        ApiError { status, message: message.into(), retry_after: None }
+    }
+
+    fn unknown_type(name: &str, state: &AppState) -> ApiError {
+        let names: Vec<&str> = state.types().iter().map(|t| t.spec.name.as_str()).collect();
+        ApiError::new(StatusCode::NOT_FOUND, format!("no ID type {name:?}; this server serves: {}", names.join(", ")))
+    }
+
+    fn generate(id_type: &IdType, error: &GenerateError) -> ApiError {
+        let retry = retry_after(error);
+        let status = match error {
+            GenerateError::BatchTooLarge { .. } => StatusCode::BAD_REQUEST,
+            _ if retry.is_some() => StatusCode::SERVICE_UNAVAILABLE,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        if status != StatusCode::BAD_REQUEST {
+            tracing::warn!(r#type = %id_type.spec.name, error = %error, "cannot issue");
+        }
+        ApiError { status, message: format!("cannot issue {} IDs: {error}", id_type.spec.name), retry_after: retry }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut response = (self.status, Json(json!({ "error": self.message }))).into_response();
+        if let Some(seconds) = self.retry_after {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
+    }
+}
+
+/// The state handlers see: the types, and the exporter's handle for `/metrics`.
+#[derive(Clone)]
+struct Shared {
+    app: Arc<AppState>,
+    metrics: Option<PrometheusHandle>,
+}
+
+/// The service's routes on `state`; `/metrics` renders `metrics` (without a handle it answers
+/// 404). Every request is counted and timed (`snowflake_http_requests_total`,
+/// `snowflake_http_request_duration_seconds`, labelled by route and status).
+///
+/// ```
+/// use std::sync::Arc;
+/// use snowflake_server::config::{Config, IdSpec, WorkerConfig};
+/// use snowflake_server::{AppState, router};
+///
+/// let config = Config::new(vec![IdSpec::parse("order=preset=leaf")?], WorkerConfig::Fixed(1));
+/// let app: axum::Router = router(Arc::new(AppState::new(&config, None)?), None);
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn router(state: Arc<AppState>, metrics: Option<PrometheusHandle>) -> Router {
+    Router::new()
+        .route("/v1/ids/{name}", get(next_ids))
+        .route("/v1/ids/{name}/{id}", get(decode))
+        .route("/v1/ids/{name}/", get(decode_empty))
+        .route("/v1/types", get(types))
+        .route("/v1/ping", get(|| async { "pong" }))
+        .route("/api/snowflake/get/{key}", get(leaf_get))
+        .route("/decodeSnowflakeId", get(leaf_decode))
+        .route("/healthz", get(|| async { Json(json!({ "alive": true })) }))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(render_metrics))
+        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such route; see GET /v1/types") })
+        .layer(middleware::from_fn(count_requests))
+        .with_state(Shared { app: state, metrics })
+}
+
+async fn count_requests(request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let route = request.extensions().get::<MatchedPath>().map_or("unmatched", |p| p.as_str()).to_owned();
+    let response = next.run(request).await;
+    let status = response.status().as_u16().to_string();
+    let labels = [("route", route), ("status", status)];
+    metrics::counter!("snowflake_http_requests_total", &labels).increment(1);
+    metrics::histogram!("snowflake_http_request_duration_seconds", &labels).record(started.elapsed().as_secs_f64());
+    response
+}
+
+#[derive(Deserialize)]
+struct CountQuery {
+    count: Option<String>,
+}
+
+/// The count of a batch: 1 to the type's limit, in decimal digits.
+fn parse_count(text: &str, limit: usize) -> Result<usize, ApiError> {
+    let bad = |why: String| ApiError::new(StatusCode::BAD_REQUEST, format!("count={text:?}: {why}"));
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad(format!("expected a whole number from 1 to {limit}")));
+    }
+    match text.parse::<usize>() {
+        Ok(0) => Err(bad(format!("a batch holds at least 1 ID (at most {limit})"))),
+        Ok(n) if n <= limit => Ok(n),
+        _ => Err(bad(format!("more than this type's batch limit of {limit} IDs"))),
+    }
+}
+
+fn id_type<'a>(state: &'a AppState, name: &str) -> Result<&'a IdType, ApiError> {
+    state.get(name).ok_or_else(|| ApiError::unknown_type(name, state))
+}
+
+/// An ID as its decimal text: the bit pattern read unsigned (a 64-bit layout's IDs may lie
+/// above `i64::MAX`).
+fn decimal(raw: i64) -> String {
+    raw.cast_unsigned().to_string()
+}
+
+async fn next_ids(
+    State(shared): State<Shared>,
+    Path(name): Path<String>,
+    query: Result<Query<CountQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let id_type = id_type(&shared.app, &name)?;
+    let Query(query) = query.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.body_text()))?;
+    let generator = &id_type.generator;
+    let Some(count) = query.count else {
+        let raw = generator.next_raw().map_err(|e| ApiError::generate(id_type, &e))?;
+        return Ok(json_text(format!("{{\"id\":\"{}\"}}", decimal(raw))));
+    };
+    let count = parse_count(&count, generator.batch_limit())?;
+    // At most 20 digits, 2 quotes and a comma each.
+    let mut body = String::with_capacity(10 + count * 23);
+    body.push_str("{\"ids\":[");
+    let mut first = true;
+    generator
+        .fill_batch(count, |raw| {
+            if !first {
+                body.push(',');
+            }
+            first = false;
+            body.push('"');
+            body.push_str(&decimal(raw));
+            body.push('"');
+        })
+        .map_err(|e| ApiError::generate(id_type, &e))?;
+    body.push_str("]}");
+    Ok(json_text(body))
+}
+
+fn json_text(body: String) -> Response {
+    ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response()
+}
+
+/// Parses `text` as an ID of `id_type`, or a 400 saying why not.
+fn parse_id(id_type: &IdType, text: &str) -> Result<i64, ApiError> {
+    ParseIdError::parse(&id_type.spec.layout, text)
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, format!("{text:?} is not a {} ID: {e}", id_type.spec.name)))
+}
+
+/// The node and sequence fields, by the type's names for them.
+fn fields(id_type: &IdType, parts: &Parts) -> Map<String, Value> {
+    let labels = &id_type.spec.labels;
+    let mut fields = Map::new();
+    if let (Some(dc), Some(machine)) = (parts.datacenter, parts.machine) {
+        fields.insert(labels.datacenter.to_owned(), json!(dc));
+        fields.insert(labels.machine.to_owned(), json!(machine));
+    } else if id_type.spec.layout.worker_bits() > 0 {
+        fields.insert(labels.node.to_owned(), json!(parts.worker));
+    }
+    fields.insert(labels.sequence.to_owned(), json!(parts.sequence));
+    fields
+}
+
+async fn decode(State(shared): State<Shared>, Path((name, id)): Path<(String, String)>) -> Result<Response, ApiError> {
+    let id_type = id_type(&shared.app, &name)?;
+    let raw = parse_id(id_type, &id)?;
+    let parts = id_type.spec.layout.parts_of(raw);
+    Ok(Json(json!({
+        "id": decimal(raw),
+        "type": id_type.spec.name,
+        "layout": id_type.spec.layout.to_string(),
+        "time": format_rfc3339(parts.timestamp_ms),
+        "unix_ms": parts.timestamp_ms,
+        "ticks": parts.ticks,
+        "worker": parts.worker,
+        "datacenter": parts.datacenter,
+        "machine": parts.machine,
+        "sequence": parts.sequence,
+        "fields": Value::Object(fields(id_type, &parts)),
+    }))
+    .into_response())
+}
+
+/// `/v1/ids/{name}/`: an empty ID, refused as the decoder refuses it.
+async fn decode_empty(State(shared): State<Shared>, Path(name): Path<String>) -> Result<Response, ApiError> {
+    let id_type = id_type(&shared.app, &name)?;
+    parse_id(id_type, "")?;
+    Err(ApiError::new(StatusCode::BAD_REQUEST, "an empty ID"))
+}
+
+async fn types(State(shared): State<Shared>) -> Json<Value> {
+    let app = &shared.app;
+    let types: Vec<Value> = app
+        .types()
+        .iter()
+        .map(|t| {
+            let layout = &t.spec.layout;
+            json!({
+                "name": t.spec.name,
+                "layout": layout.to_string(),
+                "preset": t.spec.preset.map(|p| p.name),
+                "time_bits": layout.time_bits(),
+                "worker_bits": layout.worker_bits(),
+                "datacenter_bits": layout.datacenter_bits(),
+                "seq_bits": layout.seq_bits(),
+                "order": layout.order().as_str(),
+                "tick": layout.unit().as_str(),
+                "epoch": format_rfc3339(layout.epoch_ms()),
+                "runs_out": format_rfc3339(layout.max_timestamp_ms()),
+                "worker": t.generator.worker(),
+                "batch_limit": t.generator.batch_limit(),
+            })
+        })
+        .collect();
+    Json(json!({ "types": types, "worker_source": app.worker_source() }))
+}
+
+/// The type a Leaf route means: the one named `key`, else the only one (Leaf's Snowflake mode
+/// ignores the key).
+fn leaf_type<'a>(state: &'a AppState, key: Option<&str>) -> Result<&'a IdType, ApiError> {
+    match (key.and_then(|k| state.get(k)), state.types()) {
+        (Some(t), _) => Ok(t),
+        (None, [only]) => Ok(only),
+        (None, _) => match key {
+            Some(key) => Err(ApiError::unknown_type(key, state)),
+            None => Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "this server serves several ID types: add &type=NAME (see GET /v1/types)",
+            )),
+        },
+    }
+}
+
+async fn leaf_get(State(shared): State<Shared>, Path(key): Path<String>) -> Result<Response, ApiError> {
+    let id_type = leaf_type(&shared.app, Some(&key))?;
+    let raw = id_type.generator.next_raw().map_err(|e| ApiError::generate(id_type, &e))?;
+    Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"))], decimal(raw)).into_response())
+}
+
+#[derive(Deserialize)]
+struct LeafDecodeQuery {
+    #[serde(rename = "snowflakeId")]
+    snowflake_id: Option<String>,
+    r#type: Option<String>,
+}
+
+async fn leaf_decode(
+    State(shared): State<Shared>,
+    query: Result<Query<LeafDecodeQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(query) = query.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.body_text()))?;
+    let id_type = leaf_type(&shared.app, query.r#type.as_deref())?;
+    if let Some(name) = &query.r#type
+        && shared.app.get(name).is_none()
+    {
+        return Err(ApiError::unknown_type(name, &shared.app));
+    }
+    let Some(text) = query.snowflake_id else {
+        return Err(ApiError::new(StatusCode::BAD_REQUEST, "give the ID to decode: ?snowflakeId=…"));
+    };
+    // Leaf answers a bad ID with `errorMsg`; here it comes with a 400 and `error` beside it.
+    let raw = parse_id(id_type, &text).map_err(|e| {
+        let body = json!({ "errorMsg": e.message, "error": e.message });
+        (StatusCode::BAD_REQUEST, Json(body)).into_response()
+    });
+    let raw = match raw {
+        Ok(raw) => raw,
+        Err(response) => return Ok(response),
+    };
+    let parts = id_type.spec.layout.parts_of(raw);
+    // Leaf writes `ms(yyyy-MM-dd HH:mm:ss.SSS)` in its server's time zone; here in UTC.
+    let rfc = format_rfc3339(parts.timestamp_ms);
+    let civil = rfc.trim_end_matches('Z').replacen('T', " ", 1);
+    let civil = if civil.len() == 19 { format!("{civil}.000") } else { civil };
+    Ok(Json(json!({
+        "timestamp": format!("{}({civil})", parts.timestamp_ms),
+        "workerId": parts.worker.to_string(),
+        "sequenceId": parts.sequence.to_string(),
+    }))
+    .into_response())
+}
+
+async fn readyz(State(shared): State<Shared>) -> Response {
+    match shared.app.not_ready() {
+        None => Json(json!({ "ready": true })).into_response(),
+        Some(reason) => {
+            (StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "ready": false, "reason": reason }))).into_response()
+        }
+    }
+}
+
+async fn render_metrics(State(shared): State<Shared>) -> Result<Response, ApiError> {
+    let Some(handle) = &shared.metrics else {
+        return Err(ApiError::new(StatusCode::NOT_FOUND, "metrics are not recorded by this server"));
+    };
+    handle.run_upkeep();
+    let ready = if shared.app.not_ready().is_none() { 1 } else { 0 };
+    let mut body = handle.render();
+    body.push_str(&format!(
+        "# HELP snowflake_server_ready Whether every ID type can issue now.\n# TYPE snowflake_server_ready gauge\nsnowflake_server_ready {ready}\n"
+    ));
+    Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"))], body)
+        .into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts() {
+        assert_eq!(parse_count("1", 10).unwrap(), 1);
+        assert_eq!(parse_count("010", 10).unwrap(), 10);
+        for (bad, says) in [
+            ("0", "at least 1"),
+            ("11", "batch limit of 10"),
+            ("99999999999999999999999", "batch limit"),
+            ("", "whole number"),
+            ("-1", "whole number"),
+            ("1.5", "whole number"),
+            ("ten", "whole number"),
+            (" 1", "whole number"),
+        ] {
+            let e = parse_count(bad, 10).unwrap_err();
+            assert_eq!(e.status, StatusCode::BAD_REQUEST);
+            assert!(e.message.contains(says), "{bad:?}: {}", e.message);
+        }
+    }
+}

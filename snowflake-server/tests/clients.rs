@@ -1,0 +1,114 @@
+//! The real server binary, read by clients in other languages: curl, Python's standard library
+//! (urllib) and Node's fetch each get an ID and a batch, decode one, and get a 400 with the
+//! reason for a bad ID; the IDs come back exactly, as strings. Under CI a missing tool fails.
+
+mod common;
+
+use std::process::Command;
+
+use common::Server;
+use serde_json::Value;
+use snowflake_server::config::IdSpec;
+
+const ORDER: &str = "order=preset=leaf,epoch=2020-01-01";
+
+fn run(program: &str, args: &[&str]) -> String {
+    let output = Command::new(program).args(args).output().unwrap_or_else(|e| panic!("{program}: {e}"));
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{program} failed: {}\n{stdout}", String::from_utf8_lossy(&output.stderr));
+    stdout
+}
+
+/// What each client prints: one JSON object with the ID, the batch, the decoded ID and the
+/// bad ID's status and error.
+fn check(client: &str, out: &str) {
+    let v: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{client}: {e}: {out:?}"));
+    let layout = IdSpec::parse(ORDER).unwrap().layout;
+    let id = v["id"].as_str().unwrap_or_else(|| panic!("{client}: {v}"));
+    let raw: i64 = id.parse().unwrap();
+    assert_eq!(layout.worker_of(raw), 5, "{client}");
+    assert!(raw > 1 << 53, "{client}: an ID above 2^53 survives only as a string");
+    assert_eq!(v["decoded"]["id"], id, "{client}: the decoded ID is the same string");
+    assert_eq!(v["decoded"]["worker"], 5, "{client}");
+    assert_eq!(v["decoded"]["sequence"], layout.sequence_of(raw), "{client}");
+    let batch: Vec<i64> = v["batch"].as_array().unwrap().iter().map(|s| s.as_str().unwrap().parse().unwrap()).collect();
+    assert_eq!(batch.len(), 3, "{client}");
+    assert!(batch[0] > raw && batch.windows(2).all(|w| w[0] < w[1]), "{client}: {batch:?}");
+    assert_eq!(v["bad_status"], 400, "{client}");
+    assert!(v["bad_error"].as_str().unwrap().contains("decimal digits"), "{client}: {v}");
+    assert_eq!(v["leaf"].as_str().unwrap().parse::<i64>().map(|id| layout.worker_of(id)), Ok(5), "{client}");
+}
+
+#[test]
+fn curl_python_and_node_read_ids_exactly() {
+    // The type and the worker ID from the environment, as a container sets them.
+    let mut server = Server::start_env(&[], &[("SNOWFLAKE_IDS", ORDER), ("SNOWFLAKE_WORKER_ID", "5")]);
+    let base = server.base.clone();
+
+    if common::tool("curl").is_some() {
+        let id_json = run("curl", &["-sS", "-f", &format!("{base}/v1/ids/order")]);
+        let id: Value = serde_json::from_str(&id_json).unwrap();
+        let id = id["id"].as_str().unwrap().to_owned();
+        let batch: Value =
+            serde_json::from_str(&run("curl", &["-sS", "-f", &format!("{base}/v1/ids/order?count=3")])).unwrap();
+        let decoded: Value =
+            serde_json::from_str(&run("curl", &["-sS", "-f", &format!("{base}/v1/ids/order/{id}")])).unwrap();
+        let bad = run("curl", &["-sS", "-w", "\n%{http_code}", &format!("{base}/v1/ids/order/12x4")]);
+        let (bad_body, bad_status) = bad.rsplit_once('\n').unwrap();
+        let bad_body: Value = serde_json::from_str(bad_body).unwrap();
+        let leaf = run("curl", &["-sS", "-f", &format!("{base}/api/snowflake/get/order")]);
+        let out = serde_json::json!({
+            "id": id,
+            "batch": batch["ids"],
+            "decoded": decoded,
+            "bad_status": bad_status.parse::<u16>().unwrap(),
+            "bad_error": bad_body["error"],
+            "leaf": leaf,
+        });
+        check("curl", &out.to_string());
+    }
+
+    if common::tool("python3").is_some() {
+        let script = r#"
+import json, sys, urllib.error, urllib.request
+base = sys.argv[1]
+def get(path):
+    with urllib.request.urlopen(base + path) as r:
+        return r.read().decode()
+id = json.loads(get("/v1/ids/order"))["id"]
+assert isinstance(id, str) and int(id) > 2**53 and str(int(id)) == id
+batch = json.loads(get("/v1/ids/order?count=3"))["ids"]
+decoded = json.loads(get("/v1/ids/" + "order/" + id))
+try:
+    get("/v1/ids/order/12x4")
+    sys.exit("a bad ID was accepted")
+except urllib.error.HTTPError as e:
+    bad_status, bad_error = e.code, json.loads(e.read())["error"]
+leaf = get("/api/snowflake/get/order")
+print(json.dumps({"id": id, "batch": batch, "decoded": decoded, "bad_status": bad_status, "bad_error": bad_error, "leaf": leaf}))
+"#;
+        check("python3", &run("python3", &["-c", script, &base]));
+    }
+
+    if common::tool("node").is_some() {
+        let script = r#"
+const base = process.argv[1];
+(async () => {
+  const get = async (path) => { const r = await fetch(base + path); return [r.status, await r.text()]; };
+  const id = JSON.parse((await get("/v1/ids/order"))[1]).id;
+  if (typeof id !== "string" || BigInt(id).toString() !== id) throw new Error("not an exact string: " + id);
+  // As a JSON number it would not survive: a double holds 53 bits.
+  if (Number.isSafeInteger(Number(id))) throw new Error("expected an ID above 2^53: " + id);
+  const batch = JSON.parse((await get("/v1/ids/order?count=3"))[1]).ids;
+  const decoded = JSON.parse((await get("/v1/ids/order/" + id))[1]);
+  const [bad_status, bad_body] = await get("/v1/ids/order/12x4");
+  const leaf = (await get("/api/snowflake/get/order"))[1];
+  console.log(JSON.stringify({ id, batch, decoded, bad_status, bad_error: JSON.parse(bad_body).error, leaf }));
+})().catch((e) => { console.error(e); process.exit(1); });
+"#;
+        check("node", &run("node", &["-e", script, &base]));
+    }
+
+    let (code, log) = server.stop();
+    assert_eq!(code, Some(0), "a clean exit on SIGTERM:\n{log}");
+}

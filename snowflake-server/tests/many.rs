@@ -1,0 +1,155 @@
+//! Many servers on one lease store: three `snowflake-server` processes sharing a Redis lease
+//! namespace and one type issue distinct IDs under concurrent load; a server whose store goes
+//! away answers 503 and is not ready, then recovers by itself; SIGTERM releases the lease.
+
+mod common;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{PrivateRedis, Server, agent, eventually, get};
+use serde_json::Value;
+use snowflake_server::config::IdSpec;
+
+const ORDER: &str = "order=preset=leaf,epoch=2020-01-01";
+
+fn ids_of(body: &str) -> Vec<u64> {
+    let v: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    match (&v["id"], &v["ids"]) {
+        (Value::String(id), _) => vec![id.parse().unwrap()],
+        (_, Value::Array(ids)) => ids.iter().map(|id| id.as_str().unwrap().parse().unwrap()).collect(),
+        _ => panic!("no IDs in {body}"),
+    }
+}
+
+#[test]
+fn three_servers_on_one_lease_store_issue_no_duplicates() {
+    let Some(url) = common::redis_url() else { return };
+    let namespace = common::unique("serve-many");
+    let args = ["--id", ORDER, "--lease", &url, "--namespace", &namespace, "--lease-ttl", "2s"];
+    let servers: Vec<Server> = (0..3).map(|_| Server::start(&args)).collect();
+    let agent = agent();
+    for s in &servers {
+        eventually(Duration::from_secs(30), "every server is ready", || {
+            (get(&agent, &s.url("/readyz")).0 == 200).then_some(())
+        });
+    }
+    let layout = IdSpec::parse(ORDER).unwrap().layout;
+    let workers: HashSet<u64> = servers
+        .iter()
+        .map(|s| {
+            let (_, _, body) = get(&agent, &s.url("/v1/ids/order"));
+            layout.worker_of(ids_of(&body)[0].try_into().unwrap())
+        })
+        .collect();
+    assert_eq!(workers.len(), 3, "three leased worker IDs: {workers:?}");
+
+    // 4 clients per server, each alternating single IDs and batches of 100, all at once.
+    let bases: Arc<Vec<String>> = Arc::new(servers.iter().map(|s| s.base.clone()).collect());
+    let threads: Vec<_> = (0..12)
+        .map(|t| {
+            let bases = Arc::clone(&bases);
+            std::thread::spawn(move || {
+                let agent = common::agent();
+                let base = &bases[t % 3];
+                let mut ids = Vec::new();
+                for i in 0..150 {
+                    let path =
+                        if i % 2 == 0 { "/v1/ids/order".to_owned() } else { "/v1/ids/order?count=100".to_owned() };
+                    let (status, _, body) = get(&agent, &format!("{base}{path}"));
+                    assert_eq!(status, 200, "{base}{path}: {body}");
+                    ids.extend(ids_of(&body));
+                }
+                ids
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for t in threads {
+        all.extend(t.join().unwrap());
+    }
+    let distinct: HashSet<u64> = all.iter().copied().collect();
+    assert_eq!(all.len(), 12 * (75 + 75 * 100));
+    assert_eq!(distinct.len(), all.len(), "{} duplicates", all.len() - distinct.len());
+
+    // SIGTERM: a clean exit that releases the lease.
+    for mut s in servers {
+        let (code, log) = s.stop();
+        assert_eq!(code, Some(0), "{log}");
+        assert!(log.contains("worker-ID lease released"), "{log}");
+    }
+    let mut con = redis::Client::open(url.as_str()).unwrap().get_connection().unwrap();
+    let held: Vec<String> =
+        redis::cmd("KEYS").arg(format!("snowflake:{{{namespace}}}:worker:*")).query(&mut con).unwrap();
+    assert!(held.is_empty(), "released leases leave no lease key: {held:?}");
+    common::delete_namespace(&url, &namespace);
+}
+
+#[test]
+fn a_server_whose_store_goes_away_answers_503_then_recovers_by_itself() {
+    let Some(mut redis) = PrivateRedis::start() else { return };
+    let url = redis.url();
+    let mut server = Server::start(&["--id", ORDER, "--lease", &url, "--lease-ttl", "2s", "--namespace", "outage"]);
+    let agent = agent();
+    let before = eventually(Duration::from_secs(30), "the server issues", || {
+        let (status, _, body) = get(&agent, &server.url("/v1/ids/order?count=10"));
+        (status == 200).then(|| ids_of(&body))
+    });
+    assert_eq!(get(&agent, &server.url("/readyz")).0, 200);
+
+    redis.kill();
+    let (retry, error) = eventually(Duration::from_secs(30), "503 once the lease is not renewed", || {
+        let (status, retry, body) = get(&agent, &server.url("/v1/ids/order"));
+        (status == 503).then_some((retry, body))
+    });
+    assert!(retry.is_some_and(|r| r.parse::<u64>().is_ok()), "Retry-After on a 503");
+    assert!(error.contains("\"error\""), "{error}");
+    let (status, _, ready) = get(&agent, &server.url("/readyz"));
+    assert_eq!(status, 503, "{ready}");
+    assert_eq!(serde_json::from_str::<Value>(&ready).unwrap()["ready"], false);
+    let metrics = get(&agent, &server.url("/metrics")).2;
+    assert!(metrics.contains("snowflake_server_ready 0"), "{metrics}");
+
+    // The store comes back empty: the lease is acquired again, above anything issued before.
+    redis.restart();
+    let after = eventually(Duration::from_secs(60), "issuing again after the store came back", || {
+        let (status, _, body) = get(&agent, &server.url("/v1/ids/order?count=10"));
+        (status == 200).then(|| ids_of(&body))
+    });
+    assert_eq!(get(&agent, &server.url("/readyz")).0, 200);
+    let before: HashSet<u64> = before.into_iter().collect();
+    assert!(after.iter().all(|id| !before.contains(id)));
+    assert!(after[0] > *before.iter().max().unwrap(), "the new grant issues above the old one");
+    let (code, log) = server.stop();
+    assert_eq!(code, Some(0), "{log}");
+    assert!(log.contains("not ready") && log.contains("ready"), "state changes are logged:\n{log}");
+}
+
+#[test]
+fn bad_configurations_exit_2_with_the_reason() {
+    for (args, says) in [
+        (vec!["--id", "order"], "name=layout"),
+        (vec![], "no ID type to serve"),
+        (vec!["--id", ORDER, "--listen", "nowhere"], "--listen"),
+        (vec!["--id", "order=preset=leaf", "--id", "order=preset=twitter"], "given twice"),
+    ] {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_snowflake-server"))
+            .args(&args)
+            .env_remove("SNOWFLAKE_IDS")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+    // A lease store that does not answer: the start fails after the configured wait.
+    let port = common::free_port().to_string();
+    let url = format!("redis://127.0.0.1:{port}");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_snowflake-server"))
+        .args(["--id", ORDER, "--lease", &url, "--lease-wait", "0", "--listen", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("worker-ID lease"), "{output:?}");
+}
