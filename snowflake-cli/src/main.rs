@@ -97,6 +97,17 @@ Example:
         #[arg(long)]
         json: bool,
     },
+    /// Serve IDs over HTTP: `GET /v1/ids/{name}`, decoding, Leaf's routes, health, metrics.
+    ///
+    /// Each `--id` names a type and its layout; the worker ID is fixed, from
+    /// SNOWFLAKE_WORKER_ID, the StatefulSet ordinal, or leased (`--lease URL`). Serves until
+    /// SIGTERM or Ctrl-C, then releases the lease.
+    #[cfg(feature = "serve")]
+    #[command(after_help = "\
+Example:
+  snowflake serve --id order=preset=leaf,epoch=2020-01-01 --lease redis://127.0.0.1:6379
+  curl localhost:8080/v1/ids/order")]
+    Serve(Box<snowflake_server::ServeArgs>),
     /// List every preset: widths, epoch, tick, and when its time field runs out.
     #[command(after_help = "\
 Example:
@@ -180,6 +191,10 @@ impl Scheme {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    #[cfg(feature = "serve")]
+    if let Command::Serve(args) = &cli.command {
+        return snowflake_server::run(args);
+    }
     let stdout = io::stdout();
     // Colour on a terminal unless NO_COLOR is set; CLICOLOR_FORCE asks for it anywhere.
     let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0");
@@ -288,6 +303,8 @@ fn run(command: Command, out: &mut impl Write, colour: bool) -> Result<ExitCode,
             layouts(json, out).map_err(io_err)?;
             Ok(ExitCode::SUCCESS)
         }
+        #[cfg(feature = "serve")]
+        Command::Serve(_) => unreachable!("main runs the server before any output is set up"),
     }
 }
 
