@@ -77,12 +77,14 @@ async fn serve_inner(
     announce: bool,
 ) -> Result<(), StartError> {
     let addr = listener.local_addr().map_err(|e| StartError(e.to_string()))?;
+    // The recorder first: the generators and the lease register their counters as they start.
+    let metrics = prometheus();
     let state = Arc::new(AppState::start(config).await?);
     for t in state.types() {
         tracing::info!(r#type = %t.spec.name, layout = %t.spec.layout, worker = t.generator.worker(), "serving");
     }
     let watch = tokio::spawn(watch_readiness(Arc::clone(&state)));
-    let app = router(Arc::clone(&state), prometheus());
+    let app = router(Arc::clone(&state), metrics);
     tracing::info!(%addr, worker_source = state.worker_source(), "listening");
     if announce {
         use std::io::Write;

@@ -16,6 +16,7 @@
 //! (saying why), 503 with `Retry-After` while the worker ID is fenced or the clock cannot
 //! issue.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -165,6 +166,25 @@ async fn next_ids(
         return Ok(json_text(format!("{{\"id\":\"{}\"}}", decimal(raw))));
     };
     let count = parse_count(&count, generator.batch_limit())?;
+    if count > LARGE_BATCH {
+        // Past a tick's worth of IDs the generator waits for the clock: off the async workers.
+        let app = Arc::clone(&shared.app);
+        return tokio::task::spawn_blocking(move || match app.get(&name) {
+            Some(id_type) => batch(id_type, count),
+            None => Err(ApiError::unknown_type(&name, &app)),
+        })
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("the batch did not finish: {e}")))?;
+    }
+    batch(id_type, count)
+}
+
+/// Batches above this many IDs are made on a blocking thread (a 12-bit sequence's tick holds 4 096).
+const LARGE_BATCH: usize = 4096;
+
+/// `{"ids":[…]}`: `count` IDs in issuing order.
+fn batch(id_type: &IdType, count: usize) -> Result<Response, ApiError> {
+    let generator = &id_type.generator;
     // At most 20 digits, 2 quotes and a comma each.
     let mut body = String::with_capacity(10 + count * 23);
     body.push_str("{\"ids\":[");
@@ -175,9 +195,8 @@ async fn next_ids(
                 body.push(',');
             }
             first = false;
-            body.push('"');
-            body.push_str(&decimal(raw));
-            body.push('"');
+            // Writing to a String cannot fail.
+            let _ = write!(body, "\"{}\"", raw.cast_unsigned());
         })
         .map_err(|e| ApiError::generate(id_type, &e))?;
     body.push_str("]}");

@@ -109,7 +109,14 @@ fn a_server_whose_store_goes_away_answers_503_then_recovers_by_itself() {
     assert_eq!(status, 503, "{ready}");
     assert_eq!(serde_json::from_str::<Value>(&ready).unwrap()["ready"], false);
     let metrics = get(&agent, &server.url("/metrics")).2;
-    assert!(metrics.contains("snowflake_server_ready 0"), "{metrics}");
+    // The library's lease metrics come through the same exporter.
+    for line in [
+        "snowflake_server_ready 0",
+        "snowflake_lease_fenced{namespace=\"outage\"} 1",
+        "snowflake_lease_renewal_failures_total{",
+    ] {
+        assert!(metrics.contains(line), "{line} missing from:\n{metrics}");
+    }
 
     // The store comes back empty: the lease is acquired again, above anything issued before.
     redis.restart();
