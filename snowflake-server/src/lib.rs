@@ -4,7 +4,7 @@
 //! each with its own lock-free generator, all on one worker ID: fixed, from
 //! `SNOWFLAKE_WORKER_ID`, a StatefulSet ordinal, or a lease from Redis, PostgreSQL or
 //! MySQL/MariaDB that recovers by itself from its store's outages and data loss. The routes
-//! are in [`router`]; `docs/service.md` shows clients in curl, Python and Node, a Kubernetes
+//! are in [`mod@router`]; `docs/service.md` shows clients in curl, Python and Node, a Kubernetes
 //! Deployment, and what differs from Leaf.
 //!
 //! ```no_run

@@ -21,7 +21,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{MatchedPath, Path, Query, Request, State};
+use axum::extract::{FromRequestParts, MatchedPath, Path, Query, Request, State};
+use axum::http::request::Parts as RequestParts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -125,6 +126,20 @@ async fn count_requests(request: Request, next: Next) -> Response {
     response
 }
 
+/// The path's parameters, or a JSON 400 (a segment that is not UTF-8 once decoded, say).
+struct Segments<T>(T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned + Send> FromRequestParts<S> for Segments<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut RequestParts, state: &S) -> Result<Self, ApiError> {
+        match Path::<T>::from_request_parts(parts, state).await {
+            Ok(Path(value)) => Ok(Segments(value)),
+            Err(e) => Err(ApiError::new(StatusCode::BAD_REQUEST, e.body_text())),
+        }
+    }
+}
+
 #[derive(Deserialize)]
 struct CountQuery {
     count: Option<String>,
@@ -155,7 +170,7 @@ fn decimal(raw: i64) -> String {
 
 async fn next_ids(
     State(shared): State<Shared>,
-    Path(name): Path<String>,
+    Segments(name): Segments<String>,
     query: Result<Query<CountQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let id_type = id_type(&shared.app, &name)?;
@@ -227,7 +242,10 @@ fn fields(id_type: &IdType, parts: &Parts) -> Map<String, Value> {
     fields
 }
 
-async fn decode(State(shared): State<Shared>, Path((name, id)): Path<(String, String)>) -> Result<Response, ApiError> {
+async fn decode(
+    State(shared): State<Shared>,
+    Segments((name, id)): Segments<(String, String)>,
+) -> Result<Response, ApiError> {
     let id_type = id_type(&shared.app, &name)?;
     let raw = parse_id(id_type, &id)?;
     let parts = id_type.spec.layout.parts_of(raw);
@@ -248,7 +266,7 @@ async fn decode(State(shared): State<Shared>, Path((name, id)): Path<(String, St
 }
 
 /// `/v1/ids/{name}/`: an empty ID, refused as the decoder refuses it.
-async fn decode_empty(State(shared): State<Shared>, Path(name): Path<String>) -> Result<Response, ApiError> {
+async fn decode_empty(State(shared): State<Shared>, Segments(name): Segments<String>) -> Result<Response, ApiError> {
     let id_type = id_type(&shared.app, &name)?;
     parse_id(id_type, "")?;
     Err(ApiError::new(StatusCode::BAD_REQUEST, "an empty ID"))
@@ -297,7 +315,7 @@ fn leaf_type<'a>(state: &'a AppState, key: Option<&str>) -> Result<&'a IdType, A
     }
 }
 
-async fn leaf_get(State(shared): State<Shared>, Path(key): Path<String>) -> Result<Response, ApiError> {
+async fn leaf_get(State(shared): State<Shared>, Segments(key): Segments<String>) -> Result<Response, ApiError> {
     let id_type = leaf_type(&shared.app, Some(&key))?;
     let raw = id_type.generator.next_raw().map_err(|e| ApiError::generate(id_type, &e))?;
     Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"))], decimal(raw)).into_response())

@@ -148,6 +148,12 @@ async fn unknown_types_and_routes_are_404() {
         assert_eq!(a.status, StatusCode::NOT_FOUND, "{uri}");
         assert!(a.error().contains("this server serves: order, small"), "{uri}: {}", a.error());
     }
+    // Segments that are not UTF-8 once decoded: a 400 in JSON, like every error.
+    for uri in ["/v1/ids/%FF", "/v1/ids/order/%FF%FE", "/api/snowflake/get/%C3%28"] {
+        let a = get(&app, uri).await;
+        assert_eq!(a.status, StatusCode::BAD_REQUEST, "{uri}: {}", a.body);
+        assert!(a.error().contains("UTF-8"), "{uri}: {}", a.error());
+    }
     let a = get(&app, "/v2/anything").await;
     assert_eq!(a.status, StatusCode::NOT_FOUND);
     assert!(a.error().contains("no such route"));
