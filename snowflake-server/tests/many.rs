@@ -160,3 +160,85 @@ fn bad_configurations_exit_2_with_the_reason() {
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stderr).contains("worker-ID lease"), "{output:?}");
 }
+
+/// `scheme://user[:password]@host[:port]/database` as (user, password, host, port, database).
+fn parts(url: &str, default_port: &str) -> (String, String, String, String, String) {
+    let rest = url.split_once("://").unwrap().1;
+    let (auth, rest) = rest.rsplit_once('@').unwrap_or(("", rest));
+    let (user, password) = auth.split_once(':').unwrap_or((auth, ""));
+    let (hostport, db) = rest.split_once('/').unwrap_or((rest, ""));
+    let (host, port) = hostport.split_once(':').unwrap_or((hostport, default_port));
+    let db = db.split('?').next().unwrap_or("");
+    (user.into(), password.into(), host.into(), port.into(), db.into())
+}
+
+/// The same service on a PostgreSQL and a MariaDB lease: issues under the leased worker ID,
+/// releases it on SIGTERM. The rows of the test's namespace are deleted afterwards.
+#[test]
+fn leases_from_postgres_and_mysql() {
+    for (var, example) in [
+        ("DATABASE_URL_PG", "postgres://postgres@127.0.0.1:5432/test"),
+        ("DATABASE_URL_MYSQL", "mysql://root@127.0.0.1:3306/test"),
+    ] {
+        let url = match std::env::var(var) {
+            Ok(url) if !url.trim().is_empty() => url,
+            _ => {
+                common::missing::<()>(&format!("{var} is not set (e.g. {example})"));
+                continue;
+            }
+        };
+        let namespace = common::unique("serve-sql");
+        let mut server =
+            Server::start(&["--id", ORDER, "--lease", &url, "--namespace", &namespace, "--lease-ttl", "2s"]);
+        let agent = agent();
+        let ids = eventually(Duration::from_secs(30), "the server issues", || {
+            let (status, _, body) = get(&agent, &server.url("/v1/ids/order?count=5"));
+            (status == 200).then(|| ids_of(&body))
+        });
+        assert_eq!(ids.len(), 5);
+        let types: Value = serde_json::from_str(&get(&agent, &server.url("/v1/types")).2).unwrap();
+        let source = types["worker_source"].as_str().unwrap();
+        assert!(source.contains(&namespace), "{source}");
+        let (code, log) = server.stop();
+        assert_eq!(code, Some(0), "{log}");
+        assert!(log.contains("worker-ID lease released"), "{var}: {log}");
+
+        let delete = format!("DELETE FROM snowflake_worker_leases WHERE namespace = '{namespace}'");
+        let status = if var == "DATABASE_URL_PG" {
+            std::process::Command::new("psql").args([url.as_str(), "-q", "-c", &delete]).status()
+        } else {
+            let (user, password, host, port, db) = parts(&url, "3306");
+            let mut mysql = std::process::Command::new("mysql");
+            mysql.args(["-h", &host, "-P", &port, "-u", &user, &db, "-e", &delete]);
+            if !password.is_empty() {
+                mysql.env("MYSQL_PWD", password);
+            }
+            mysql.status()
+        };
+        assert!(status.is_ok_and(|s| s.success()), "{var}: the namespace's rows are deleted");
+    }
+}
+
+/// A StatefulSet pod's ordinal as the worker ID, and types from a config file.
+#[test]
+fn worker_from_the_hostname_ordinal_and_types_from_a_file() {
+    let dir = std::env::temp_dir().join(common::unique("serve-config"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("serve.json");
+    std::fs::write(
+        &file,
+        r#"{"ids": {"order": "preset=leaf,epoch=2020-01-01", "tweet": "twitter"}, "worker": "hostname"}"#,
+    )
+    .unwrap();
+    let mut server = Server::start_env(&["--config", file.to_str().unwrap()], &[("HOSTNAME", "orders-7")]);
+    let agent = agent();
+    let types: Value = serde_json::from_str(&get(&agent, &server.url("/v1/types")).2).unwrap();
+    assert_eq!(types["worker_source"], "hostname ordinal: worker 7");
+    assert_eq!(types["types"][1]["name"], "tweet");
+    let layout = IdSpec::parse(ORDER).unwrap().layout;
+    let id = ids_of(&get(&agent, &server.url("/v1/ids/order")).2)[0];
+    assert_eq!(layout.worker_of(id.try_into().unwrap()), 7);
+    let (code, log) = server.stop();
+    assert_eq!(code, Some(0), "{log}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
