@@ -22,6 +22,7 @@ use snowflake_types::{Labels, Layout, Preset};
 /// use snowflake_server::config::IDS_ENV;
 ///
 /// assert_eq!(IDS_ENV, "SNOWFLAKE_IDS"); // SNOWFLAKE_IDS="order=preset=leaf;tweet=preset=twitter"
+/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const IDS_ENV: &str = "SNOWFLAKE_IDS";
 
@@ -29,6 +30,7 @@ pub const IDS_ENV: &str = "SNOWFLAKE_IDS";
 ///
 /// ```
 /// assert_eq!(snowflake_server::config::LISTEN_ENV, "SNOWFLAKE_LISTEN");
+/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const LISTEN_ENV: &str = "SNOWFLAKE_LISTEN";
 
@@ -36,6 +38,7 @@ pub const LISTEN_ENV: &str = "SNOWFLAKE_LISTEN";
 ///
 /// ```
 /// assert_eq!(snowflake_server::config::CONFIG_ENV, "SNOWFLAKE_CONFIG");
+/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const CONFIG_ENV: &str = "SNOWFLAKE_CONFIG";
 
@@ -43,6 +46,7 @@ pub const CONFIG_ENV: &str = "SNOWFLAKE_CONFIG";
 ///
 /// ```
 /// assert_eq!(snowflake_server::config::DEFAULT_LISTEN.to_string(), "0.0.0.0:8080");
+/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const DEFAULT_LISTEN: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), 8080);
 
@@ -55,8 +59,9 @@ const DEFAULT_LABELS: Labels =
 /// ```
 /// use snowflake_server::config::IdSpec;
 ///
-/// let err = IdSpec::parse("order").unwrap_err();
+/// let err = IdSpec::parse("order").err().ok_or("accepted")?;
 /// assert!(err.to_string().contains("name=layout"), "{err}");
+/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfigError(pub String);
@@ -162,6 +167,7 @@ fn check_name(name: &str) -> Result<(), ConfigError> {
 ///
 /// let fixed = WorkerConfig::Fixed(3);
 /// assert_ne!(fixed, WorkerConfig::HostnameOrdinal);
+/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WorkerConfig {
@@ -182,6 +188,7 @@ pub enum WorkerConfig {
 ///
 /// let lease = LeaseConfig::new("redis://127.0.0.1:6379");
 /// assert_eq!(lease.namespace, "typed-snowflake");
+/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LeaseConfig {
@@ -238,7 +245,22 @@ impl Config {
     }
 }
 
-/// The command-line flags of `snowflake serve`.
+/// The command-line flags of `snowflake serve`, to flatten into a clap parser.
+///
+/// ```
+/// use clap::Parser;
+/// use snowflake_server::config::{ServeArgs, WorkerConfig};
+///
+/// #[derive(Parser)]
+/// struct Cli {
+///     #[command(flatten)]
+///     serve: ServeArgs,
+/// }
+///
+/// let cli = Cli::try_parse_from(["serve", "--id", "order=preset=leaf", "--worker", "3"])?;
+/// assert_eq!(cli.serve.resolve_with(&|_| None)?.worker, WorkerConfig::Fixed(3));
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct ServeArgs {
     /// An ID type: name=layout, the layout in the text form or a preset, e.g.

@@ -7,6 +7,15 @@
 //! are in [`mod@router`]; `docs/service.md` shows clients in curl, Python and Node, a Kubernetes
 //! Deployment, and what differs from Leaf.
 //!
+//! | feature | default | the lease store it adds |
+//! | --- | --- | --- |
+//! | `redis` | on | `--lease redis://…` |
+//! | `sqlx-postgres` | on | `--lease postgres://…` |
+//! | `sqlx-mysql` | on | `--lease mysql://…` (MySQL, MariaDB) |
+//!
+//! Without them the worker ID is fixed, from `SNOWFLAKE_WORKER_ID`, or the StatefulSet
+//! ordinal, and a lease URL of a store left out is refused at start, saying which feature it needs.
+//!
 //! ```no_run
 //! use snowflake_server::config::{Config, IdSpec, WorkerConfig};
 //!
@@ -37,9 +46,10 @@ pub use state::{AppState, StartError};
 /// another recorder was installed first.
 ///
 /// ```
-/// let handle = snowflake_server::prometheus().expect("no other recorder");
+/// let handle = snowflake_server::prometheus().ok_or("another recorder is installed")?;
 /// metrics::counter!("example_total").increment(1);
 /// assert!(handle.render().contains("example_total 1"));
+/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn prometheus() -> Option<PrometheusHandle> {
     static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
@@ -140,7 +150,18 @@ async fn shutdown_signal() {
 
 /// `snowflake serve`: resolves the configuration, logs to standard error (`RUST_LOG`,
 /// default `info`), prints `listening on http://ADDR` on standard output once it accepts
-/// connections, and serves until SIGTERM or Ctrl-C.
+/// connections, and serves until SIGTERM or Ctrl-C. Exit codes: 0 after a clean shutdown,
+/// 1 when the server cannot start (the address is taken, the lease store refused), 2 for a
+/// configuration that cannot be served.
+///
+/// ```no_run
+/// use snowflake_server::ServeArgs;
+///
+/// fn main() -> std::process::ExitCode {
+///     let ids = vec!["order=preset=leaf,epoch=2020-01-01".to_owned()];
+///     snowflake_server::run(&ServeArgs { ids, worker: Some(3), ..ServeArgs::default() })
+/// }
+/// ```
 pub fn run(args: &ServeArgs) -> ExitCode {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));

@@ -38,7 +38,7 @@ use crate::state::{AppState, IdType, retry_after};
 
 /// An error answer: a status and `{"error":"…"}`, with `Retry-After` when waiting helps.
 #[derive(Debug)]
-pub struct ApiError {
+pub(crate) struct ApiError {
     status: StatusCode,
     message: String,
     retry_after: Option<u64>,

@@ -9,6 +9,16 @@ use snowflake_types::{GenerateError, Generator, WorkerSource};
 use crate::config::{Config, IdSpec, WorkerConfig};
 
 /// One ID type served: its configuration and its generator.
+///
+/// ```
+/// use snowflake_server::config::{Config, IdSpec, WorkerConfig};
+/// use snowflake_server::AppState;
+///
+/// let state = AppState::new(&Config::new(vec![IdSpec::parse("tweet=twitter")?], WorkerConfig::Fixed(1)), None)?;
+/// let tweet = &state.types()[0];
+/// assert_eq!((tweet.spec.name.as_str(), tweet.generator.worker()), ("tweet", 1));
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct IdType {
     /// The name, layout and field names.
@@ -25,7 +35,7 @@ pub struct IdType {
 ///
 /// let config = Config::new(vec![IdSpec::parse("order=preset=leaf")?], WorkerConfig::Fixed(7));
 /// let state = AppState::new(&config, None)?;
-/// let order = state.get("order").expect("configured");
+/// let order = state.get("order").ok_or("not configured")?;
 /// assert_eq!(order.spec.layout.worker_of(order.generator.next_raw()?), 7);
 /// assert!(state.not_ready().is_none());
 /// Ok::<(), Box<dyn std::error::Error>>(())
@@ -46,7 +56,7 @@ pub struct AppState {
 ///
 /// // Leaf's worker field has 10 bits: 0..=1023.
 /// let config = Config::new(vec![IdSpec::parse("order=preset=leaf")?], WorkerConfig::Fixed(2000));
-/// let err = AppState::new(&config, None).unwrap_err();
+/// let err = AppState::new(&config, None).err().ok_or("started")?;
 /// assert!(err.to_string().contains("does not fit"), "{err}");
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
