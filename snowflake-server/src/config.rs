@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use snowflake_types::worker::{
-    LEASE_TTL_ENV, LEASE_WAIT_ENV, NAMESPACE_ENV, WORKER_ID_ENV, WORKER_LEASE_ENV, lease::MAX_WORKER_SPACE,
+    LEASE_TTL_ENV, LEASE_WAIT_ENV, NAMESPACE_ENV, WORKER_ID_ENV, WORKER_LEASE_ENV, WORKER_SPACE_ENV,
+    lease::MAX_WORKER_SPACE,
 };
 use snowflake_types::{Labels, Layout, Preset};
 
@@ -200,6 +201,9 @@ pub struct LeaseConfig {
     pub ttl: Option<Duration>,
     /// How long the first acquisition waits for a store that does not answer.
     pub wait: Option<Duration>,
+    /// The worker IDs to lease from, `0..space` (default: as many as the narrowest type's
+    /// worker field holds).
+    pub space: Option<u64>,
 }
 
 impl LeaseConfig {
@@ -210,6 +214,7 @@ impl LeaseConfig {
             namespace: snowflake_types::worker::lease::DEFAULT_NAMESPACE.to_owned(),
             ttl: None,
             wait: None,
+            space: None,
         }
     }
 }
@@ -239,8 +244,17 @@ impl Config {
         Config { ids, worker, listen: DEFAULT_LISTEN }
     }
 
-    /// The worker IDs a lease is taken from: as many as the narrowest worker field holds.
+    /// The worker IDs a lease is taken from: the configured space, else as many as the
+    /// narrowest worker field holds.
     pub fn lease_space(&self) -> u64 {
+        if let WorkerConfig::Lease(LeaseConfig { space: Some(space), .. }) = &self.worker {
+            return *space;
+        }
+        self.field_space()
+    }
+
+    /// As many worker IDs as the narrowest worker field holds (at most [`MAX_WORKER_SPACE`]).
+    fn field_space(&self) -> u64 {
         self.ids.iter().map(|id| id.layout.max_worker().saturating_add(1)).min().unwrap_or(32).min(MAX_WORKER_SPACE)
     }
 }
@@ -269,7 +283,8 @@ pub struct ServeArgs {
     #[arg(long = "id", value_name = "NAME=LAYOUT")]
     pub ids: Vec<String>,
     /// A JSON file: {"ids": {"order": "preset=leaf"}, "listen": "0.0.0.0:8080", "worker": 3,
-    /// "lease": "redis://…", "namespace": "…", "lease_ttl": "10s", "lease_wait": "30s"}
+    /// "lease": "redis://…", "namespace": "…", "lease_ttl": "10s", "lease_wait": "30s",
+    /// "worker_space": 64}
     /// [env: SNOWFLAKE_CONFIG]
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -297,6 +312,10 @@ pub struct ServeArgs {
     /// [env: SNOWFLAKE_LEASE_WAIT] [default: 30s].
     #[arg(long, value_name = "DURATION")]
     pub lease_wait: Option<String>,
+    /// Lease from worker IDs 0..N [env: SNOWFLAKE_WORKER_SPACE] [default: the narrowest type's
+    /// whole worker field].
+    #[arg(long, value_name = "N")]
+    pub worker_space: Option<String>,
 }
 
 /// The JSON configuration file.
@@ -311,6 +330,7 @@ struct FileConfig {
     namespace: Option<String>,
     lease_ttl: Option<String>,
     lease_wait: Option<String>,
+    worker_space: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -378,7 +398,7 @@ impl ServeArgs {
                 "no ID type to serve: give --id NAME=LAYOUT (e.g. --id order=preset=leaf,epoch=2020-01-01), {IDS_ENV}, or \"ids\" in a --config file"
             ));
         }
-        let ids = ids.into_iter().map(|(spec, _)| spec).collect();
+        let ids: Vec<IdSpec> = ids.into_iter().map(|(spec, _)| spec).collect();
 
         let listen_text = self.listen.clone().or_else(|| env(LISTEN_ENV)).or(file.listen.clone());
         let listen = match listen_text {
@@ -443,6 +463,26 @@ impl ServeArgs {
                 };
                 lease.ttl = duration(&self.lease_ttl, LEASE_TTL_ENV, &file.lease_ttl, "--lease-ttl")?;
                 lease.wait = duration(&self.lease_wait, LEASE_WAIT_ENV, &file.lease_wait, "--lease-wait")?;
+                let space_text = self
+                    .worker_space
+                    .clone()
+                    .or_else(|| env(WORKER_SPACE_ENV))
+                    .or(file.worker_space.map(|n| n.to_string()));
+                if let Some(text) = space_text {
+                    let whole = Config { ids: Vec::clone(&ids), worker: WorkerConfig::EnvOrZero, listen }.field_space();
+                    match text.trim().parse::<u64>() {
+                        Ok(space)
+                            if (1..=whole).contains(&space) && text.trim().bytes().all(|b| b.is_ascii_digit()) =>
+                        {
+                            lease.space = Some(space);
+                        }
+                        _ => {
+                            return err(format!(
+                                "--worker-space {text:?}: expected a number of worker IDs from 1 to {whole}, as many as the narrowest worker field of the types holds"
+                            ));
+                        }
+                    }
+                }
                 WorkerConfig::Lease(lease)
             }
             None if fixed.is_some() && hostname => return err("--worker and --worker-from-hostname: keep one"),
@@ -549,6 +589,14 @@ mod tests {
         assert!(base.resolve_with(&blank).unwrap_err().0.contains("set but empty"));
         let both = |var: &str| (var == WORKER_ID_ENV).then(|| "3".to_owned());
         assert!(lease.resolve_with(&both).unwrap_err().0.contains("SNOWFLAKE_WORKER_ID and a lease"));
+        let spaced = ServeArgs { worker_space: Some("64".into()), ..lease.clone() };
+        let config = spaced.resolve_with(&no_env).unwrap();
+        assert_eq!(config.lease_space(), 64);
+        assert_eq!(lease.resolve_with(&no_env).unwrap().lease_space(), 1024, "Leaf's whole 10-bit field");
+        for bad in ["0", "1025", "-1", "many"] {
+            let args = ServeArgs { worker_space: Some(bad.into()), ..lease.clone() };
+            assert!(args.resolve_with(&no_env).unwrap_err().0.contains("from 1 to 1024"), "{bad}");
+        }
         let bad_ttl = ServeArgs { lease_ttl: Some("ten".into()), ..lease };
         assert!(bad_ttl.resolve_with(&no_env).unwrap_err().0.contains("--lease-ttl \"ten\""));
         assert_eq!(base.resolve_with(&no_env).unwrap().worker, WorkerConfig::EnvOrZero);

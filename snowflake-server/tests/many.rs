@@ -27,7 +27,8 @@ fn ids_of(body: &str) -> Vec<u64> {
 fn three_servers_on_one_lease_store_issue_no_duplicates() {
     let Some(url) = common::redis_url() else { return };
     let namespace = common::unique("serve-many");
-    let args = ["--id", ORDER, "--lease", &url, "--namespace", &namespace, "--lease-ttl", "2s"];
+    // A space of 3 worker IDs: the three servers take all of them.
+    let args = ["--id", ORDER, "--lease", &url, "--namespace", &namespace, "--lease-ttl", "2s", "--worker-space", "3"];
     let servers: Vec<Server> = (0..3).map(|_| Server::start(&args)).collect();
     let agent = agent();
     for s in &servers {
@@ -43,7 +44,7 @@ fn three_servers_on_one_lease_store_issue_no_duplicates() {
             layout.worker_of(ids_of(&body)[0].try_into().unwrap())
         })
         .collect();
-    assert_eq!(workers.len(), 3, "three leased worker IDs: {workers:?}");
+    assert_eq!(workers, HashSet::from([0, 1, 2]), "three leased worker IDs");
 
     // 4 clients per server, each alternating single IDs and batches of 100, all at once.
     let bases: Arc<Vec<String>> = Arc::new(servers.iter().map(|s| s.base.clone()).collect());
