@@ -7,7 +7,7 @@ use syn::parse::ParseStream;
 use syn::{Attribute, Lit, LitStr};
 
 use snowflake_layout::rules::{EPOCH_EXPECTED, ORDER_EXPECTED, Spelling, UNIT_EXPECTED};
-use snowflake_layout::{FieldOrder, KEYS as LAYOUT_KEYS, Preset, TickUnit, parse_epoch};
+use snowflake_layout::{EpochError, FieldOrder, KEYS as LAYOUT_KEYS, Preset, TickUnit, parse_epoch};
 
 use crate::ctxt::Ctxt;
 
@@ -285,13 +285,13 @@ fn epoch_value(cx: &Ctxt, tokens: &TokenStream) -> Option<i64> {
             let text = lit.value();
             return match parse_epoch(&text) {
                 Ok(ms) => Some(ms),
-                // A date before 1970 parses: the reason says so and needs no list of forms.
-                Err(why) if why.contains("before 1970-01-01") => {
-                    cx.error_spanned(&lit, why);
+                // Text that is no epoch at all is followed by the forms an epoch may take.
+                Err(EpochError::Unreadable { reason }) => {
+                    cx.error_spanned(&lit, format!("{reason}; {expected}"));
                     None
                 }
-                Err(why) => {
-                    cx.error_spanned(&lit, format!("{why}; {expected}"));
+                Err(e) => {
+                    cx.error_spanned(&lit, e);
                     None
                 }
             };
@@ -303,8 +303,8 @@ fn epoch_value(cx: &Ctxt, tokens: &TokenStream) -> Option<i64> {
     };
     match parse_epoch(&text) {
         Ok(ms) => Some(ms),
-        Err(why) => {
-            cx.error_spanned(span, why);
+        Err(e) => {
+            cx.error_spanned(span, e);
             None
         }
     }

@@ -219,6 +219,54 @@ impl From<LayoutError> for ParseIdError {
     }
 }
 
+/// An epoch that is not usable: what [`parse_epoch`](crate::parse_epoch) returns.
+///
+/// ```
+/// use snowflake_layout::{EpochError, parse_epoch};
+///
+/// assert_eq!(parse_epoch("99999999999999999999"), Err(EpochError::TooLarge));
+/// assert_eq!(
+///     parse_epoch("1969-12-31").unwrap_err().to_string(),
+///     "the epoch \"1969-12-31\" lies before 1970-01-01; choose a date at or after the Unix epoch"
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EpochError {
+    /// Negative Unix milliseconds, or a date or instant before 1970-01-01.
+    Before1970 {
+        /// The text given.
+        value: String,
+        /// Whether it was a date or an instant (else a negative number).
+        date: bool,
+    },
+    /// Unix milliseconds beyond `i64::MAX`.
+    TooLarge,
+    /// Neither a number nor a date nor an RFC 3339 instant.
+    Unreadable {
+        /// Why, naming the part that is wrong.
+        reason: String,
+    },
+}
+
+impl fmt::Display for EpochError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EpochError::Before1970 { value, date: false } => write!(
+                f,
+                "the epoch {value} lies before 1970-01-01; IDs count time from an epoch at or after the Unix epoch"
+            ),
+            EpochError::Before1970 { value, date: true } => {
+                write!(f, "the epoch {value:?} lies before 1970-01-01; choose a date at or after the Unix epoch")
+            }
+            EpochError::TooLarge => f.write_str("the epoch in Unix milliseconds must fit in an i64"),
+            EpochError::Unreadable { reason } => f.write_str(reason),
+        }
+    }
+}
+
+impl core::error::Error for EpochError {}
+
 /// Text that is not a layout: what [`Layout`](crate::Layout)'s `FromStr` returns. The
 /// messages are the derive's, with the keys written as the text form writes them.
 ///

@@ -28,7 +28,7 @@ pub mod rules;
 mod text;
 
 pub use civil::{format_epoch, format_rfc3339, parse_date_or_instant};
-pub use error::{InvalidLayout, LayoutError, ParseIdError, ParseLayoutError};
+pub use error::{EpochError, InvalidLayout, LayoutError, ParseIdError, ParseLayoutError};
 pub use layout::{FieldOrder, Layout, Parts, TickUnit};
 pub use preset::{Labels, Preset};
 pub use rules::KEYS;

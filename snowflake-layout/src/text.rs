@@ -4,13 +4,12 @@
 //! values (`epoch = "2021-05-05"`), and the whole attribute pasted (`#[layout(...)]`).
 
 use alloc::borrow::ToOwned;
-use alloc::format;
-use alloc::string::String;
+use alloc::string::ToString;
 use core::fmt;
 use core::str::FromStr;
 
 use crate::civil;
-use crate::error::ParseLayoutError;
+use crate::error::{EpochError, ParseLayoutError};
 use crate::layout::{FieldOrder, Layout, TickUnit};
 use crate::preset::Preset;
 use crate::rules::{self, Given, KEYS, Keys};
@@ -35,25 +34,25 @@ fn width(key: &'static str, value: &str) -> Result<u32, ParseLayoutError> {
 /// milliseconds; not before 1970-01-01. The error says why not.
 ///
 /// ```
-/// use snowflake_layout::parse_epoch;
+/// use snowflake_layout::{EpochError, parse_epoch};
 ///
 /// assert_eq!(parse_epoch("2021-05-05"), Ok(1_620_172_800_000));
 /// assert_eq!(parse_epoch("1288834974657"), Ok(1_288_834_974_657));
-/// assert!(parse_epoch("1969-12-31").unwrap_err().contains("before 1970-01-01"));
-/// assert!(parse_epoch("-5").is_err());
+/// assert!(matches!(parse_epoch("1969-12-31"), Err(EpochError::Before1970 { .. })));
+/// assert!(matches!(parse_epoch("-5"), Err(EpochError::Before1970 { .. })));
+/// assert!(matches!(parse_epoch("yesterday"), Err(EpochError::Unreadable { .. })));
 /// ```
-pub fn parse_epoch(value: &str) -> Result<i64, String> {
+pub fn parse_epoch(value: &str) -> Result<i64, EpochError> {
+    let before = |date| EpochError::Before1970 { value: value.to_owned(), date };
     let ms = if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
-        value.parse::<i64>().map_err(|_| "the epoch in Unix milliseconds must fit in an i64".to_owned())?
+        value.parse::<i64>().map_err(|_| EpochError::TooLarge)?
     } else if value.starts_with('-') && value.len() > 1 && value[1..].bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!(
-            "the epoch {value} lies before 1970-01-01; IDs count time from an epoch at or after the Unix epoch"
-        ));
+        return Err(before(false));
     } else {
-        civil::parse_date_or_instant(value)?
+        civil::parse_date_or_instant(value).map_err(|reason| EpochError::Unreadable { reason })?
     };
     if ms < 0 {
-        return Err(format!("the epoch {value:?} lies before 1970-01-01; choose a date at or after the Unix epoch"));
+        return Err(before(true));
     }
     Ok(ms)
 }
@@ -104,7 +103,7 @@ impl FromStr for Layout {
                 "seq" => set(&mut keys.seq, key, width("seq", value)?)?,
                 "epoch" => {
                     let ms = parse_epoch(value)
-                        .map_err(|reason| ParseLayoutError::BadEpoch { value: value.to_owned(), reason })?;
+                        .map_err(|e| ParseLayoutError::BadEpoch { value: value.to_owned(), reason: e.to_string() })?;
                     set(&mut keys.epoch, key, ms)?;
                 }
                 "unit" => {

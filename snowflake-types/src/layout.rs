@@ -14,6 +14,6 @@
 pub use snowflake_layout::KEYS as TEXT_KEYS;
 pub use snowflake_layout::rules;
 pub use snowflake_layout::{
-    FieldOrder, Labels, Layout, Parts, Preset, TickUnit, format_epoch, format_rfc3339, parse_date_or_instant,
-    parse_epoch,
+    EpochError, FieldOrder, Labels, Layout, Parts, Preset, TickUnit, format_epoch, format_rfc3339,
+    parse_date_or_instant, parse_epoch,
 };
