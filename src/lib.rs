@@ -41,7 +41,7 @@
 //! | `worker = N` | width of the node field (0 for a single-node type) |
 //! | `datacenter = N, machine = M` | the node field split in two halves (Twitter's 2010 layout), instead of `worker` |
 //! | `seq = N` | width of the sequence field, at least 1 |
-//! | `epoch = "YYYY-MM-DD"` | UTC midnight of that day; or an RFC 3339 instant (`"2010-11-04T01:42:54.657Z"`); or Unix milliseconds (`epoch = 1288834974657`); not before 1970 |
+//! | `epoch = "YYYY-MM-DD"` | UTC midnight of that day; or an RFC 3339 instant (`"2010-11-04T01:42:54.657Z"`); or Unix milliseconds (`epoch = 1288834974657`, quoted or not); not before 1970 |
 //! | `unit = "1ms"` | tick length: `"1ms"` (default), `"10ms"` (Sonyflake), `"1s"` (Baidu uid-generator) |
 //! | `order = "time-worker-seq"` | field order: the default, or `"time-seq-worker"` (Sonyflake's sequence above the machine ID) |
 //! | `#[snowflake(crate = "path")]` | where the runtime is, for users who rename the crate |

@@ -221,9 +221,9 @@ proptest! {
 
     #[test]
     fn parsed_decimal_text_of_any_u64_is_the_same_id(raw in any::<u64>()) {
-        let id = typed_snowflake::ParseIdError::parse(&Layout::DISCORD, &raw.to_string());
+        let id = Layout::DISCORD.parse_id(&raw.to_string());
         prop_assert_eq!(id.map(i64::cast_unsigned), Ok(raw));
-        let narrow = typed_snowflake::ParseIdError::parse(&Layout::TWITTER, &raw.to_string());
+        let narrow = Layout::TWITTER.parse_id(&raw.to_string());
         prop_assert_eq!(narrow.is_ok(), raw < 1 << 63);
     }
 }

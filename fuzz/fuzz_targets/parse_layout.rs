@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use typed_snowflake::{Layout, ParseIdError};
+use typed_snowflake::Layout;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
         None
     };
     for layout in [Layout::DISCORD, Layout::MASTODON, Layout::INSTAGRAM] {
-        let id = ParseIdError::parse(&layout, &text).map(i64::cast_unsigned);
+        let id = layout.parse_id(&text).map(i64::cast_unsigned);
         assert_eq!(id.ok(), reference, "{text:?}");
     }
 });

@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand};
 use serde_json::{Map, Value, json};
 use snowflake_types::layout::format_rfc3339;
 use snowflake_types::score::score_of;
-use snowflake_types::{Generator, Labels, Layout, ParseIdError, Parts, Preset, TickUnit};
+use snowflake_types::{Generator, Labels, Layout, Parts, Preset, TickUnit};
 
 const AFTER_HELP: &str = "\
 Layouts: --preset twitter|discord|instagram|sonyflake|mastodon|leaf|baidu, or --layout with the
@@ -183,7 +183,8 @@ impl Scheme {
 
     /// Parses decimal text as an ID of this layout.
     fn parse(&self, text: &str) -> Result<u64, String> {
-        ParseIdError::parse(&self.layout, text)
+        self.layout
+            .parse_id(text)
             .map(i64::cast_unsigned)
             .map_err(|e| format!("{text:?} is not a {} ID: {e}", self.name))
     }

@@ -6,57 +6,17 @@ use quote::ToTokens;
 use syn::parse::ParseStream;
 use syn::{Attribute, Lit, LitStr};
 
-use crate::ctxt::Ctxt;
-use crate::epoch;
+use snowflake_layout::rules::{EPOCH_EXPECTED, ORDER_EXPECTED, Spelling, UNIT_EXPECTED};
+use snowflake_layout::{EpochError, FieldOrder, KEYS as LAYOUT_KEYS, Preset, TickUnit, parse_epoch};
 
-pub const LAYOUT_KEYS: &str = "time, worker, datacenter, machine, seq, epoch, unit, order, preset";
+use crate::ctxt::Ctxt;
+
 pub const SNOWFLAKE_KEYS: &str = "crate, decode_only";
 
 /// A value as written: its tokens (for spans) and its meaning, when it had one.
 pub struct Value<T> {
     pub tokens: TokenStream,
     pub value: Option<T>,
-}
-
-/// The tick unit, by the variant name of `TickUnit`.
-#[derive(Clone, Copy)]
-pub enum Unit {
-    Millis,
-    TenMillis,
-    Seconds,
-}
-
-impl Unit {
-    pub fn variant(self) -> &'static str {
-        match self {
-            Unit::Millis => "Millis",
-            Unit::TenMillis => "TenMillis",
-            Unit::Seconds => "Seconds",
-        }
-    }
-    pub fn millis(self) -> i64 {
-        match self {
-            Unit::Millis => 1,
-            Unit::TenMillis => 10,
-            Unit::Seconds => 1000,
-        }
-    }
-}
-
-/// Which of the node and sequence fields sits higher, by the variant name of `FieldOrder`.
-#[derive(Clone, Copy)]
-pub enum Order {
-    WorkerAboveSeq,
-    SeqAboveWorker,
-}
-
-impl Order {
-    pub fn variant(self) -> &'static str {
-        match self {
-            Order::WorkerAboveSeq => "WorkerAboveSeq",
-            Order::SeqAboveWorker => "SeqAboveWorker",
-        }
-    }
 }
 
 #[derive(Default)]
@@ -72,9 +32,9 @@ pub struct LayoutAttr {
     pub machine: Option<Value<u32>>,
     pub seq: Option<Value<u32>>,
     pub epoch: Option<Value<i64>>,
-    pub unit: Option<Value<Unit>>,
-    pub order: Option<Value<Order>>,
-    pub preset: Option<Value<&'static crate::preset::Preset>>,
+    pub unit: Option<Value<TickUnit>>,
+    pub order: Option<Value<FieldOrder>>,
+    pub preset: Option<Value<&'static Preset>>,
 }
 
 pub struct Attrs {
@@ -305,106 +265,84 @@ fn width(cx: &Ctxt, key: &str, tokens: &TokenStream) -> Option<u32> {
 }
 
 fn epoch_value(cx: &Ctxt, tokens: &TokenStream) -> Option<i64> {
-    const EXPECTED: &str = "expected `epoch = \"YYYY-MM-DD\"`, an RFC 3339 instant such as \
-                            \"2010-11-04T01:42:54.657Z\", or Unix milliseconds such as `epoch = 1288834974657`";
-    match literal(tokens) {
-        // `-0` is 0, the Unix epoch itself: read on as an integer.
-        Literal::Int { negative: true, lit } if !matches!(lit.base10_parse::<u64>(), Ok(0)) => {
-            cx.error_spanned(
-                tokens,
-                format!(
-                    "the epoch -{} lies before 1970-01-01; IDs count time from an epoch at or after the Unix epoch",
-                    lit.base10_digits()
-                ),
-            );
-            None
-        }
-        Literal::Int { lit, .. } => {
+    let expected = EPOCH_EXPECTED.get(Spelling::Attribute);
+    // The rules are the text form's (`snowflake_layout::parse_epoch`): an integer is read as
+    // its digits, a string as a date, an RFC 3339 instant or Unix milliseconds.
+    let (text, span): (String, TokenStream) = match literal(tokens) {
+        Literal::Int { negative, lit } => {
             if !matches!(lit.suffix(), "" | "i64" | "u64") {
                 cx.error_spanned(&lit, "the epoch is Unix milliseconds: an integer without a suffix (or with i64)");
                 return None;
             }
-            match lit.base10_parse::<i64>() {
-                Ok(ms) => Some(ms),
-                Err(_) => {
-                    cx.error_spanned(&lit, "the epoch in Unix milliseconds must fit in an i64");
-                    None
-                }
+            match (negative, lit.base10_parse::<u64>()) {
+                // `-0` is 0, the Unix epoch itself.
+                (true, Ok(0)) => ("0".to_owned(), lit.to_token_stream()),
+                (true, _) => (format!("-{}", lit.base10_digits()), tokens.clone()),
+                (false, _) => (lit.base10_digits().to_owned(), lit.to_token_stream()),
             }
         }
-        Literal::Str(lit) => match epoch::parse(&lit.value()) {
-            Ok(ms) if ms < 0 => {
-                cx.error_spanned(
-                    &lit,
-                    format!(
-                        "the epoch {:?} lies before 1970-01-01; choose a date at or after the Unix epoch",
-                        lit.value()
-                    ),
-                );
-                None
-            }
-            Ok(ms) => Some(ms),
-            Err(why) => {
-                cx.error_spanned(&lit, format!("{why}; {EXPECTED}"));
-                None
-            }
-        },
+        Literal::Str(lit) => {
+            let text = lit.value();
+            return match parse_epoch(&text) {
+                Ok(ms) => Some(ms),
+                // Text that is no epoch at all is followed by the forms an epoch may take.
+                Err(EpochError::Unreadable { reason }) => {
+                    cx.error_spanned(&lit, format!("{reason}; {expected}"));
+                    None
+                }
+                Err(e) => {
+                    cx.error_spanned(&lit, e);
+                    None
+                }
+            };
+        }
         Literal::Other => {
-            cx.error_spanned(tokens, EXPECTED);
+            cx.error_spanned(tokens, expected);
+            return None;
+        }
+    };
+    match parse_epoch(&text) {
+        Ok(ms) => Some(ms),
+        Err(e) => {
+            cx.error_spanned(span, e);
             None
         }
     }
 }
 
-fn unit_value(cx: &Ctxt, tokens: &TokenStream) -> Option<Unit> {
+fn unit_value(cx: &Ctxt, tokens: &TokenStream) -> Option<TickUnit> {
     let unit = match literal(tokens) {
-        Literal::Str(lit) => match lit.value().as_str() {
-            "1ms" | "ms" => Some(Unit::Millis),
-            "10ms" => Some(Unit::TenMillis),
-            "1s" | "s" => Some(Unit::Seconds),
-            _ => None,
-        },
+        Literal::Str(lit) => TickUnit::parse(&lit.value()),
         _ => None,
     };
     if unit.is_none() {
-        cx.error_spanned(
-            tokens,
-            "expected `unit = \"1ms\"` (the default), `\"10ms\"` (Sonyflake) or `\"1s\"` (Baidu uid-generator)",
-        );
+        cx.error_spanned(tokens, UNIT_EXPECTED.get(Spelling::Attribute));
     }
     unit
 }
 
-fn order_value(cx: &Ctxt, tokens: &TokenStream) -> Option<Order> {
+fn order_value(cx: &Ctxt, tokens: &TokenStream) -> Option<FieldOrder> {
     let order = match literal(tokens) {
-        Literal::Str(lit) => match lit.value().as_str() {
-            "time-worker-seq" => Some(Order::WorkerAboveSeq),
-            "time-seq-worker" => Some(Order::SeqAboveWorker),
-            _ => None,
-        },
+        Literal::Str(lit) => FieldOrder::parse(&lit.value()),
         _ => None,
     };
     if order.is_none() {
-        cx.error_spanned(
-            tokens,
-            "expected `order = \"time-worker-seq\"` (the default) or `\"time-seq-worker\"` (Sonyflake: the \
-             sequence above the machine ID)",
-        );
+        cx.error_spanned(tokens, ORDER_EXPECTED.get(Spelling::Attribute));
     }
     order
 }
 
-fn preset_value(cx: &Ctxt, tokens: &TokenStream) -> Option<&'static crate::preset::Preset> {
+fn preset_value(cx: &Ctxt, tokens: &TokenStream) -> Option<&'static Preset> {
     let Literal::Str(lit) = literal(tokens) else {
         cx.error_spanned(
             tokens,
-            format!("expected `preset = \"twitter\"`, a string; the presets are: {}", crate::preset::NAMES),
+            format!("expected `preset = \"twitter\"`, a string; the presets are: {}", Preset::NAMES),
         );
         return None;
     };
-    let preset = crate::preset::get(&lit.value());
+    let preset = Preset::get(&lit.value());
     if preset.is_none() {
-        cx.error_spanned(&lit, format!("unknown preset {:?}; the presets are: {}", lit.value(), crate::preset::NAMES));
+        cx.error_spanned(&lit, format!("unknown preset {:?}; the presets are: {}", lit.value(), Preset::NAMES));
     }
     preset
 }

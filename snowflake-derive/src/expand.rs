@@ -8,18 +8,22 @@ use syn::spanned::Spanned;
 
 use crate::ast::{self, Inner};
 use crate::attr;
+use snowflake_layout::{FieldOrder, Layout, TickUnit, format_rfc3339};
+
 use crate::ctxt::Ctxt;
-use crate::epoch;
-use crate::valid::{self, Spec};
+use crate::valid;
 
 pub fn derive(input: &DeriveInput) -> TokenStream {
     let cx = Ctxt::default();
     let attrs = attr::parse(&cx, &input.attrs);
     let inner = ast::inner_type(&cx, input);
-    let spec = valid::check(&cx, &input.ident, &attrs.layout, inner);
+    let layout = valid::check(&cx, &input.ident, &attrs.layout, inner);
     if !attrs.decode_only {
-        valid::check_dates(&cx, &attrs.layout, &spec);
+        valid::check_dates(&cx, &attrs.layout, layout.as_ref());
     }
+    // After a mistake (reported) the expansion is still emitted, with a placeholder layout
+    // that fits either field, so the mistake does not cascade into errors at every use.
+    let spec = layout.unwrap_or(PLACEHOLDER);
     let krate = attrs.krate.unwrap_or_else(|| syn::parse_quote!(::typed_snowflake));
     let expansion = inner.map(|inner| expand(input, inner, &spec, &krate, attrs.decode_only));
     let errors = cx.into_error().map(|e| e.to_compile_error());
@@ -29,17 +33,37 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
     }
 }
 
+const PLACEHOLDER: Layout = match Layout::new(41, 10, 12, 0) {
+    Ok(layout) => layout,
+    Err(_) => panic!("the placeholder layout is valid"),
+};
+
 fn doc(text: String) -> TokenStream {
     quote!(#[doc = #text])
 }
 
-fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path, decode_only: bool) -> TokenStream {
+fn expand(input: &DeriveInput, inner: Inner, spec: &Layout, krate: &syn::Path, decode_only: bool) -> TokenStream {
     let ident = &input.ident;
     let name = ident.to_string();
     let p = quote!(#krate::__private);
-    let Spec { time, worker, datacenter, seq, epoch_ms, unit, order, split } = *spec;
-    let unit_variant = format_ident!("{}", unit.variant());
-    let order_variant = format_ident!("{}", order.variant());
+    let (time, worker, datacenter, seq) =
+        (spec.time_bits(), spec.worker_bits(), spec.datacenter_bits(), spec.seq_bits());
+    let (epoch_ms, unit, split) = (spec.epoch_ms(), spec.unit(), spec.is_split());
+    let unit_variant = format_ident!(
+        "{}",
+        match unit {
+            TickUnit::Millis => "Millis",
+            TickUnit::TenMillis => "TenMillis",
+            TickUnit::Seconds => "Seconds",
+        }
+    );
+    let order_variant = format_ident!(
+        "{}",
+        match spec.order() {
+            FieldOrder::WorkerAboveSeq => "WorkerAboveSeq",
+            FieldOrder::SeqAboveWorker => "SeqAboveWorker",
+        }
+    );
     // Primitive type names by absolute path: a caller may declare a type named `u64` or `str`.
     let (i64, u64, u32, usize, f64, str) = (
         quote!(::core::primitive::i64),
@@ -53,20 +77,20 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Spec, krate: &syn::Path, dec
         Inner::I64 => (quote!(#p::raw_to_i64), quote!(#p::raw_from_i64), &i64),
         Inner::U64 => (quote!(#p::raw_to_u64), quote!(#p::raw_from_u64), &u64),
     };
-    let unit_ms = unit.millis();
+    let unit_ms = unit.as_millis();
     let machine = worker - datacenter;
 
     let d_time = doc(format!("Width of the time field: {time} bits of {unit_ms} ms ticks."));
     let d_worker = doc(format!("Width of the node field: {worker} bits."));
     let d_seq = doc(format!("Width of the sequence field: {seq} bits."));
-    let d_epoch = doc(format!("The epoch, in Unix milliseconds: {epoch_ms} ({}).", epoch::format(epoch_ms)));
-    let last_ms = valid::max_timestamp_ms(time, epoch_ms, unit);
-    let runs_out = epoch::format(last_ms);
+    let d_epoch = doc(format!("The epoch, in Unix milliseconds: {epoch_ms} ({}).", format_rfc3339(epoch_ms)));
+    let last_ms = spec.max_timestamp_ms();
+    let runs_out = format_rfc3339(last_ms);
     let d_max_timestamp = doc(format!("The last Unix millisecond the time field can hold: {last_ms} ({runs_out})."));
     let d_impl = doc(format!(
         "Layout: {time} bits of {unit_ms} ms ticks from {}, {worker} node bits, {seq} sequence bits. \
          The time field runs out on {runs_out}{}.",
-        epoch::format(epoch_ms),
+        format_rfc3339(epoch_ms),
         if decode_only { "; this type only decodes (`#[snowflake(decode_only)]`) and has no generator" } else { "" },
     ));
 

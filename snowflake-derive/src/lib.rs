@@ -1,18 +1,17 @@
 //! `#[derive(SnowflakeId)]`: the compile-time half of typed-snowflake.
 //!
 //! A pipeline of one module per step: `attr` parses the attributes (keeping each
-//! value's tokens for error spans), `ast` checks the item's shape, `valid` applies the
-//! rules that span several keys, and `expand` writes the tokens. Every error is
-//! collected in a `ctxt::Ctxt` and reported together; where the item's shape is usable,
+//! value's tokens for error spans; values are read by `snowflake_layout`), `ast` checks the
+//! item's shape, `valid` applies the rules that span several keys (`snowflake_layout::rules`,
+//! the text form's too) and reports each issue at its key's tokens, and `expand` writes the
+//! tokens. Every error is collected in a `ctxt::Ctxt` and reported together; where the item's shape is usable,
 //! the expansion is still emitted (with placeholder widths) so that one mistake in
 //! `#[layout]` does not cascade into errors at every use of the type.
 
 mod ast;
 mod attr;
 mod ctxt;
-mod epoch;
 mod expand;
-mod preset;
 mod valid;
 
 use proc_macro::TokenStream;

@@ -118,9 +118,9 @@ pub trait SnowflakeId: Sized + Send + Sync + 'static {
         Self::LAYOUT.validate_u64(raw).map(Self::from_raw_unchecked)
     }
 
-    /// Parses decimal text (see [`ParseIdError::parse`]).
+    /// Parses decimal text (see [`Layout::parse_id`]).
     fn parse_str(text: &str) -> Result<Self, ParseIdError> {
-        ParseIdError::parse(&Self::LAYOUT, text).map(Self::from_raw_unchecked)
+        Self::LAYOUT.parse_id(text).map(Self::from_raw_unchecked)
     }
 
     /// The decoded fields.

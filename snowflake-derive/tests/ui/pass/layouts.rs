@@ -27,6 +27,11 @@ pub struct OffsetEpochId(i64);
 #[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657i64)]
 pub struct SuffixedEpochId(i64);
 
+/// Unix milliseconds in quotes, as the text form (`snowflake explain`) reads them too.
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, Debug)]
+#[layout(time = 41, worker = 10, seq = 12, epoch = "1288834974657")]
+pub struct QuotedMillisEpochId(i64);
+
 /// Sonyflake's 10 ms ticks.
 #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, Debug)]
 #[layout(time = 39, worker = 16, seq = 8, epoch = "2014-09-01", unit = "10ms")]
@@ -77,6 +82,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(TweetIdU64::EPOCH_MS, TweetId::EPOCH_MS);
     assert_eq!(OffsetEpochId::EPOCH_MS, TweetId::EPOCH_MS);
     assert_eq!(SuffixedEpochId::EPOCH_MS, TweetId::EPOCH_MS);
+    assert_eq!(QuotedMillisEpochId::EPOCH_MS, TweetId::EPOCH_MS);
+    assert_eq!(QuotedMillisEpochId::LAYOUT, "time=41,worker=10,seq=12,epoch=\"1288834974657\"".parse()?);
 
     assert_eq!(SonyId::LAYOUT.unit(), TickUnit::TenMillis);
     assert_eq!(SonyId::from_parts(1_700_000_000_009, 0, 0)?.timestamp_ms(), 1_700_000_000_000);

@@ -1,6 +1,11 @@
 //! Dates and instants as text: `"YYYY-MM-DD"` (UTC midnight) or an RFC 3339 instant, to Unix
 //! milliseconds and back, without a date crate (the derive and the CLI need nothing more).
 
+use alloc::borrow::ToOwned;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
 /// Days from 1970-01-01 to the given civil date (proleptic Gregorian).
 fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     let y = if month <= 2 { year - 1 } else { year };
@@ -100,8 +105,18 @@ fn offset_minutes(text: &str) -> Result<i64, String> {
     Ok(sign * (h * 60 + m))
 }
 
-/// Parses `"YYYY-MM-DD"` or an RFC 3339 instant to Unix milliseconds; the error says why not.
-pub(crate) fn parse(text: &str) -> Result<i64, String> {
+/// Parses `"YYYY-MM-DD"` (UTC midnight) or an RFC 3339 instant to Unix milliseconds,
+/// proleptic Gregorian; the error says why not. Dates before 1970 give negative values (an
+/// epoch refuses them: see [`parse_epoch`](crate::parse_epoch)).
+///
+/// ```
+/// use snowflake_layout::parse_date_or_instant;
+///
+/// assert_eq!(parse_date_or_instant("2021-05-05"), Ok(1_620_172_800_000));
+/// assert_eq!(parse_date_or_instant("2010-11-04T02:42:54.657+01:00"), Ok(1_288_834_974_657));
+/// assert!(parse_date_or_instant("2021-02-29").is_err());
+/// ```
+pub fn parse_date_or_instant(text: &str) -> Result<i64, String> {
     if text.is_empty() {
         return Err("the epoch is empty".to_owned());
     }
@@ -141,6 +156,10 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
 
 /// Unix milliseconds as an RFC 3339 instant in UTC with milliseconds:
 /// `2016-04-30T11:18:25.796Z`. Years beyond 9999 are written with more digits.
+///
+/// ```
+/// assert_eq!(snowflake_layout::format_rfc3339(1_462_015_105_796), "2016-04-30T11:18:25.796Z");
+/// ```
 pub fn format_rfc3339(unix_ms: i64) -> String {
     let days = unix_ms.div_euclid(86_400_000);
     let ms_of_day = unix_ms.rem_euclid(86_400_000);
@@ -156,6 +175,13 @@ const YEAR_10000_MS: i64 = 253_402_300_800_000;
 /// An epoch as the text form writes it: `YYYY-MM-DD` at UTC midnight, else RFC 3339; Unix
 /// milliseconds from the year 10000 on (or before 1970), which dates cannot spell in four
 /// digits.
+///
+/// ```
+/// use snowflake_layout::format_epoch;
+///
+/// assert_eq!(format_epoch(1_620_172_800_000), "2021-05-05");
+/// assert_eq!(format_epoch(1_288_834_974_657), "2010-11-04T01:42:54.657Z");
+/// ```
 pub fn format_epoch(unix_ms: i64) -> String {
     if !(0..YEAR_10000_MS).contains(&unix_ms) {
         unix_ms.to_string()
@@ -169,7 +195,9 @@ pub fn format_epoch(unix_ms: i64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{format_epoch, format_rfc3339, parse};
+    use alloc::string::ToString;
+
+    use super::{format_epoch, format_rfc3339, parse_date_or_instant as parse};
 
     #[test]
     fn dates_and_instants() {

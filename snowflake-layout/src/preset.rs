@@ -1,7 +1,7 @@
 //! The layouts of public Snowflake schemes, as constants and by name.
 
-use super::{FieldOrder, Layout, TickUnit};
 use crate::error::InvalidLayout;
+use crate::layout::{FieldOrder, Layout, TickUnit};
 
 /// `Ok(layout)` in a `const`, or a compile-time error naming the preset.
 const fn checked(layout: Result<Layout, InvalidLayout>) -> Layout {
@@ -16,7 +16,7 @@ impl Layout {
     /// 5 datacenter bits, 5 machine bits, 12 of sequence.
     ///
     /// ```
-    /// use typed_snowflake::Layout;
+    /// use snowflake_layout::Layout;
     ///
     /// let parts = Layout::TWITTER.decode(1_724_551_110_457_221_119)?;
     /// assert_eq!((parts.timestamp_ms, parts.datacenter, parts.machine, parts.sequence),
@@ -28,7 +28,7 @@ impl Layout {
     /// process ID and a 12-bit increment; all 64 bits, so a type over a `u64`.
     ///
     /// ```
-    /// use typed_snowflake::Layout;
+    /// use snowflake_layout::Layout;
     ///
     /// assert_eq!(Layout::DISCORD.used_bits(), 64);
     /// assert_eq!(Layout::DISCORD.epoch_ms(), 1_420_070_400_000);
@@ -38,7 +38,7 @@ impl Layout {
     /// a 13-bit logical shard ID and a 10-bit per-table sequence; all 64 bits.
     ///
     /// ```
-    /// use typed_snowflake::Layout;
+    /// use snowflake_layout::Layout;
     ///
     /// assert_eq!((Layout::INSTAGRAM.max_worker(), Layout::INSTAGRAM.max_seq()), (8191, 1023));
     /// ```
@@ -47,7 +47,7 @@ impl Layout {
     /// 8-bit sequence above a 16-bit machine ID.
     ///
     /// ```
-    /// use typed_snowflake::{FieldOrder, Layout, TickUnit};
+    /// use snowflake_layout::{FieldOrder, Layout, TickUnit};
     ///
     /// assert_eq!(Layout::SONYFLAKE.unit(), TickUnit::TenMillis);
     /// assert_eq!(Layout::SONYFLAKE.order(), FieldOrder::SeqAboveWorker);
@@ -59,7 +59,7 @@ impl Layout {
     /// 1970-01-01, no node field, all 64 bits.
     ///
     /// ```
-    /// use typed_snowflake::Layout;
+    /// use snowflake_layout::Layout;
     ///
     /// assert_eq!((Layout::MASTODON.epoch_ms(), Layout::MASTODON.worker_bits()), (0, 0));
     /// ```
@@ -69,7 +69,7 @@ impl Layout {
     /// ([`Layout::with_epoch`]).
     ///
     /// ```
-    /// use typed_snowflake::Layout;
+    /// use snowflake_layout::Layout;
     ///
     /// assert_eq!(Layout::LEAF.max_worker(), 1023);
     /// ```
@@ -79,7 +79,7 @@ impl Layout {
     /// old IDs with it, or generate with another epoch ([`Layout::with_epoch`]).
     ///
     /// ```
-    /// use typed_snowflake::Layout;
+    /// use snowflake_layout::Layout;
     ///
     /// assert_eq!(Layout::BAIDU.max_timestamp_ms(), 1_732_137_855_999); // 2024-11-20
     /// ```
@@ -89,7 +89,7 @@ impl Layout {
     /// name.
     ///
     /// ```
-    /// use typed_snowflake::Layout;
+    /// use snowflake_layout::Layout;
     ///
     /// assert_eq!(Layout::preset("discord"), Some(Layout::DISCORD));
     /// assert_eq!(Layout::preset("Discord"), None);
@@ -116,7 +116,7 @@ pub struct Labels {
 /// the user.
 ///
 /// ```
-/// use typed_snowflake::{Layout, Preset};
+/// use snowflake_layout::{Layout, Preset};
 ///
 /// let discord = Preset::get("discord").ok_or("no such preset")?;
 /// assert_eq!(discord.layout, Layout::DISCORD);
@@ -223,7 +223,7 @@ impl Preset {
     /// The preset of that name (lower case, as listed in [`Preset::NAMES`]).
     ///
     /// ```
-    /// use typed_snowflake::Preset;
+    /// use snowflake_layout::Preset;
     ///
     /// assert_eq!(Preset::get("leaf").map(|p| p.epoch_configurable), Some(true));
     /// assert!(Preset::get("snowflake").is_none());
@@ -235,7 +235,7 @@ impl Preset {
     /// The preset whose layout is exactly `layout`, if any.
     ///
     /// ```
-    /// use typed_snowflake::{Layout, Preset};
+    /// use snowflake_layout::{Layout, Preset};
     ///
     /// assert_eq!(Preset::of(&Layout::SONYFLAKE).map(|p| p.name), Some("sonyflake"));
     /// assert!(Preset::of(&Layout::new(30, 4, 8, 0)?).is_none());

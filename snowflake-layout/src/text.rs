@@ -3,35 +3,22 @@
 //! `#[layout(...)]`, and the attribute's own spelling is read too: spaces around `=`, quoted
 //! values (`epoch = "2021-05-05"`), and the whole attribute pasted (`#[layout(...)]`).
 
+use alloc::borrow::ToOwned;
+use alloc::string::ToString;
 use core::fmt;
 use core::str::FromStr;
 
-use super::preset::Preset;
-use super::{FieldOrder, Layout, TickUnit, civil};
-use crate::error::ParseLayoutError;
+use crate::civil;
+use crate::error::{EpochError, ParseLayoutError};
+use crate::layout::{FieldOrder, Layout, TickUnit};
+use crate::preset::Preset;
+use crate::rules::{self, Given, KEYS, Keys};
 
-/// The keys of the text form, for messages.
-pub const KEYS: &str = "time, worker, datacenter, machine, seq, epoch, unit, order, preset";
-
-/// Every key, parsed but not yet checked against the others.
-#[derive(Default)]
-struct Keys<'a> {
-    time: Option<u32>,
-    worker: Option<u32>,
-    datacenter: Option<u32>,
-    machine: Option<u32>,
-    seq: Option<u32>,
-    epoch: Option<i64>,
-    unit: Option<TickUnit>,
-    order: Option<FieldOrder>,
-    preset: Option<&'a Preset>,
-}
-
-fn set<T>(slot: &mut Option<T>, key: &str, value: T) -> Result<(), ParseLayoutError> {
-    if slot.is_some() {
+fn set<T>(slot: &mut Given<T>, key: &str, value: T) -> Result<(), ParseLayoutError> {
+    if slot.is_given() {
         return Err(ParseLayoutError::DuplicateKey { key: key.to_owned() });
     }
-    *slot = Some(value);
+    *slot = Given::Value(value);
     Ok(())
 }
 
@@ -44,20 +31,28 @@ fn width(key: &'static str, value: &str) -> Result<u32, ParseLayoutError> {
 }
 
 /// Parses an epoch as the derive does: `YYYY-MM-DD`, an RFC 3339 instant, or Unix
-/// milliseconds; not before 1970-01-01.
-#[doc(hidden)]
-pub fn parse_epoch(value: &str) -> Result<i64, String> {
+/// milliseconds; not before 1970-01-01. The error says why not.
+///
+/// ```
+/// use snowflake_layout::{EpochError, parse_epoch};
+///
+/// assert_eq!(parse_epoch("2021-05-05"), Ok(1_620_172_800_000));
+/// assert_eq!(parse_epoch("1288834974657"), Ok(1_288_834_974_657));
+/// assert!(matches!(parse_epoch("1969-12-31"), Err(EpochError::Before1970 { .. })));
+/// assert!(matches!(parse_epoch("-5"), Err(EpochError::Before1970 { .. })));
+/// assert!(matches!(parse_epoch("yesterday"), Err(EpochError::Unreadable { .. })));
+/// ```
+pub fn parse_epoch(value: &str) -> Result<i64, EpochError> {
+    let before = |date| EpochError::Before1970 { value: value.to_owned(), date };
     let ms = if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
-        value.parse::<i64>().map_err(|_| "the epoch in Unix milliseconds must fit in an i64".to_owned())?
+        value.parse::<i64>().map_err(|_| EpochError::TooLarge)?
     } else if value.starts_with('-') && value.len() > 1 && value[1..].bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!(
-            "the epoch {value} lies before 1970-01-01; IDs count time from an epoch at or after the Unix epoch"
-        ));
+        return Err(before(false));
     } else {
-        civil::parse(value)?
+        civil::parse_date_or_instant(value).map_err(|reason| EpochError::Unreadable { reason })?
     };
     if ms < 0 {
-        return Err(format!("the epoch {value:?} lies before 1970-01-01; choose a date at or after the Unix epoch"));
+        return Err(before(true));
     }
     Ok(ms)
 }
@@ -70,7 +65,7 @@ impl FromStr for Layout {
     /// attribute may be pasted whole. [`Display`](fmt::Display) prints the canonical form.
     ///
     /// ```
-    /// use typed_snowflake::{Layout, TickUnit};
+    /// use snowflake_layout::{Layout, TickUnit};
     ///
     /// let order: Layout = "time=42,worker=5,seq=16,epoch=2021-05-05".parse()?;
     /// assert_eq!(order, Layout::new(42, 5, 16, 1_620_172_800_000)?);
@@ -108,7 +103,7 @@ impl FromStr for Layout {
                 "seq" => set(&mut keys.seq, key, width("seq", value)?)?,
                 "epoch" => {
                     let ms = parse_epoch(value)
-                        .map_err(|reason| ParseLayoutError::BadEpoch { value: value.to_owned(), reason })?;
+                        .map_err(|e| ParseLayoutError::BadEpoch { value: value.to_owned(), reason: e.to_string() })?;
                     set(&mut keys.epoch, key, ms)?;
                 }
                 "unit" => {
@@ -131,9 +126,12 @@ impl FromStr for Layout {
                 _ => return Err(ParseLayoutError::UnknownKey { key: key.to_owned(), known: KEYS }),
             }
         }
-        match keys.preset {
-            Some(preset) => from_preset(preset, &keys),
-            None => from_keys(&keys),
+        // The rules of `#[layout(...)]`, with the first mistake reported.
+        match rules::resolve(&keys, 64) {
+            (Some(layout), _) => Ok(layout),
+            (None, issues) => {
+                Err(issues.into_iter().next().map_or(ParseLayoutError::Empty, rules::Issue::into_parse_error))
+            }
         }
     }
 }
@@ -161,110 +159,12 @@ fn unquote<'a>(key: &str, value: &'a str) -> Result<&'a str, ParseLayoutError> {
     }
 }
 
-/// A preset with the keys its scheme leaves to the user.
-fn from_preset(preset: &'static Preset, keys: &Keys<'_>) -> Result<Layout, ParseLayoutError> {
-    let fixed = |key: &'static str, reason: &'static str| {
-        Err(ParseLayoutError::FixedByPreset { preset: preset.name, key, reason })
-    };
-    let base = preset.layout;
-    let widths_reason = "the scheme fixes its widths; write the widths out instead of the preset";
-    if keys.datacenter.is_some() {
-        return fixed("datacenter", widths_reason);
-    }
-    if keys.machine.is_some() {
-        return fixed("machine", widths_reason);
-    }
-    if keys.unit.is_some() {
-        return fixed("unit", "the scheme fixes its tick");
-    }
-    if keys.order.is_some() {
-        return fixed("order", "the scheme fixes its field order");
-    }
-    let mut layout = base;
-    if keys.time.is_some() || keys.worker.is_some() || keys.seq.is_some() {
-        if !preset.widths_configurable {
-            let key = if keys.time.is_some() {
-                "time"
-            } else if keys.worker.is_some() {
-                "worker"
-            } else {
-                "seq"
-            };
-            return fixed(key, widths_reason);
-        }
-        layout = Layout::build(
-            keys.time.unwrap_or(base.time_bits()),
-            keys.worker.unwrap_or(base.worker_bits()),
-            0,
-            keys.seq.unwrap_or(base.seq_bits()),
-            base.epoch_ms(),
-            base.unit(),
-        )?
-        .with_order(base.order());
-    }
-    if let Some(epoch) = keys.epoch {
-        if !preset.epoch_configurable {
-            return fixed("epoch", "its IDs count from one published epoch");
-        }
-        layout = layout.with_epoch(epoch)?;
-    }
-    Ok(layout)
-}
-
-/// A layout written out key by key.
-fn from_keys(keys: &Keys<'_>) -> Result<Layout, ParseLayoutError> {
-    let mut absent: Vec<(&str, &str)> = Vec::new();
-    if keys.time.is_none() {
-        absent.push(("time", "`time=41`"));
-    }
-    let node = match (keys.worker, keys.datacenter, keys.machine) {
-        (Some(worker), None, None) => Some((worker, 0)),
-        (None, Some(dc), Some(machine)) => {
-            if dc == 0 || machine == 0 {
-                return Err(ParseLayoutError::Node(
-                    "datacenter and machine need at least 1 bit each; for one node write `worker=0`",
-                ));
-            }
-            Some((dc + machine, dc))
-        }
-        (Some(_), _, _) => {
-            return Err(ParseLayoutError::Node(
-                "give the node field either as `worker=N` or as `datacenter=N,machine=M`, not both",
-            ));
-        }
-        (None, Some(_), None) => {
-            return Err(ParseLayoutError::Node("`datacenter` needs `machine` beside it: `datacenter=5,machine=5`"));
-        }
-        (None, None, Some(_)) => {
-            return Err(ParseLayoutError::Node("`machine` needs `datacenter` beside it: `datacenter=5,machine=5`"));
-        }
-        (None, None, None) => {
-            absent.push(("worker", "`worker=10` (or `datacenter=5,machine=5`, or `worker=0` for a single-node type)"));
-            None
-        }
-    };
-    if keys.seq.is_none() {
-        absent.push(("seq", "`seq=12`"));
-    }
-    if keys.epoch.is_none() {
-        absent.push(("epoch", "`epoch=2024-01-01` (a date, an RFC 3339 instant or Unix milliseconds)"));
-    }
-    let (Some(time), Some((worker, datacenter)), Some(seq), Some(epoch)) = (keys.time, node, keys.seq, keys.epoch)
-    else {
-        let keys: Vec<String> = absent.iter().map(|(key, _)| format!("`{key}`")).collect();
-        let examples: Vec<&str> = absent.iter().map(|&(_, example)| example).collect();
-        return Err(ParseLayoutError::Missing { keys: keys.join(", "), examples: examples.join(", ") });
-    };
-    let layout = Layout::build(time, worker, datacenter, seq, epoch, keys.unit.unwrap_or_default())?;
-    Ok(layout.with_order(keys.order.unwrap_or_default()))
-}
-
 impl fmt::Display for Layout {
     /// The text form, which [`FromStr`] reads back: widths, the epoch (a date at UTC
     /// midnight, else an RFC 3339 instant), then `unit` and `order` where not the default.
     ///
     /// ```
-    /// use typed_snowflake::Layout;
+    /// use snowflake_layout::Layout;
     ///
     /// assert_eq!(Layout::TWITTER.to_string(), "time=41,datacenter=5,machine=5,seq=12,epoch=2010-11-04T01:42:54.657Z");
     /// assert_eq!(Layout::SONYFLAKE.to_string(), "time=39,worker=16,seq=8,epoch=2014-09-01,unit=10ms,order=time-seq-worker");

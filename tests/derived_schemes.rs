@@ -1,8 +1,10 @@
-//! `#[layout(preset = "...")]` derives exactly the runtime's preset layouts, Sonyflake's
-//! field order and 64-bit layouts on `u64` fields work end to end, and the integrations keep
-//! IDs at or above 2^63 exact.
+//! Types derived from the public schemes work end to end: Discord's documented example
+//! decodes through a derived type, Sonyflake's field order generates and decodes, 64-bit
+//! layouts on `u64` fields and the integrations keep IDs at or above 2^63 exact. (That a
+//! preset means the same layout to the derive and the runtime needs no test: both read it
+//! from `snowflake-layout`.)
 
-use typed_snowflake::{FieldOrder, Layout, LayoutError, ParseIdError, SnowflakeId};
+use typed_snowflake::{FieldOrder, LayoutError, ParseIdError, SnowflakeId};
 
 #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 #[layout(preset = "twitter")]
@@ -45,27 +47,14 @@ struct SonyWrittenOut(i64);
 struct Wide(u64);
 
 #[test]
-fn each_preset_derives_the_runtime_layout() {
-    assert_eq!(TweetId::LAYOUT, Layout::TWITTER);
-    assert_eq!(DiscordId::LAYOUT, Layout::DISCORD);
-    assert_eq!(InstagramId::LAYOUT, Layout::INSTAGRAM);
-    assert_eq!(SonyId::LAYOUT, Layout::SONYFLAKE);
-    assert_eq!(TootId::LAYOUT, Layout::MASTODON);
-    assert_eq!(LeafId::LAYOUT, Layout::LEAF);
-    assert_eq!(OwnLeafId::LAYOUT, Layout::LEAF.with_epoch(1_577_836_800_000).expect("a valid epoch"));
-    assert_eq!(BaiduId::LAYOUT, Layout::BAIDU.with_epoch(1_735_689_600_000).expect("a valid epoch"));
-    assert_eq!(SonyWrittenOut::LAYOUT, Layout::SONYFLAKE);
-    assert_eq!(SonyId::LAYOUT.order(), FieldOrder::SeqAboveWorker);
-    for (name, layout) in [
-        ("twitter", TweetId::LAYOUT),
-        ("discord", DiscordId::LAYOUT),
-        ("instagram", InstagramId::LAYOUT),
-        ("sonyflake", SonyId::LAYOUT),
-        ("mastodon", TootId::LAYOUT),
-        ("leaf", LeafId::LAYOUT),
-    ] {
-        assert_eq!(Layout::preset(name), Some(layout), "{name}");
-    }
+fn preset_keys_the_scheme_leaves_open_take_effect() {
+    // The derive's expansion of `epoch` beside a preset, and of a written-out Sonyflake.
+    assert_eq!(OwnLeafId::LAYOUT.epoch_ms(), 1_577_836_800_000);
+    assert_eq!(BaiduId::LAYOUT.epoch_ms(), 1_735_689_600_000);
+    assert_eq!(SonyWrittenOut::LAYOUT.order(), FieldOrder::SeqAboveWorker);
+    assert_eq!(SonyWrittenOut::LAYOUT.to_string(), SonyId::LAYOUT.to_string());
+    assert_eq!(TweetId::LAYOUT.to_string(), "time=41,datacenter=5,machine=5,seq=12,epoch=2010-11-04T01:42:54.657Z");
+    assert!(InstagramId::LAYOUT.used_bits() == 64 && TootId::LAYOUT.used_bits() == 64 && LeafId::LAYOUT.fits_i64());
 }
 
 #[test]
