@@ -32,7 +32,7 @@ use metrics_exporter_prometheus::PrometheusHandle;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use snowflake_types::layout::format_rfc3339;
-use snowflake_types::{GenerateError, ParseIdError, Parts};
+use snowflake_types::{GenerateError, Parts};
 
 use crate::state::{AppState, IdType, retry_after};
 
@@ -224,7 +224,10 @@ fn json_text(body: String) -> Response {
 
 /// Parses `text` as an ID of `id_type`, or a 400 saying why not.
 fn parse_id(id_type: &IdType, text: &str) -> Result<i64, ApiError> {
-    ParseIdError::parse(&id_type.spec.layout, text)
+    id_type
+        .spec
+        .layout
+        .parse_id(text)
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, format!("{text:?} is not a {} ID: {e}", id_type.spec.name)))
 }
 
