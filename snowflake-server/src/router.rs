@@ -111,6 +111,9 @@ pub fn router(state: Arc<AppState>, metrics: Option<PrometheusHandle>) -> Router
         .route("/readyz", get(readyz))
         .route("/metrics", get(render_metrics))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such route; see GET /v1/types") })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "every route of this server answers GET only")
+        })
         .layer(middleware::from_fn(count_requests))
         .with_state(Shared { app: state, metrics })
 }

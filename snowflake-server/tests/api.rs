@@ -154,6 +154,11 @@ async fn unknown_types_and_routes_are_404() {
         assert_eq!(a.status, StatusCode::BAD_REQUEST, "{uri}: {}", a.body);
         assert!(a.error().contains("UTF-8"), "{uri}: {}", a.error());
     }
+    let post = Request::post("/v1/ids/order").body(Body::empty()).unwrap();
+    let response = app.clone().oneshot(post).await.unwrap();
+    assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    assert!(String::from_utf8_lossy(&body).contains("GET only"), "{body:?}");
     let a = get(&app, "/v2/anything").await;
     assert_eq!(a.status, StatusCode::NOT_FOUND);
     assert!(a.error().contains("no such route"));
