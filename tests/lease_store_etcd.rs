@@ -215,6 +215,12 @@ fn a_store_restarted_empty_makes_the_holder_wait_out_earlier_ones() -> TestResul
 }
 
 #[test]
+fn churn() -> TestResult {
+    let Some((etcd, _)) = setup() else { return Ok(()) };
+    lease_cluster::churn(&shared, &etcd.url())
+}
+
+#[test]
 fn acquisition_latency() {
     let Some((etcd, _)) = setup() else { return };
     lease_cluster::acquisition_latency(&store(&etcd.url()), "etcd");

@@ -208,6 +208,12 @@ fn a_store_restarted_empty_makes_the_holder_wait_out_earlier_ones() -> TestResul
 }
 
 #[test]
+fn churn() -> TestResult {
+    let Some((zookeeper, _)) = setup() else { return Ok(()) };
+    lease_cluster::churn(&shared, &zookeeper.url())
+}
+
+#[test]
 fn acquisition_latency() {
     let Some((zookeeper, _)) = setup() else { return };
     lease_cluster::acquisition_latency(&store(&zookeeper.url()), "zookeeper");

@@ -290,3 +290,110 @@ pub fn acquisition_latency(store: &dyn LeaseStore, name: &str) {
         store.release(namespace, grant, 1).expect("releasing");
     }
 }
+
+/// Churn: holders (64 under CI, 16 elsewhere) contend for 32 worker IDs for a few seconds,
+/// each acquiring, issuing for a moment, then releasing or abandoning (a crash) its lease, and
+/// again. Every ID is issued once, and the tenures of a worker ID, in fence order, never
+/// overlap.
+pub fn churn(open: Open, url: &str) -> TestResult {
+    let holders: u64 = if crate::servers::under_ci() { 64 } else { 16 };
+    let deadline = Instant::now() + Duration::from_secs(8);
+    // (worker, fence, IDs) per tenure, and refusals, per holder.
+    type Tenures = (Vec<(u64, u64, Vec<i64>)>, usize);
+    let results: Vec<Tenures> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..holders)
+            .map(|holder| {
+                let store = open(url);
+                scope.spawn(move || -> Result<Tenures, String> {
+                    let mut tenures = Vec::new();
+                    let mut refusals = 0;
+                    let mut rng = (holder + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                    let mut random = move |n: u64| {
+                        rng ^= rng << 13;
+                        rng ^= rng >> 7;
+                        rng ^= rng << 17;
+                        rng % n
+                    };
+                    while Instant::now() < deadline {
+                        let lease = match WorkerLease::builder_shared(Arc::clone(&store))
+                            .namespace("churn")
+                            .worker_bits(5)
+                            .ttl(Duration::from_secs(2))
+                            .margin(Duration::from_millis(600))
+                            .renew_every(Duration::from_millis(400))
+                            .acquire()
+                        {
+                            Ok(lease) => lease,
+                            // A full space, or a store call slower than its bound on a loaded
+                            // machine: try again later, as a service would.
+                            Err(
+                                LeaseError::NoFreeWorker { .. } | LeaseError::Lost { .. } | LeaseError::Timeout { .. },
+                            ) => {
+                                refusals += 1;
+                                std::thread::sleep(Duration::from_millis(50 + random(200)));
+                                continue;
+                            }
+                            Err(e) => return Err(format!("holder {holder}: {e}")),
+                        };
+                        let generator =
+                            Generator::builder(layout()).lease(lease.clone()).build().map_err(|e| e.to_string())?;
+                        let mut ids = Vec::new();
+                        let until = Instant::now() + Duration::from_millis(100 + random(400));
+                        while Instant::now() < until {
+                            if ids.len() % 256 == 255 {
+                                std::thread::sleep(Duration::from_millis(2));
+                            }
+                            match generator.next_raw() {
+                                Ok(id) => ids.push(id),
+                                Err(GenerateError::Fenced { .. }) => std::thread::sleep(Duration::from_millis(5)),
+                                Err(e) => return Err(format!("holder {holder}: {e}")),
+                            }
+                        }
+                        tenures.push((lease.worker(), lease.fence(), ids));
+                        if random(4) == 0 {
+                            lease.abandon();
+                        } else {
+                            match lease.release() {
+                                Ok(()) | Err(LeaseError::Lost { .. } | LeaseError::Timeout { .. }) => {}
+                                Err(e) => return Err(format!("holder {holder}: {e}")),
+                            }
+                        }
+                    }
+                    Ok((tenures, refusals))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a holder panicked")).collect::<Result<_, _>>()
+    })?;
+    let mut seen = std::collections::HashSet::new();
+    let mut by_worker: std::collections::BTreeMap<u64, std::collections::BTreeMap<u64, (i64, i64)>> =
+        std::collections::BTreeMap::new();
+    let (mut acquisitions, mut total, mut refusals) = (0, 0, 0);
+    for (tenures, refused) in results {
+        refusals += refused;
+        for (worker, fence, ids) in tenures {
+            acquisitions += 1;
+            total += ids.len();
+            for &id in &ids {
+                assert!(seen.insert(id), "ID {id} issued twice");
+                assert_eq!(layout().worker_of(id), worker);
+            }
+            if let (Some(&lo), Some(&hi)) = (ids.iter().min(), ids.iter().max()) {
+                let previous = by_worker.entry(worker).or_default().insert(fence, (lo, hi));
+                assert!(previous.is_none(), "fence {fence} given twice for worker {worker}");
+            }
+        }
+    }
+    for (worker, tenures) in &by_worker {
+        let ranges: Vec<&(i64, i64)> = tenures.values().collect();
+        for pair in ranges.windows(2) {
+            assert!(pair[0].1 < pair[1].0, "worker {worker}: two holders overlap: {:?} then {:?}", pair[0], pair[1]);
+        }
+    }
+    eprintln!(
+        "churn on {url}: {holders} holders, {acquisitions} tenures, {refusals} refusals, {total} IDs, 0 duplicates, {} worker IDs used, no overlap",
+        by_worker.len()
+    );
+    assert!(acquisitions > 0, "no holder ever acquired");
+    Ok(())
+}
