@@ -384,11 +384,7 @@ impl LeaseStore for ZooKeeperLeaseStore {
         let what = || acquiring(namespace);
         let token = new_token();
         let dirs = [self.dir(namespace, "workers"), self.dir(namespace, "high-water")];
-        let client = self.block_on(&what, async {
-            let client = self.connect(ttl).await?;
-            Self::make_dirs(&client, &dirs).await?;
-            Ok(client)
-        })?;
+        let client = self.block_on(&what, self.connect(ttl))?;
         if client.session_timeout() < ttl {
             return Err(LeaseError::BadSettings {
                 reason: format!(
@@ -398,8 +394,17 @@ impl LeaseStore for ZooKeeperLeaseStore {
                 ),
             });
         }
-        let held: HashSet<String> =
-            self.block_on(&what, async { Ok(client.list_children(&dirs[0]).await?.into_iter().collect()) })?;
+        // The namespace's znodes are made the first time (and again after the data was lost).
+        let held: HashSet<String> = self.block_on(&what, async {
+            match client.list_children(&dirs[0]).await {
+                Ok(children) => Ok(children.into_iter().collect()),
+                Err(zk::Error::NoNode) => {
+                    Self::make_dirs(&client, &dirs).await?;
+                    Ok(HashSet::new())
+                }
+                Err(error) => Err(error.into()),
+            }
+        })?;
         for worker in scan_order(space, prefer).flatten() {
             if held.contains(&worker.to_string()) {
                 continue; // a live lease
@@ -407,7 +412,7 @@ impl LeaseStore for ZooKeeperLeaseStore {
             let what = || doing("acquiring", namespace, worker);
             let worker_path = self.worker_path(namespace, worker);
             let high_water_path = self.high_water_path(namespace, worker);
-            let taken = self.block_on(&what, async {
+            let attempt = || async {
                 let found = match client.get_data(&high_water_path).await {
                     Ok((data, stat)) => Some((parse_record(&data), stat.version)),
                     Err(zk::Error::NoNode) => None,
@@ -448,7 +453,12 @@ impl LeaseStore for ZooKeeperLeaseStore {
                         };
                         if store_now_ms <= 0 {
                             // The servers' stat of a `multi` may be empty (ZOOKEEPER-4026): read it.
-                            store_now_ms = client.get_data(&high_water_path).await?.1.mtime;
+                            // (Gone at once: not a missing directory to make and retry.)
+                            let read = client.get_data(&high_water_path).await.map_err(|error| match error {
+                                zk::Error::NoNode => zk::Error::UnexpectedError(format!("{high_water_path} vanished")),
+                                other => other,
+                            });
+                            store_now_ms = read?.1.mtime;
                         }
                         Ok(Ok(Some(Grant {
                             worker,
@@ -463,7 +473,20 @@ impl LeaseStore for ZooKeeperLeaseStore {
                         source: zk::Error::NodeExists | zk::Error::BadVersion,
                         ..
                     }) => Ok(Ok(None)),
+                    // The high-water directory is missing (deleted since the list was read).
+                    Err(zk::MultiWriteError::OperationFailed { source: zk::Error::NoNode, .. }) => {
+                        Err(Failure::Zk(zk::Error::NoNode))
+                    }
                     Err(error) => Err(zk::Error::from(error).into()),
+                }
+            };
+            let taken = self.block_on(&what, async {
+                match attempt().await {
+                    Err(Failure::Zk(zk::Error::NoNode)) => {
+                        Self::make_dirs(&client, &dirs).await?;
+                        attempt().await
+                    }
+                    other => other,
                 }
             })?;
             match taken {
