@@ -187,6 +187,11 @@ mod guides {
     pub struct ManyNodes;
 }
 
+/// docs/etcd-zookeeper.md's Rust blocks, compiled as doctests with the two stores' features.
+#[cfg(all(doctest, feature = "lease-etcd", feature = "lease-zookeeper"))]
+#[doc = include_str!("../docs/etcd-zookeeper.md")]
+pub struct EtcdZooKeeperGuideDoctests;
+
 /// docs/layouts.md's Rust blocks, compiled and run as doctests. (docs/web.md needs axum, which
 /// only the examples package depends on: it is compiled there.)
 #[cfg(doctest)]

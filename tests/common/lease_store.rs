@@ -308,3 +308,41 @@ pub fn a_store_that_lost_its_data_vouches_for_nothing<S: LeaseStore>(store: &S, 
     assert!(third.fence > second.fence);
     store.release(namespace, &third, HIGH_WATER).expect("releasing");
 }
+
+/// [`an_expired_lease_is_taken_over`] for stores whose leases expire late but never early
+/// (etcd counts whole seconds and reaps expired leases every half second; ZooKeeper expires
+/// sessions by ticks): a lease of `ttl` that is not renewed is held for at least `ttl` after
+/// its last renewal, then taken over within `bound`, with a higher fence and the old holder's
+/// high water; the old holder's renewal and release are then `Lost`.
+pub fn an_expired_lease_is_taken_over_within<S: LeaseStore>(
+    old_store: &S,
+    new_store: &S,
+    namespace: &str,
+    ttl: Duration,
+    bound: Duration,
+) {
+    let old = old_store.acquire(&Claim::new(namespace, 1, ttl)).expect("acquiring");
+    let renewed = Instant::now();
+    old_store.renew(namespace, &old, ttl, HIGH_WATER).expect("renewing");
+    let new = loop {
+        match new_store.acquire(&Claim::new(namespace, 1, TTL)) {
+            Ok(grant) => break grant,
+            Err(LeaseError::NoFreeWorker { .. }) => {
+                assert!(renewed.elapsed() < bound, "the lease did not expire within {bound:?}");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(other) => panic!("acquiring: {other}"),
+        }
+    };
+    assert!(renewed.elapsed() >= ttl, "taken {:?} after the renewal, before the TTL {ttl:?}", renewed.elapsed());
+    assert_eq!(new.worker, old.worker);
+    assert!(new.fence > old.fence, "fence {} must exceed {}", new.fence, old.fence);
+    assert_eq!(new.previous_high_water_ms, Some(HIGH_WATER));
+    lost(old_store.renew(namespace, &old, ttl, HIGH_WATER + 1), namespace, old.worker);
+    lost(old_store.release(namespace, &old, HIGH_WATER + 1), namespace, old.worker);
+    new_store.renew(namespace, &new, TTL, HIGH_WATER + 2).expect("the new holder keeps it");
+    new_store.release(namespace, &new, HIGH_WATER + 2).expect("releasing");
+    let next = new_store.acquire(&Claim::new(namespace, 1, TTL)).expect("acquiring");
+    assert_eq!(next.previous_high_water_ms, Some(HIGH_WATER + 2), "the old holder's late release changed nothing");
+    new_store.release(namespace, &next, HIGH_WATER).expect("releasing");
+}

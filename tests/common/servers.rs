@@ -246,3 +246,221 @@ pub fn seed_redis_lease_records(url: &str, namespace: &str, space: u64) -> redis
     let mut connection = redis::Client::open(url)?.get_connection()?;
     redis::cmd("MSET").arg(&records).query(&mut connection)
 }
+
+/// A free loopback port (free when asked; the server binds it just after).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port()
+}
+
+/// Says that a server a test starts itself could not start, and that the test is skipped;
+/// under CI, fails naming what is missing.
+fn private_server_missing(what: &str, error: &dyn std::fmt::Display) {
+    assert!(!under_ci(), "{what} could not be started: {error}; under CI it must be installed (.ci/run installs it)");
+    let _ = writeln!(std::io::stderr(), "skipped: {what} could not be started: {error}");
+}
+
+/// Starts `command` until `port` accepts connections: a process that exits at once (a port
+/// taken meanwhile) or does not listen within 20 s is an error.
+fn spawn_listening(mut command: std::process::Command, port: u16) -> std::io::Result<std::process::Child> {
+    use std::process::Stdio;
+    let mut child = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn()?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Ok(child);
+        }
+        if let Some(status) = child.try_wait()? {
+            return Err(std::io::Error::other(format!("it exited ({status}) before listening on port {port}")));
+        }
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(std::io::Error::other(format!("it did not listen on port {port} within 20 s")));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A single-member etcd of a test's own (Debian's `etcd-server`), on free loopback ports with
+/// a temporary data directory, killed when dropped. Its election timeout is short (100 ms),
+/// so that it elects itself at once and its shortest lease is 1 s.
+pub struct PrivateEtcd {
+    child: Option<std::process::Child>,
+    dir: tempfile::TempDir,
+    client_port: u16,
+    peer_port: u16,
+}
+
+impl PrivateEtcd {
+    /// `None` when `etcd` is not installed (and not under CI, where that fails).
+    pub fn start() -> Option<Self> {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mut etcd = PrivateEtcd { child: None, dir, client_port: free_port(), peer_port: free_port() };
+        match etcd.spawn() {
+            Ok(()) => Some(etcd),
+            Err(e) => {
+                private_server_missing("etcd (Debian package etcd-server)", &e);
+                None
+            }
+        }
+    }
+
+    fn spawn(&mut self) -> std::io::Result<()> {
+        let client = format!("http://127.0.0.1:{}", self.client_port);
+        let peer = format!("http://127.0.0.1:{}", self.peer_port);
+        let mut command = std::process::Command::new("etcd");
+        command
+            .args(["--name", "private", "--data-dir"])
+            .arg(self.dir.path().join("data"))
+            .args(["--listen-client-urls", &client, "--advertise-client-urls", &client])
+            .args(["--listen-peer-urls", &peer, "--initial-advertise-peer-urls", &peer])
+            .args(["--initial-cluster", &format!("private={peer}")])
+            .args(["--heartbeat-interval", "10", "--election-timeout", "100"]);
+        self.child = Some(spawn_listening(command, self.client_port)?);
+        Ok(())
+    }
+
+    /// `etcd://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("etcd://127.0.0.1:{}", self.client_port)
+    }
+
+    /// The client port, the same across restarts.
+    pub fn port(&self) -> u16 {
+        self.client_port
+    }
+
+    /// Kills the server (`SIGKILL`), deletes its data and starts an empty one on the same
+    /// ports: an etcd rebuilt from nothing, its revisions starting again at 1.
+    pub fn restart_empty(&mut self) {
+        self.kill9();
+        let _ = std::fs::remove_dir_all(self.dir.path().join("data"));
+        if let Err(e) = self.spawn() {
+            panic!("etcd could not be started again on port {}: {e}", self.client_port);
+        }
+    }
+
+    /// Kills the server with `SIGKILL`.
+    pub fn kill9(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for PrivateEtcd {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+/// A standalone ZooKeeper of a test's own (Debian's `zookeeper`, run with the package's jar),
+/// on a free loopback port with a temporary data directory, killed when dropped. Its tick is
+/// 100 ms, so sessions may last from 200 ms to a minute.
+pub struct PrivateZooKeeper {
+    child: Option<std::process::Child>,
+    dir: tempfile::TempDir,
+    port: u16,
+}
+
+/// The jar of Debian's `zookeeper` package; its manifest names the jars it needs.
+const ZOOKEEPER_JAR: &str = "/usr/share/java/zookeeper.jar";
+
+impl PrivateZooKeeper {
+    /// `None` when Java or the `zookeeper` package is not installed (and not under CI, where
+    /// that fails).
+    pub fn start() -> Option<Self> {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mut server = PrivateZooKeeper { child: None, dir, port: free_port() };
+        match server.spawn() {
+            Ok(()) => Some(server),
+            Err(e) => {
+                private_server_missing("ZooKeeper (Debian package zookeeper)", &e);
+                None
+            }
+        }
+    }
+
+    fn spawn(&mut self) -> std::io::Result<()> {
+        if !std::path::Path::new(ZOOKEEPER_JAR).exists() {
+            return Err(std::io::Error::new(std::io::ErrorKind::NotFound, format!("{ZOOKEEPER_JAR} is missing")));
+        }
+        let data = self.dir.path().join("data");
+        std::fs::create_dir_all(&data)?;
+        let config = self.dir.path().join("zoo.cfg");
+        std::fs::write(
+            &config,
+            format!(
+                "tickTime=100\nminSessionTimeout=200\nmaxSessionTimeout=60000\ndataDir={}\n\
+                 clientPort={}\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\nmaxClientCnxns=0\n",
+                data.display(),
+                self.port
+            ),
+        )?;
+        let mut command = std::process::Command::new("java");
+        command
+            .args(["-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", ZOOKEEPER_JAR])
+            .arg(format!("-Dzookeeper.log.dir={}", self.dir.path().display()))
+            .arg("org.apache.zookeeper.server.ZooKeeperServerMain")
+            .arg(&config);
+        self.child = Some(spawn_listening(command, self.port)?);
+        // It listens before it serves: wait until `srvr` reports its mode.
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            if zookeeper_serves(self.port) {
+                return Ok(());
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(std::io::Error::other(format!(
+                    "ZooKeeper on port {} did not serve within 20 s",
+                    self.port
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// `zk://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("zk://127.0.0.1:{}", self.port)
+    }
+
+    /// The address clients connect to.
+    pub fn address(&self) -> std::net::SocketAddr {
+        std::net::SocketAddr::from(([127, 0, 0, 1], self.port))
+    }
+
+    /// Kills the server (`SIGKILL`), deletes its data and starts an empty one on the same
+    /// port: an ensemble rebuilt from nothing.
+    pub fn restart_empty(&mut self) {
+        self.kill9();
+        let _ = std::fs::remove_dir_all(self.dir.path().join("data"));
+        if let Err(e) = self.spawn() {
+            panic!("ZooKeeper could not be started again on port {}: {e}", self.port);
+        }
+    }
+
+    /// Kills the server with `SIGKILL`.
+    pub fn kill9(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Whether the ZooKeeper on `port` serves requests: its `srvr` command reports a mode.
+fn zookeeper_serves(port: u16) -> bool {
+    use std::io::Read;
+    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else { return false };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let mut reply = String::new();
+    stream.write_all(b"srvr").is_ok() && stream.read_to_string(&mut reply).is_ok() && reply.contains("Mode:")
+}
+
+impl Drop for PrivateZooKeeper {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}

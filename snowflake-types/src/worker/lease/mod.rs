@@ -21,6 +21,17 @@ mod redis;
 #[cfg(feature = "redis")]
 pub use self::redis::RedisLeaseStore;
 
+#[cfg(any(feature = "lease-etcd", feature = "lease-zookeeper"))]
+mod cluster_url;
+#[cfg(feature = "lease-etcd")]
+mod etcd;
+#[cfg(feature = "lease-etcd")]
+pub use self::etcd::EtcdLeaseStore;
+#[cfg(feature = "lease-zookeeper")]
+mod zookeeper;
+#[cfg(feature = "lease-zookeeper")]
+pub use self::zookeeper::ZooKeeperLeaseStore;
+
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql"))]
 mod sql;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql"))]
@@ -28,7 +39,8 @@ pub use sql::{DEFAULT_TABLE, MYSQL_TABLE_DDL, POSTGRES_TABLE_DDL, SqlLeaseStore,
 
 /// Opens the store a URL names: `redis://` (feature `redis`), `postgres://` or
 /// `postgresql://` (feature `sqlx-postgres`), `mysql://` or `mariadb://` (feature
-/// `sqlx-mysql`). A URL of a store whose feature is off is an error naming the feature.
+/// `sqlx-mysql`), `etcd://` or `etcd+http://` (feature `lease-etcd`), `zk://` (feature
+/// `lease-zookeeper`). A URL of a store whose feature is off is an error naming the feature.
 /// Redis over TLS (`rediss://`) is not supported yet: it is refused, saying so.
 ///
 /// ```
@@ -61,9 +73,17 @@ pub fn open_store(url: &str) -> Result<std::sync::Arc<dyn LeaseStore>, LeaseErro
         "postgres" | "postgresql" => Err(off("sqlx-postgres")),
         #[cfg(not(any(feature = "sqlx-postgres", feature = "sqlx-mysql")))]
         "mysql" | "mariadb" => Err(off("sqlx-mysql")),
+        #[cfg(feature = "lease-etcd")]
+        "etcd" | "etcd+http" => Ok(std::sync::Arc::new(EtcdLeaseStore::open(url)?)),
+        #[cfg(not(feature = "lease-etcd"))]
+        "etcd" | "etcd+http" => Err(off("lease-etcd")),
+        #[cfg(feature = "lease-zookeeper")]
+        "zk" => Ok(std::sync::Arc::new(ZooKeeperLeaseStore::open(url)?)),
+        #[cfg(not(feature = "lease-zookeeper"))]
+        "zk" => Err(off("lease-zookeeper")),
         _ => Err(LeaseError::BadUrl {
             url: store::support::redact_url(url),
-            reason: "expected redis://, postgres://, postgresql://, mysql:// or mariadb://".into(),
+            reason: "expected redis://, postgres://, postgresql://, mysql://, mariadb://, etcd:// or zk://".into(),
             source: None,
         }),
     }

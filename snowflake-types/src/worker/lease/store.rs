@@ -386,7 +386,16 @@ impl Eq for LeaseError {}
 
 /// What the stores share: argument checks, tokens, messages. Unused when no store is
 /// compiled in.
-#[cfg_attr(not(any(feature = "redis", feature = "sqlx-postgres", feature = "sqlx-mysql")), allow(dead_code))]
+#[cfg_attr(
+    not(any(
+        feature = "redis",
+        feature = "sqlx-postgres",
+        feature = "sqlx-mysql",
+        feature = "lease-etcd",
+        feature = "lease-zookeeper"
+    )),
+    allow(dead_code)
+)]
 pub(crate) mod support {
     use super::*;
 

@@ -1,0 +1,638 @@
+//! Worker-ID leases in ZooKeeper: the znodes are described on [`ZooKeeperLeaseStore`].
+
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use tokio::runtime::Runtime;
+use zookeeper_client as zk;
+
+use super::cluster_url::ClusterUrl;
+use super::store::support::{
+    UnexpectedReply, acquiring, check_namespace, check_space, doing, new_token, scan_order, ttl_ms,
+};
+use super::store::{Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore};
+
+/// How many times a renewal or a release reads and writes again when the high-water znode
+/// changed between the two.
+const WRITE_ATTEMPTS: usize = 3;
+
+/// The session timeout of the store's own session, which reads the servers' clock.
+const CLOCK_SESSION: Duration = Duration::from_secs(10);
+
+/// Worker-ID leases in a ZooKeeper ensemble, through `zookeeper-client`.
+///
+/// URL: `zk://host[:port][,host[:port]…][/path]` (port 2181 by default): every znode lives
+/// under `path`, created as needed. TLS and authentication are not supported yet.
+///
+/// Each grant has a ZooKeeper session of its own whose timeout is the lease's TTL, and these
+/// znodes, for namespace `shop` and worker ID 7:
+///
+/// - `/snowflake/shop/workers/7`: ephemeral, tied to the grant's session, holding
+///   `token|fence`. An acquisition creates it only if it is absent; ZooKeeper deletes it when
+///   the session ends.
+/// - `/snowflake/shop/high-water/7`: persistent, `fence|high water`: the last fencing number
+///   handed out for worker 7, and the high water its holders recorded (Unix ms, empty before
+///   the first renewal).
+///
+/// An acquisition creates the first and writes the second in one `multi`, which fails if the
+/// worker znode exists or the high-water znode changed since it was read (its version).
+/// A renewal is a `multi` on the grant's session (a check of the worker znode and the write of
+/// the high water): it succeeds only while the session lives, and it refreshes the session.
+/// **The session expires** on the servers when they hear nothing for the TTL (a process that
+/// froze or lost the network), and the store also closes it when no renewal succeeded for
+/// the TTL (a holder that stopped renewing): either way the worker znode goes, and the
+/// holder's next renewal is [`LeaseError::Lost`]; the lease's recovery then acquires again,
+/// with a new session. A renewal may not ask for a longer TTL than the session has. Renewals
+/// and the release must come from the store that made the acquisition, where the grant's
+/// session lives (a [`WorkerLease`](super::WorkerLease) keeps its store): from another store
+/// they are [`LeaseError::Lost`].
+///
+/// **Fencing numbers** are the local clock in microseconds, or one more than the last fence
+/// of the worker ID (or than the claim's) when that is higher, written in the acquisition's
+/// `multi`: a later holder of a worker ID always has a higher fence. The worker znode's
+/// `czxid` orders acquisitions the same way while the ensemble keeps its data, but it starts
+/// again when an ensemble is rebuilt empty, and it lies far below the clock, so it is not used.
+/// An ensemble that lost its data has no high-water znode: the grant then carries no high
+/// water, and the holder waits out every earlier holder before it issues.
+///
+/// **Clock.** [`now_ms`](LeaseStore::now_ms) is the servers' clock: the `mtime` of the znode
+/// `/snowflake/clock`, which it writes (the time the leader stamped on the write), so the
+/// lease compares the local clock with the ensemble's at every acquisition, as with the other
+/// stores.
+///
+/// The servers bound session timeouts (`minSessionTimeout`, `maxSessionTimeout`, by default 2
+/// and 20 ticks: 4 s to 40 s): a TTL above the maximum is refused when acquiring, one below the
+/// minimum is raised by the servers (the worker ID then frees later after a crash, never
+/// earlier).
+///
+/// Meituan's Leaf takes worker IDs from ZooKeeper too, differently: a persistent sequential
+/// znode per `ip:port` keeps a node's worker ID forever (a local file caches it for when
+/// ZooKeeper is down), and a node checks its clock against the times the other nodes
+/// reported. Nothing expires there: a worker ID is never reused by another node, so a space
+/// of 1024 serves 1024 `ip:port`s in total, and two processes given the same `ip:port`, or a
+/// cached file copied to another host, share a worker ID. Here a worker ID is held only while
+/// its session lives and is renewed, and it is reused after its holder is gone, above the high
+/// water that holder recorded (or after waiting out the TTL when there is no record).
+///
+/// The store runs its calls on a small tokio runtime of its own (one worker thread): its
+/// methods must not be called from inside an async runtime. Each round trip is bounded by the
+/// store's timeout (default [`DEFAULT_STORE_TIMEOUT`]).
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use typed_snowflake::worker::lease::{Claim, LeaseStore, ZooKeeperLeaseStore};
+///
+/// let store = ZooKeeperLeaseStore::open("zk://127.0.0.1:2181/apps")?.timeout(Duration::from_millis(500));
+/// let grant = store.acquire(&Claim::new("shop", 32, Duration::from_secs(10)))?;
+/// println!("worker {} leased from {}", grant.worker, store.describe());
+/// store.release("shop", &grant, grant.store_now_ms)?;
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct ZooKeeperLeaseStore {
+    runtime: Option<Runtime>,
+    servers: String,
+    prefix: String,
+    /// The sessions of the grants this store handed out, by token.
+    held: Arc<Mutex<HashMap<String, Held>>>,
+    /// The session that reads the clock.
+    clock: Mutex<Option<zk::Client>>,
+    timeout: Duration,
+    name: String,
+}
+
+/// A grant's session.
+struct Held {
+    client: zk::Client,
+    namespace: String,
+    worker: u64,
+    fence: u64,
+    /// When the store closes the session unless a renewal succeeds first.
+    deadline: Instant,
+}
+
+impl std::fmt::Debug for ZooKeeperLeaseStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ZooKeeperLeaseStore").field("store", &self.name).field("timeout", &self.timeout).finish()
+    }
+}
+
+impl Drop for ZooKeeperLeaseStore {
+    fn drop(&mut self) {
+        // The sessions close with their clients.
+        lock(&self.held).clear();
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// Spawns zookeeper-client's tasks onto the tokio runtime of the thread.
+struct TokioSpawner;
+
+impl spawns_core::Spawn for TokioSpawner {
+    fn spawn(&self, task: spawns_core::Task) {
+        tokio::spawn(Box::into_pin(task.future));
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What the high-water znode holds: the last fence and the high water.
+fn parse_record(data: &[u8]) -> Option<(u64, Option<i64>)> {
+    let (fence, high_water) = std::str::from_utf8(data).ok()?.split_once('|')?;
+    let high_water = if high_water.is_empty() { None } else { Some(high_water.parse().ok()?) };
+    Some((fence.parse().ok()?, high_water))
+}
+
+fn encode_record(fence: u64, high_water_ms: Option<i64>) -> String {
+    format!("{fence}|{}", high_water_ms.map(|hw| hw.to_string()).unwrap_or_default())
+}
+
+/// Why a call failed: the driver's error, or the timeout.
+enum Failure {
+    Zk(zk::Error),
+    Timeout,
+}
+
+impl From<zk::Error> for Failure {
+    fn from(error: zk::Error) -> Self {
+        Failure::Zk(error)
+    }
+}
+
+impl ZooKeeperLeaseStore {
+    /// A store for the ZooKeeper ensemble at `url` (`zk://host[:port][,host[:port]…][/path]`).
+    /// Nothing is sent until the first call.
+    ///
+    /// ```
+    /// use typed_snowflake::worker::lease::{LeaseError, LeaseStore, ZooKeeperLeaseStore};
+    ///
+    /// let store = ZooKeeperLeaseStore::open("zk://zk1,zk2:2182/apps")?;
+    /// assert_eq!(store.describe(), "zk://zk1:2181,zk2:2182/apps");
+    /// assert!(matches!(ZooKeeperLeaseStore::open("zk://user:pw@zk1"), Err(LeaseError::BadUrl { .. })));
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open(url: &str) -> Result<Self, LeaseError> {
+        let parsed = ClusterUrl::parse(url, &["zk"], 2181)?;
+        let name = parsed.describe("zk");
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("snowflake-zookeeper")
+            .on_thread_start(|| std::mem::forget(spawns_core::enter(&TokioSpawner)))
+            .enable_all()
+            .build()
+            .map_err(|e| LeaseError::store(&name, "starting the store's runtime", e))?;
+        Ok(ZooKeeperLeaseStore {
+            runtime: Some(runtime),
+            servers: parsed.servers.join(","),
+            prefix: parsed.path,
+            held: Arc::default(),
+            clock: Mutex::new(None),
+            timeout: DEFAULT_STORE_TIMEOUT,
+            name,
+        })
+    }
+
+    /// Bounds every round trip, and each connection of a new session, by `timeout` instead of
+    /// [`DEFAULT_STORE_TIMEOUT`]. A zero timeout counts as 1 ms.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use typed_snowflake::worker::lease::ZooKeeperLeaseStore;
+    ///
+    /// let store = ZooKeeperLeaseStore::open("zk://127.0.0.1:2181")?.timeout(Duration::from_millis(250));
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    fn dir(&self, namespace: &str, kind: &str) -> String {
+        format!("{}/snowflake/{namespace}/{kind}", self.prefix)
+    }
+
+    fn worker_path(&self, namespace: &str, worker: u64) -> String {
+        format!("{}/{worker}", self.dir(namespace, "workers"))
+    }
+
+    fn high_water_path(&self, namespace: &str, worker: u64) -> String {
+        format!("{}/{worker}", self.dir(namespace, "high-water"))
+    }
+
+    /// Runs `future` on the store's runtime within the timeout.
+    fn block_on<T>(
+        &self,
+        what: &dyn Fn() -> String,
+        future: impl Future<Output = Result<T, Failure>>,
+    ) -> Result<T, LeaseError> {
+        let runtime = self.runtime.as_ref().expect("the runtime lives until the store is dropped");
+        let _spawner = spawns_core::enter(&TokioSpawner);
+        let timeout = self.timeout;
+        let result = runtime.block_on(async move {
+            match tokio::time::timeout(timeout, future).await {
+                Ok(result) => result,
+                Err(_) => Err(Failure::Timeout),
+            }
+        });
+        result.map_err(|failure| self.error(what, failure))
+    }
+
+    fn error(&self, what: &dyn Fn() -> String, failure: Failure) -> LeaseError {
+        match failure {
+            Failure::Timeout => LeaseError::Timeout { store: self.name.clone(), what: what(), after: self.timeout },
+            Failure::Zk(error) => LeaseError::store(&self.name, what(), error),
+        }
+    }
+
+    /// A new session with `session_timeout`.
+    async fn connect(&self, session_timeout: Duration) -> Result<zk::Client, Failure> {
+        // The store's timeout bounds the whole; the client's own, longer, does not cut it short.
+        let connecting = zk::Client::connector()
+            .with_session_timeout(session_timeout)
+            .with_connection_timeout(self.timeout * 2)
+            .with_fail_eagerly()
+            .connect(&self.servers);
+        tokio::time::timeout(self.timeout, connecting).await.map_err(|_| Failure::Timeout)?.map_err(Failure::Zk)
+    }
+
+    /// The persistent znode `path` and its parents, made if missing.
+    async fn make_dirs(client: &zk::Client, paths: &[String]) -> Result<(), zk::Error> {
+        let options = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+        for path in paths {
+            match client.mkdir(path, &options).await {
+                Ok(()) | Err(zk::Error::NodeExists) => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes the session of grant `token` when no renewal succeeded for its TTL.
+    fn watch_deadline(&self, token: String) {
+        let held = Arc::clone(&self.held);
+        let runtime = self.runtime.as_ref().expect("the runtime lives until the store is dropped");
+        runtime.spawn(async move {
+            loop {
+                let deadline = {
+                    let mut sessions = lock(&held);
+                    let Some(session) = sessions.get(&token) else { return };
+                    if Instant::now() >= session.deadline {
+                        // Dropping the last client closes the session: ZooKeeper deletes the
+                        // worker znode.
+                        sessions.remove(&token);
+                        return;
+                    }
+                    session.deadline
+                };
+                tokio::time::sleep_until(deadline.into()).await;
+            }
+        });
+    }
+
+    /// The session of `grant`, if it is still this store's and alive; else `Lost`.
+    fn session(&self, namespace: &str, grant: &Grant) -> Result<zk::Client, LeaseError> {
+        let lost = || LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker };
+        let mut sessions = lock(&self.held);
+        let session = sessions.get(&grant.token).ok_or_else(lost)?;
+        if session.namespace != namespace || session.worker != grant.worker || session.fence != grant.fence {
+            return Err(lost());
+        }
+        if session.client.state().is_terminated() {
+            sessions.remove(&grant.token);
+            return Err(lost());
+        }
+        Ok(session.client.clone())
+    }
+
+    /// Writes the high-water record (and, for a release, deletes the worker znode) on the
+    /// grant's session, if the high-water znode has not changed since read. `Ok(false)`: it
+    /// changed; read again.
+    fn write_record(
+        &self,
+        what: &dyn Fn() -> String,
+        namespace: &str,
+        grant: &Grant,
+        client: &zk::Client,
+        high_water_ms: impl FnOnce(Option<i64>) -> i64,
+        release: bool,
+    ) -> Result<bool, LeaseError> {
+        let lost = || LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker };
+        let worker_path = self.worker_path(namespace, grant.worker);
+        let high_water_path = self.high_water_path(namespace, grant.worker);
+        let outcome = self.block_on(what, async {
+            let (data, stat) = match client.get_data(&high_water_path).await {
+                Ok(found) => found,
+                Err(zk::Error::NoNode) => return Ok(Err(false)),
+                Err(error) => return Err(error.into()),
+            };
+            let Some((fence, stored)) = parse_record(&data) else {
+                return Ok(Err(true));
+            };
+            let record = encode_record(fence, Some(high_water_ms(stored)));
+            let mut multi = client.new_multi_writer();
+            if release {
+                multi.add_delete(&worker_path, None)?;
+            } else {
+                multi.add_check_version(&worker_path, 0)?;
+            }
+            multi.add_set_data(&high_water_path, record.as_bytes(), Some(stat.version))?;
+            match multi.commit().await {
+                Ok(_) => Ok(Ok(true)),
+                Err(zk::MultiWriteError::OperationFailed { index: 1, source: zk::Error::BadVersion }) => Ok(Ok(false)),
+                Err(zk::MultiWriteError::OperationFailed { index: 0, source: zk::Error::NoNode }) => Ok(Err(false)),
+                Err(error) => Err(zk::Error::from(error).into()),
+            }
+        });
+        match outcome {
+            Ok(Ok(written)) => Ok(written),
+            // The worker znode or the high water is gone: the session or the ensemble's data was.
+            Ok(Err(false)) => {
+                lock(&self.held).remove(&grant.token);
+                Err(lost())
+            }
+            Ok(Err(true)) => Err(LeaseError::store(
+                &self.name,
+                what(),
+                UnexpectedReply(format!("high-water znode {high_water_path}")),
+            )),
+            Err(LeaseError::Store { source, .. })
+                if matches!(
+                    source.downcast_ref::<zk::Error>(),
+                    Some(zk::Error::SessionExpired | zk::Error::ClientClosed)
+                ) =>
+            {
+                lock(&self.held).remove(&grant.token);
+                Err(lost())
+            }
+            Err(other) => Err(other),
+        }
+    }
+}
+
+impl LeaseStore for ZooKeeperLeaseStore {
+    fn acquire(&self, claim: &Claim<'_>) -> Result<Grant, LeaseError> {
+        let Claim { namespace, space, ttl, prefer, fence_above, .. } = *claim;
+        check_namespace(namespace)?;
+        check_space(space)?;
+        ttl_ms(ttl)?;
+        let what = || acquiring(namespace);
+        let token = new_token();
+        let dirs = [self.dir(namespace, "workers"), self.dir(namespace, "high-water")];
+        let client = self.block_on(&what, self.connect(ttl))?;
+        if client.session_timeout() < ttl {
+            return Err(LeaseError::BadSettings {
+                reason: format!(
+                    "the ZooKeeper servers {} give sessions at most {:?} (maxSessionTimeout), less than the lease's TTL {ttl:?}",
+                    self.name,
+                    client.session_timeout()
+                ),
+            });
+        }
+        // The namespace's znodes are made the first time (and again after the data was lost).
+        let held: HashSet<String> = self.block_on(&what, async {
+            match client.list_children(&dirs[0]).await {
+                Ok(children) => Ok(children.into_iter().collect()),
+                Err(zk::Error::NoNode) => {
+                    Self::make_dirs(&client, &dirs).await?;
+                    Ok(HashSet::new())
+                }
+                Err(error) => Err(error.into()),
+            }
+        })?;
+        for worker in scan_order(space, prefer).flatten() {
+            if held.contains(&worker.to_string()) {
+                continue; // a live lease
+            }
+            let what = || doing("acquiring", namespace, worker);
+            let worker_path = self.worker_path(namespace, worker);
+            let high_water_path = self.high_water_path(namespace, worker);
+            let attempt = || async {
+                let found = match client.get_data(&high_water_path).await {
+                    Ok((data, stat)) => Some((parse_record(&data), stat.version)),
+                    Err(zk::Error::NoNode) => None,
+                    Err(error) => return Err(error.into()),
+                };
+                if let Some((None, _)) = found {
+                    return Ok(Err(()));
+                }
+                let last = found.and_then(|(record, _)| record);
+                let mut fence = local_now_us().max(fence_above.saturating_add(1));
+                if let Some((last_fence, _)) = last {
+                    fence = fence.max(last_fence.saturating_add(1));
+                }
+                let previous_high_water_ms = last.and_then(|(_, hw)| hw);
+                let record = encode_record(fence, previous_high_water_ms);
+                let value = format!("{token}|{fence}");
+                let mut multi = client.new_multi_writer();
+                multi.add_create(
+                    &worker_path,
+                    value.as_bytes(),
+                    &zk::CreateMode::Ephemeral.with_acls(zk::Acls::anyone_all()),
+                )?;
+                match found {
+                    Some((_, version)) => multi.add_set_data(&high_water_path, record.as_bytes(), Some(version))?,
+                    None => multi.add_create(
+                        &high_water_path,
+                        record.as_bytes(),
+                        &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all()),
+                    )?,
+                }
+                match multi.commit().await {
+                    Ok(results) => {
+                        let mut store_now_ms = match results.last() {
+                            Some(
+                                zk::MultiWriteResult::SetData { stat } | zk::MultiWriteResult::Create { stat, .. },
+                            ) => stat.mtime,
+                            _ => 0,
+                        };
+                        if store_now_ms <= 0 {
+                            // The servers' stat of a `multi` may be empty (ZOOKEEPER-4026): read it.
+                            // (Gone at once: not a missing directory to make and retry.)
+                            let read = client.get_data(&high_water_path).await.map_err(|error| match error {
+                                zk::Error::NoNode => zk::Error::UnexpectedError(format!("{high_water_path} vanished")),
+                                other => other,
+                            });
+                            store_now_ms = read?.1.mtime;
+                        }
+                        Ok(Ok(Some(Grant {
+                            worker,
+                            token: token.clone(),
+                            fence,
+                            previous_high_water_ms,
+                            store_now_ms,
+                        })))
+                    }
+                    // Taken since the list was read, or its high water changed: on to the next.
+                    Err(zk::MultiWriteError::OperationFailed {
+                        source: zk::Error::NodeExists | zk::Error::BadVersion,
+                        ..
+                    }) => Ok(Ok(None)),
+                    // The high-water directory is missing (deleted since the list was read).
+                    Err(zk::MultiWriteError::OperationFailed { source: zk::Error::NoNode, .. }) => {
+                        Err(Failure::Zk(zk::Error::NoNode))
+                    }
+                    Err(error) => Err(zk::Error::from(error).into()),
+                }
+            };
+            let taken = self.block_on(&what, async {
+                match attempt().await {
+                    Err(Failure::Zk(zk::Error::NoNode)) => {
+                        Self::make_dirs(&client, &dirs).await?;
+                        attempt().await
+                    }
+                    other => other,
+                }
+            })?;
+            match taken {
+                Ok(Some(grant)) => {
+                    let deadline = Instant::now() + ttl;
+                    let held = Held { client, namespace: namespace.to_owned(), worker, fence: grant.fence, deadline };
+                    lock(&self.held).insert(token.clone(), held);
+                    self.watch_deadline(token);
+                    return Ok(grant);
+                }
+                Ok(None) => {}
+                Err(()) => {
+                    return Err(LeaseError::store(
+                        &self.name,
+                        what(),
+                        UnexpectedReply(format!("high-water znode {high_water_path}")),
+                    ));
+                }
+            }
+        }
+        Err(LeaseError::NoFreeWorker { namespace: namespace.to_owned(), space })
+    }
+
+    fn renew(&self, namespace: &str, grant: &Grant, ttl: Duration, high_water_ms: i64) -> Result<(), LeaseError> {
+        check_namespace(namespace)?;
+        ttl_ms(ttl)?;
+        let what = || doing("renewing", namespace, grant.worker);
+        let began = Instant::now();
+        let client = self.session(namespace, grant)?;
+        if ttl > client.session_timeout() {
+            return Err(LeaseError::BadSettings {
+                reason: format!(
+                    "a ZooKeeper lease keeps the session timeout it was acquired with ({:?}); a renewal asked for {ttl:?}",
+                    client.session_timeout()
+                ),
+            });
+        }
+        for _ in 0..WRITE_ATTEMPTS {
+            let raise = |stored: Option<i64>| stored.map_or(high_water_ms, |hw| hw.max(high_water_ms));
+            if self.write_record(&what, namespace, grant, &client, raise, false)? {
+                if let Some(session) = lock(&self.held).get_mut(&grant.token) {
+                    session.deadline = began + ttl;
+                }
+                return Ok(());
+            }
+        }
+        Err(LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker })
+    }
+
+    fn release(&self, namespace: &str, grant: &Grant, high_water_ms: i64) -> Result<(), LeaseError> {
+        check_namespace(namespace)?;
+        let what = || doing("releasing", namespace, grant.worker);
+        let client = self.session(namespace, grant)?;
+        for _ in 0..WRITE_ATTEMPTS {
+            if self.write_record(&what, namespace, grant, &client, |_| high_water_ms, true)? {
+                // Closes the session.
+                lock(&self.held).remove(&grant.token);
+                return Ok(());
+            }
+        }
+        Err(LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker })
+    }
+
+    fn now_ms(&self) -> Result<i64, LeaseError> {
+        let what = || "reading the clock".to_owned();
+        let path = format!("{}/snowflake/clock", self.prefix);
+        let existing = lock(&self.clock).clone().filter(|client| !client.state().is_terminated());
+        let mtime = self.block_on(&what, async {
+            let client = match existing {
+                Some(client) => client,
+                None => {
+                    let client = self.connect(CLOCK_SESSION).await?;
+                    lock(&self.clock).replace(client.clone());
+                    client
+                }
+            };
+            match client.set_data(&path, b"", None).await {
+                Ok(stat) if stat.mtime > 0 => return Ok(stat.mtime),
+                Ok(_) => {}
+                Err(zk::Error::NoNode) => {
+                    Self::make_dirs(&client, std::slice::from_ref(&path)).await?;
+                    client.set_data(&path, b"", None).await?;
+                }
+                Err(error) => return Err(error.into()),
+            }
+            // A reply without the znode's stat: read it.
+            Ok(client.get_data(&path).await?.1.mtime)
+        });
+        if mtime.is_err() {
+            // A new session next time.
+            lock(&self.clock).take();
+        }
+        mtime
+    }
+
+    fn describe(&self) -> String {
+        self.name.clone()
+    }
+}
+
+fn local_now_us() -> u64 {
+    let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    u64::try_from(since.as_micros()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths() {
+        let store = ZooKeeperLeaseStore::open("zk://127.0.0.1:1/apps").unwrap();
+        assert_eq!(store.worker_path("shop", 7), "/apps/snowflake/shop/workers/7");
+        assert_eq!(store.high_water_path("shop", 7), "/apps/snowflake/shop/high-water/7");
+        let store = ZooKeeperLeaseStore::open("zk://127.0.0.1:1").unwrap();
+        assert_eq!(store.worker_path("shop", 0), "/snowflake/shop/workers/0");
+        assert_eq!(store.describe(), "zk://127.0.0.1:1/");
+    }
+
+    #[test]
+    fn records_round_trip() {
+        assert_eq!(parse_record(encode_record(5, None).as_bytes()), Some((5, None)));
+        assert_eq!(parse_record(encode_record(u64::MAX, Some(-2)).as_bytes()), Some((u64::MAX, Some(-2))));
+        for bad in ["", "1", "x|", "1|x", "1|2|3"] {
+            assert_eq!(parse_record(bad.as_bytes()), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn arguments_are_checked_before_anything_is_sent() {
+        let store = ZooKeeperLeaseStore::open("zk://127.0.0.1:1").unwrap();
+        let ttl = Duration::from_secs(1);
+        assert!(matches!(store.acquire(&Claim::new("bad name", 32, ttl)), Err(LeaseError::BadNamespace { .. })));
+        assert!(matches!(store.acquire(&Claim::new("shop", 0, ttl)), Err(LeaseError::BadSpace { space: 0 })));
+        assert!(matches!(store.acquire(&Claim::new("shop", 32, Duration::ZERO)), Err(LeaseError::BadTtl { .. })));
+        let grant = Grant { worker: 0, token: new_token(), fence: 1, previous_high_water_ms: None, store_now_ms: 0 };
+        // A grant this store did not hand out holds nothing here.
+        assert!(matches!(store.renew("shop", &grant, ttl, 0), Err(LeaseError::Lost { .. })));
+    }
+
+    #[test]
+    fn a_refused_connection_is_a_store_error() {
+        // Nothing listens on port 1.
+        let store = ZooKeeperLeaseStore::open("zk://127.0.0.1:1").unwrap().timeout(Duration::from_millis(500));
+        let error = store.now_ms().unwrap_err();
+        assert!(matches!(error, LeaseError::Store { .. } | LeaseError::Timeout { .. }), "{error:?}");
+        assert!(error.to_string().starts_with("lease store zk://127.0.0.1:1/: reading the clock"), "{error}");
+    }
+}
