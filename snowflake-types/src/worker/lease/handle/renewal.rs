@@ -20,6 +20,11 @@
 //! after a store lost its data, wait about one TTL; an ordinary hand-over (the record is
 //! there) does not wait. The floor is recorded at the first renewal, so a crash during the
 //! wait hands it on.
+//!
+//! Where each step is kept: [`renew`] moves the deadline and the validity only once the store
+//! acknowledged them, and records the high water; [`floor_of`] gives a grant its floor;
+//! [`release`] records the last timestamp issued; the fence in `handle.rs`
+//! (`Fence::grant_until`) never lets a generator issue past the deadline or the validity.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
