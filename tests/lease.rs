@@ -8,6 +8,8 @@
 
 #[path = "common/child.rs"]
 mod child;
+#[path = "common/rng.rs"]
+mod rng;
 #[path = "common/servers.rs"]
 mod servers;
 
@@ -761,13 +763,8 @@ fn churn(store: Arc<dyn LeaseStore>, namespace: &str, tag: &str) -> TestResult {
                     let mut tenures = Vec::new();
                     let mut latencies = Vec::new();
                     let mut refusals = 0;
-                    let mut rng = (holder as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-                    let mut random = move |n: u64| {
-                        rng ^= rng << 13;
-                        rng ^= rng >> 7;
-                        rng ^= rng << 17;
-                        rng % n
-                    };
+                    let mut rng = rng::XorShift::for_actor(holder);
+                    let mut random = move |n: u64| rng.below(n);
                     std::thread::sleep(Duration::from_millis(random(500)));
                     while Instant::now() < deadline {
                         let asked = Instant::now();

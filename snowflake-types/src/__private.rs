@@ -8,7 +8,7 @@ pub use core::result::Result;
 pub use core::str::FromStr;
 pub use std::time::SystemTime;
 
-pub use crate::integrations::dates::{IntoUnixMs, system_time_of};
+pub use crate::dates::{IntoUnixMs, system_time_of};
 pub use std::borrow::Cow;
 pub use std::string::String;
 pub use std::vec::Vec;
@@ -198,18 +198,14 @@ pub fn try_generate<T: SnowflakeId>() -> Result<T, GenerateError> {
 #[cfg(feature = "tokio")]
 #[inline]
 pub async fn try_generate_async<T: SnowflakeId>() -> Result<T, GenerateError> {
-    let generator = crate::id::generator_of::<T>()?;
-    generator.next_with_async(&T::LAYOUT).await.map(T::from_raw_unchecked)
+    <T as SnowflakeId>::try_generate_async().await
 }
 
 /// `T::generate_async()`: panics where `try_generate_async` errs, with that error.
 #[cfg(feature = "tokio")]
 #[inline]
 pub async fn generate_async<T: SnowflakeId>() -> T {
-    match try_generate_async::<T>().await {
-        Ok(id) => id,
-        Err(e) => crate::id::generate_failed(T::NAME, &e),
-    }
+    <T as SnowflakeId>::generate_async().await
 }
 
 /// `T::generate_batch(n)`.

@@ -2,9 +2,9 @@
 
 use std::time::SystemTime;
 
+use crate::dates::{IntoUnixMs, system_time_of};
 use crate::error::{GenerateError, LayoutError, ParseIdError};
 use crate::generator::Generator;
-use crate::integrations::dates::{IntoUnixMs, system_time_of};
 use crate::layout::{Layout, Parts};
 use crate::registry::GeneratorSlot;
 
@@ -318,7 +318,7 @@ pub trait SnowflakeId: Sized + Send + Sync + 'static {
     /// ```
     #[cfg(feature = "chrono")]
     fn to_chrono(&self) -> chrono::DateTime<chrono::Utc> {
-        crate::integrations::dates::chrono_of(self.timestamp_ms())
+        crate::dates::chrono_of(self.timestamp_ms())
     }
 
     /// The instant the ID's tick starts, as a `time::OffsetDateTime` in UTC (feature
@@ -341,7 +341,7 @@ pub trait SnowflakeId: Sized + Send + Sync + 'static {
     /// ```
     #[cfg(feature = "time")]
     fn to_offset_date_time(&self) -> time::OffsetDateTime {
-        crate::integrations::dates::offset_date_time_of(self.timestamp_ms())
+        crate::dates::offset_date_time_of(self.timestamp_ms())
     }
 
     /// The instant the ID's tick starts, as a `jiff::Timestamp` (feature `jiff`);
@@ -363,7 +363,7 @@ pub trait SnowflakeId: Sized + Send + Sync + 'static {
     /// ```
     #[cfg(feature = "jiff")]
     fn to_jiff(&self) -> jiff::Timestamp {
-        crate::integrations::dates::jiff_of(self.timestamp_ms())
+        crate::dates::jiff_of(self.timestamp_ms())
     }
 
     /// An exact, order-preserving Redis sorted-set score: the ID's top 53 used bits (see
@@ -402,14 +402,19 @@ pub trait SnowflakeId: Sized + Send + Sync + 'static {
     /// ```
     #[cfg(feature = "tokio")]
     fn generate_async() -> impl Future<Output = Self> + Send {
-        crate::__private::generate_async::<Self>()
+        async {
+            match Self::try_generate_async().await {
+                Ok(id) => id,
+                Err(e) => generate_failed(Self::NAME, &e),
+            }
+        }
     }
 
     /// [`SnowflakeId::generate_async`], or why there is no ID (clock, worker ID, exhausted
     /// time field, high-water file, lease, a decode-only type).
     #[cfg(feature = "tokio")]
     fn try_generate_async() -> impl Future<Output = Result<Self, GenerateError>> + Send {
-        crate::__private::try_generate_async::<Self>()
+        async { generator_of::<Self>()?.next_with_async(&Self::LAYOUT).await.map(Self::from_raw_unchecked) }
     }
 
     /// The ID as a keyed public string (feature `public-id`): 11 URL-safe characters, a
@@ -432,8 +437,8 @@ pub trait SnowflakeId: Sized + Send + Sync + 'static {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[cfg(feature = "public-id")]
-    fn to_public(&self, key: &crate::public::PublicIdKey) -> String {
-        key.encode_id(self)
+    fn to_public(&self, key: &crate::public_key::PublicIdKey) -> String {
+        key.encode(self.to_raw().cast_unsigned())
     }
 
     /// Decodes a string from [`SnowflakeId::to_public`] with the same key, and checks the
@@ -459,8 +464,8 @@ pub trait SnowflakeId: Sized + Send + Sync + 'static {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[cfg(feature = "public-id")]
-    fn from_public(text: &str, key: &crate::public::PublicIdKey) -> Result<Self, crate::public::PublicIdError> {
-        key.decode_id(text)
+    fn from_public(text: &str, key: &crate::public_key::PublicIdKey) -> Result<Self, crate::public_key::PublicIdError> {
+        key.decode_raw(text, &Self::LAYOUT, Self::NAME).map(Self::from_raw_unchecked)
     }
 }
 

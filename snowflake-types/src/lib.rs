@@ -11,6 +11,7 @@
 
 mod check;
 pub mod clock;
+mod dates;
 pub mod error;
 pub mod events;
 mod fence;
@@ -20,6 +21,8 @@ mod integrations;
 pub mod layout;
 #[cfg(feature = "public-id")]
 pub mod public;
+#[cfg(feature = "public-id")]
+mod public_key;
 pub mod registry;
 pub mod score;
 pub mod worker;
@@ -29,13 +32,13 @@ pub mod __private;
 
 pub use check::{CheckError, IdTypes, Problem};
 pub use clock::{Clock, ManualClock, StepBack, SystemClock};
+pub use dates::IntoUnixMs;
 pub use error::{
     FenceReason, GenerateError, InvalidLayout, IoError, LayoutError, ParseIdError, ParseLayoutError, RegistryError,
     WorkerError,
 };
 pub use generator::{DEFAULT_BATCH_LIMIT, Generator, GeneratorBuilder, GeneratorStats, MAX_HIGH_WATER_RESERVE};
 pub use id::SnowflakeId;
-pub use integrations::dates::IntoUnixMs;
 pub use layout::{FieldOrder, Labels, Layout, Parts, Preset, TickUnit};
 #[cfg(feature = "public-id")]
 pub use public::{PublicIdError, PublicIdKey, PublicIdKeyError};

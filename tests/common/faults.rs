@@ -9,9 +9,10 @@
 //!   (two holders of one worker ID whose IDs interleave, fencing numbers that go backwards).
 //!
 //! The private `redis-server` that is killed, restarted empty, paused and flushed is
-//! `servers::PrivateRedis`. Include both, the servers first:
-//! `#[path = "common/servers.rs"] mod servers;` and `#[path = "common/faults.rs"] mod faults;`,
-//! and call [`child_main`] from a test named `child`.
+//! `servers::PrivateRedis`. The holders are child processes of `common/child.rs`. Include
+//! the three: `#[path = "common/child.rs"] mod child;`, `#[path = "common/servers.rs"] mod
+//! servers;` and `#[path = "common/faults.rs"] mod faults;`, and call [`child_main`] from the
+//! ignored test named `child`.
 #![allow(dead_code)]
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -20,7 +21,7 @@ use std::fs::File;
 use std::io::{BufWriter, ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -257,10 +258,6 @@ pub fn with_address(url: &str, address: &str) -> Option<String> {
 // Holder processes
 // ---------------------------------------------------------------------------------------
 
-/// The variable that makes the test binary a child, and names its scenario (`holder`,
-/// `registry`).
-pub const CHILD_ENV: &str = "TYPED_SNOWFLAKE_FAULTS_CHILD";
-
 /// A lease holder's settings.
 #[derive(Clone, Debug)]
 pub struct HolderSpec {
@@ -278,7 +275,8 @@ pub struct HolderSpec {
 pub struct Holders {
     dir: tempfile::TempDir,
     max: Duration,
-    procs: Vec<(String, Option<Child>)>,
+    /// Each process's name, scenario (`holder`, `registry`) and, until it is reaped, itself.
+    procs: Vec<(String, &'static str, Option<Child>)>,
 }
 
 impl Holders {
@@ -307,12 +305,10 @@ impl Holders {
         self.spawn(name, "registry", &env)
     }
 
-    fn spawn(&mut self, name: &str, scenario: &str, env: &[(&str, String)]) -> std::io::Result<()> {
+    fn spawn(&mut self, name: &str, scenario: &'static str, env: &[(&str, String)]) -> std::io::Result<()> {
         let out = File::create(self.path(name, "out"))?;
-        let mut command = Command::new(std::env::current_exe()?);
+        let mut command = crate::child::command(scenario);
         command
-            .args(["--exact", "child", "--nocapture", "--test-threads=1"])
-            .env(CHILD_ENV, scenario)
             .env("FAULTS_DIR", self.dir.path())
             .env("FAULTS_NAME", name)
             .env("FAULTS_MAX_MS", self.max.as_millis().to_string())
@@ -327,7 +323,7 @@ impl Holders {
             command.env(key, value);
         }
         let child = command.spawn()?;
-        self.procs.push((name.to_owned(), Some(child)));
+        self.procs.push((name.to_owned(), scenario, Some(child)));
         Ok(())
     }
 
@@ -342,7 +338,7 @@ impl Holders {
 
     /// The names of the processes started so far.
     pub fn names(&self) -> Vec<String> {
-        self.procs.iter().map(|(name, _)| name.clone()).collect()
+        self.procs.iter().map(|(name, ..)| name.clone()).collect()
     }
 
     /// Whether the process began a run of IDs at or after `since_ms` (Unix ms): a holder
@@ -353,7 +349,7 @@ impl Holders {
 
     /// How many processes began a run of IDs at or after `since_ms`.
     pub fn count_issuing_since(&self, since_ms: i64) -> usize {
-        self.procs.iter().filter(|(name, _)| self.issues_since(name, since_ms)).count()
+        self.procs.iter().filter(|(name, ..)| self.issues_since(name, since_ms)).count()
     }
 
     /// Polls `done` every 20 ms for up to `bound`: whether it came true.
@@ -373,7 +369,7 @@ impl Holders {
     /// The last events and output lines of every process, for a failure message.
     pub fn describe(&self) -> String {
         let mut text = String::new();
-        for (name, _) in &self.procs {
+        for (name, ..) in &self.procs {
             let events = std::fs::read_to_string(self.path(name, "events")).unwrap_or_default();
             let out = std::fs::read_to_string(self.path(name, "out")).unwrap_or_default();
             text.push_str(&format!("--- {name}: events\n{}--- {name}: output\n{}", tail(&events, 12), tail(&out, 12)));
@@ -388,8 +384,9 @@ impl Holders {
         File::create(self.dir.path().join("stop")).map_err(|e| e.to_string())?;
         let deadline = Instant::now() + Duration::from_secs(30);
         let mut failures = Vec::new();
-        let names = self.names();
-        for (name, child) in &mut self.procs {
+        let finished: Vec<(String, &'static str)> =
+            self.procs.iter().map(|(name, scenario, _)| (name.clone(), *scenario)).collect();
+        for (name, _, child) in &mut self.procs {
             let Some(mut child) = child.take() else { continue };
             let status = loop {
                 match child.try_wait() {
@@ -410,9 +407,9 @@ impl Holders {
             return Err(format!("processes failed or hung: {failures:?}\n{}", self.describe()));
         }
         let mut runs = Vec::new();
-        for name in names {
+        for (name, scenario) in finished {
             let out = std::fs::read_to_string(self.path(&name, "out")).unwrap_or_default();
-            if !out.contains("child done") {
+            if !out.contains(&format!("scenario {scenario} done")) {
                 return Err(format!("{name} did not finish:\n{}", self.describe()));
             }
             let bytes = std::fs::read(self.path(&name, "ids")).map_err(|e| format!("{name}: {e}"))?;
@@ -425,7 +422,7 @@ impl Holders {
 
 impl Drop for Holders {
     fn drop(&mut self) {
-        for (_, child) in &mut self.procs {
+        for (.., child) in &mut self.procs {
             if let Some(mut child) = child.take() {
                 let _ = child.kill();
                 let _ = child.wait();
@@ -668,9 +665,9 @@ pub fn segments_of(runs: &[HolderRun], layout: &Layout) -> Vec<Segment> {
 // The child side
 // ---------------------------------------------------------------------------------------
 
-/// Runs the child's scenario when this process is one (`Ok(true)`); `Ok(false)` otherwise.
-pub fn child_main() -> Result<bool, BoxError> {
-    let Ok(scenario) = std::env::var(CHILD_ENV) else { return Ok(false) };
+/// Runs the child's scenario when this process is one; nothing in the parent.
+pub fn child_main() -> Result<(), BoxError> {
+    let Some(scenario) = crate::child::scenario() else { return Ok(()) };
     let dir = PathBuf::from(std::env::var("FAULTS_DIR")?);
     let name = std::env::var("FAULTS_NAME")?;
     let max = Duration::from_millis(std::env::var("FAULTS_MAX_MS")?.parse()?);
@@ -682,8 +679,8 @@ pub fn child_main() -> Result<bool, BoxError> {
         "registry" => registry(&stop, Issuer::new(log, ids, RegistryId::LAYOUT))?,
         other => return Err(format!("unknown scenario {other}").into()),
     }
-    println!("child done");
-    Ok(true)
+    crate::child::done(&scenario);
+    Ok(())
 }
 
 struct StopWhen {

@@ -14,7 +14,6 @@ pub mod serde;
 #[cfg(not(feature = "serde"))]
 mod serde;
 
-pub mod dates;
 pub mod redis;
 
 // Schemas: `pub(crate)`, since each holds only the helper the derived impls call, which

@@ -8,36 +8,22 @@
 //! and a lease is the same object for tokio services ([`WorkerLeaseBuilder::acquire_async`])
 //! and for blocking programs ([`WorkerLeaseBuilder::acquire`]).
 //!
-//! # Why a store that forgot is not trusted
-//!
-//! A holder issues only timestamps up to the fence deadline the store acknowledged (its
-//! clock at the start of its last renewal plus the TTL), and stops issuing `TTL - margin`
-//! after that renewal began. So at any instant, everything a holder of a worker ID may ever
-//! issue lies at or below the store's clock plus the TTL, plus the clock tolerance between
-//! the holder and the store (the clocks are compared at every acquisition).
-//!
-//! A grant that carries a high water (`previous_high_water_ms`) starts above it: every
-//! holder records its deadline before its first ID and at every renewal, and its final
-//! issued timestamp when it releases. A grant without one (the store has no record of the
-//! worker ID, or its fencing counter had to start again: a new namespace, or a Redis
-//! restarted empty, a flush, a table emptied) gets the floor `store clock + TTL + tolerance`
-//! instead: above anything an earlier holder, who may not know yet that its record
-//! vanished, can still issue. Its generators issue nothing until the local clock reaches
-//! that floor, so the first use of a worker ID in a namespace, and the first acquisition
-//! after a store lost its data, wait about one TTL; an ordinary hand-over (the record is
-//! there) does not wait. The floor is recorded at the first renewal, so a crash during the
-//! wait hands it on.
+//! This file is the handle: [`WorkerLease`], its builder and status, and the fence every
+//! generator on it checks ([`Fence`] for [`WorkerLease`]). The lease thread (`renewal.rs`)
+//! renews, acquires again and releases, and holds the proof that a lease is never trusted
+//! beyond its fence; `channel.rs` carries its answers to the caller that waits for them.
 
-use std::future::Future;
-use std::pin::Pin;
+mod channel;
+mod renewal;
+
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
-use std::task::{Context, Poll, Waker};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
-use super::store::support::{check_namespace, check_space, random_u64, ttl_ms};
-use super::store::{Claim, Grant, LeaseError, LeaseStore};
+use self::channel::{Receive, Reply};
+use super::store::support::{check_namespace, check_space, ttl_ms};
+use super::store::{Grant, LeaseError, LeaseStore};
 use crate::clock::{Clock, MonotonicClock};
 use crate::fence::{Fence, FenceReason, GrantView, Limit, Refusal};
 use crate::generator::GeneratorBuilder;
@@ -75,9 +61,6 @@ pub const DEFAULT_NAMESPACE: &str = "typed-snowflake";
 /// released lease records at most this much beyond the last issued tick, so the next holder
 /// of the worker ID starts that close to its own clock.
 const STEP_MS: i64 = 100;
-
-/// How often a wait for the store, or a recovery, says so in the logs.
-const LOG_EVERY: Duration = Duration::from_secs(5);
 
 /// Configures and acquires a [`WorkerLease`]. See [`WorkerLease::builder`].
 #[derive(Debug, Clone)]
@@ -214,7 +197,7 @@ impl WorkerLeaseBuilder {
     /// ```
     pub fn acquire(self) -> Result<WorkerLease, LeaseError> {
         self.check()?;
-        start(self).wait()
+        renewal::start(self).wait()
     }
 
     /// [`WorkerLeaseBuilder::acquire`] for async code: the store calls run on the lease's
@@ -231,7 +214,7 @@ impl WorkerLeaseBuilder {
     /// ```
     pub async fn acquire_async(self) -> Result<WorkerLease, LeaseError> {
         self.check()?;
-        start(self).await
+        renewal::start(self).await
     }
 }
 
@@ -362,7 +345,7 @@ fn millis(d: Duration) -> i64 {
 }
 
 enum Command {
-    Release(Arc<Oneshot<Result<(), LeaseError>>>),
+    Release(Reply<()>),
     Abandon,
     Pause(Duration),
 }
@@ -602,13 +585,13 @@ impl WorkerLease {
         self.send_release().await
     }
 
-    fn send_release(&self) -> Receive<Result<(), LeaseError>> {
-        let (reply, receive) = oneshot();
+    fn send_release(&self) -> Receive<()> {
+        let (reply, receive) = channel::channel();
         let sent = self.handle.commands.send(Command::Release(reply));
         if sent.is_err() {
             // The thread is gone: the lease was released already.
-            let (reply, receive) = oneshot();
-            reply.send(Ok(()));
+            let (reply, receive) = channel::channel();
+            channel::answer(reply, Ok(()));
             return receive;
         }
         receive
@@ -729,523 +712,6 @@ impl Shared {
         drop(inner);
         for limit in self.limits.lock().unwrap_or_else(|p| p.into_inner()).iter().filter_map(Weak::upgrade) {
             limit.0.store(0, Ordering::Release);
-        }
-    }
-}
-
-/// Starts the lease thread, which acquires and then renews; the receiver gets the lease.
-fn start(builder: WorkerLeaseBuilder) -> Receive<Result<WorkerLease, LeaseError>> {
-    let (reply, receive) = oneshot();
-    let spawned = std::thread::Builder::new().name("snowflake-lease".into()).spawn({
-        let reply = Arc::clone(&reply);
-        move || run(builder, reply)
-    });
-    if let Err(e) = spawned {
-        reply.send(Err(LeaseError::Thread { source: Arc::new(e) }));
-    }
-    receive
-}
-
-/// Errors that waiting may mend: the store did not answer, or answered with an error of its
-/// own. A bad URL, bad settings, a skewed clock or a full space fail at once.
-fn worth_waiting(error: &LeaseError) -> bool {
-    matches!(error, LeaseError::Store { .. } | LeaseError::Timeout { .. })
-}
-
-/// Doubling delays between `min` and `max`, each with ±20 % jitter, so that a fleet that lost
-/// its store does not return to it in step.
-struct Backoff {
-    min: Duration,
-    max: Duration,
-    next: Duration,
-}
-
-impl Backoff {
-    fn new(min: Duration, max: Duration) -> Self {
-        Backoff { min, max: max.max(min), next: min }
-    }
-
-    fn reset(&mut self) {
-        self.next = self.min;
-    }
-
-    fn delay(&mut self) -> Duration {
-        let base = self.next;
-        self.next = (self.next * 2).min(self.max);
-        // 0.8 to 1.2 times the base.
-        let jitter = 0.8 + 0.4 * (random_u64() % 1_000) as f64 / 1_000.0;
-        base.mul_f64(jitter)
-    }
-}
-
-/// Takes a grant: checks the local clock against the store's, then claims a worker ID.
-fn acquire(b: &WorkerLeaseBuilder, prefer: Option<u64>, fence_above: u64) -> Result<Grant, LeaseError> {
-    let local_before = b.clock.now_ms();
-    let store_ms = b.store().now_ms()?;
-    let local_after = b.clock.now_ms();
-    // The store read its clock somewhere within the round trip: the skew is the distance
-    // from its reading to that interval, so a slow round trip is not taken for a skew.
-    let tolerance = millis(b.tolerance);
-    if store_ms < local_before.saturating_sub(tolerance) || store_ms > local_after.saturating_add(tolerance) {
-        let local_ms = if store_ms < local_before { local_before } else { local_after };
-        return Err(LeaseError::ClockSkew { store: b.store().describe(), local_ms, store_ms, tolerance: b.tolerance });
-    }
-    let mut claim = Claim::new(&b.namespace, b.space, b.ttl).fence_above(fence_above);
-    if let Some(worker) = prefer {
-        claim = claim.prefer(worker);
-    }
-    b.store().acquire(&claim)
-}
-
-/// What a grant lets its generators issue above, and from when: a grant with a record starts
-/// above it; one without waits out every earlier holder (see the module docs).
-fn floor_of(b: &WorkerLeaseBuilder, grant: &Grant) -> (Option<i64>, i64) {
-    let window = STEP_MS.saturating_add(millis(b.tolerance));
-    match grant.previous_high_water_ms {
-        Some(recorded) => (Some(recorded), recorded.saturating_sub(window)),
-        // The wait is long: the lease becomes valid only past the floor, so that the first ID
-        // does not wait for the clock itself.
-        None => {
-            let floor = grant.store_now_ms.saturating_add(millis(b.ttl)).saturating_add(millis(b.tolerance));
-            (Some(floor), floor.saturating_add(1))
-        }
-    }
-}
-
-/// Retries `attempt` while it fails with an error worth waiting for, until `deadline`,
-/// logging every few seconds.
-fn patiently<T>(
-    b: &WorkerLeaseBuilder,
-    what: &str,
-    deadline: Instant,
-    mut attempt: impl FnMut() -> Result<T, LeaseError>,
-) -> Result<T, LeaseError> {
-    let began = Instant::now();
-    let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(2));
-    let mut logged: Option<Instant> = None;
-    loop {
-        match attempt() {
-            Ok(value) => {
-                if logged.is_some() {
-                    crate::events::lease_store_back(&b.namespace, what, began.elapsed());
-                }
-                return Ok(value);
-            }
-            Err(error) if worth_waiting(&error) && Instant::now() < deadline => {
-                if logged.is_none_or(|at| at.elapsed() >= LOG_EVERY) {
-                    logged = Some(Instant::now());
-                    crate::events::lease_waiting_for_store(
-                        &b.namespace,
-                        what,
-                        &error,
-                        began.elapsed(),
-                        deadline.saturating_duration_since(began),
-                    );
-                }
-                std::thread::sleep(backoff.delay().min(deadline.saturating_duration_since(Instant::now())));
-            }
-            Err(error) => return Err(error),
-        }
-    }
-}
-
-/// Where the lease thread answers a caller.
-type Reply<T> = Arc<Oneshot<Result<T, LeaseError>>>;
-
-fn run(mut b: WorkerLeaseBuilder, reply: Reply<WorkerLease>) {
-    let deadline = Instant::now() + b.wait_for_store;
-    if let Store::Url(url) = &b.store {
-        let url = url.clone();
-        match patiently(&b, "connecting", deadline, || super::open_store(&url)) {
-            Ok(store) => b.store = Store::Open(store),
-            Err(e) => return reply.send(Err(e)),
-        }
-    }
-    let grant = match patiently(&b, "acquiring a worker ID", deadline, || acquire(&b, None, 0)) {
-        Ok(grant) => grant,
-        Err(e) => return reply.send(Err(e)),
-    };
-    let (floor_ms, ready_ms) = floor_of(&b, &grant);
-    let shared = Arc::new(Shared {
-        namespace: b.namespace.as_str().into(),
-        ttl: b.ttl,
-        margin: b.margin,
-        tolerance: b.tolerance,
-        store: b.store().describe(),
-        clock: Arc::clone(&b.clock),
-        inner: Mutex::new(Inner {
-            phase: Phase::Holding,
-            grant,
-            epoch: 1,
-            floor_ms,
-            ready_ms,
-            valid_until_ns: 0,
-            bound_ms: i64::MIN,
-            issued_ms: i64::MIN,
-            since: SystemTime::now(),
-            error: None,
-        }),
-        limits: Mutex::new(Vec::new()),
-        longest_tick_ms: AtomicU64::new(0),
-        renewals: AtomicU64::new(0),
-        late_renewals: AtomicU64::new(0),
-        failed_renewals: AtomicU64::new(0),
-        recoveries: AtomicU64::new(0),
-    });
-    // The first renewal records the first fence deadline (and the floor); nothing is issued
-    // before it.
-    if let Err(e) = renew(&b, &shared) {
-        let inner = shared.lock();
-        let _ = b.store().release(&b.namespace, &inner.grant, inner.high_water());
-        return reply.send(Err(e));
-    }
-    let (commands, inbox) = mpsc::channel();
-    let lease = WorkerLease { shared: Arc::clone(&shared), handle: Arc::new(Handle { commands }) };
-    announce_grant(&b, &shared);
-    let wait = deadline.saturating_duration_since(Instant::now());
-    Holder { b: &b, shared: &shared, inbox: &inbox, pending: Some((reply, lease)), wait }.run();
-}
-
-/// Says a grant was taken, and, when it has no record, how long it waits.
-fn announce_grant(b: &WorkerLeaseBuilder, shared: &Shared) {
-    let inner = shared.lock();
-    crate::events::lease_acquired(&shared.namespace, inner.grant.worker, inner.grant.fence, &shared.store);
-    if inner.grant.previous_high_water_ms.is_none() {
-        let wait = Duration::from_millis(u64::try_from(inner.ready_ms - b.clock.now_ms()).unwrap_or(0));
-        crate::events::lease_waiting_out(&shared.namespace, inner.grant.worker, inner.floor_ms.unwrap_or(0), wait);
-    }
-}
-
-/// The lease thread after the first grant: renews, notices the fence falling, acquires again
-/// after a loss, answers the first acquisition once the lease may issue, and releases.
-struct Holder<'a> {
-    b: &'a WorkerLeaseBuilder,
-    shared: &'a Shared,
-    inbox: &'a mpsc::Receiver<Command>,
-    /// The first acquisition's answer, sent once its generators may issue.
-    pending: Option<(Reply<WorkerLease>, WorkerLease)>,
-    /// How long the first acquisition may wait for a store that went away.
-    wait: Duration,
-}
-
-impl Holder<'_> {
-    fn run(mut self) {
-        let b = self.b;
-        let every = b.renew_interval();
-        let mut backoff = Backoff::new((every / 4).max(Duration::from_millis(10)), every);
-        let mut next = Instant::now() + every;
-        // Whether the outage in progress (fenced or recovering) was announced, and since when.
-        let mut outage: Option<Instant> = None;
-        // Since when every store call failed (none since succeeded).
-        let mut trouble: Option<Instant> = None;
-        let mut logged = Instant::now();
-        loop {
-            self.answer_if_ready();
-            // The first acquisition waits for a store that went away no longer than it would
-            // have waited for one that never answered.
-            if self.pending.is_some() && trouble.is_some_and(|since| since.elapsed() >= self.wait) {
-                let error = self.shared.lock().error.clone();
-                let worker = self.worker();
-                self.refuse_pending(error.unwrap_or(LeaseError::Lost { namespace: b.namespace.clone(), worker }));
-                let _ = release(b, self.shared);
-                return;
-            }
-            if let Some(began) = outage
-                && self.issuing()
-            {
-                outage = None;
-                crate::events::lease_resumed(&self.shared.namespace, self.worker(), began.elapsed());
-            }
-            let wake = self.wake(next, outage.is_some());
-            let command = match self.inbox.recv_timeout(wake.saturating_duration_since(Instant::now())) {
-                Ok(command) => Some(command),
-                Err(RecvTimeoutError::Timeout) => None,
-                // Every handle is gone: release, without anyone to tell.
-                Err(RecvTimeoutError::Disconnected) => {
-                    let _ = release(b, self.shared);
-                    return;
-                }
-            };
-            match command {
-                Some(Command::Release(reply)) => return reply.send(release(b, self.shared)),
-                Some(Command::Abandon) => return,
-                Some(Command::Pause(pause)) => {
-                    std::thread::sleep(pause);
-                    next = Instant::now();
-                    continue;
-                }
-                None => {}
-            }
-            let phase = self.shared.lock().phase;
-            if outage.is_none() && self.fenced() {
-                outage = Some(Instant::now());
-                let error = self.shared.lock().error.clone();
-                crate::events::lease_fenced(
-                    &self.shared.namespace,
-                    self.worker(),
-                    error.as_ref().map(|e| e as &dyn std::error::Error),
-                );
-            }
-            if Instant::now() < next {
-                continue;
-            }
-            match phase {
-                Phase::Released => return,
-                Phase::Holding => match renew(b, self.shared) {
-                    Ok(()) => {
-                        trouble = None;
-                        backoff.reset();
-                        next = Instant::now() + every;
-                        self.shared.lock().error = None;
-                    }
-                    Err(LeaseError::Lost { .. }) => {
-                        self.shared.stop(Phase::Recovering);
-                        crate::events::lease_lost(&self.shared.namespace, self.worker());
-                        outage.get_or_insert_with(Instant::now);
-                        backoff.reset();
-                        next = Instant::now();
-                        logged = Instant::now();
-                    }
-                    Err(error) => {
-                        trouble.get_or_insert_with(Instant::now);
-                        self.shared.failed_renewals.fetch_add(1, Ordering::Relaxed);
-                        crate::events::lease_renewal_failed(&self.shared.namespace, self.worker(), &error);
-                        self.shared.lock().error = Some(error);
-                        next = Instant::now() + backoff.delay();
-                    }
-                },
-                Phase::Recovering => {
-                    trouble.get_or_insert_with(Instant::now);
-                    match self.reacquire() {
-                        Ok(()) => {
-                            trouble = None;
-                            backoff.reset();
-                            next = Instant::now() + every;
-                            self.shared.recoveries.fetch_add(1, Ordering::Relaxed);
-                            announce_grant(b, self.shared);
-                        }
-                        Err(error) => {
-                            if logged.elapsed() >= LOG_EVERY {
-                                logged = Instant::now();
-                                crate::events::lease_recovering(&self.shared.namespace, self.worker(), &error);
-                            }
-                            self.shared.lock().error = Some(error);
-                            next = Instant::now() + backoff.delay();
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    fn worker(&self) -> u64 {
-        self.shared.lock().grant.worker
-    }
-
-    /// Whether generators may issue now.
-    fn issuing(&self) -> bool {
-        let inner = self.shared.lock();
-        inner.phase == Phase::Holding
-            && nanos_since_anchor(Instant::now()) < inner.valid_until_ns
-            && self.shared.clock.now_ms() >= inner.ready_ms
-    }
-
-    /// Whether generators may not issue now for want of the store: a renewal overdue, or the
-    /// lease lost.
-    fn fenced(&self) -> bool {
-        let inner = self.shared.lock();
-        match inner.phase {
-            Phase::Recovering => true,
-            Phase::Released => false,
-            Phase::Holding => nanos_since_anchor(Instant::now()) >= inner.valid_until_ns,
-        }
-    }
-
-    /// When to wake: for the next renewal or attempt, when the fence falls (to say so), and,
-    /// while the first acquisition or an outage waits, when the lease may issue.
-    fn wake(&self, next: Instant, waiting: bool) -> Instant {
-        let inner = self.shared.lock();
-        let mut wake = next;
-        if inner.phase == Phase::Holding {
-            let until = anchor() + Duration::from_nanos(inner.valid_until_ns);
-            if until > Instant::now() {
-                wake = wake.min(until + Duration::from_millis(1));
-            }
-            let wait = inner.ready_ms.saturating_sub(self.shared.clock.now_ms());
-            if (self.pending.is_some() || waiting) && wait > 0 {
-                wake = wake.min(Instant::now() + Duration::from_millis(wait.unsigned_abs()));
-            }
-        }
-        wake
-    }
-
-    fn answer_if_ready(&mut self) {
-        if self.pending.is_some()
-            && self.issuing()
-            && let Some((reply, lease)) = self.pending.take()
-        {
-            reply.send_or_drop(Ok(lease));
-        }
-    }
-
-    fn refuse_pending(&mut self, error: LeaseError) {
-        if let Some((reply, _lease)) = self.pending.take() {
-            reply.send(Err(error));
-        }
-    }
-
-    /// One attempt to acquire a worker ID again, the one held before first, with a fence above
-    /// the last one; on success the grant is installed and its first deadline recorded.
-    fn reacquire(&self) -> Result<(), LeaseError> {
-        let (previous, fence) = {
-            let inner = self.shared.lock();
-            (inner.grant.worker, inner.grant.fence)
-        };
-        let grant = acquire(self.b, Some(previous), fence)?;
-        let (floor_ms, ready_ms) = floor_of(self.b, &grant);
-        {
-            let mut inner = self.shared.lock();
-            if inner.phase != Phase::Recovering {
-                drop(inner);
-                let _ = self.b.store().release(&self.b.namespace, &grant, floor_ms.unwrap_or(0).max(0));
-                return Ok(());
-            }
-            // Our own last issued timestamps stay below what we issue next when the worker ID
-            // is the same: the generators never go back (they start above their own last ID).
-            inner.grant = grant;
-            inner.epoch += 1;
-            inner.floor_ms = floor_ms;
-            inner.ready_ms = ready_ms;
-            inner.valid_until_ns = 0;
-            inner.bound_ms = i64::MIN;
-            inner.issued_ms = i64::MIN;
-            inner.phase = Phase::Holding;
-            inner.since = SystemTime::now();
-        }
-        match renew(self.b, self.shared) {
-            Ok(()) => Ok(()),
-            Err(error) => {
-                // Held but not recorded: the renewals that follow record it, or find it lost.
-                self.shared.lock().error = Some(error);
-                Ok(())
-            }
-        }
-    }
-}
-
-/// One renewal: records the new fence deadline (and everything that must stay above what
-/// earlier holders issued) and, on success, moves the fence.
-fn renew(b: &WorkerLeaseBuilder, shared: &Shared) -> Result<(), LeaseError> {
-    let started = Instant::now();
-    let deadline_ms = b.clock.now_ms().saturating_add(millis(b.ttl));
-    let (grant, record, epoch) = {
-        let inner = shared.lock();
-        (inner.grant.clone(), deadline_ms.max(inner.high_water()), inner.epoch)
-    };
-    b.store().renew(&b.namespace, &grant, b.ttl, record)?;
-    let mut inner = shared.lock();
-    if inner.phase != Phase::Holding || inner.epoch != epoch {
-        return Ok(());
-    }
-    let was_valid = nanos_since_anchor(started) < inner.valid_until_ns;
-    // The grant's first renewal is not late: it is the one that makes it valid.
-    let first = inner.bound_ms == i64::MIN;
-    inner.bound_ms = inner.bound_ms.max(deadline_ms);
-    inner.valid_until_ns = nanos_since_anchor(started + (b.ttl - b.margin));
-    shared.renewals.fetch_add(1, Ordering::Relaxed);
-    if !was_valid && !first {
-        shared.late_renewals.fetch_add(1, Ordering::Relaxed);
-        crate::events::lease_renewed_late(&shared.namespace, grant.worker);
-    }
-    Ok(())
-}
-
-fn release(b: &WorkerLeaseBuilder, shared: &Shared) -> Result<(), LeaseError> {
-    let phase = shared.lock().phase;
-    shared.stop(Phase::Released);
-    if phase != Phase::Holding {
-        return Ok(());
-    }
-    // A generator in the middle of a tick may finish it without looking at its limit (the
-    // tick was granted, and lies below the high water recorded next): once a tick has passed,
-    // none issues, so the worker ID is free only when no ID is issued on it any more.
-    std::thread::sleep(Duration::from_millis(shared.longest_tick_ms.load(Ordering::Relaxed) + 1));
-    let (grant, high_water) = {
-        let inner = shared.lock();
-        (inner.grant.clone(), inner.high_water())
-    };
-    let result = b.store().release(&b.namespace, &grant, high_water);
-    crate::events::lease_released(&shared.namespace, grant.worker, result.is_ok());
-    result
-}
-
-/// A value handed from the lease thread to one waiter, blocking or async.
-struct Oneshot<T> {
-    slot: Mutex<(Option<T>, Option<Waker>)>,
-    ready: Condvar,
-}
-
-fn oneshot<T>() -> (Arc<Oneshot<T>>, Receive<T>) {
-    let shared = Arc::new(Oneshot { slot: Mutex::new((None, None)), ready: Condvar::new() });
-    (Arc::clone(&shared), Receive(shared))
-}
-
-impl<T> Oneshot<T> {
-    fn send(&self, value: T) {
-        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
-        slot.0 = Some(value);
-        if let Some(waker) = slot.1.take() {
-            waker.wake();
-        }
-        self.ready.notify_all();
-    }
-}
-
-impl<T> Oneshot<T> {
-    /// Sends `value`, and drops it at once if no receiver is left to take it.
-    fn send_or_drop(self: &Arc<Self>, value: T) {
-        self.send(value);
-        if Arc::strong_count(self) == 1 {
-            let orphan = self.slot.lock().unwrap_or_else(|p| p.into_inner()).0.take();
-            drop(orphan);
-        }
-    }
-}
-
-struct Receive<T>(Arc<Oneshot<T>>);
-
-/// A receiver dropped before the value came (a cancelled future): the value, once sent, is
-/// dropped rather than kept alive in the slot.
-impl<T> Drop for Receive<T> {
-    fn drop(&mut self) {
-        let orphan = self.0.slot.lock().unwrap_or_else(|p| p.into_inner()).0.take();
-        drop(orphan);
-    }
-}
-
-impl<T> Receive<T> {
-    fn wait(&self) -> T {
-        let mut slot = self.0.slot.lock().unwrap_or_else(|p| p.into_inner());
-        loop {
-            if let Some(value) = slot.0.take() {
-                return value;
-            }
-            slot = self.0.ready.wait(slot).unwrap_or_else(|p| p.into_inner());
-        }
-    }
-}
-
-impl<T> Future for Receive<T> {
-    type Output = T;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
-        let mut slot = self.0.slot.lock().unwrap_or_else(|p| p.into_inner());
-        match slot.0.take() {
-            Some(value) => Poll::Ready(value),
-            None => {
-                slot.1 = Some(cx.waker().clone());
-                Poll::Pending
-            }
         }
     }
 }
