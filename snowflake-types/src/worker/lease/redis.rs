@@ -6,10 +6,13 @@ use std::time::{Duration, Instant};
 use redis::{Connection, ConnectionAddr, IntoConnectionInfo, RedisError, Script, Value};
 
 use super::store::support::{
-    UnexpectedReply, acquiring, check_namespace, check_space, doing, is_redis_tls, new_token, redact_url,
-    redis_tls_refused, scan_order, ttl_ms,
+    UnexpectedReply, acquiring, check_namespace, check_space, doing, new_token, redact_url, scan_order, ttl_ms,
 };
-use super::store::{Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore};
+use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore};
+
+/// The query parameter of a `rediss://` URL that names a PEM file of CA certificates to trust
+/// instead of the system's (redis-py's name for it).
+const CA_PARAM: &str = "ssl_ca_certs";
 
 /// Raises `KEYS[2]` (the high water) to `ARGV[3]`, never lowering it. Lua numbers are
 /// doubles: exact for Unix milliseconds until the year 287396.
@@ -109,33 +112,50 @@ impl std::fmt::Debug for RedisLeaseStore {
 }
 
 impl RedisLeaseStore {
-    /// A store for the server at `url` (`redis://[[user]:password@]host[:port][/db]`).
-    /// Nothing is sent until the first call. Redis over TLS (`rediss://`) is not supported
-    /// yet: such a URL is refused with [`LeaseError::BadUrl`] saying so.
+    /// A store for the server at `url`: `redis://[[user]:password@]host[:port][/db]`, or
+    /// `rediss://…` for TLS (rustls), which checks the server's certificate and host name
+    /// against the system's trusted roots, or against the CA certificates of the PEM file
+    /// that the query parameter `ssl_ca_certs=<path>` or else the environment variable
+    /// [`CA_ENV`] names. Nothing is sent until the first call.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::{LeaseError, LeaseStore, RedisLeaseStore};
     ///
     /// let store = RedisLeaseStore::open("redis://:secret@127.0.0.1:6379/2")?;
     /// assert_eq!(store.describe(), "redis://127.0.0.1:6379/2");
+    /// let store = RedisLeaseStore::open("rediss://cache.internal:6380")?;
+    /// assert_eq!(store.describe(), "rediss://cache.internal:6380/0");
     /// assert!(RedisLeaseStore::open("http://127.0.0.1").is_err());
-    /// assert!(matches!(RedisLeaseStore::open("rediss://127.0.0.1:6380"), Err(LeaseError::BadUrl { .. })));
+    /// let missing = RedisLeaseStore::open("rediss://cache.internal?ssl_ca_certs=/no/such/ca.pem");
+    /// assert!(matches!(missing, Err(LeaseError::BadUrl { .. })));
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn open(url: &str) -> Result<Self, LeaseError> {
-        if is_redis_tls(url) {
-            return Err(redis_tls_refused(url));
-        }
         let bad_url = |e: RedisError| LeaseError::BadUrl {
             url: redact_url(url),
             reason: e.to_string(),
             source: Some(std::sync::Arc::new(e)),
         };
-        let info = url.into_connection_info().map_err(bad_url)?;
+        let (rest, ca_param) = take_param(url, CA_PARAM);
+        let info = rest.as_str().into_connection_info().map_err(bad_url)?;
         // No `CLIENT SETINFO` when connecting: it would add two replies to wait for, each
         // with a timeout of its own.
         let settings = info.redis_settings().clone().set_skip_set_lib_name();
-        let client = redis::Client::open(info.set_redis_settings(settings)).map_err(bad_url)?;
+        let info = info.set_redis_settings(settings);
+        let tls = matches!(info.addr(), ConnectionAddr::TcpTls { .. });
+        let ca_file = ca_param.or_else(|| std::env::var(CA_ENV).ok().filter(|path| !path.trim().is_empty()));
+        let client = match ca_file {
+            Some(path) if tls => {
+                let pem = std::fs::read(&path).map_err(|e| LeaseError::BadUrl {
+                    url: redact_url(url),
+                    reason: format!("the CA file {path:?} could not be read: {e}"),
+                    source: Some(std::sync::Arc::new(e)),
+                })?;
+                let certificates = redis::TlsCertificates { client_tls: None, root_cert: Some(pem) };
+                redis::Client::build_with_tls(info, certificates).map_err(bad_url)?
+            }
+            _ => redis::Client::open(info).map_err(bad_url)?,
+        };
         Ok(Self::new(client))
     }
 
@@ -151,6 +171,7 @@ impl RedisLeaseStore {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn new(client: redis::Client) -> Self {
+        install_crypto_provider();
         let name = describe(&client);
         Self {
             client,
@@ -188,11 +209,22 @@ impl RedisLeaseStore {
         f: impl FnOnce(&mut Connection) -> Result<T, RedisError>,
     ) -> Result<T, LeaseError> {
         let mut slot = self.connection.lock().unwrap_or_else(PoisonError::into_inner);
+        let connecting = slot.is_none();
         let result = self.call(&mut slot, f);
         result.map_err(|error| {
             *slot = None;
             if error.is_timeout() {
-                LeaseError::Timeout { store: self.name.clone(), what: what(), after: self.timeout }
+                // A server that does not speak TLS on the port waits for more of the
+                // handshake, as if it were a command: say so, it is the likely cause.
+                let what = if connecting && self.name.starts_with("rediss") {
+                    format!(
+                        "{}, connecting over TLS (a server that does not speak TLS never answers the handshake),",
+                        what()
+                    )
+                } else {
+                    what()
+                };
+                LeaseError::Timeout { store: self.name.clone(), what, after: self.timeout }
             } else {
                 LeaseError::store(&self.name, what(), error)
             }
@@ -309,6 +341,68 @@ impl RedisLeaseStore {
     }
 }
 
+/// redis-rs builds its TLS configuration with the process's default rustls provider: ring,
+/// unless the process installed one (a process whose crates enable two providers has none
+/// until someone installs it).
+fn install_crypto_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Another thread may have installed one meanwhile: theirs is as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
+/// `url` without the query parameter `key`, and that parameter's value (percent-decoded),
+/// if it was there.
+fn take_param(url: &str, key: &str) -> (String, Option<String>) {
+    let (head, fragment) = match url.split_once('#') {
+        Some((head, fragment)) => (head, Some(fragment)),
+        None => (url, None),
+    };
+    let Some((base, query)) = head.split_once('?') else { return (url.to_owned(), None) };
+    let mut value = None;
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|pair| match pair.split_once('=') {
+            Some((k, v)) if k == key => {
+                value = Some(percent_decode(v));
+                false
+            }
+            _ => true,
+        })
+        .collect();
+    let mut rest = base.to_owned();
+    if !kept.is_empty() {
+        rest.push('?');
+        rest.push_str(&kept.join("&"));
+    }
+    if let Some(fragment) = fragment {
+        rest.push('#');
+        rest.push_str(fragment);
+    }
+    (rest, value)
+}
+
+/// `%2F` and the like as the bytes they stand for (a path in a query may be written either way).
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
+            (b'%', Some(high), Some(low)) => {
+                out.push(u8::try_from(high * 16 + low).expect("two hex digits fit a byte"));
+                i += 3;
+            }
+            (byte, ..) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 fn fence_key(namespace: &str) -> String {
     format!("snowflake:{{{namespace}}}:fence")
 }
@@ -382,19 +476,24 @@ mod tests {
         assert_eq!(cause.to_string(), *reason);
         assert!(err.to_string().ends_with(reason.as_str()), "{err}");
         assert!(!cause.to_string().contains("secret"), "{cause}");
-        // A URL this crate refuses has no driver error behind it.
-        let err = RedisLeaseStore::open("rediss://127.0.0.1:6380").unwrap_err();
-        assert!(matches!(err, LeaseError::BadUrl { source: None, .. }) && err.source().is_none(), "{err:?}");
     }
 
     #[test]
-    fn tls_is_refused_as_unsupported() {
-        for url in ["rediss://127.0.0.1:6380", "rediss://app:secret@cache.internal/1", "Rediss://127.0.0.1"] {
-            let err = RedisLeaseStore::open(url).unwrap_err();
-            let LeaseError::BadUrl { reason, .. } = &err else { panic!("{url}: {err:?}") };
-            assert!(reason.starts_with("Redis over TLS (rediss://) is not supported yet"), "{reason}");
-            assert!(!err.to_string().contains("feature") && !err.to_string().contains("secret"), "{err}");
-        }
+    fn a_ca_file_is_taken_from_the_url() {
+        let (rest, ca) =
+            take_param("rediss://:pw@cache:6380/2?ssl_ca_certs=%2Fetc%2Fca.pem&protocol=resp3#x", CA_PARAM);
+        assert_eq!(rest, "rediss://:pw@cache:6380/2?protocol=resp3#x");
+        assert_eq!(ca.as_deref(), Some("/etc/ca.pem"));
+        let (rest, ca) = take_param("rediss://cache/?ssl_ca_certs=/ca.pem", CA_PARAM);
+        assert_eq!((rest.as_str(), ca.as_deref()), ("rediss://cache/", Some("/ca.pem")));
+        assert_eq!(take_param("redis://cache:6379", CA_PARAM), ("redis://cache:6379".to_owned(), None));
+        // A CA file that cannot be read is refused before anything is sent, naming the file.
+        let err = RedisLeaseStore::open("rediss://:secret@cache?ssl_ca_certs=/no/such/ca.pem").unwrap_err();
+        let LeaseError::BadUrl { reason, .. } = &err else { panic!("{err:?}") };
+        assert!(reason.starts_with("the CA file \"/no/such/ca.pem\" could not be read: "), "{reason}");
+        assert!(!err.to_string().contains("secret"), "{err}");
+        // A plain-text URL has no use for it.
+        assert!(RedisLeaseStore::open("redis://cache?ssl_ca_certs=/no/such/ca.pem").is_ok());
     }
 
     #[test]
