@@ -27,7 +27,8 @@ mod sql;
 #[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
 pub use sql::{DEFAULT_TABLE, MYSQL_TABLE_DDL, POSTGRES_TABLE_DDL, SqlLeaseStore, SqlLeaseStoreBuilder};
 
-/// Opens the store a URL names: `redis://` or `rediss://` (TLS) (feature `lease-redis`),
+/// Opens the store a URL names: `redis://`, `rediss://` (TLS) or `redis+sentinel://` (a master
+/// found through Redis Sentinel) (feature `lease-redis`),
 /// `postgres://` or `postgresql://` (feature `lease-postgres`), `mysql://` or `mariadb://`
 /// (feature `lease-mysql`). A URL of a store whose feature is off is an error naming the
 /// feature. TLS and its CA are asked for in the URL (see [`CA_ENV`] for a CA file of the
@@ -50,9 +51,11 @@ pub fn open_store(url: &str) -> Result<std::sync::Arc<dyn LeaseStore>, LeaseErro
     };
     match scheme.as_str() {
         #[cfg(feature = "lease-redis")]
-        "redis" | "rediss" | "valkey" | "valkeys" => Ok(std::sync::Arc::new(RedisLeaseStore::open(url)?)),
+        "redis" | "rediss" | "valkey" | "valkeys" | "redis+sentinel" | "rediss+sentinel" => {
+            Ok(std::sync::Arc::new(RedisLeaseStore::open(url)?))
+        }
         #[cfg(not(feature = "lease-redis"))]
-        "redis" | "rediss" | "valkey" | "valkeys" => Err(off("lease-redis")),
+        "redis" | "rediss" | "valkey" | "valkeys" | "redis+sentinel" | "rediss+sentinel" => Err(off("lease-redis")),
         #[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
         "postgres" | "postgresql" | "mysql" | "mariadb" => Ok(std::sync::Arc::new(SqlLeaseStore::connect(url)?)),
         #[cfg(not(any(feature = "lease-postgres", feature = "lease-mysql")))]

@@ -23,19 +23,31 @@ macro_rules! raise_high_water {
     };
 }
 
-/// KEYS: lease key, fence key, high-water key. ARGV: our token, TTL in ms, a fence to exceed.
-/// Nil when the worker ID is leased; else the fence taken, the high water (false when the
-/// store cannot vouch for it), and `TIME`. One script, so the fencing number and the lease are
-/// taken together: a later holder of a worker ID always has a higher fence, however long a
-/// client paused.
+/// The server's replication ID (`master_replid`): a replica promoted to master, and a server
+/// restarted, take a new one. Each high water is recorded with the ID of the server that
+/// wrote it, so that a promoted replica, which may lack the last writes of its old master,
+/// does not vouch for them.
+macro_rules! replication_id {
+    () => {
+        "string.match(redis.call('INFO', 'replication'), 'master_replid:(%w+)')"
+    };
+}
+
+/// KEYS: lease key, fence key, high-water key, the high water's server key. ARGV: our token,
+/// TTL in ms, a fence to exceed. Nil when the worker ID is leased; else the fence taken, the
+/// high water (false when the store cannot vouch for it), and `TIME`. One script, so the
+/// fencing number and the lease are taken together: a later holder of a worker ID always has
+/// a higher fence, however long a client paused.
 ///
 /// The fence is the server's clock in microseconds, or one more than the last fence (or than
 /// the one the client saw) when that is higher: it never goes backwards, even when the
 /// server lost the counter. A lost counter also means the high water cannot be trusted: a key
-/// that survived a partial loss may be older than what a holder issued since. Lua numbers are
-/// doubles, exact for microseconds until the year 2255; `%.0f` writes them without an
-/// exponent.
-const TAKE: &str = "if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+/// that survived a partial loss may be older than what a holder issued since. So does a high
+/// water written by another server (this one is a promoted replica, or restarted): the writes
+/// that followed it may be lost. Lua numbers are doubles, exact for microseconds until the
+/// year 2255; `%.0f` writes them without an exponent.
+const TAKE: &str = concat!(
+    "if redis.call('EXISTS', KEYS[1]) == 1 then return false end
      local time = redis.call('TIME')
      local last = tonumber(redis.call('GET', KEYS[2]))
      local fence = math.max(tonumber(time[1]) * 1000000 + tonumber(time[2]), tonumber(ARGV[3]) + 1)
@@ -44,24 +56,38 @@ const TAKE: &str = "if redis.call('EXISTS', KEYS[1]) == 1 then return false end
      redis.call('SET', KEYS[2], written)
      redis.call('SET', KEYS[1], ARGV[1] .. '|' .. written, 'PX', ARGV[2])
      local high_water = false
-     if last ~= nil then high_water = redis.call('GET', KEYS[3]) end
-     return {written, high_water, time[1], time[2]}";
+     if last ~= nil then
+       local from = redis.call('GET', KEYS[4])
+       if from == false or from == ",
+    replication_id!(),
+    " then high_water = redis.call('GET', KEYS[3]) end
+     end
+     return {written, high_water, time[1], time[2]}"
+);
 
-/// KEYS: lease key, high-water key. ARGV: our value, TTL in ms, high water. 1: renewed.
+/// KEYS: lease key, high-water key, the high water's server key. ARGV: our value, TTL in ms,
+/// high water. 1: renewed.
 const RENEW: &str = concat!(
     "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
      redis.call('PEXPIRE', KEYS[1], ARGV[2])\n",
     raise_high_water!(),
-    "\nreturn 1"
+    "\nredis.call('SET', KEYS[3], ",
+    replication_id!(),
+    ")\nreturn 1"
 );
 
-/// KEYS: lease key, high-water key. ARGV: our value, unused, final high water. 1: released.
-/// The final value replaces the recorded one: the holder has stopped issuing, and the fence
-/// deadline its renewals recorded lies beyond its last ID.
-const RELEASE: &str = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+/// KEYS: lease key, high-water key, the high water's server key. ARGV: our value, unused,
+/// final high water. 1: released. The final value replaces the recorded one: the holder has
+/// stopped issuing, and the fence deadline its renewals recorded lies beyond its last ID.
+const RELEASE: &str = concat!(
+    "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
      redis.call('SET', KEYS[2], ARGV[3])
+     redis.call('SET', KEYS[3], ",
+    replication_id!(),
+    ")
      redis.call('DEL', KEYS[1])
-     return 1";
+     return 1"
+);
 
 /// Worker-ID leases in one Redis server: a script that takes a free lease key (`SET … PX`) and
 /// its fencing number together, Lua compare-and-set on the holder's token to renew
@@ -84,6 +110,10 @@ const RELEASE: &str = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 en
 ///   the lease.
 /// - `snowflake:{shop}:hw:7`: the high water recorded by holders of worker 7, in Unix ms; never
 ///   expires, because the next holder needs it most when the previous one crashed.
+/// - `snowflake:{shop}:hw-server:7`: the replication ID (`master_replid`) of the server that
+///   recorded it. A server with another ID (a replica promoted by a failover, which may lack
+///   the last writes, or a restarted server) does not vouch for it: the grant says the store
+///   has no record, and the holder waits out any earlier one, as after a data loss.
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -96,7 +126,7 @@ const RELEASE: &str = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 en
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct RedisLeaseStore {
-    client: redis::Client,
+    target: Target,
     connection: Mutex<Option<Connection>>,
     timeout: Duration,
     name: String,
@@ -131,6 +161,11 @@ impl RedisLeaseStore {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn open(url: &str) -> Result<Self, LeaseError> {
+        if let Some(sentinel) = Sentinel::parse(url)? {
+            install_crypto_provider();
+            let name = sentinel.describe();
+            return Ok(Self::with_target(Target::Sentinel(sentinel), name));
+        }
         let bad_url = |e: RedisError| LeaseError::BadUrl {
             url: redact_url(url),
             reason: e.to_string(),
@@ -173,8 +208,12 @@ impl RedisLeaseStore {
     pub fn new(client: redis::Client) -> Self {
         install_crypto_provider();
         let name = describe(&client);
+        Self::with_target(Target::Server(client), name)
+    }
+
+    fn with_target(target: Target, name: String) -> Self {
         Self {
-            client,
+            target,
             connection: Mutex::new(None),
             timeout: DEFAULT_STORE_TIMEOUT,
             name,
@@ -239,7 +278,10 @@ impl RedisLeaseStore {
         let deadline = Instant::now() + self.timeout;
         let connection = match slot.take() {
             Some(connection) => connection,
-            None => self.client.get_connection_with_timeout(self.timeout)?,
+            None => match &self.target {
+                Target::Server(client) => client.get_connection_with_timeout(self.timeout)?,
+                Target::Sentinel(sentinel) => sentinel.connect_to_master(deadline)?,
+            },
         };
         let connection = slot.insert(connection);
         // What connecting left of the timeout bounds the command.
@@ -271,6 +313,7 @@ impl LeaseStore for RedisLeaseStore {
                         .key(&key)
                         .key(fence_key(namespace))
                         .key(high_water_key(namespace, worker))
+                        .key(high_water_server_key(namespace, worker))
                         .arg(&token)
                         .arg(ttl_ms)
                         .arg(fence_above)
@@ -332,6 +375,7 @@ impl RedisLeaseStore {
             script
                 .key(worker_key(namespace, grant.worker))
                 .key(high_water_key(namespace, grant.worker))
+                .key(high_water_server_key(namespace, grant.worker))
                 .arg(format!("{}|{}", grant.token, grant.fence))
                 .arg(ttl_ms)
                 .arg(high_water_ms)
@@ -415,11 +459,165 @@ fn high_water_key(namespace: &str, worker: u64) -> String {
     format!("snowflake:{{{namespace}}}:hw:{worker}")
 }
 
+fn high_water_server_key(namespace: &str, worker: u64) -> String {
+    format!("snowflake:{{{namespace}}}:hw-server:{worker}")
+}
+
 /// `TIME`'s seconds and microseconds as Unix milliseconds.
 fn unix_ms(seconds: i64, micros: i64) -> Result<i64, UnexpectedReply> {
     (seconds.checked_mul(1000))
         .and_then(|ms| ms.checked_add(micros / 1000))
         .ok_or_else(|| UnexpectedReply(format!("TIME replied {seconds} {micros}")))
+}
+
+/// Where the store's connection goes: one server, or the master that Sentinel names.
+enum Target {
+    Server(redis::Client),
+    Sentinel(Sentinel),
+}
+
+/// A master found through Redis Sentinel: `redis+sentinel://[[user]:password@]host[:port][,host[:port]…]/<master-name>[/db]`
+/// (`rediss+sentinel://` for TLS to the sentinels and the master alike). The credentials and
+/// the database are the master's; sentinels are asked without them. The port defaults to 26379.
+struct Sentinel {
+    /// One client per sentinel, asked in turn.
+    sentinels: Vec<redis::Client>,
+    master_name: String,
+    /// The master's URL with `{host}:{port}` to fill in.
+    master_url: String,
+    tls: Option<redis::TlsCertificates>,
+    /// For messages: the URL without the password.
+    shown: String,
+}
+
+impl Sentinel {
+    /// `None` when `url` is not a Sentinel URL.
+    fn parse(url: &str) -> Result<Option<Self>, LeaseError> {
+        let Some((scheme, rest)) = url.split_once("://") else { return Ok(None) };
+        let secure = match scheme.to_ascii_lowercase().as_str() {
+            "redis+sentinel" => false,
+            "rediss+sentinel" => true,
+            _ => return Ok(None),
+        };
+        let bad = |reason: String| LeaseError::BadUrl { url: redact_url(url), reason, source: None };
+        let (rest, ca_param) = take_param(rest, CA_PARAM);
+        if rest.contains(['?', '#']) {
+            return Err(bad(format!("a Sentinel URL takes no parameter but {CA_PARAM}")));
+        }
+        let (authority, path) = rest.split_once('/').unwrap_or((rest.as_str(), ""));
+        let (userinfo, hosts) = match authority.rsplit_once('@') {
+            Some((userinfo, hosts)) => (Some(userinfo), hosts),
+            None => (None, authority),
+        };
+        let mut parts = path.split('/').filter(|part| !part.is_empty());
+        let master_name = parts.next().ok_or_else(|| bad("the master's name is missing: …/<master-name>".into()))?;
+        let db = parts.next().unwrap_or("0");
+        if parts.next().is_some() || db.parse::<i64>().is_err() {
+            return Err(bad("expected …/<master-name>[/<db>] after the sentinels".into()));
+        }
+        let plain = if secure { "rediss" } else { "redis" };
+        let mut sentinels = Vec::new();
+        for host in hosts.split(',') {
+            let host = host.trim();
+            if host.is_empty() {
+                return Err(bad("an empty sentinel address".into()));
+            }
+            // A port-less IPv4 address or name gets Sentinel's port.
+            let address =
+                if host.ends_with(']') || !host.contains(':') { format!("{host}:26379") } else { host.to_owned() };
+            let info = format!("{plain}://{address}").as_str().into_connection_info().map_err(|e| {
+                LeaseError::BadUrl { url: redact_url(url), reason: e.to_string(), source: Some(std::sync::Arc::new(e)) }
+            })?;
+            let settings = info.redis_settings().clone().set_skip_set_lib_name();
+            sentinels.push(info.set_redis_settings(settings));
+        }
+        let tls = match ca_param.or_else(|| std::env::var(CA_ENV).ok().filter(|path| !path.trim().is_empty())) {
+            Some(path) if secure => {
+                let pem = std::fs::read(&path).map_err(|e| LeaseError::BadUrl {
+                    url: redact_url(url),
+                    reason: format!("the CA file {path:?} could not be read: {e}"),
+                    source: Some(std::sync::Arc::new(e)),
+                })?;
+                Some(redis::TlsCertificates { client_tls: None, root_cert: Some(pem) })
+            }
+            _ => None,
+        };
+        let client = |info: redis::ConnectionInfo| match &tls {
+            Some(certificates) => redis::Client::build_with_tls(info, certificates.clone()),
+            None => redis::Client::open(info),
+        };
+        let sentinels = sentinels.into_iter().map(client).collect::<Result<Vec<_>, _>>().map_err(|e| {
+            LeaseError::BadUrl { url: redact_url(url), reason: e.to_string(), source: Some(std::sync::Arc::new(e)) }
+        })?;
+        let credentials = userinfo.map(|userinfo| format!("{userinfo}@")).unwrap_or_default();
+        let master_url = format!("{plain}://{credentials}{{host}}:{{port}}/{db}");
+        let shown = redact_url(&format!("{scheme}://{credentials}{hosts}/{master_name}/{db}"));
+        Ok(Some(Sentinel { sentinels, master_name: master_name.to_owned(), master_url, tls, shown }))
+    }
+
+    fn describe(&self) -> String {
+        self.shown.clone()
+    }
+
+    /// Asks the sentinels in turn for the master's address (`SENTINEL
+    /// get-master-addr-by-name`), connects to it and checks that it is a master (`ROLE`), all
+    /// before `deadline`. The first sentinel that answers names the master; a master that
+    /// says it is not one (the sentinel has not seen the failover yet) sends the question to
+    /// the next sentinel.
+    fn connect_to_master(&self, deadline: Instant) -> Result<Connection, RedisError> {
+        let left = || deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+        let mut last_error = None;
+        for sentinel in &self.sentinels {
+            let asked = (|| {
+                let mut connection = sentinel.get_connection_with_timeout(left())?;
+                connection.set_read_timeout(Some(left()))?;
+                connection.set_write_timeout(Some(left()))?;
+                let address: Option<(String, u16)> = redis::cmd("SENTINEL")
+                    .arg("get-master-addr-by-name")
+                    .arg(&self.master_name)
+                    .query(&mut connection)?;
+                let Some((host, port)) = address else {
+                    return Err(RedisError::from((
+                        redis::ErrorKind::Client,
+                        "the sentinel knows no master of that name",
+                        self.master_name.clone(),
+                    )));
+                };
+                let host = if host.contains(':') { format!("[{host}]") } else { host };
+                let url = self.master_url.replace("{host}", &host).replace("{port}", &port.to_string());
+                let info = url.as_str().into_connection_info()?;
+                let settings = info.redis_settings().clone().set_skip_set_lib_name();
+                let info = info.set_redis_settings(settings);
+                let client = match &self.tls {
+                    Some(certificates) => redis::Client::build_with_tls(info, certificates.clone())?,
+                    None => redis::Client::open(info)?,
+                };
+                let mut master = client.get_connection_with_timeout(left())?;
+                master.set_read_timeout(Some(left()))?;
+                master.set_write_timeout(Some(left()))?;
+                let role: Vec<Value> = redis::cmd("ROLE").query(&mut master)?;
+                match role.first() {
+                    Some(Value::BulkString(role)) if role == b"master" => Ok(master),
+                    _ => Err(RedisError::from((
+                        redis::ErrorKind::Client,
+                        "the server the sentinel named is not a master (a failover is under way)",
+                        format!("{host}:{port}"),
+                    ))),
+                }
+            })();
+            match asked {
+                Ok(master) => return Ok(master),
+                Err(error) => {
+                    let timed_out = error.is_timeout();
+                    last_error = Some(error);
+                    if timed_out || Instant::now() >= deadline {
+                        break;
+                    }
+                }
+            }
+        }
+        Err(last_error.unwrap_or_else(|| RedisError::from((redis::ErrorKind::Client, "no sentinel to ask"))))
+    }
 }
 
 /// The server's address for messages: scheme, user, host, port and database, never the
@@ -448,6 +646,7 @@ mod tests {
         assert_eq!(fence_key("shop"), "snowflake:{shop}:fence");
         assert_eq!(worker_key("shop", 7), "snowflake:{shop}:worker:7");
         assert_eq!(high_water_key("shop", 7), "snowflake:{shop}:hw:7");
+        assert_eq!(high_water_server_key("shop", 7), "snowflake:{shop}:hw-server:7");
     }
 
     #[test]
