@@ -6,6 +6,8 @@
 
 #[path = "common/faults.rs"]
 mod faults;
+#[path = "common/lease_store.rs"]
+mod lease_store;
 #[path = "common/servers.rs"]
 mod servers;
 
@@ -191,6 +193,11 @@ fn a_failover_under_load_issues_no_duplicate_and_recovers() -> TestResult {
     let store = RedisLeaseStore::open(&url)?;
     assert!(store.describe().starts_with("redis+sentinel://127.0.0.1:"), "{}", store.describe());
     assert!(store.now_ms().is_ok(), "the master is reached through the sentinels");
+    // The store contract, through the sentinels.
+    let stores: Vec<RedisLeaseStore> = (0..4).map(|_| RedisLeaseStore::open(&url)).collect::<Result<_, _>>()?;
+    lease_store::thirty_two_holders_share_a_five_bit_space(&stores, &lease_store::unique("sentinel_32"));
+    lease_store::a_stale_token_is_lost(&store, &lease_store::unique("sentinel_stale"));
+    lease_store::the_store_clock_is_close(&store, &lease_store::unique("sentinel_clock"));
 
     let namespace = format!("t{}-sentinel", std::process::id());
     let spec = HolderSpec { url: url.clone(), namespace: namespace.clone(), space: 2, ttl: TTL, margin: MARGIN };
@@ -295,6 +302,7 @@ fn sentinel_urls() {
     for (url, shown) in [
         ("redis+sentinel://127.0.0.1:26379/main", "redis+sentinel://127.0.0.1:26379/main/0"),
         ("redis+sentinel://:secret@10.0.0.1,10.0.0.2:26380/main/3", "redis+sentinel://10.0.0.1,10.0.0.2:26380/main/3"),
+        ("rediss+sentinel://app:secret@[::1]:26379/main", "rediss+sentinel://app@[::1]:26379/main/0"),
     ] {
         let store = RedisLeaseStore::open(url).unwrap_or_else(|e| panic!("{url}: {e}"));
         assert_eq!(store.describe(), shown);
