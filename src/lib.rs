@@ -87,27 +87,11 @@
 //!
 //! # Crate features
 //!
-//! | feature | default | what it adds |
-//! |---|---|---|
-//! | `serde` | yes | `Serialize`/`Deserialize`: a decimal string in human-readable formats (JSON numbers lose precision above 2^53), a plain integer in binary ones |
-//! | `schemars` | no | `JsonSchema`: a string of 1 to 19 digits |
-//! | `sqlx-postgres` | no | `BIGINT` in PostgreSQL (and `BIGINT[]`) |
-//! | `sqlx-mysql` | no | `BIGINT` in MySQL and MariaDB |
-//! | `sqlx-sqlite` | no | `INTEGER` in SQLite |
-//! | `redis` | no | `ToRedisArgs`/`FromRedisValue` with exact values |
-//! | `chrono` | no | `id.to_chrono()`, and `chrono::DateTime` as a time-range bound |
-//! | `time` | no | `id.to_offset_date_time()`, and `time::OffsetDateTime` as a time-range bound |
-//! | `jiff` | no | `id.to_jiff()`, and `jiff::Timestamp`/`jiff::Zoned` as time-range bounds |
-//! | `public-id` | no | keyed public IDs: `id.to_public(&key)`, 11 URL-safe characters that hide order, time and volume (see the `public` module) |
-//! | `tracing` | no | slow-path and lease events as `tracing` events (see [`events`]) |
-//! | `metrics` | no | the same events as `metrics` counters, `snowflake_*_total` labelled by type and worker (see [`events`]) |
-//! | `tokio` | no | `T::generate_async().await`: awaits instead of blocking the thread where generation waits |
-//! | `utoipa` | no | utoipa 6 `ToSchema`/`PartialSchema`: a string of 1 to 19 digits with an example |
-//! | `async-graphql` | no | an async-graphql 7 scalar: output a string, input a string or an integer, checked |
-//! | `sqlx08-postgres`, `sqlx08-mysql` | no | the `sqlx-*` impls for sqlx 0.8 (`sql08` module) |
-//! | `diesel-postgres`, `diesel-mysql`, `diesel-sqlite` | no | diesel 2 `BigInt`: `ToSql`/`FromSql`, `AsExpression`, `Queryable` (`diesel_sql` module) |
-//! | `sea-orm` | no | sea-orm 2 value traits: column, primary key, `Condition`s (`sea_orm_values` module) |
-//! | `tokio-postgres` | no | postgres-types `ToSql`/`FromSql` for `INT8` (`pg_types` module) |
+//! Every integration is a feature, off by default except `serde`; the worker-ID lease stores
+//! are features of their own (`lease-redis`, `lease-postgres`, `lease-mysql`), apart from the
+//! type integrations (`redis`, `sqlx-postgres`, `sqlx-mysql`), which bring no runtime. The
+//! README's table ("Crate features") lists every feature, the crate it targets and what it
+//! brings; docs.rs marks each feature-gated item with its feature.
 //!
 //! # Generation
 //!
@@ -163,7 +147,14 @@ pub mod prelude {
 pub struct ReadmeDoctests;
 
 /// The guides' Rust blocks, compiled and run as doctests like the README's.
-#[cfg(all(doctest, feature = "serde", feature = "redis", feature = "public-id", feature = "jiff"))]
+#[cfg(all(
+    doctest,
+    feature = "serde",
+    feature = "redis",
+    feature = "lease-redis",
+    feature = "public-id",
+    feature = "jiff"
+))]
 mod guides {
     #[doc = include_str!("../docs/dates.md")]
     pub struct Dates;
@@ -185,6 +176,8 @@ mod guides {
     pub struct Reliability;
     #[doc = include_str!("../docs/many-nodes.md")]
     pub struct ManyNodes;
+    #[doc = include_str!("../docs/stores.md")]
+    pub struct Stores;
 }
 
 /// docs/etcd-zookeeper.md's Rust blocks, compiled as doctests with the two stores' features.

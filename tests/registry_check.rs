@@ -110,7 +110,7 @@ fn a_worker_space_wider_than_a_type_is_reported_before_leasing() -> TestResult {
 
 /// The same against a live store: refused at every start (it used to fail only when the
 /// leased ID was too large), and nothing is leased.
-#[cfg(feature = "redis")]
+#[cfg(feature = "lease-redis")]
 #[test]
 fn a_worker_space_wider_than_a_type_leases_nothing() -> TestResult {
     let Some(url) = servers::redis_url() else { return Ok(()) };
@@ -131,7 +131,7 @@ fn a_worker_space_wider_than_a_type_leases_nothing() -> TestResult {
 /// checked, whichever comes first: every one of them then fits. The store takes the first
 /// free worker ID from a random start, so a lease from CustomerId's 1 024 IDs would miss
 /// OrderId's 32 in 31 runs out of 32.
-#[cfg(feature = "redis")]
+#[cfg(feature = "lease-redis")]
 #[test]
 fn an_environment_lease_covers_the_narrowest_type() -> TestResult {
     let Some(url) = servers::redis_url() else { return Ok(()) };
@@ -149,7 +149,7 @@ fn an_environment_lease_covers_the_narrowest_type() -> TestResult {
 /// check that fails releases the worker ID it leased, and `Registry::shutdown_guard()`
 /// releases it when `main` returns early through a `?`. The store holds no lease key after
 /// either child exits (with a 60 s TTL, a leaked one would still be there).
-#[cfg(feature = "redis")]
+#[cfg(feature = "lease-redis")]
 #[test]
 fn processes_that_stop_early_leave_no_lease_held() -> TestResult {
     let Some(url) = servers::redis_url() else { return Ok(()) };

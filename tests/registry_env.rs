@@ -140,7 +140,7 @@ fn a_worker_space_wider_than_the_first_type_is_an_error() -> TestResult {
 /// `FLUSHALL` would): the lease is acquired again by itself, the registry's generators resume
 /// on it without a restart, above every ID they issued before, and `Registry::shutdown()`
 /// then releases the new grant.
-#[cfg(feature = "redis")]
+#[cfg(feature = "lease-redis")]
 #[test]
 fn a_lost_registry_lease_is_acquired_again_and_released_at_shutdown() -> TestResult {
     let Some(url) = servers::redis_url() else { return Ok(()) };
@@ -342,7 +342,7 @@ fn child() -> TestResult {
             assert!(message.starts_with("environment variable SNOWFLAKE_NAMESPACE="), "{message}");
             assert!(!message.contains("refused"), "checked before the store is asked: {message}");
         }
-        #[cfg(feature = "redis")]
+        #[cfg(feature = "lease-redis")]
         "lost_and_found" => lost_and_found()?,
         "hostname" => hostname()?,
         "stats" => stats()?,
@@ -370,7 +370,7 @@ fn child() -> TestResult {
     Ok(())
 }
 
-#[cfg(feature = "redis")]
+#[cfg(feature = "lease-redis")]
 fn lost_and_found() -> TestResult {
     use typed_snowflake::worker::lease::{LeaseStatus, RedisLeaseStore, WorkerLease};
 

@@ -9,9 +9,11 @@
 //!
 //! | feature | default | the lease store it adds |
 //! | --- | --- | --- |
-//! | `redis` | on | `--lease redis://…` |
-//! | `sqlx-postgres` | on | `--lease postgres://…` |
-//! | `sqlx-mysql` | on | `--lease mysql://…` (MySQL, MariaDB) |
+//! | `lease-redis` | on | `--lease redis://…`, `rediss://…`, `redis+sentinel://…` |
+//! | `lease-postgres` | on | `--lease postgres://…` |
+//! | `lease-mysql` | on | `--lease mysql://…` (MySQL, MariaDB) |
+//! | `lease-etcd` | off | `--lease etcd://…` |
+//! | `lease-zookeeper` | off | `--lease zk://…` |
 //!
 //! Without them the worker ID is fixed, from `SNOWFLAKE_WORKER_ID`, or the StatefulSet
 //! ordinal, and a lease URL of a store left out is refused at start, saying which feature it needs.

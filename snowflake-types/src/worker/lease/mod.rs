@@ -1,5 +1,6 @@
-//! Worker-ID leases in a coordination store: Redis (feature `redis`), PostgreSQL or
-//! MySQL/MariaDB (features `sqlx-postgres`, `sqlx-mysql`).
+//! Worker-ID leases in a coordination store: Redis (feature `lease-redis`), PostgreSQL or
+//! MySQL/MariaDB (features `lease-postgres`, `lease-mysql`), each over TLS where the URL asks
+//! for it.
 //!
 //! A lease gives one worker ID of a space (`0..32`, say) inside a namespace (the name of the
 //! ID space shared by every process that generates the same types) for a TTL. Each
@@ -13,12 +14,12 @@ pub use handle::{
     LeaseStatus, WorkerLease, WorkerLeaseBuilder,
 };
 pub use store::{
-    Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, MAX_NAMESPACE_LEN, MAX_TTL, MAX_WORKER_SPACE,
+    CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, MAX_NAMESPACE_LEN, MAX_TTL, MAX_WORKER_SPACE,
 };
 
-#[cfg(feature = "redis")]
+#[cfg(feature = "lease-redis")]
 mod redis;
-#[cfg(feature = "redis")]
+#[cfg(feature = "lease-redis")]
 pub use self::redis::RedisLeaseStore;
 
 #[cfg(any(feature = "lease-etcd", feature = "lease-zookeeper"))]
@@ -32,47 +33,47 @@ mod zookeeper;
 #[cfg(feature = "lease-zookeeper")]
 pub use self::zookeeper::ZooKeeperLeaseStore;
 
-#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql"))]
+#[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
 mod sql;
-#[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql"))]
+#[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
 pub use sql::{DEFAULT_TABLE, MYSQL_TABLE_DDL, POSTGRES_TABLE_DDL, SqlLeaseStore, SqlLeaseStoreBuilder};
 
-/// Opens the store a URL names: `redis://` (feature `redis`), `postgres://` or
-/// `postgresql://` (feature `sqlx-postgres`), `mysql://` or `mariadb://` (feature
-/// `sqlx-mysql`), `etcd://` or `etcd+http://` (feature `lease-etcd`), `zk://` (feature
-/// `lease-zookeeper`). A URL of a store whose feature is off is an error naming the feature.
-/// Redis over TLS (`rediss://`) is not supported yet: it is refused, saying so.
+/// Opens the store a URL names: `redis://`, `rediss://` (TLS) or `redis+sentinel://` (a master
+/// found through Redis Sentinel) (feature `lease-redis`),
+/// `postgres://` or `postgresql://` (feature `lease-postgres`), `mysql://` or `mariadb://`
+/// (feature `lease-mysql`), `etcd://` or `etcd+http://` (feature `lease-etcd`), `zk://`
+/// (feature `lease-zookeeper`). A URL of a store whose feature is off is an error naming the
+/// feature. TLS and its CA are asked for in the URL (see [`CA_ENV`] for a CA file of the
+/// environment); `docs/stores.md` lists the URL forms.
 ///
 /// ```
 /// use typed_snowflake::worker::lease::{LeaseError, open_store};
 ///
-/// assert!(matches!(open_store("zookeeper://127.0.0.1:2181"), Err(LeaseError::BadUrl { .. })));
-/// let Err(LeaseError::BadUrl { reason, .. }) = open_store("rediss://cache.internal:6380") else { panic!() };
-/// assert!(reason.contains("TLS (rediss://) is not supported yet"), "{reason}");
+/// let Err(LeaseError::BadUrl { reason, .. }) = open_store("gopher://127.0.0.1:70") else { panic!() };
+/// assert!(reason.starts_with("expected redis://"), "{reason}");
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn open_store(url: &str) -> Result<std::sync::Arc<dyn LeaseStore>, LeaseError> {
-    let scheme = url.split_once("://").map_or("", |(scheme, _)| scheme);
+    let scheme = url.split_once("://").map_or(String::new(), |(scheme, _)| scheme.to_ascii_lowercase());
     #[allow(unused_variables)] // with every store compiled in, no scheme is off
     let off = |feature: &str| LeaseError::BadUrl {
         url: store::support::redact_url(url),
         reason: format!("this build has no {scheme} lease store: enable the `{feature}` feature of typed-snowflake"),
         source: None,
     };
-    if store::support::is_redis_tls(url) {
-        return Err(store::support::redis_tls_refused(url));
-    }
-    match scheme {
-        #[cfg(feature = "redis")]
-        "redis" => Ok(std::sync::Arc::new(RedisLeaseStore::open(url)?)),
-        #[cfg(not(feature = "redis"))]
-        "redis" => Err(off("redis")),
-        #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql"))]
+    match scheme.as_str() {
+        #[cfg(feature = "lease-redis")]
+        "redis" | "rediss" | "valkey" | "valkeys" | "redis+sentinel" | "rediss+sentinel" => {
+            Ok(std::sync::Arc::new(RedisLeaseStore::open(url)?))
+        }
+        #[cfg(not(feature = "lease-redis"))]
+        "redis" | "rediss" | "valkey" | "valkeys" | "redis+sentinel" | "rediss+sentinel" => Err(off("lease-redis")),
+        #[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
         "postgres" | "postgresql" | "mysql" | "mariadb" => Ok(std::sync::Arc::new(SqlLeaseStore::connect(url)?)),
-        #[cfg(not(any(feature = "sqlx-postgres", feature = "sqlx-mysql")))]
-        "postgres" | "postgresql" => Err(off("sqlx-postgres")),
-        #[cfg(not(any(feature = "sqlx-postgres", feature = "sqlx-mysql")))]
-        "mysql" | "mariadb" => Err(off("sqlx-mysql")),
+        #[cfg(not(any(feature = "lease-postgres", feature = "lease-mysql")))]
+        "postgres" | "postgresql" => Err(off("lease-postgres")),
+        #[cfg(not(any(feature = "lease-postgres", feature = "lease-mysql")))]
+        "mysql" | "mariadb" => Err(off("lease-mysql")),
         #[cfg(feature = "lease-etcd")]
         "etcd" | "etcd+http" => Ok(std::sync::Arc::new(EtcdLeaseStore::open(url)?)),
         #[cfg(not(feature = "lease-etcd"))]
@@ -83,7 +84,9 @@ pub fn open_store(url: &str) -> Result<std::sync::Arc<dyn LeaseStore>, LeaseErro
         "zk" => Err(off("lease-zookeeper")),
         _ => Err(LeaseError::BadUrl {
             url: store::support::redact_url(url),
-            reason: "expected redis://, postgres://, postgresql://, mysql://, mariadb://, etcd:// or zk://".into(),
+            reason: "expected redis://, rediss://, redis+sentinel://, postgres://, postgresql://, mysql://, mariadb://, \
+                     etcd:// or zk://"
+                .into(),
             source: None,
         }),
     }
@@ -94,24 +97,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn redis_over_tls_is_refused_as_unsupported() {
-        for url in [
-            "rediss://127.0.0.1:6380",
-            "rediss://:secret@cache.internal/2",
-            "REDISS://127.0.0.1",
-            "valkeys://127.0.0.1",
+    fn a_store_whose_feature_is_off_names_its_feature() {
+        for (url, feature) in [
+            ("redis://127.0.0.1:6379", "lease-redis"),
+            ("rediss://:secret@cache.internal:6380", "lease-redis"),
+            ("postgres://app:secret@127.0.0.1/test", "lease-postgres"),
+            ("mariadb://root@127.0.0.1/test", "lease-mysql"),
         ] {
+            let on = match feature {
+                "lease-redis" => cfg!(feature = "lease-redis"),
+                // One of the SQL features compiles the store, which names the other itself.
+                _ => cfg!(any(feature = "lease-postgres", feature = "lease-mysql")),
+            };
+            if on {
+                continue;
+            }
             let Err(err) = open_store(url) else { panic!("{url} must be refused") };
             let LeaseError::BadUrl { reason, .. } = &err else { panic!("{url}: {err:?}") };
-            assert_eq!(
-                reason,
-                "Redis over TLS (rediss://) is not supported yet; the Redis lease store connects with redis:// only"
-            );
-            // Nothing names a feature the user could enable, nor the password.
-            assert!(!err.to_string().contains("feature"), "{err}");
+            assert!(reason.ends_with(&format!("enable the `{feature}` feature of typed-snowflake")), "{reason}");
             assert!(!err.to_string().contains("secret"), "{err}");
         }
-        let Err(LeaseError::BadUrl { reason, .. }) = open_store("zookeeper://127.0.0.1:2181") else { panic!() };
-        assert!(!reason.contains("rediss"), "{reason}");
     }
 }

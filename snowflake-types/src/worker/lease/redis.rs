@@ -6,10 +6,13 @@ use std::time::{Duration, Instant};
 use redis::{Connection, ConnectionAddr, IntoConnectionInfo, RedisError, Script, Value};
 
 use super::store::support::{
-    UnexpectedReply, acquiring, check_namespace, check_space, doing, is_redis_tls, new_token, redact_url,
-    redis_tls_refused, scan_order, ttl_ms,
+    UnexpectedReply, acquiring, check_namespace, check_space, doing, new_token, redact_url, scan_order, ttl_ms,
 };
-use super::store::{Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore};
+use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore};
+
+/// The query parameter of a `rediss://` URL that names a PEM file of CA certificates to trust
+/// instead of the system's (redis-py's name for it).
+const CA_PARAM: &str = "ssl_ca_certs";
 
 /// Raises `KEYS[2]` (the high water) to `ARGV[3]`, never lowering it. Lua numbers are
 /// doubles: exact for Unix milliseconds until the year 287396.
@@ -20,19 +23,31 @@ macro_rules! raise_high_water {
     };
 }
 
-/// KEYS: lease key, fence key, high-water key. ARGV: our token, TTL in ms, a fence to exceed.
-/// Nil when the worker ID is leased; else the fence taken, the high water (false when the
-/// store cannot vouch for it), and `TIME`. One script, so the fencing number and the lease are
-/// taken together: a later holder of a worker ID always has a higher fence, however long a
-/// client paused.
+/// The server's replication ID (`master_replid`): a replica promoted to master, and a server
+/// restarted, take a new one. Each high water is recorded with the ID of the server that
+/// wrote it, so that a promoted replica, which may lack the last writes of its old master,
+/// does not vouch for them.
+macro_rules! replication_id {
+    () => {
+        "string.match(redis.call('INFO', 'replication'), 'master_replid:(%w+)')"
+    };
+}
+
+/// KEYS: lease key, fence key, high-water key, the high water's server key. ARGV: our token,
+/// TTL in ms, a fence to exceed. Nil when the worker ID is leased; else the fence taken, the
+/// high water (false when the store cannot vouch for it), and `TIME`. One script, so the
+/// fencing number and the lease are taken together: a later holder of a worker ID always has
+/// a higher fence, however long a client paused.
 ///
 /// The fence is the server's clock in microseconds, or one more than the last fence (or than
 /// the one the client saw) when that is higher: it never goes backwards, even when the
 /// server lost the counter. A lost counter also means the high water cannot be trusted: a key
-/// that survived a partial loss may be older than what a holder issued since. Lua numbers are
-/// doubles, exact for microseconds until the year 2255; `%.0f` writes them without an
-/// exponent.
-const TAKE: &str = "if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+/// that survived a partial loss may be older than what a holder issued since. So does a high
+/// water written by another server (this one is a promoted replica, or restarted): the writes
+/// that followed it may be lost. Lua numbers are doubles, exact for microseconds until the
+/// year 2255; `%.0f` writes them without an exponent.
+const TAKE: &str = concat!(
+    "if redis.call('EXISTS', KEYS[1]) == 1 then return false end
      local time = redis.call('TIME')
      local last = tonumber(redis.call('GET', KEYS[2]))
      local fence = math.max(tonumber(time[1]) * 1000000 + tonumber(time[2]), tonumber(ARGV[3]) + 1)
@@ -41,24 +56,38 @@ const TAKE: &str = "if redis.call('EXISTS', KEYS[1]) == 1 then return false end
      redis.call('SET', KEYS[2], written)
      redis.call('SET', KEYS[1], ARGV[1] .. '|' .. written, 'PX', ARGV[2])
      local high_water = false
-     if last ~= nil then high_water = redis.call('GET', KEYS[3]) end
-     return {written, high_water, time[1], time[2]}";
+     if last ~= nil then
+       local from = redis.call('GET', KEYS[4])
+       if from == false or from == ",
+    replication_id!(),
+    " then high_water = redis.call('GET', KEYS[3]) end
+     end
+     return {written, high_water, time[1], time[2]}"
+);
 
-/// KEYS: lease key, high-water key. ARGV: our value, TTL in ms, high water. 1: renewed.
+/// KEYS: lease key, high-water key, the high water's server key. ARGV: our value, TTL in ms,
+/// high water. 1: renewed.
 const RENEW: &str = concat!(
     "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
      redis.call('PEXPIRE', KEYS[1], ARGV[2])\n",
     raise_high_water!(),
-    "\nreturn 1"
+    "\nredis.call('SET', KEYS[3], ",
+    replication_id!(),
+    ")\nreturn 1"
 );
 
-/// KEYS: lease key, high-water key. ARGV: our value, unused, final high water. 1: released.
-/// The final value replaces the recorded one: the holder has stopped issuing, and the fence
-/// deadline its renewals recorded lies beyond its last ID.
-const RELEASE: &str = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+/// KEYS: lease key, high-water key, the high water's server key. ARGV: our value, unused,
+/// final high water. 1: released. The final value replaces the recorded one: the holder has
+/// stopped issuing, and the fence deadline its renewals recorded lies beyond its last ID.
+const RELEASE: &str = concat!(
+    "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
      redis.call('SET', KEYS[2], ARGV[3])
+     redis.call('SET', KEYS[3], ",
+    replication_id!(),
+    ")
      redis.call('DEL', KEYS[1])
-     return 1";
+     return 1"
+);
 
 /// Worker-ID leases in one Redis server: a script that takes a free lease key (`SET … PX`) and
 /// its fencing number together, Lua compare-and-set on the holder's token to renew
@@ -81,6 +110,10 @@ const RELEASE: &str = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 en
 ///   the lease.
 /// - `snowflake:{shop}:hw:7`: the high water recorded by holders of worker 7, in Unix ms; never
 ///   expires, because the next holder needs it most when the previous one crashed.
+/// - `snowflake:{shop}:hw-server:7`: the replication ID (`master_replid`) of the server that
+///   recorded it. A server with another ID (a replica promoted by a failover, which may lack
+///   the last writes, or a restarted server) does not vouch for it: the grant says the store
+///   has no record, and the holder waits out any earlier one, as after a data loss.
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -93,7 +126,7 @@ const RELEASE: &str = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 en
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct RedisLeaseStore {
-    client: redis::Client,
+    target: Target,
     connection: Mutex<Option<Connection>>,
     timeout: Duration,
     name: String,
@@ -109,33 +142,55 @@ impl std::fmt::Debug for RedisLeaseStore {
 }
 
 impl RedisLeaseStore {
-    /// A store for the server at `url` (`redis://[[user]:password@]host[:port][/db]`).
-    /// Nothing is sent until the first call. Redis over TLS (`rediss://`) is not supported
-    /// yet: such a URL is refused with [`LeaseError::BadUrl`] saying so.
+    /// A store for the server at `url`: `redis://[[user]:password@]host[:port][/db]`, or
+    /// `rediss://…` for TLS (rustls), which checks the server's certificate and host name
+    /// against the system's trusted roots, or against the CA certificates of the PEM file
+    /// that the query parameter `ssl_ca_certs=<path>` or else the environment variable
+    /// [`CA_ENV`] names. Nothing is sent until the first call.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::{LeaseError, LeaseStore, RedisLeaseStore};
     ///
     /// let store = RedisLeaseStore::open("redis://:secret@127.0.0.1:6379/2")?;
     /// assert_eq!(store.describe(), "redis://127.0.0.1:6379/2");
+    /// let store = RedisLeaseStore::open("rediss://cache.internal:6380")?;
+    /// assert_eq!(store.describe(), "rediss://cache.internal:6380/0");
     /// assert!(RedisLeaseStore::open("http://127.0.0.1").is_err());
-    /// assert!(matches!(RedisLeaseStore::open("rediss://127.0.0.1:6380"), Err(LeaseError::BadUrl { .. })));
+    /// let missing = RedisLeaseStore::open("rediss://cache.internal?ssl_ca_certs=/no/such/ca.pem");
+    /// assert!(matches!(missing, Err(LeaseError::BadUrl { .. })));
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn open(url: &str) -> Result<Self, LeaseError> {
-        if is_redis_tls(url) {
-            return Err(redis_tls_refused(url));
+        if let Some(sentinel) = Sentinel::parse(url)? {
+            install_crypto_provider();
+            let name = sentinel.describe();
+            return Ok(Self::with_target(Target::Sentinel(sentinel), name));
         }
         let bad_url = |e: RedisError| LeaseError::BadUrl {
             url: redact_url(url),
             reason: e.to_string(),
             source: Some(std::sync::Arc::new(e)),
         };
-        let info = url.into_connection_info().map_err(bad_url)?;
+        let (rest, ca_param) = take_param(url, CA_PARAM);
+        let info = rest.as_str().into_connection_info().map_err(bad_url)?;
         // No `CLIENT SETINFO` when connecting: it would add two replies to wait for, each
         // with a timeout of its own.
         let settings = info.redis_settings().clone().set_skip_set_lib_name();
-        let client = redis::Client::open(info.set_redis_settings(settings)).map_err(bad_url)?;
+        let info = info.set_redis_settings(settings);
+        let tls = matches!(info.addr(), ConnectionAddr::TcpTls { .. });
+        let ca_file = ca_param.or_else(|| std::env::var(CA_ENV).ok().filter(|path| !path.trim().is_empty()));
+        let client = match ca_file {
+            Some(path) if tls => {
+                let pem = std::fs::read(&path).map_err(|e| LeaseError::BadUrl {
+                    url: redact_url(url),
+                    reason: format!("the CA file {path:?} could not be read: {e}"),
+                    source: Some(std::sync::Arc::new(e)),
+                })?;
+                let certificates = redis::TlsCertificates { client_tls: None, root_cert: Some(pem) };
+                redis::Client::build_with_tls(info, certificates).map_err(bad_url)?
+            }
+            _ => redis::Client::open(info).map_err(bad_url)?,
+        };
         Ok(Self::new(client))
     }
 
@@ -151,9 +206,14 @@ impl RedisLeaseStore {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn new(client: redis::Client) -> Self {
+        install_crypto_provider();
         let name = describe(&client);
+        Self::with_target(Target::Server(client), name)
+    }
+
+    fn with_target(target: Target, name: String) -> Self {
         Self {
-            client,
+            target,
             connection: Mutex::new(None),
             timeout: DEFAULT_STORE_TIMEOUT,
             name,
@@ -188,11 +248,22 @@ impl RedisLeaseStore {
         f: impl FnOnce(&mut Connection) -> Result<T, RedisError>,
     ) -> Result<T, LeaseError> {
         let mut slot = self.connection.lock().unwrap_or_else(PoisonError::into_inner);
+        let connecting = slot.is_none();
         let result = self.call(&mut slot, f);
         result.map_err(|error| {
             *slot = None;
             if error.is_timeout() {
-                LeaseError::Timeout { store: self.name.clone(), what: what(), after: self.timeout }
+                // A server that does not speak TLS on the port waits for more of the
+                // handshake, as if it were a command: say so, it is the likely cause.
+                let what = if connecting && self.name.starts_with("rediss") {
+                    format!(
+                        "{}, connecting over TLS (a server that does not speak TLS never answers the handshake),",
+                        what()
+                    )
+                } else {
+                    what()
+                };
+                LeaseError::Timeout { store: self.name.clone(), what, after: self.timeout }
             } else {
                 LeaseError::store(&self.name, what(), error)
             }
@@ -207,7 +278,10 @@ impl RedisLeaseStore {
         let deadline = Instant::now() + self.timeout;
         let connection = match slot.take() {
             Some(connection) => connection,
-            None => self.client.get_connection_with_timeout(self.timeout)?,
+            None => match &self.target {
+                Target::Server(client) => client.get_connection_with_timeout(self.timeout)?,
+                Target::Sentinel(sentinel) => sentinel.connect_to_master(deadline)?,
+            },
         };
         let connection = slot.insert(connection);
         // What connecting left of the timeout bounds the command.
@@ -239,6 +313,7 @@ impl LeaseStore for RedisLeaseStore {
                         .key(&key)
                         .key(fence_key(namespace))
                         .key(high_water_key(namespace, worker))
+                        .key(high_water_server_key(namespace, worker))
                         .arg(&token)
                         .arg(ttl_ms)
                         .arg(fence_above)
@@ -300,6 +375,7 @@ impl RedisLeaseStore {
             script
                 .key(worker_key(namespace, grant.worker))
                 .key(high_water_key(namespace, grant.worker))
+                .key(high_water_server_key(namespace, grant.worker))
                 .arg(format!("{}|{}", grant.token, grant.fence))
                 .arg(ttl_ms)
                 .arg(high_water_ms)
@@ -307,6 +383,68 @@ impl RedisLeaseStore {
         })?;
         if ours == 1 { Ok(()) } else { Err(LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker }) }
     }
+}
+
+/// redis-rs builds its TLS configuration with the process's default rustls provider: ring,
+/// unless the process installed one (a process whose crates enable two providers has none
+/// until someone installs it).
+fn install_crypto_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Another thread may have installed one meanwhile: theirs is as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
+/// `url` without the query parameter `key`, and that parameter's value (percent-decoded),
+/// if it was there.
+fn take_param(url: &str, key: &str) -> (String, Option<String>) {
+    let (head, fragment) = match url.split_once('#') {
+        Some((head, fragment)) => (head, Some(fragment)),
+        None => (url, None),
+    };
+    let Some((base, query)) = head.split_once('?') else { return (url.to_owned(), None) };
+    let mut value = None;
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|pair| match pair.split_once('=') {
+            Some((k, v)) if k == key => {
+                value = Some(percent_decode(v));
+                false
+            }
+            _ => true,
+        })
+        .collect();
+    let mut rest = base.to_owned();
+    if !kept.is_empty() {
+        rest.push('?');
+        rest.push_str(&kept.join("&"));
+    }
+    if let Some(fragment) = fragment {
+        rest.push('#');
+        rest.push_str(fragment);
+    }
+    (rest, value)
+}
+
+/// `%2F` and the like as the bytes they stand for (a path in a query may be written either way).
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
+            (b'%', Some(high), Some(low)) => {
+                out.push(u8::try_from(high * 16 + low).expect("two hex digits fit a byte"));
+                i += 3;
+            }
+            (byte, ..) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn fence_key(namespace: &str) -> String {
@@ -321,11 +459,165 @@ fn high_water_key(namespace: &str, worker: u64) -> String {
     format!("snowflake:{{{namespace}}}:hw:{worker}")
 }
 
+fn high_water_server_key(namespace: &str, worker: u64) -> String {
+    format!("snowflake:{{{namespace}}}:hw-server:{worker}")
+}
+
 /// `TIME`'s seconds and microseconds as Unix milliseconds.
 fn unix_ms(seconds: i64, micros: i64) -> Result<i64, UnexpectedReply> {
     (seconds.checked_mul(1000))
         .and_then(|ms| ms.checked_add(micros / 1000))
         .ok_or_else(|| UnexpectedReply(format!("TIME replied {seconds} {micros}")))
+}
+
+/// Where the store's connection goes: one server, or the master that Sentinel names.
+enum Target {
+    Server(redis::Client),
+    Sentinel(Sentinel),
+}
+
+/// A master found through Redis Sentinel: `redis+sentinel://[[user]:password@]host[:port][,host[:port]…]/<master-name>[/db]`
+/// (`rediss+sentinel://` for TLS to the sentinels and the master alike). The credentials and
+/// the database are the master's; sentinels are asked without them. The port defaults to 26379.
+struct Sentinel {
+    /// One client per sentinel, asked in turn.
+    sentinels: Vec<redis::Client>,
+    master_name: String,
+    /// The master's URL with `{host}:{port}` to fill in.
+    master_url: String,
+    tls: Option<redis::TlsCertificates>,
+    /// For messages: the URL without the password.
+    shown: String,
+}
+
+impl Sentinel {
+    /// `None` when `url` is not a Sentinel URL.
+    fn parse(url: &str) -> Result<Option<Self>, LeaseError> {
+        let Some((scheme, rest)) = url.split_once("://") else { return Ok(None) };
+        let secure = match scheme.to_ascii_lowercase().as_str() {
+            "redis+sentinel" => false,
+            "rediss+sentinel" => true,
+            _ => return Ok(None),
+        };
+        let bad = |reason: String| LeaseError::BadUrl { url: redact_url(url), reason, source: None };
+        let (rest, ca_param) = take_param(rest, CA_PARAM);
+        if rest.contains(['?', '#']) {
+            return Err(bad(format!("a Sentinel URL takes no parameter but {CA_PARAM}")));
+        }
+        let (authority, path) = rest.split_once('/').unwrap_or((rest.as_str(), ""));
+        let (userinfo, hosts) = match authority.rsplit_once('@') {
+            Some((userinfo, hosts)) => (Some(userinfo), hosts),
+            None => (None, authority),
+        };
+        let mut parts = path.split('/').filter(|part| !part.is_empty());
+        let master_name = parts.next().ok_or_else(|| bad("the master's name is missing: …/<master-name>".into()))?;
+        let db = parts.next().unwrap_or("0");
+        if parts.next().is_some() || db.parse::<i64>().is_err() {
+            return Err(bad("expected …/<master-name>[/<db>] after the sentinels".into()));
+        }
+        let plain = if secure { "rediss" } else { "redis" };
+        let mut sentinels = Vec::new();
+        for host in hosts.split(',') {
+            let host = host.trim();
+            if host.is_empty() {
+                return Err(bad("an empty sentinel address".into()));
+            }
+            // A port-less IPv4 address or name gets Sentinel's port.
+            let address =
+                if host.ends_with(']') || !host.contains(':') { format!("{host}:26379") } else { host.to_owned() };
+            let info = format!("{plain}://{address}").as_str().into_connection_info().map_err(|e| {
+                LeaseError::BadUrl { url: redact_url(url), reason: e.to_string(), source: Some(std::sync::Arc::new(e)) }
+            })?;
+            let settings = info.redis_settings().clone().set_skip_set_lib_name();
+            sentinels.push(info.set_redis_settings(settings));
+        }
+        let tls = match ca_param.or_else(|| std::env::var(CA_ENV).ok().filter(|path| !path.trim().is_empty())) {
+            Some(path) if secure => {
+                let pem = std::fs::read(&path).map_err(|e| LeaseError::BadUrl {
+                    url: redact_url(url),
+                    reason: format!("the CA file {path:?} could not be read: {e}"),
+                    source: Some(std::sync::Arc::new(e)),
+                })?;
+                Some(redis::TlsCertificates { client_tls: None, root_cert: Some(pem) })
+            }
+            _ => None,
+        };
+        let client = |info: redis::ConnectionInfo| match &tls {
+            Some(certificates) => redis::Client::build_with_tls(info, certificates.clone()),
+            None => redis::Client::open(info),
+        };
+        let sentinels = sentinels.into_iter().map(client).collect::<Result<Vec<_>, _>>().map_err(|e| {
+            LeaseError::BadUrl { url: redact_url(url), reason: e.to_string(), source: Some(std::sync::Arc::new(e)) }
+        })?;
+        let credentials = userinfo.map(|userinfo| format!("{userinfo}@")).unwrap_or_default();
+        let master_url = format!("{plain}://{credentials}{{host}}:{{port}}/{db}");
+        let shown = redact_url(&format!("{scheme}://{credentials}{hosts}/{master_name}/{db}"));
+        Ok(Some(Sentinel { sentinels, master_name: master_name.to_owned(), master_url, tls, shown }))
+    }
+
+    fn describe(&self) -> String {
+        self.shown.clone()
+    }
+
+    /// Asks the sentinels in turn for the master's address (`SENTINEL
+    /// get-master-addr-by-name`), connects to it and checks that it is a master (`ROLE`), all
+    /// before `deadline`. The first sentinel that answers names the master; a master that
+    /// says it is not one (the sentinel has not seen the failover yet) sends the question to
+    /// the next sentinel.
+    fn connect_to_master(&self, deadline: Instant) -> Result<Connection, RedisError> {
+        let left = || deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+        let mut last_error = None;
+        for sentinel in &self.sentinels {
+            let asked = (|| {
+                let mut connection = sentinel.get_connection_with_timeout(left())?;
+                connection.set_read_timeout(Some(left()))?;
+                connection.set_write_timeout(Some(left()))?;
+                let address: Option<(String, u16)> = redis::cmd("SENTINEL")
+                    .arg("get-master-addr-by-name")
+                    .arg(&self.master_name)
+                    .query(&mut connection)?;
+                let Some((host, port)) = address else {
+                    return Err(RedisError::from((
+                        redis::ErrorKind::Client,
+                        "the sentinel knows no master of that name",
+                        self.master_name.clone(),
+                    )));
+                };
+                let host = if host.contains(':') { format!("[{host}]") } else { host };
+                let url = self.master_url.replace("{host}", &host).replace("{port}", &port.to_string());
+                let info = url.as_str().into_connection_info()?;
+                let settings = info.redis_settings().clone().set_skip_set_lib_name();
+                let info = info.set_redis_settings(settings);
+                let client = match &self.tls {
+                    Some(certificates) => redis::Client::build_with_tls(info, certificates.clone())?,
+                    None => redis::Client::open(info)?,
+                };
+                let mut master = client.get_connection_with_timeout(left())?;
+                master.set_read_timeout(Some(left()))?;
+                master.set_write_timeout(Some(left()))?;
+                let role: Vec<Value> = redis::cmd("ROLE").query(&mut master)?;
+                match role.first() {
+                    Some(Value::BulkString(role)) if role == b"master" => Ok(master),
+                    _ => Err(RedisError::from((
+                        redis::ErrorKind::Client,
+                        "the server the sentinel named is not a master (a failover is under way)",
+                        format!("{host}:{port}"),
+                    ))),
+                }
+            })();
+            match asked {
+                Ok(master) => return Ok(master),
+                Err(error) => {
+                    let timed_out = error.is_timeout();
+                    last_error = Some(error);
+                    if timed_out || Instant::now() >= deadline {
+                        break;
+                    }
+                }
+            }
+        }
+        Err(last_error.unwrap_or_else(|| RedisError::from((redis::ErrorKind::Client, "no sentinel to ask"))))
+    }
 }
 
 /// The server's address for messages: scheme, user, host, port and database, never the
@@ -354,6 +646,7 @@ mod tests {
         assert_eq!(fence_key("shop"), "snowflake:{shop}:fence");
         assert_eq!(worker_key("shop", 7), "snowflake:{shop}:worker:7");
         assert_eq!(high_water_key("shop", 7), "snowflake:{shop}:hw:7");
+        assert_eq!(high_water_server_key("shop", 7), "snowflake:{shop}:hw-server:7");
     }
 
     #[test]
@@ -382,19 +675,24 @@ mod tests {
         assert_eq!(cause.to_string(), *reason);
         assert!(err.to_string().ends_with(reason.as_str()), "{err}");
         assert!(!cause.to_string().contains("secret"), "{cause}");
-        // A URL this crate refuses has no driver error behind it.
-        let err = RedisLeaseStore::open("rediss://127.0.0.1:6380").unwrap_err();
-        assert!(matches!(err, LeaseError::BadUrl { source: None, .. }) && err.source().is_none(), "{err:?}");
     }
 
     #[test]
-    fn tls_is_refused_as_unsupported() {
-        for url in ["rediss://127.0.0.1:6380", "rediss://app:secret@cache.internal/1", "Rediss://127.0.0.1"] {
-            let err = RedisLeaseStore::open(url).unwrap_err();
-            let LeaseError::BadUrl { reason, .. } = &err else { panic!("{url}: {err:?}") };
-            assert!(reason.starts_with("Redis over TLS (rediss://) is not supported yet"), "{reason}");
-            assert!(!err.to_string().contains("feature") && !err.to_string().contains("secret"), "{err}");
-        }
+    fn a_ca_file_is_taken_from_the_url() {
+        let (rest, ca) =
+            take_param("rediss://:pw@cache:6380/2?ssl_ca_certs=%2Fetc%2Fca.pem&protocol=resp3#x", CA_PARAM);
+        assert_eq!(rest, "rediss://:pw@cache:6380/2?protocol=resp3#x");
+        assert_eq!(ca.as_deref(), Some("/etc/ca.pem"));
+        let (rest, ca) = take_param("rediss://cache/?ssl_ca_certs=/ca.pem", CA_PARAM);
+        assert_eq!((rest.as_str(), ca.as_deref()), ("rediss://cache/", Some("/ca.pem")));
+        assert_eq!(take_param("redis://cache:6379", CA_PARAM), ("redis://cache:6379".to_owned(), None));
+        // A CA file that cannot be read is refused before anything is sent, naming the file.
+        let err = RedisLeaseStore::open("rediss://:secret@cache?ssl_ca_certs=/no/such/ca.pem").unwrap_err();
+        let LeaseError::BadUrl { reason, .. } = &err else { panic!("{err:?}") };
+        assert!(reason.starts_with("the CA file \"/no/such/ca.pem\" could not be read: "), "{reason}");
+        assert!(!err.to_string().contains("secret"), "{err}");
+        // A plain-text URL has no use for it.
+        assert!(RedisLeaseStore::open("redis://cache?ssl_ca_certs=/no/such/ca.pem").is_ok());
     }
 
     #[test]

@@ -23,6 +23,16 @@ use thiserror::Error;
 /// ```
 pub const DEFAULT_STORE_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// The environment variable naming a PEM file of CA certificates that the lease stores trust
+/// for TLS when their URL names none (`ssl_ca_certs=` for Redis, `sslrootcert=` for
+/// PostgreSQL, `ssl-ca=` for MySQL and MariaDB). Unset, the system's trusted roots are used.
+///
+/// ```
+/// assert_eq!(typed_snowflake::worker::lease::CA_ENV, "SNOWFLAKE_LEASE_CA");
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub const CA_ENV: &str = "SNOWFLAKE_LEASE_CA";
+
 /// The widest worker-ID space a lease covers: 2^22 IDs (`0..4194304`), more than any layout in
 /// use gives its worker field.
 ///
@@ -143,8 +153,9 @@ impl<'a> Claim<'a> {
     }
 }
 
-/// A coordination store that leases worker IDs: Redis (`RedisLeaseStore`, feature `redis`),
-/// PostgreSQL or MySQL/MariaDB (`SqlLeaseStore`, features `sqlx-postgres`, `sqlx-mysql`).
+/// A coordination store that leases worker IDs: Redis (`RedisLeaseStore`, feature
+/// `lease-redis`), PostgreSQL or MySQL/MariaDB (`SqlLeaseStore`, features `lease-postgres`,
+/// `lease-mysql`).
 ///
 /// Every method blocks for at most the store's timeout per round trip (an acquisition reads
 /// which worker IDs are held, up to 1024 per round trip, and makes one more for each free one
@@ -388,9 +399,9 @@ impl Eq for LeaseError {}
 /// compiled in.
 #[cfg_attr(
     not(any(
-        feature = "redis",
-        feature = "sqlx-postgres",
-        feature = "sqlx-mysql",
+        feature = "lease-redis",
+        feature = "lease-postgres",
+        feature = "lease-mysql",
         feature = "lease-etcd",
         feature = "lease-zookeeper"
     )),
@@ -488,24 +499,6 @@ pub(crate) mod support {
         format!("{verb} worker ID {worker} in namespace {namespace:?}")
     }
 
-    /// Whether `url` asks for Redis over TLS (`rediss://`, or redis-rs's `valkeys://`), which
-    /// the lease stores do not support yet.
-    pub(crate) fn is_redis_tls(url: &str) -> bool {
-        url.split_once("://")
-            .is_some_and(|(scheme, _)| scheme.eq_ignore_ascii_case("rediss") || scheme.eq_ignore_ascii_case("valkeys"))
-    }
-
-    /// The refusal of a `rediss://` URL: TLS is not supported yet, whatever features are on.
-    pub(crate) fn redis_tls_refused(url: &str) -> LeaseError {
-        LeaseError::BadUrl {
-            url: redact_url(url),
-            reason:
-                "Redis over TLS (rediss://) is not supported yet; the Redis lease store connects with redis:// only"
-                    .into(),
-            source: None,
-        }
-    }
-
     /// `url` with any password replaced by nothing: `redis://:secret@host/` → `redis://host/`,
     /// `postgres://user:secret@host/db` → `postgres://user@host/db`.
     pub(crate) fn redact_url(url: &str) -> String {
@@ -521,7 +514,7 @@ pub(crate) mod support {
 /// Checks that `error`, a store's failure to reach a server that refused the connection,
 /// names the system's cause once: in its own message, in the chain `generate()` panics with,
 /// and in the start-up check's report.
-#[cfg(all(test, any(feature = "redis", feature = "sqlx-postgres", feature = "sqlx-mysql")))]
+#[cfg(all(test, any(feature = "lease-redis", feature = "lease-postgres", feature = "lease-mysql")))]
 pub(crate) fn assert_refusal_named_once(error: &LeaseError) {
     use crate::check::Problem;
     use crate::error::{Chain, GenerateError, WorkerError};

@@ -1,8 +1,11 @@
-//! Worker-ID leases in PostgreSQL (feature `sqlx-postgres`) or MySQL/MariaDB (feature
-//! `sqlx-mysql`): the statements are described on [`SqlLeaseStore`].
+//! Worker-ID leases in PostgreSQL (feature `lease-postgres`) or MySQL/MariaDB (feature
+//! `lease-mysql`): the statements are described on [`SqlLeaseStore`]. This module holds what
+//! the databases share (the scan, the rows, timeouts, errors, the runtime); `postgres.rs` and
+//! `mysql.rs` each implement [`Backend`] with their statements.
 
 use std::collections::HashSet;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,7 +20,12 @@ use tokio::time::Instant;
 use super::store::support::{
     UnexpectedReply, acquiring, check_namespace, check_space, doing, new_token, redact_url, scan_order, ttl_ms,
 };
-use super::store::{Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore};
+use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore};
+
+#[cfg(feature = "lease-mysql")]
+mod mysql;
+#[cfg(feature = "lease-postgres")]
+mod postgres;
 
 /// The lease table's name unless the builder is given another.
 ///
@@ -124,32 +132,42 @@ impl SqlLeaseStoreBuilder {
 
     /// Connects (within the timeout), and creates the table if it does not exist.
     ///
-    /// `postgres://` and `postgresql://` URLs need the feature `sqlx-postgres`; `mysql://` and
-    /// `mariadb://` URLs need `sqlx-mysql`. TLS is not supported.
+    /// `postgres://` and `postgresql://` URLs need the feature `lease-postgres`; `mysql://`
+    /// and `mariadb://` URLs need `lease-mysql`. TLS is asked for in the URL, through rustls:
+    /// PostgreSQL's `sslmode=require|verify-ca|verify-full` (with `sslrootcert=<PEM file>`),
+    /// MySQL's and MariaDB's `ssl-mode=REQUIRED|VERIFY_CA|VERIFY_IDENTITY` (with
+    /// `ssl-ca=<PEM file>`). A URL that names no CA file uses the one in the environment
+    /// variable `SNOWFLAKE_LEASE_CA` when it is set, else the system's trusted roots.
+    /// `require`/`REQUIRED` encrypt without checking the server's certificate; the `verify`
+    /// modes check it, and refuse a server whose certificate the CA did not sign.
     ///
     /// ```no_run
     /// use typed_snowflake::worker::lease::{LeaseStore, SqlLeaseStore};
     ///
     /// let store = SqlLeaseStore::builder("postgres://postgres@127.0.0.1:5432/test").connect()?;
     /// println!("leases in {}", store.describe());
+    /// let store = SqlLeaseStore::builder(
+    ///     "postgres://app:secret@db.internal/ids?sslmode=verify-full&sslrootcert=/etc/ssl/db-ca.pem",
+    /// )
+    /// .connect()?;
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn connect(self) -> Result<SqlLeaseStore, LeaseError> {
         check_table(&self.table)?;
         let shown = redact_url(&self.url);
         let bad_url = |reason: String| LeaseError::BadUrl { url: shown.clone(), reason, source: None };
-        // The driver refused the URL: its error is the cause, as text and as `source()`.
-        #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql"))]
-        let driver_refused = |e: sqlx_core::Error| LeaseError::BadUrl {
-            url: shown.clone(),
-            reason: e.to_string(),
-            source: Some(Arc::new(e)),
-        };
         let scheme = self.url.split_once("://").map(|(scheme, _)| scheme.to_ascii_lowercase());
         let kind = match scheme.as_deref() {
             Some("postgres" | "postgresql") => Kind::Postgres,
             Some("mysql" | "mariadb") => Kind::MySql,
             _ => return Err(bad_url("expected a postgres://, postgresql://, mysql:// or mariadb:// URL".into())),
+        };
+        let ca = ca_from_env();
+        // The driver refused the URL: its error is the cause, as text and as `source()`.
+        let driver_refused = |e: sqlx_core::Error| LeaseError::BadUrl {
+            url: shown.clone(),
+            reason: e.to_string(),
+            source: Some(Arc::new(e)),
         };
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -158,44 +176,43 @@ impl SqlLeaseStoreBuilder {
             .build()
             .map_err(|e| LeaseError::store(&shown, "starting the store's runtime", e))?;
         let name = format!("{shown} (table {})", self.table);
-        let connecting = || format!("connecting and creating table {}", self.table);
-        let backend = match kind {
-            #[cfg(feature = "sqlx-postgres")]
+        let (table, timeout) = (self.table.as_str(), self.timeout);
+        let connected: Result<Result<Box<dyn Backend>, Failure>, sqlx_core::Error> = match kind {
+            #[cfg(feature = "lease-postgres")]
+            Kind::Postgres => postgres::options(&self.url, ca.as_deref())
+                .map(|options| runtime.block_on(postgres::connect(options, table, timeout))),
+            #[cfg(not(feature = "lease-postgres"))]
             Kind::Postgres => {
-                let options = self.url.parse().map_err(driver_refused)?;
-                Backend::Postgres(
-                    runtime
-                        .block_on(postgres::Backend::connect(options, &self.table, self.timeout))
-                        .map_err(|f| f.into_error(&name, connecting(), self.timeout))?,
-                )
+                return Err(bad_url("PostgreSQL leases need the feature `lease-postgres` of typed-snowflake".into()));
             }
-            #[cfg(not(feature = "sqlx-postgres"))]
-            Kind::Postgres => {
-                return Err(bad_url("PostgreSQL leases need the feature `sqlx-postgres` of typed-snowflake".into()));
-            }
-            #[cfg(feature = "sqlx-mysql")]
-            Kind::MySql => {
-                // sqlx reads `mysql://`; MariaDB speaks the same protocol.
-                let url = match self.url.split_once("://") {
-                    Some((_, rest)) => format!("mysql://{rest}"),
-                    None => self.url.clone(),
-                };
-                let options = url.parse().map_err(driver_refused)?;
-                Backend::MySql(
-                    runtime
-                        .block_on(mysql::Backend::connect(options, &self.table, self.timeout))
-                        .map_err(|f| f.into_error(&name, connecting(), self.timeout))?,
-                )
-            }
-            #[cfg(not(feature = "sqlx-mysql"))]
+            #[cfg(feature = "lease-mysql")]
+            Kind::MySql => mysql::options(&self.url, ca.as_deref())
+                .map(|options| runtime.block_on(mysql::connect(options, table, timeout))),
+            #[cfg(not(feature = "lease-mysql"))]
             Kind::MySql => {
                 return Err(bad_url(
-                    "MySQL and MariaDB leases need the feature `sqlx-mysql` of typed-snowflake".into(),
+                    "MySQL and MariaDB leases need the feature `lease-mysql` of typed-snowflake".into(),
                 ));
             }
         };
-        Ok(SqlLeaseStore { runtime: Some(runtime), backend, timeout: self.timeout, name })
+        let connecting = || format!("connecting and creating table {table}");
+        let backend = connected.map_err(driver_refused)?.map_err(|f| f.into_error(&name, connecting(), timeout))?;
+        Ok(SqlLeaseStore { runtime: Some(runtime), backend, timeout, name })
     }
+}
+
+/// The CA file of the environment (`SNOWFLAKE_LEASE_CA`), for a URL that names none.
+fn ca_from_env() -> Option<String> {
+    std::env::var(CA_ENV).ok().filter(|path| !path.trim().is_empty())
+}
+
+/// Whether `url`'s query names one of `keys` (a CA file the driver reads itself).
+fn names_param(url: &str, keys: &[&str]) -> bool {
+    let Some((_, query)) = url.split_once('?') else { return false };
+    let query = query.split('#').next().unwrap_or_default();
+    query
+        .split('&')
+        .any(|pair| keys.iter().any(|key| pair.split('=').next().is_some_and(|k| k.eq_ignore_ascii_case(key))))
 }
 
 enum Kind {
@@ -245,7 +262,7 @@ enum Kind {
 pub struct SqlLeaseStore {
     /// Taken on drop, to shut it down without blocking.
     runtime: Option<Runtime>,
-    backend: Backend,
+    backend: Box<dyn Backend>,
     timeout: Duration,
     name: String,
 }
@@ -318,7 +335,10 @@ impl LeaseStore for SqlLeaseStore {
             for worker in chunk.filter(|&worker| !held.contains(&worker_id(worker))) {
                 let won = self.block_on(
                     || acquiring(namespace),
-                    self.backend.try_acquire(namespace, worker_id(worker), &token, ttl_ms, fence_above, self.timeout),
+                    self.backend.try_acquire(
+                        Attempt { namespace, worker_id: worker_id(worker), token: &token, ttl_ms, fence_above },
+                        self.timeout,
+                    ),
                 )?;
                 // `None`: taken since `held` was read. On to the next.
                 if let Some((fence, previous_high_water_ms, store_now_ms)) = won {
@@ -519,7 +539,7 @@ struct Templates {
 struct Statements {
     ddl: Arc<str>,
     acquire: Arc<str>,
-    #[cfg_attr(not(feature = "sqlx-mysql"), allow(dead_code))]
+    #[cfg_attr(not(feature = "lease-mysql"), allow(dead_code))]
     read_back: Arc<str>,
     held: Arc<str>,
     renew: Arc<str>,
@@ -542,415 +562,40 @@ impl Statements {
     }
 }
 
-enum Backend {
-    #[cfg(feature = "sqlx-postgres")]
-    Postgres(postgres::Backend),
-    #[cfg(feature = "sqlx-mysql")]
-    MySql(mysql::Backend),
-}
-
 /// What a won acquisition reads: the fence, the previous high water, the store's clock.
 type Won = Option<(i64, Option<i64>, i64)>;
 
-impl Backend {
-    async fn held(&self, namespace: &str, from: i64, to: i64, timeout: Duration) -> Result<Vec<i64>, Failure> {
-        match self {
-            #[cfg(feature = "sqlx-postgres")]
-            Backend::Postgres(backend) => backend.held(namespace, from, to, timeout).await,
-            #[cfg(feature = "sqlx-mysql")]
-            Backend::MySql(backend) => backend.held(namespace, from, to, timeout).await,
-        }
-    }
+/// One round trip (or one transaction) of a backend, run on the store's runtime.
+type Op<'a, T> = Pin<Box<dyn Future<Output = Result<T, Failure>> + 'a>>;
 
-    async fn try_acquire(
-        &self,
-        namespace: &str,
-        worker_id: i64,
-        token: &str,
-        ttl_ms: i64,
-        fence_above: i64,
-        timeout: Duration,
-    ) -> Result<Won, Failure> {
-        match self {
-            #[cfg(feature = "sqlx-postgres")]
-            Backend::Postgres(backend) => {
-                backend.try_acquire(namespace, worker_id, token, ttl_ms, fence_above, timeout).await
-            }
-            #[cfg(feature = "sqlx-mysql")]
-            Backend::MySql(backend) => {
-                backend.try_acquire(namespace, worker_id, token, ttl_ms, fence_above, timeout).await
-            }
-        }
-    }
+/// What differs between the databases: the statements, how their parameters are bound, and
+/// how an acquisition learns whether it won. Everything else (the scan, the rows, timeouts,
+/// errors, the runtime) is [`SqlLeaseStore`]'s, once.
+trait Backend: Send + Sync {
+    /// The worker IDs in `from..to` whose leases are live.
+    fn held<'a>(&'a self, namespace: &'a str, from: i64, to: i64, timeout: Duration) -> Op<'a, Vec<i64>>;
 
-    async fn renew(
-        &self,
-        row: &LeaseRow<'_>,
-        ttl_ms: i64,
-        high_water_ms: i64,
-        timeout: Duration,
-    ) -> Result<bool, Failure> {
-        match self {
-            #[cfg(feature = "sqlx-postgres")]
-            Backend::Postgres(backend) => backend.renew(row, ttl_ms, high_water_ms, timeout).await,
-            #[cfg(feature = "sqlx-mysql")]
-            Backend::MySql(backend) => backend.renew(row, ttl_ms, high_water_ms, timeout).await,
-        }
-    }
+    /// Takes `worker_id` if its lease has expired (or it has no row): `Some` when this call won.
+    fn try_acquire<'a>(&'a self, attempt: Attempt<'a>, timeout: Duration) -> Op<'a, Won>;
 
-    async fn release(&self, row: &LeaseRow<'_>, high_water_ms: i64, timeout: Duration) -> Result<bool, Failure> {
-        match self {
-            #[cfg(feature = "sqlx-postgres")]
-            Backend::Postgres(backend) => backend.release(row, high_water_ms, timeout).await,
-            #[cfg(feature = "sqlx-mysql")]
-            Backend::MySql(backend) => backend.release(row, high_water_ms, timeout).await,
-        }
-    }
+    /// Extends the lease and raises its high water: `true` while the row is still `row`'s.
+    fn renew<'a>(&'a self, row: &'a LeaseRow<'a>, ttl_ms: i64, high_water_ms: i64, timeout: Duration) -> Op<'a, bool>;
 
-    async fn now_ms(&self, timeout: Duration) -> Result<i64, Failure> {
-        match self {
-            #[cfg(feature = "sqlx-postgres")]
-            Backend::Postgres(backend) => backend.now_ms(timeout).await,
-            #[cfg(feature = "sqlx-mysql")]
-            Backend::MySql(backend) => backend.now_ms(timeout).await,
-        }
-    }
+    /// Records the final high water and frees the row: `true` when it was still `row`'s.
+    fn release<'a>(&'a self, row: &'a LeaseRow<'a>, high_water_ms: i64, timeout: Duration) -> Op<'a, bool>;
+
+    /// The database's clock, in Unix milliseconds.
+    fn now_ms(&self, timeout: Duration) -> Op<'_, i64>;
 }
 
-#[cfg(feature = "sqlx-postgres")]
-mod postgres {
-    use std::time::Duration;
-
-    use sqlx_core::sql_str::AssertSqlSafe;
-    use sqlx_postgres::{PgConnectOptions, PgPool, Postgres};
-
-    use super::{Failure, LeaseRow, Statements, Templates, Won, create_table, pool_options, with_connection};
-
-    const SQL: Templates = Templates {
-        ddl: super::POSTGRES_TABLE_DDL,
-        acquire: "INSERT INTO {table} AS lease (namespace, worker_id, holder, fence, lease_until)
-            VALUES ($1, $2, $3, GREATEST(floor(extract(epoch FROM now()) * 1000000)::bigint, $5 + 1),
-                    now() + $4 * interval '1 millisecond')
-            ON CONFLICT (namespace, worker_id) DO UPDATE
-            SET holder = excluded.holder, fence = GREATEST(lease.fence + 1, excluded.fence),
-                lease_until = excluded.lease_until
-            WHERE lease.lease_until <= now()
-            RETURNING fence, high_water_ms, floor(extract(epoch FROM now()) * 1000)::bigint",
-        read_back: "",
-        held: "SELECT worker_id FROM {table}
-            WHERE namespace = $1 AND worker_id >= $2 AND worker_id < $3 AND lease_until > now()",
-        renew: "UPDATE {table}
-            SET lease_until = now() + $5 * interval '1 millisecond',
-                high_water_ms = COALESCE(GREATEST(high_water_ms, $6), $6)
-            WHERE namespace = $1 AND worker_id = $2 AND holder = $3 AND fence = $4 AND lease_until > now()",
-        release: "UPDATE {table}
-            SET lease_until = now(), high_water_ms = $5
-            WHERE namespace = $1 AND worker_id = $2 AND holder = $3 AND fence = $4 AND lease_until > now()",
-        now: "SELECT floor(extract(epoch FROM now()) * 1000)::bigint",
-    };
-
-    pub(super) struct Backend {
-        pool: PgPool,
-        sql: Statements,
-    }
-
-    /// The server's own limits: `55P03` a lock wait over `lock_timeout`, `57014` a statement
-    /// over `statement_timeout`.
-    fn is_timeout(error: &sqlx_core::Error) -> bool {
-        error.as_database_error().and_then(|e| e.code()).is_some_and(|code| code == "55P03" || code == "57014")
-    }
-
-    impl Backend {
-        pub(super) async fn connect(
-            options: PgConnectOptions,
-            table: &str,
-            timeout: Duration,
-        ) -> Result<Self, Failure> {
-            let limit = format!("{}ms", timeout.as_millis());
-            let options = options
-                .application_name("typed-snowflake lease")
-                .options([("lock_timeout", limit.as_str()), ("statement_timeout", limit.as_str())]);
-            let sql = Statements::new(table, &SQL);
-            create_table::<Postgres>(&options, &sql.ddl, timeout, is_timeout).await?;
-            Ok(Backend { pool: pool_options(timeout).connect_lazy_with(options), sql })
-        }
-
-        pub(super) async fn held(
-            &self,
-            namespace: &str,
-            from: i64,
-            to: i64,
-            timeout: Duration,
-        ) -> Result<Vec<i64>, Failure> {
-            with_connection(&self.pool, timeout, is_timeout, async |c| {
-                sqlx_core::query_scalar::query_scalar(AssertSqlSafe(self.sql.held.clone()))
-                    .bind(namespace)
-                    .bind(from)
-                    .bind(to)
-                    .fetch_all(c)
-                    .await
-            })
-            .await
-        }
-
-        pub(super) async fn try_acquire(
-            &self,
-            namespace: &str,
-            worker_id: i64,
-            token: &str,
-            ttl_ms: i64,
-            fence_above: i64,
-            timeout: Duration,
-        ) -> Result<Won, Failure> {
-            with_connection(&self.pool, timeout, is_timeout, async |c| {
-                sqlx_core::query_as::query_as(AssertSqlSafe(self.sql.acquire.clone()))
-                    .bind(namespace)
-                    .bind(worker_id)
-                    .bind(token)
-                    .bind(ttl_ms)
-                    .bind(fence_above)
-                    .fetch_optional(c)
-                    .await
-            })
-            .await
-        }
-
-        pub(super) async fn renew(
-            &self,
-            row: &LeaseRow<'_>,
-            ttl_ms: i64,
-            high_water_ms: i64,
-            timeout: Duration,
-        ) -> Result<bool, Failure> {
-            with_connection(&self.pool, timeout, is_timeout, async |c| {
-                let done = sqlx_core::query::query(AssertSqlSafe(self.sql.renew.clone()))
-                    .bind(row.namespace)
-                    .bind(row.worker_id)
-                    .bind(row.holder)
-                    .bind(row.fence)
-                    .bind(ttl_ms)
-                    .bind(high_water_ms)
-                    .execute(c)
-                    .await?;
-                Ok(done.rows_affected() == 1)
-            })
-            .await
-        }
-
-        pub(super) async fn release(
-            &self,
-            row: &LeaseRow<'_>,
-            high_water_ms: i64,
-            timeout: Duration,
-        ) -> Result<bool, Failure> {
-            with_connection(&self.pool, timeout, is_timeout, async |c| {
-                let done = sqlx_core::query::query(AssertSqlSafe(self.sql.release.clone()))
-                    .bind(row.namespace)
-                    .bind(row.worker_id)
-                    .bind(row.holder)
-                    .bind(row.fence)
-                    .bind(high_water_ms)
-                    .execute(c)
-                    .await?;
-                Ok(done.rows_affected() == 1)
-            })
-            .await
-        }
-
-        pub(super) async fn now_ms(&self, timeout: Duration) -> Result<i64, Failure> {
-            with_connection(&self.pool, timeout, is_timeout, async |c| {
-                sqlx_core::query_scalar::query_scalar(AssertSqlSafe(self.sql.now.clone())).fetch_one(c).await
-            })
-            .await
-        }
-    }
-}
-
-#[cfg(feature = "sqlx-mysql")]
-mod mysql {
-    use std::time::Duration;
-
-    use sqlx_core::connection::Connection;
-    use sqlx_core::executor::Executor;
-    use sqlx_core::sql_str::AssertSqlSafe;
-    use sqlx_mysql::{MySql, MySqlConnectOptions, MySqlDatabaseError, MySqlPool};
-
-    use super::{Failure, LeaseRow, Statements, Templates, Won, create_table, pool_options, with_connection};
-
-    /// Unix milliseconds of `UTC_TIMESTAMP(3)`, by calendar arithmetic that no time zone
-    /// touches.
-    macro_rules! utc_now_ms {
-        () => {
-            "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(3)) DIV 1000"
-        };
-    }
-
-    const SQL: Templates = Templates {
-        ddl: super::MYSQL_TABLE_DDL,
-        // MySQL assigns left to right: every test reads the old `lease_until`, which is
-        // assigned last.
-        acquire: "INSERT INTO {table} (namespace, worker_id, holder, fence, lease_until)
-            VALUES (?, ?, ?,
-                    GREATEST(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)), ? + 1),
-                    UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND)
-            ON DUPLICATE KEY UPDATE
-              holder = IF(lease_until <= UTC_TIMESTAMP(3), VALUES(holder), holder),
-              fence = IF(lease_until <= UTC_TIMESTAMP(3), GREATEST(fence + 1, VALUES(fence)), fence),
-              lease_until = IF(lease_until <= UTC_TIMESTAMP(3), VALUES(lease_until), lease_until)",
-        read_back: concat!(
-            "SELECT holder, fence, high_water_ms, ",
-            utc_now_ms!(),
-            " FROM {table} WHERE namespace = ? AND worker_id = ?"
-        ),
-        held: "SELECT worker_id FROM {table}
-            WHERE namespace = ? AND worker_id >= ? AND worker_id < ? AND lease_until > UTC_TIMESTAMP(3)",
-        renew: "UPDATE {table}
-            SET lease_until = UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND,
-                high_water_ms = COALESCE(GREATEST(high_water_ms, ?), ?)
-            WHERE namespace = ? AND worker_id = ? AND holder = ? AND fence = ? AND lease_until > UTC_TIMESTAMP(3)",
-        release: "UPDATE {table}
-            SET high_water_ms = COALESCE(?, ?), lease_until = UTC_TIMESTAMP(3)
-            WHERE namespace = ? AND worker_id = ? AND holder = ? AND fence = ? AND lease_until > UTC_TIMESTAMP(3)",
-        now: concat!("SELECT ", utc_now_ms!()),
-    };
-
-    pub(super) struct Backend {
-        pool: MySqlPool,
-        sql: Statements,
-    }
-
-    /// The server's own limits: 1205 a lock wait over `innodb_lock_wait_timeout`, 1969
-    /// (MariaDB) and 3024 (MySQL) a statement over its time limit.
-    fn is_timeout(error: &sqlx_core::Error) -> bool {
-        error
-            .as_database_error()
-            .and_then(|e| e.try_downcast_ref::<MySqlDatabaseError>())
-            .is_some_and(|e| matches!(e.number(), 1205 | 1969 | 3024))
-    }
-
-    impl Backend {
-        pub(super) async fn connect(
-            options: MySqlConnectOptions,
-            table: &str,
-            timeout: Duration,
-        ) -> Result<Self, Failure> {
-            // Whole seconds, at least 1: the server's lock-wait bound backs up ours.
-            let lock_wait = timeout.as_secs() + u64::from(timeout.subsec_nanos() > 0);
-            let session = format!("SET SESSION innodb_lock_wait_timeout = {}", lock_wait.max(1));
-            let sql = Statements::new(table, &SQL);
-            create_table::<MySql>(&options, &sql.ddl, timeout, is_timeout).await?;
-            let pool = pool_options::<MySql>(timeout)
-                .after_connect(move |c, _| {
-                    let session = AssertSqlSafe(session.clone());
-                    Box::pin(async move { c.execute(session).await.map(drop) })
-                })
-                .connect_lazy_with(options);
-            Ok(Backend { pool, sql })
-        }
-
-        pub(super) async fn held(
-            &self,
-            namespace: &str,
-            from: i64,
-            to: i64,
-            timeout: Duration,
-        ) -> Result<Vec<i64>, Failure> {
-            with_connection(&self.pool, timeout, is_timeout, async |c| {
-                sqlx_core::query_scalar::query_scalar(AssertSqlSafe(self.sql.held.clone()))
-                    .bind(namespace)
-                    .bind(from)
-                    .bind(to)
-                    .fetch_all(c)
-                    .await
-            })
-            .await
-        }
-
-        pub(super) async fn try_acquire(
-            &self,
-            namespace: &str,
-            worker_id: i64,
-            token: &str,
-            ttl_ms: i64,
-            fence_above: i64,
-            timeout: Duration,
-        ) -> Result<Won, Failure> {
-            let row: (String, i64, Option<i64>, i64) = with_connection(&self.pool, timeout, is_timeout, async |c| {
-                let mut tx = c.begin().await?;
-                sqlx_core::query::query(AssertSqlSafe(self.sql.acquire.clone()))
-                    .bind(namespace)
-                    .bind(worker_id)
-                    .bind(token)
-                    .bind(fence_above)
-                    .bind(ttl_ms * 1000)
-                    .execute(&mut *tx)
-                    .await?;
-                let row = sqlx_core::query_as::query_as(AssertSqlSafe(self.sql.read_back.clone()))
-                    .bind(namespace)
-                    .bind(worker_id)
-                    .fetch_one(&mut *tx)
-                    .await?;
-                tx.commit().await?;
-                Ok(row)
-            })
-            .await?;
-            let (holder, fence, high_water_ms, now_ms) = row;
-            Ok((holder == token).then_some((fence, high_water_ms, now_ms)))
-        }
-
-        pub(super) async fn renew(
-            &self,
-            row: &LeaseRow<'_>,
-            ttl_ms: i64,
-            high_water_ms: i64,
-            timeout: Duration,
-        ) -> Result<bool, Failure> {
-            with_connection(&self.pool, timeout, is_timeout, async |c| {
-                // The client reports rows matched, not rows changed (CLIENT_FOUND_ROWS): a
-                // renewal that changes nothing within one millisecond still counts.
-                let done = sqlx_core::query::query(AssertSqlSafe(self.sql.renew.clone()))
-                    .bind(ttl_ms * 1000)
-                    .bind(high_water_ms)
-                    .bind(high_water_ms)
-                    .bind(row.namespace)
-                    .bind(row.worker_id)
-                    .bind(row.holder)
-                    .bind(row.fence)
-                    .execute(c)
-                    .await?;
-                Ok(done.rows_affected() == 1)
-            })
-            .await
-        }
-
-        pub(super) async fn release(
-            &self,
-            row: &LeaseRow<'_>,
-            high_water_ms: i64,
-            timeout: Duration,
-        ) -> Result<bool, Failure> {
-            with_connection(&self.pool, timeout, is_timeout, async |c| {
-                let done = sqlx_core::query::query(AssertSqlSafe(self.sql.release.clone()))
-                    .bind(high_water_ms)
-                    .bind(high_water_ms)
-                    .bind(row.namespace)
-                    .bind(row.worker_id)
-                    .bind(row.holder)
-                    .bind(row.fence)
-                    .execute(c)
-                    .await?;
-                Ok(done.rows_affected() == 1)
-            })
-            .await
-        }
-
-        pub(super) async fn now_ms(&self, timeout: Duration) -> Result<i64, Failure> {
-            with_connection(&self.pool, timeout, is_timeout, async |c| {
-                sqlx_core::query_scalar::query_scalar(AssertSqlSafe(self.sql.now.clone())).fetch_one(c).await
-            })
-            .await
-        }
-    }
+/// One acquisition attempt of one worker ID, as the statements bind it.
+#[derive(Clone, Copy)]
+struct Attempt<'a> {
+    namespace: &'a str,
+    worker_id: i64,
+    token: &'a str,
+    ttl_ms: i64,
+    fence_above: i64,
 }
 
 #[cfg(test)]
@@ -995,7 +640,7 @@ mod tests {
         assert!(matches!(err, LeaseError::BadTable { .. }), "{err}");
     }
 
-    #[cfg(feature = "sqlx-postgres")]
+    #[cfg(feature = "lease-postgres")]
     #[test]
     fn a_bad_url_keeps_the_drivers_error_as_its_source() {
         use std::error::Error as _;
@@ -1011,7 +656,7 @@ mod tests {
     #[test]
     fn a_refused_connection_names_its_cause_once() {
         // Nothing listens on port 1.
-        let url = if cfg!(feature = "sqlx-postgres") {
+        let url = if cfg!(feature = "lease-postgres") {
             "postgres://app@127.0.0.1:1/test"
         } else {
             "mysql://app@127.0.0.1:1/test"
@@ -1021,17 +666,27 @@ mod tests {
         super::super::store::assert_refusal_named_once(&error);
     }
 
-    #[cfg(not(feature = "sqlx-mysql"))]
+    #[cfg(not(feature = "lease-mysql"))]
     #[test]
     fn a_disabled_backend_names_its_feature() {
         let err = SqlLeaseStore::connect("mysql://root@127.0.0.1:3306/test").unwrap_err();
-        assert!(err.to_string().contains("feature `sqlx-mysql`"), "{err}");
+        assert!(err.to_string().contains("feature `lease-mysql`"), "{err}");
     }
 
-    #[cfg(not(feature = "sqlx-postgres"))]
+    #[cfg(not(feature = "lease-postgres"))]
     #[test]
     fn a_disabled_backend_names_its_feature() {
         let err = SqlLeaseStore::connect("postgres://postgres@127.0.0.1:5432/test").unwrap_err();
-        assert!(err.to_string().contains("feature `sqlx-postgres`"), "{err}");
+        assert!(err.to_string().contains("feature `lease-postgres`"), "{err}");
+    }
+
+    #[test]
+    fn a_ca_named_in_the_url_is_told_apart() {
+        let url = "postgres://db/ids?sslmode=verify-full&sslrootcert=/etc/ca.pem";
+        assert!(names_param(url, &["sslrootcert"]));
+        assert!(names_param("mysql://db/ids?ssl-mode=VERIFY_CA&SSL-CA=/ca.pem#x", &["ssl-ca"]));
+        assert!(!names_param("postgres://db/ids?sslmode=require", &["sslrootcert"]));
+        assert!(!names_param("postgres://db/sslrootcert", &["sslrootcert"]));
+        assert!(!names_param("postgres://db/ids?x=sslrootcert", &["sslrootcert"]));
     }
 }

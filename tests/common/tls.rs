@@ -1,0 +1,412 @@
+//! TLS servers of a test's own: a CA and a server certificate made for the run (`openssl`),
+//! a TLS `redis-server`, a PostgreSQL with `ssl=on` and a MariaDB with TLS, each on a free
+//! loopback port and stopped when dropped. Include with `#[path = "common/tls.rs"] mod tls;`
+//! beside `servers.rs`. Under `CI` a server that cannot be started fails the test; elsewhere
+//! the test says so on stderr and returns.
+#![allow(dead_code)]
+
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::servers::under_ci;
+
+/// The password the TLS servers ask for (the stores read it from the URL).
+pub const PASSWORD: &str = "s3cret-tls";
+
+/// A CA and a server certificate for `127.0.0.1` and `localhost` that it signed, and a second
+/// CA that signed nothing: PEM files in a directory of their own.
+pub struct Certificates {
+    pub dir: tempfile::TempDir,
+}
+
+impl Certificates {
+    /// `None` when `openssl` cannot make them (and not under CI, where that fails).
+    pub fn make() -> Option<Self> {
+        match Self::try_make() {
+            Ok(certificates) => Some(certificates),
+            Err(e) => skip(&format!("the test certificates could not be made: {e}")),
+        }
+    }
+
+    fn try_make() -> Result<Self, String> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let path = |name: &str| dir.path().join(name).display().to_string();
+        let ca = |name: &str, subject: &str| {
+            let (key, pem) = (path(&format!("{name}.key")), path(&format!("{name}.pem")));
+            run(Command::new("openssl").args([
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-days",
+                "2",
+                "-subj",
+                subject,
+                "-keyout",
+                &key,
+                "-out",
+                &pem,
+                "-addext",
+                "basicConstraints=critical,CA:TRUE",
+                "-addext",
+                "keyUsage=critical,keyCertSign,cRLSign",
+            ]))
+        };
+        ca("ca", "/CN=typed-snowflake test CA")?;
+        ca("wrong-ca", "/CN=typed-snowflake wrong CA")?;
+        std::fs::write(
+            path("server.ext"),
+            "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n\
+             keyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+        )
+        .map_err(|e| e.to_string())?;
+        run(Command::new("openssl").args([
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=localhost",
+            "-keyout",
+            &path("server.key"),
+            "-out",
+            &path("server.csr"),
+        ]))?;
+        run(Command::new("openssl").args([
+            "x509",
+            "-req",
+            "-in",
+            &path("server.csr"),
+            "-CA",
+            &path("ca.pem"),
+            "-CAkey",
+            &path("ca.key"),
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            &path("server.ext"),
+            "-out",
+            &path("server.pem"),
+        ]))?;
+        Ok(Certificates { dir })
+    }
+
+    pub fn ca(&self) -> PathBuf {
+        self.dir.path().join("ca.pem")
+    }
+
+    pub fn wrong_ca(&self) -> PathBuf {
+        self.dir.path().join("wrong-ca.pem")
+    }
+
+    pub fn server_cert(&self) -> PathBuf {
+        self.dir.path().join("server.pem")
+    }
+
+    pub fn server_key(&self) -> PathBuf {
+        self.dir.path().join("server.key")
+    }
+}
+
+fn run(command: &mut Command) -> Result<(), String> {
+    let output = command.stdin(Stdio::null()).output().map_err(|e| format!("{command:?}: {e}"))?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(format!("{command:?}: {}\n{}", output.status, String::from_utf8_lossy(&output.stderr)))
+    }
+}
+
+fn skip<T>(reason: &str) -> Option<T> {
+    assert!(!under_ci(), "{reason}; under CI the TLS servers must start");
+    eprintln!("SKIPPED: {reason}");
+    None
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port()
+}
+
+/// Waits until something listens on `port`, while `child` (if any) runs.
+fn wait_listening(port: u16, child: Option<&mut Child>, within: Duration) -> Result<(), String> {
+    let deadline = Instant::now() + within;
+    let mut child = child;
+    loop {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Ok(());
+        }
+        if let Some(child) = child.as_deref_mut()
+            && let Ok(Some(status)) = child.try_wait()
+        {
+            return Err(format!("the server exited: {status}"));
+        }
+        if Instant::now() >= deadline {
+            return Err(format!("nothing listened on port {port} within {within:?}"));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A `redis-server` that speaks TLS only (`--port 0 --tls-port …`), asks for [`PASSWORD`] and
+/// does not check client certificates.
+pub struct TlsRedis {
+    child: Child,
+    port: u16,
+}
+
+impl TlsRedis {
+    pub fn start(certificates: &Certificates) -> Option<Self> {
+        let port = free_port();
+        let child = Command::new("redis-server")
+            .args(["--port", "0", "--tls-port", &port.to_string(), "--bind", "127.0.0.1"])
+            .arg("--tls-cert-file")
+            .arg(certificates.server_cert())
+            .arg("--tls-key-file")
+            .arg(certificates.server_key())
+            .arg("--tls-ca-cert-file")
+            .arg(certificates.ca())
+            .args(["--tls-auth-clients", "no", "--requirepass", PASSWORD, "--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
+        let mut child = match child {
+            Ok(child) => child,
+            Err(e) => return skip(&format!("redis-server could not be started: {e}")),
+        };
+        match wait_listening(port, Some(&mut child), Duration::from_secs(10)) {
+            Ok(()) => Some(TlsRedis { child, port }),
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                skip(&format!("the TLS redis-server did not start: {e}"))
+            }
+        }
+    }
+
+    /// `rediss://:<password>@127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("rediss://:{PASSWORD}@127.0.0.1:{}", self.port)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+}
+
+impl Drop for TlsRedis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Whether this process runs as root (PostgreSQL refuses to; it runs as `postgres` then).
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == "0")
+}
+
+/// `command` as the `postgres` user when this process is root.
+fn as_postgres(program: &Path) -> Command {
+    if is_root() {
+        let mut command = Command::new("runuser");
+        command.args(["-u", "postgres", "--"]).arg(program);
+        command
+    } else {
+        Command::new(program)
+    }
+}
+
+/// The newest PostgreSQL's binaries (`/usr/lib/postgresql/<version>/bin`).
+fn pg_bin() -> Option<PathBuf> {
+    let mut versions: Vec<u32> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    versions.sort_unstable();
+    let bin = PathBuf::from(format!("/usr/lib/postgresql/{}/bin", versions.last()?));
+    bin.join("initdb").exists().then_some(bin)
+}
+
+/// A PostgreSQL of the test's own (`initdb` in a temporary directory, `pg_ctl` on a free
+/// port), with TLS on; the superuser `postgres` logs in over TCP with [`PASSWORD`].
+pub struct TlsPostgres {
+    data: tempfile::TempDir,
+    bin: PathBuf,
+    port: u16,
+}
+
+impl TlsPostgres {
+    pub fn start(certificates: &Certificates) -> Option<Self> {
+        match Self::try_start(certificates) {
+            Ok(server) => Some(server),
+            Err(e) => skip(&format!("the TLS PostgreSQL could not be started: {e}")),
+        }
+    }
+
+    fn try_start(certificates: &Certificates) -> Result<Self, String> {
+        let bin = pg_bin().ok_or("no /usr/lib/postgresql/<version>/bin/initdb")?;
+        let data = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let root = data.path();
+        // The server reads its key and certificate as its own user, the key private to it.
+        for (from, to) in [(certificates.server_cert(), "server.pem"), (certificates.server_key(), "server.key")] {
+            std::fs::copy(from, root.join(to)).map_err(|e| e.to_string())?;
+        }
+        std::fs::write(root.join("password"), PASSWORD).map_err(|e| e.to_string())?;
+        run(Command::new("chmod").arg("600").arg(root.join("server.key")))?;
+        if is_root() {
+            run(Command::new("chown").args(["-R", "postgres:postgres"]).arg(root))?;
+        }
+        run(as_postgres(&bin.join("initdb"))
+            .args(["-N", "-U", "postgres", "--auth-local=trust", "--auth-host=scram-sha-256", "-D"])
+            .arg(root.join("data"))
+            .arg(format!("--pwfile={}", root.join("password").display()))
+            .stdout(Stdio::null()))?;
+        // TCP logins over TLS only, so that a store that did not use it is refused.
+        let hba = root.join("data").join("pg_hba.conf");
+        std::fs::write(
+            &hba,
+            "local all all trust\nhostssl all all 127.0.0.1/32 scram-sha-256\nhostnossl all all 127.0.0.1/32 reject\n",
+        )
+        .map_err(|e| e.to_string())?;
+        if is_root() {
+            run(Command::new("chown").arg("postgres:postgres").arg(&hba))?;
+        }
+        let server = TlsPostgres { data, bin, port: free_port() };
+        server.pg_ctl_start(true)?;
+        Ok(server)
+    }
+
+    /// Starts the server, with TLS on or off.
+    fn pg_ctl_start(&self, ssl: bool) -> Result<(), String> {
+        let root = self.data.path();
+        let options = format!(
+            "-p {} -c listen_addresses=127.0.0.1 -c unix_socket_directories={} -c fsync=off -c ssl={} \
+             -c ssl_cert_file={} -c ssl_key_file={}",
+            self.port,
+            root.display(),
+            if ssl { "on" } else { "off" },
+            root.join("server.pem").display(),
+            root.join("server.key").display(),
+        );
+        run(as_postgres(&self.bin.join("pg_ctl"))
+            .args(["-w", "-t", "30", "-D"])
+            .arg(root.join("data"))
+            .arg("-l")
+            .arg(root.join("log"))
+            .args(["-o", &options, "start"])
+            .stdout(Stdio::null()))
+    }
+
+    fn pg_ctl_stop(&self) -> Result<(), String> {
+        run(as_postgres(&self.bin.join("pg_ctl"))
+            .args(["-w", "-m", "immediate", "-D"])
+            .arg(self.data.path().join("data"))
+            .arg("stop")
+            .stdout(Stdio::null()))
+    }
+
+    /// Restarts the server with TLS off: a plain-text server on the same port.
+    pub fn restart_without_tls(&self) {
+        self.pg_ctl_stop().expect("stopping the private PostgreSQL");
+        self.pg_ctl_start(false).expect("starting the private PostgreSQL without TLS");
+    }
+
+    /// `postgres://postgres:<password>@127.0.0.1:<port>/postgres`, then `query` (without `?`).
+    pub fn url(&self, query: &str) -> String {
+        format!("postgres://postgres:{PASSWORD}@127.0.0.1:{}/postgres?{query}", self.port)
+    }
+}
+
+impl Drop for TlsPostgres {
+    fn drop(&mut self) {
+        let _ = self.pg_ctl_stop();
+    }
+}
+
+/// A MariaDB of the test's own (`mariadb-install-db` in a temporary directory, `mariadbd`
+/// on a free port and a socket there), with TLS; `root` logs in with [`PASSWORD`].
+pub struct TlsMariaDb {
+    child: Child,
+    data: tempfile::TempDir,
+    port: u16,
+}
+
+impl TlsMariaDb {
+    pub fn start(certificates: &Certificates, tls: bool) -> Option<Self> {
+        match Self::try_start(certificates, tls) {
+            Ok(server) => Some(server),
+            Err(e) => skip(&format!("the private MariaDB could not be started: {e}")),
+        }
+    }
+
+    fn try_start(certificates: &Certificates, tls: bool) -> Result<Self, String> {
+        let data = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let root = data.path();
+        let datadir = root.join("data");
+        run(Command::new("mariadb-install-db")
+            .arg("--no-defaults")
+            .arg(format!("--datadir={}", datadir.display()))
+            .args(["--user=root", "--auth-root-authentication-method=normal", "--skip-test-db"])
+            .stdout(Stdio::null()))?;
+        // The password of `root` over TCP, set at start-up from a file; with TLS on, the user
+        // must use it, so that a store that did not is refused.
+        let init = root.join("init.sql");
+        let require = if tls { " REQUIRE SSL" } else { "" };
+        std::fs::write(
+            &init,
+            format!(
+                "CREATE OR REPLACE USER 'root'@'127.0.0.1' IDENTIFIED BY '{PASSWORD}'{require};\n\
+                 GRANT ALL ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;\nCREATE DATABASE IF NOT EXISTS test;\n"
+            ),
+        )
+        .map_err(|e| e.to_string())?;
+        let port = free_port();
+        let mut command = Command::new("mariadbd");
+        command
+            .arg("--no-defaults")
+            .arg(format!("--datadir={}", datadir.display()))
+            .arg(format!("--socket={}", root.join("sock").display()))
+            .arg(format!("--pid-file={}", root.join("pid").display()))
+            .arg(format!("--init-file={}", init.display()))
+            .arg(format!("--port={port}"))
+            .args(["--bind-address=127.0.0.1", "--user=root", "--skip-log-bin", "--innodb-buffer-pool-size=16M"])
+            .args(["--skip-name-resolve", "--innodb-flush-log-at-trx-commit=0"]);
+        if tls {
+            command
+                .arg(format!("--ssl-cert={}", certificates.server_cert().display()))
+                .arg(format!("--ssl-key={}", certificates.server_key().display()))
+                .arg(format!("--ssl-ca={}", certificates.ca().display()));
+        } else {
+            command.arg("--skip-ssl");
+        }
+        let mut child = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(std::fs::File::create(root.join("log")).map_err(|e| e.to_string())?))
+            .spawn()
+            .map_err(|e| format!("mariadbd: {e}"))?;
+        if let Err(e) = wait_listening(port, Some(&mut child), Duration::from_secs(30)) {
+            let _ = child.kill();
+            let _ = child.wait();
+            let log = std::fs::read_to_string(root.join("log")).unwrap_or_default();
+            return Err(format!("{e}\n{log}"));
+        }
+        Ok(TlsMariaDb { child, data, port })
+    }
+
+    /// `mysql://root:<password>@127.0.0.1:<port>/test`, then `query` (without `?`).
+    pub fn url(&self, query: &str) -> String {
+        format!("mysql://root:{PASSWORD}@127.0.0.1:{}/test?{query}", self.port)
+    }
+}
+
+impl Drop for TlsMariaDb {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = &self.data;
+    }
+}
