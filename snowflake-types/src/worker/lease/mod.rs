@@ -84,9 +84,10 @@ pub fn open_store(url: &str) -> Result<std::sync::Arc<dyn LeaseStore>, LeaseErro
         "zk" => Err(off("lease-zookeeper")),
         _ => Err(LeaseError::BadUrl {
             url: store::support::redact_url(url),
-            reason: "expected redis://, rediss://, redis+sentinel://, postgres://, postgresql://, mysql://, mariadb://, \
+            reason:
+                "expected redis://, rediss://, redis+sentinel://, postgres://, postgresql://, mysql://, mariadb://, \
                      etcd:// or zk://"
-                .into(),
+                    .into(),
             source: None,
         }),
     }
