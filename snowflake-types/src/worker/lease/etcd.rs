@@ -1,11 +1,12 @@
 //! Worker-ID leases in etcd (v3 API): the keys are described on [`EtcdLeaseStore`].
 
-use std::future::Future;
-use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use etcd_client::{Client, Compare, CompareOp, ConnectOptions, GetOptions, KeyValue, PutOptions, Txn, TxnOp};
-use tokio::runtime::Runtime;
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde_json::{Value, json};
+use thiserror::Error;
 
 use super::DEFAULT_CLOCK_TOLERANCE;
 use super::cluster_url::ClusterUrl;
@@ -23,7 +24,11 @@ const WORKER_DIGITS: usize = 7;
 /// it, and then the next read finds the lease lost).
 const WRITE_ATTEMPTS: usize = 3;
 
-/// Worker-ID leases in an etcd cluster (v3 API), through `etcd-client`.
+/// Idle connections kept open to each etcd server, for the threads that share the store.
+const IDLE_CONNECTIONS: usize = 16;
+
+/// Worker-ID leases in an etcd cluster (v3 API), through the JSON API that every etcd since
+/// 3.4 serves on its client port (its gRPC gateway, `/v3/kv/txn` and the like).
 ///
 /// URL: `etcd://host[:port][,host[:port]…][/prefix]` (or `etcd+http://`; port 2379 by
 /// default): every key lives under `prefix`. TLS and etcd's user names are not supported yet.
@@ -62,9 +67,10 @@ const WRITE_ATTEMPTS: usize = 3;
 /// holder's worker ID frees up to a second or two late, never early. A renewal may not ask for
 /// a longer TTL than its acquisition had.
 ///
-/// The store runs its calls on a small tokio runtime of its own (one worker thread): its
-/// methods must not be called from inside an async runtime. Each round trip is bounded by the
-/// store's timeout (default [`DEFAULT_STORE_TIMEOUT`]).
+/// The store's calls are blocking HTTP requests, made on the calling thread over a few
+/// kept-alive connections; no async runtime is involved. Each round trip, with the connecting
+/// that may precede it, is bounded by the store's timeout (default [`DEFAULT_STORE_TIMEOUT`]);
+/// a server of the URL that refuses the connection is passed over for the next one.
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -77,10 +83,11 @@ const WRITE_ATTEMPTS: usize = 3;
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct EtcdLeaseStore {
-    runtime: Option<Runtime>,
+    agent: ureq::Agent,
     endpoints: Vec<String>,
+    /// The endpoint that answered last: the next call tries it first.
+    current: AtomicUsize,
     prefix: String,
-    client: Mutex<Option<Client>>,
     timeout: Duration,
     tolerance: Duration,
     name: String,
@@ -89,15 +96,6 @@ pub struct EtcdLeaseStore {
 impl std::fmt::Debug for EtcdLeaseStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EtcdLeaseStore").field("store", &self.name).field("timeout", &self.timeout).finish()
-    }
-}
-
-impl Drop for EtcdLeaseStore {
-    fn drop(&mut self) {
-        // Not `drop(runtime)`: that blocks, and panics inside an async context.
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
-        }
     }
 }
 
@@ -143,17 +141,21 @@ impl EtcdLeaseStore {
     pub fn open(url: &str) -> Result<Self, LeaseError> {
         let parsed = ClusterUrl::parse(url, &["etcd", "etcd+http"], 2379)?;
         let name = parsed.describe("etcd");
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("snowflake-etcd")
-            .enable_all()
-            .build()
-            .map_err(|e| LeaseError::store(&name, "starting the store's runtime", e))?;
+        // Every status is read as a reply (etcd's error objects come with 4xx and 5xx), no
+        // proxy from the environment stands between the store and etcd, and a redirect is an
+        // error, not a request replayed elsewhere.
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .proxy(None)
+            .max_redirects(0)
+            .max_idle_connections(IDLE_CONNECTIONS * parsed.servers.len())
+            .max_idle_connections_per_host(IDLE_CONNECTIONS)
+            .build();
         Ok(EtcdLeaseStore {
-            runtime: Some(runtime),
+            agent: config.into(),
             endpoints: parsed.servers.iter().map(|server| format!("http://{server}")).collect(),
+            current: AtomicUsize::new(0),
             prefix: parsed.path,
-            client: Mutex::new(None),
             timeout: DEFAULT_STORE_TIMEOUT,
             tolerance: DEFAULT_CLOCK_TOLERANCE,
             name,
@@ -202,33 +204,67 @@ impl EtcdLeaseStore {
         format!("{}/snowflake/{namespace}/high-water/{worker:0WORKER_DIGITS$}", self.prefix)
     }
 
-    /// Runs `f` with a client on the store's runtime, within the timeout. The client is
-    /// created on first use; etcd-client reconnects by itself.
-    fn call<T, F, Fut>(&self, what: &dyn Fn() -> String, f: F) -> Result<T, LeaseError>
-    where
-        F: FnOnce(Client) -> Fut,
-        Fut: Future<Output = Result<T, etcd_client::Error>>,
-    {
-        let runtime = self.runtime.as_ref().expect("the runtime lives until the store is dropped");
-        let result = runtime.block_on(async {
-            let existing = self.client.lock().unwrap_or_else(PoisonError::into_inner).clone();
-            let client = match existing {
-                Some(client) => client,
-                None => {
-                    let options = ConnectOptions::new().with_connect_timeout(self.timeout).with_timeout(self.timeout);
-                    let client = tokio::time::timeout(self.timeout, Client::connect(&self.endpoints, Some(options)))
-                        .await
-                        .map_err(|_| None)?
-                        .map_err(Some)?;
-                    self.client.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(client).clone()
+    /// Posts `request` to the JSON API's `path` (`/v3/kv/txn`…) and returns the reply, checked
+    /// by [`reply`], within the timeout. The endpoint that answered last is tried first; one
+    /// that cannot be connected to (refused, unreachable, unknown host) is passed over for the
+    /// next, in the time left: nothing was sent to it.
+    fn post(&self, what: &dyn Fn() -> String, path: &str, request: &Value) -> Result<Value, LeaseError> {
+        let deadline = Instant::now() + self.timeout;
+        let timed_out = || LeaseError::Timeout { store: self.name.clone(), what: what(), after: self.timeout };
+        let failed = |error: ureq::Error| match error {
+            ureq::Error::Timeout(_) => timed_out(),
+            ureq::Error::Io(e) if matches!(e.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock) => {
+                timed_out()
+            }
+            error => LeaseError::store(&self.name, what(), error),
+        };
+        let request = request.to_string();
+        let first = self.current.load(Ordering::Relaxed);
+        let mut unreachable = None;
+        for i in 0..self.endpoints.len() {
+            let index = (first + i) % self.endpoints.len();
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(timed_out());
+            }
+            let sent = self
+                .agent
+                .post(format!("{}{path}", self.endpoints[index]))
+                .content_type("application/json")
+                .config()
+                .timeout_global(Some(left))
+                .build()
+                .send(&request);
+            match sent {
+                Ok(mut response) => {
+                    self.current.store(index, Ordering::Relaxed);
+                    let status = response.status().as_u16();
+                    let body = response.body_mut().read_to_string().map_err(failed)?;
+                    return reply(status, &body).map_err(|e| LeaseError::store(&self.name, what(), e));
                 }
-            };
-            tokio::time::timeout(self.timeout, f(client)).await.map_err(|_| None)?.map_err(Some)
-        });
-        result.map_err(|error| match error {
-            None => LeaseError::Timeout { store: self.name.clone(), what: what(), after: self.timeout },
-            Some(error) => LeaseError::store(&self.name, what(), error),
-        })
+                Err(error) if cannot_connect(&error) => unreachable = Some(error),
+                Err(error) => return Err(failed(error)),
+            }
+        }
+        Err(unreachable.map_or_else(timed_out, failed))
+    }
+
+    /// Reads `key`: its entry, if any.
+    fn get(&self, what: &dyn Fn() -> String, key: &str) -> Result<Option<KeyValue>, LeaseError> {
+        let reply = self.post(what, "/v3/kv/range", &json!({ "key": BASE64.encode(key) }))?;
+        let first = range_kvs(&reply).map(|kvs| kvs.into_iter().next());
+        first.map_err(|e| LeaseError::store(&self.name, what(), e))
+    }
+
+    /// Runs a transaction: whether its comparisons held, and its operations' replies.
+    fn txn(
+        &self,
+        what: &dyn Fn() -> String,
+        compare: Vec<Value>,
+        success: Vec<Value>,
+    ) -> Result<(bool, Vec<Value>), LeaseError> {
+        let reply = self.post(what, "/v3/kv/txn", &json!({ "compare": compare, "success": success }))?;
+        txn_outcome(&reply).map_err(|e| LeaseError::store(&self.name, what(), e))
     }
 
     /// The worker key and the high-water key of `worker`, read together.
@@ -239,25 +275,42 @@ impl EtcdLeaseStore {
         worker: u64,
     ) -> Result<(Option<KeyValue>, Option<KeyValue>), LeaseError> {
         let (worker_key, high_water_key) = (self.worker_key(namespace, worker), self.high_water_key(namespace, worker));
-        let response = self.call(what, |mut client| async move {
-            let txn = Txn::new().and_then([TxnOp::get(worker_key, None), TxnOp::get(high_water_key, None)]);
-            client.txn(txn).await
-        })?;
-        let mut found = response.op_responses().into_iter().map(|op| match op {
-            etcd_client::TxnOpResponse::Get(mut get) => get.take_kvs().into_iter().next(),
-            _ => None,
-        });
-        Ok((found.next().flatten(), found.next().flatten()))
+        let (_, responses) = self.txn(what, vec![], vec![range_op(&worker_key), range_op(&high_water_key)])?;
+        let found = |index: usize| -> Result<Option<KeyValue>, UnexpectedReply> {
+            let response = responses.get(index).ok_or_else(|| {
+                UnexpectedReply(format!("a transaction of 2 reads answered with {} replies", responses.len()))
+            })?;
+            let range = response
+                .get("response_range")
+                .ok_or_else(|| UnexpectedReply(format!("a read answered with {response}")))?;
+            Ok(range_kvs(range)?.into_iter().next())
+        };
+        let both = found(0).and_then(|worker_kv| Ok((worker_kv, found(1)?)));
+        both.map_err(|e| LeaseError::store(&self.name, what(), e))
     }
 
     fn record(&self, what: &dyn Fn() -> String, kv: Option<&KeyValue>) -> Result<Option<Record>, LeaseError> {
         match kv {
             None => Ok(None),
-            Some(kv) => Record::parse(kv.value()).map(Some).ok_or_else(|| {
-                let value = String::from_utf8_lossy(kv.value()).into_owned();
+            Some(kv) => Record::parse(&kv.value).map(Some).ok_or_else(|| {
+                let value = String::from_utf8_lossy(&kv.value).into_owned();
                 LeaseError::store(&self.name, what(), UnexpectedReply(format!("high-water record {value:?}")))
             }),
         }
+    }
+
+    /// Grants an etcd lease of `ttl_s` seconds: its ID.
+    fn grant_lease(&self, what: &dyn Fn() -> String, ttl_s: i64) -> Result<i64, LeaseError> {
+        let reply = self.post(what, "/v3/lease/grant", &json!({ "TTL": ttl_s.to_string() }))?;
+        let id = int_field(&reply, "ID").and_then(|id| {
+            id.filter(|&id| id != 0).ok_or_else(|| UnexpectedReply(format!("a lease grant without an ID: {reply}")))
+        });
+        id.map_err(|e| LeaseError::store(&self.name, what(), e))
+    }
+
+    /// Revokes an etcd lease, deleting the keys attached to it.
+    fn revoke_lease(&self, what: &dyn Fn() -> String, id: i64) -> Result<(), LeaseError> {
+        self.post(what, "/v3/lease/revoke", &json!({ "ID": id.to_string() })).map(drop)
     }
 
     /// Tries to take `worker`: `None` when another holder has it (or took it meanwhile).
@@ -272,13 +325,9 @@ impl EtcdLeaseStore {
         let namespace = claim.namespace;
         let what = || doing("acquiring", namespace, worker);
         let high_water_key = self.high_water_key(namespace, worker);
-        let found = self.call(&what, |mut client| {
-            let key = high_water_key.clone();
-            async move { client.get(key, None).await }
-        })?;
-        let kv = found.kvs().first();
-        let record = self.record(&what, kv)?;
-        let revision = kv.map_or(0, KeyValue::mod_revision);
+        let kv = self.get(&what, &high_water_key)?;
+        let record = self.record(&what, kv.as_ref())?;
+        let revision = kv.map_or(0, |kv| kv.mod_revision);
         let now_ms = local_now_ms();
         if let Some(written_ms) = record.map(|r| r.written_ms)
             && written_ms > now_ms.saturating_add(millis(self.tolerance))
@@ -296,28 +345,18 @@ impl EtcdLeaseStore {
         }
         let lease_id = match *lease {
             Some(id) => id,
-            None => {
-                let granted = self.call(&what, |mut client| async move { client.lease_grant(ttl_s, None).await })?;
-                *lease.insert(granted.id())
-            }
+            None => *lease.insert(self.grant_lease(&what, ttl_s)?),
         };
         let previous_high_water_ms = record.and_then(|r| r.high_water_ms);
         let written = Record { fence, high_water_ms: previous_high_water_ms, written_ms: now_ms };
         let worker_key = self.worker_key(namespace, worker);
         let value = format!("{token}|{fence}|{ttl_s}");
-        let response = self.call(&what, |mut client| async move {
-            let txn = Txn::new()
-                .when([
-                    Compare::create_revision(worker_key.clone(), CompareOp::Equal, 0),
-                    Compare::mod_revision(high_water_key.clone(), CompareOp::Equal, revision),
-                ])
-                .and_then([
-                    TxnOp::put(worker_key, value, Some(PutOptions::new().with_lease(lease_id))),
-                    TxnOp::put(high_water_key, written.encode(), None),
-                ]);
-            client.txn(txn).await
-        })?;
-        if !response.succeeded() {
+        let (succeeded, _) = self.txn(
+            &what,
+            vec![compare_revision(&worker_key, "CREATE", 0), compare_revision(&high_water_key, "MOD", revision)],
+            vec![put_op(&worker_key, &value, Some(lease_id)), put_op(&high_water_key, &written.encode(), None)],
+        )?;
+        if !succeeded {
             return Ok(None);
         }
         Ok(Some(Grant { worker, token: token.to_owned(), fence, previous_high_water_ms, store_now_ms: now_ms }))
@@ -334,15 +373,15 @@ impl EtcdLeaseStore {
         let lost = || LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker };
         let (worker_kv, high_water_kv) = self.read(what, namespace, grant.worker)?;
         let worker_kv = worker_kv.ok_or_else(lost)?;
-        let value = std::str::from_utf8(worker_kv.value()).unwrap_or("");
+        let value = std::str::from_utf8(&worker_kv.value).unwrap_or("");
         let mut fields = value.rsplitn(2, '|');
         let ttl_s: i64 = fields.next().and_then(|ttl| ttl.parse().ok()).unwrap_or(0);
         if fields.next() != Some(format!("{}|{}", grant.token, grant.fence).as_str()) {
             return Err(lost());
         }
         let record = self.record(what, high_water_kv.as_ref())?;
-        let high_water_revision = high_water_kv.map_or(0, |kv| kv.mod_revision());
-        Ok((worker_kv.lease(), ttl_s, worker_kv.mod_revision(), high_water_revision, record))
+        let high_water_revision = high_water_kv.map_or(0, |kv| kv.mod_revision);
+        Ok((worker_kv.lease, ttl_s, worker_kv.mod_revision, high_water_revision, record))
     }
 
     /// Writes the high-water record if neither key changed since `ours` read them: `false`
@@ -358,20 +397,15 @@ impl EtcdLeaseStore {
         release: bool,
     ) -> Result<bool, LeaseError> {
         let (worker_key, high_water_key) = (self.worker_key(namespace, worker), self.high_water_key(namespace, worker));
-        let response = self.call(what, |mut client| async move {
-            let mut ops = vec![TxnOp::put(high_water_key.clone(), record.encode(), None)];
-            if release {
-                ops.push(TxnOp::delete(worker_key.clone(), None));
-            }
-            let txn = Txn::new()
-                .when([
-                    Compare::mod_revision(worker_key, CompareOp::Equal, revisions.0),
-                    Compare::mod_revision(high_water_key, CompareOp::Equal, revisions.1),
-                ])
-                .and_then(ops);
-            client.txn(txn).await
-        })?;
-        Ok(response.succeeded())
+        let mut ops = vec![put_op(&high_water_key, &record.encode(), None)];
+        if release {
+            ops.push(json!({ "request_delete_range": { "key": BASE64.encode(&worker_key) } }));
+        }
+        let compare = vec![
+            compare_revision(&worker_key, "MOD", revisions.0),
+            compare_revision(&high_water_key, "MOD", revisions.1),
+        ];
+        Ok(self.txn(what, compare, ops)?.0)
     }
 }
 
@@ -388,10 +422,10 @@ impl LeaseStore for EtcdLeaseStore {
         let result = (|| {
             for chunk in scan_order(space, prefer) {
                 let (from, to) = (self.worker_key(namespace, chunk.start), self.worker_key(namespace, chunk.end));
-                let held = self.call(&what, |mut client| async move {
-                    client.get(from, Some(GetOptions::new().with_range(to).with_keys_only())).await
-                })?;
-                let held: std::collections::HashSet<Vec<u8>> = held.kvs().iter().map(|kv| kv.key().to_vec()).collect();
+                let request = json!({ "key": BASE64.encode(from), "range_end": BASE64.encode(to), "keys_only": true });
+                let reply = self.post(&what, "/v3/kv/range", &request)?;
+                let held = range_kvs(&reply).map_err(|e| LeaseError::store(&self.name, what(), e))?;
+                let held: std::collections::HashSet<Vec<u8>> = held.into_iter().map(|kv| kv.key).collect();
                 for worker in chunk {
                     if held.contains(self.worker_key(namespace, worker).as_bytes()) {
                         continue; // a live lease
@@ -406,7 +440,7 @@ impl LeaseStore for EtcdLeaseStore {
         })();
         if let (Err(_), Some(id)) = (&result, lease) {
             // Nothing is attached to it; it would expire by itself.
-            let _ = self.call(&what, |mut client| async move { client.lease_revoke(id).await });
+            let _ = self.revoke_lease(&what, id);
         }
         result
     }
@@ -426,19 +460,10 @@ impl LeaseStore for EtcdLeaseStore {
                     ),
                 });
             }
-            // The keep-alive fails when etcd no longer knows the lease: it expired.
-            let kept = self.call(&what, |mut client| async move { client.lease_keep_alive(lease).await.map(drop) });
-            match kept {
-                Ok(()) => {}
-                Err(LeaseError::Store { source, .. })
-                    if matches!(
-                        source.downcast_ref::<etcd_client::Error>(),
-                        Some(etcd_client::Error::LeaseKeepAliveError(_))
-                    ) =>
-                {
-                    return Err(lost());
-                }
-                Err(other) => return Err(other),
+            // The keep-alive answers a TTL of 0 when etcd no longer knows the lease: it expired.
+            let reply = self.post(&what, "/v3/lease/keepalive", &json!({ "ID": lease.to_string() }))?;
+            if keep_alive_ttl(&reply).map_err(|e| LeaseError::store(&self.name, what(), e))? <= 0 {
+                return Err(lost());
             }
             let stored = record.and_then(|r| r.high_water_ms);
             let written = Record {
@@ -479,7 +504,7 @@ impl LeaseStore for EtcdLeaseStore {
                 true,
             )? {
                 // The key is gone; the etcd lease would expire by itself.
-                let _ = self.call(&what, |mut client| async move { client.lease_revoke(lease).await });
+                let _ = self.revoke_lease(&what, lease);
                 return Ok(());
             }
         }
@@ -494,6 +519,184 @@ impl LeaseStore for EtcdLeaseStore {
     fn describe(&self) -> String {
         self.name.clone()
     }
+}
+
+/// Whether `error` happened before anything was sent: the next endpoint may be tried.
+fn cannot_connect(error: &ureq::Error) -> bool {
+    use std::io::ErrorKind;
+    match error {
+        ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => true,
+        ureq::Error::Io(e) => matches!(
+            e.kind(),
+            ErrorKind::ConnectionRefused
+                | ErrorKind::HostUnreachable
+                | ErrorKind::NetworkUnreachable
+                | ErrorKind::NetworkDown
+                | ErrorKind::AddrNotAvailable
+        ),
+        _ => false,
+    }
+}
+
+// The JSON API: requests and replies. etcd writes its int64 fields as JSON strings, bytes
+// (keys, values) in base64, and leaves out every field that holds its zero value (a `false`,
+// an empty list, a 0).
+
+/// etcd refused a request: its error object, or an HTTP status without one.
+#[derive(Debug, Error)]
+enum ReplyError {
+    /// An error reply (`{"error": …, "code": …, "message": …}`) or a status other than 200.
+    #[error("etcd refused the request (HTTP {status}): {message}")]
+    Refused {
+        /// The HTTP status.
+        status: u16,
+        /// etcd's message, or the start of the body when it is not an error object.
+        message: String,
+    },
+    /// A reply that is not what the request asks for.
+    #[error(transparent)]
+    Unexpected(#[from] UnexpectedReply),
+}
+
+/// A key and what etcd keeps with it, from a range reply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct KeyValue {
+    key: Vec<u8>,
+    /// Empty when the range asked for keys only.
+    value: Vec<u8>,
+    mod_revision: i64,
+    /// The etcd lease the key is attached to; 0 for none.
+    lease: i64,
+}
+
+/// At most this much of an unexpected body is quoted in an error.
+const QUOTED_BODY: usize = 200;
+
+/// The reply of a request, from its HTTP status and body: the JSON object of a successful
+/// reply (for the keep-alive, which etcd streams, the first message's `result`), or why it is
+/// not one. Every reply of etcd's carries a `header` (its cluster, member and revision).
+fn reply(status: u16, body: &str) -> Result<Value, ReplyError> {
+    let quoted = || {
+        let end = (0..=QUOTED_BODY.min(body.len())).rev().find(|&i| body.is_char_boundary(i)).unwrap_or(0);
+        format!("{:?}{}", &body[..end], if end < body.len() { "…" } else { "" })
+    };
+    // A streamed reply is a sequence of objects: the first is the answer.
+    let parsed = serde_json::Deserializer::from_str(body).into_iter::<Value>().next();
+    let value = match parsed {
+        Some(Ok(value)) if value.is_object() => value,
+        _ if status != 200 => return Err(ReplyError::Refused { status, message: quoted() }),
+        _ => return Err(UnexpectedReply(format!("not a JSON object: {}", quoted())).into()),
+    };
+    // `{"error": "…", "message": "…", "code": 3}`, or `{"error": {"message": …}}` in a stream.
+    let error = match value.get("error") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(error)) if error.is_empty() => None,
+        Some(error) => Some(error),
+    };
+    if status != 200 || error.is_some() {
+        let message = [value.get("message"), error.and_then(|e| e.get("message")), error]
+            .into_iter()
+            .flatten()
+            .find_map(|m| m.as_str().filter(|m| !m.is_empty()).map(str::to_owned))
+            .unwrap_or_else(quoted);
+        return Err(ReplyError::Refused { status, message });
+    }
+    let value = match value.get("result") {
+        Some(result) => result.clone(),
+        None => value,
+    };
+    if !value.get("header").is_some_and(Value::is_object) {
+        return Err(UnexpectedReply(format!("a reply without a header: {}", quoted())).into());
+    }
+    Ok(value)
+}
+
+/// An int64 field (a JSON string, or a number): `None` when it is left out (0).
+fn int_field(object: &Value, name: &str) -> Result<Option<i64>, UnexpectedReply> {
+    let bad = |value: &Value| UnexpectedReply(format!("{name} is {value}, not an integer"));
+    match object.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value @ Value::String(text)) => text.parse().map(Some).map_err(|_| bad(value)),
+        Some(value @ Value::Number(number)) => number.as_i64().map(Some).ok_or_else(|| bad(value)),
+        Some(value) => Err(bad(value)),
+    }
+}
+
+/// A bytes field (base64): empty when it is left out.
+fn bytes_field(object: &Value, name: &str) -> Result<Vec<u8>, UnexpectedReply> {
+    match object.get(name) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::String(text)) => {
+            BASE64.decode(text).map_err(|e| UnexpectedReply(format!("{name} {text:?} is not base64: {e}")))
+        }
+        Some(value) => Err(UnexpectedReply(format!("{name} is {value}, not base64"))),
+    }
+}
+
+/// The entries of a range reply, in key order.
+fn range_kvs(range: &Value) -> Result<Vec<KeyValue>, UnexpectedReply> {
+    let kvs = match range.get("kvs") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(kvs)) => kvs,
+        Some(other) => return Err(UnexpectedReply(format!("kvs is {other}, not a list"))),
+    };
+    kvs.iter()
+        .map(|kv| {
+            let key = bytes_field(kv, "key")?;
+            // An entry always has a key and a revision that modified it.
+            let mod_revision = int_field(kv, "mod_revision")?.filter(|&r| r > 0);
+            match (key.is_empty(), mod_revision) {
+                (false, Some(mod_revision)) => Ok(KeyValue {
+                    key,
+                    value: bytes_field(kv, "value")?,
+                    mod_revision,
+                    lease: int_field(kv, "lease")?.unwrap_or(0),
+                }),
+                _ => Err(UnexpectedReply(format!("an entry without a key or a revision: {kv}"))),
+            }
+        })
+        .collect()
+}
+
+/// A transaction's reply: whether its comparisons held, and its operations' replies.
+fn txn_outcome(reply: &Value) -> Result<(bool, Vec<Value>), UnexpectedReply> {
+    let succeeded = match reply.get("succeeded") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(succeeded)) => *succeeded,
+        Some(other) => return Err(UnexpectedReply(format!("succeeded is {other}, not a boolean"))),
+    };
+    let responses = match reply.get("responses") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(responses)) => responses.clone(),
+        Some(other) => return Err(UnexpectedReply(format!("responses is {other}, not a list"))),
+    };
+    Ok((succeeded, responses))
+}
+
+/// The TTL a keep-alive's reply grants, in seconds: 0 (left out) when etcd does not know the
+/// lease any more.
+fn keep_alive_ttl(reply: &Value) -> Result<i64, UnexpectedReply> {
+    Ok(int_field(reply, "TTL")?.unwrap_or(0))
+}
+
+/// A transaction's comparison: `key`'s `target` revision (`CREATE` or `MOD`) equals `revision`.
+fn compare_revision(key: &str, target: &str, revision: i64) -> Value {
+    let field = if target == "CREATE" { "create_revision" } else { "mod_revision" };
+    json!({ "key": BASE64.encode(key), "target": target, "result": "EQUAL", field: revision.to_string() })
+}
+
+/// A transaction's read of `key`.
+fn range_op(key: &str) -> Value {
+    json!({ "request_range": { "key": BASE64.encode(key) } })
+}
+
+/// A transaction's write of `key`, attached to the etcd lease `lease` if any.
+fn put_op(key: &str, value: &str, lease: Option<i64>) -> Value {
+    let mut put = json!({ "key": BASE64.encode(key), "value": BASE64.encode(value) });
+    if let Some(lease) = lease {
+        put["lease"] = Value::String(lease.to_string());
+    }
+    json!({ "request_put": put })
 }
 
 /// A TTL in whole seconds, rounded up: etcd leases count seconds.
@@ -559,6 +762,169 @@ mod tests {
         assert!(matches!(store.acquire(&Claim::new("bad name", 32, ttl)), Err(LeaseError::BadNamespace { .. })));
         assert!(matches!(store.acquire(&Claim::new("shop", 0, ttl)), Err(LeaseError::BadSpace { space: 0 })));
         assert!(matches!(store.acquire(&Claim::new("shop", 32, Duration::ZERO)), Err(LeaseError::BadTtl { .. })));
+    }
+
+    /// A reply etcd 3.4 and 3.5 write, with their header.
+    const HEADER: &str = r#""header":{"cluster_id":"14841639068965178418","member_id":"10276657743932975437","revision":"7","raft_term":"2"}"#;
+
+    fn refused(result: Result<Value, ReplyError>) -> (u16, String) {
+        match result {
+            Err(ReplyError::Refused { status, message }) => (status, message),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    fn unexpected<T: std::fmt::Debug>(result: Result<T, impl Into<ReplyError>>) -> String {
+        match result.map_err(Into::into) {
+            Err(ReplyError::Unexpected(UnexpectedReply(reason))) => reason,
+            other => panic!("expected an unexpected reply, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn replies_of_etcd_are_read() {
+        let body = format!(
+            r#"{{{HEADER},"kvs":[{{"key":"L3Nub3dmbGFrZS9zaG9wL3dvcmtlcnMvMDAwMDAwNw==","create_revision":"5","mod_revision":"6","version":"2","value":"dG9rfDF8Mg==","lease":"7587876543210"}},{{"key":"YQ==","mod_revision":"3"}}],"count":"2"}}"#
+        );
+        let kvs = range_kvs(&reply(200, &body).unwrap()).unwrap();
+        assert_eq!(
+            kvs,
+            [
+                KeyValue {
+                    key: b"/snowflake/shop/workers/0000007".to_vec(),
+                    value: b"tok|1|2".to_vec(),
+                    mod_revision: 6,
+                    lease: 7_587_876_543_210,
+                },
+                KeyValue { key: b"a".to_vec(), value: vec![], mod_revision: 3, lease: 0 },
+            ]
+        );
+        // No entry: `kvs` is left out.
+        assert_eq!(range_kvs(&reply(200, &format!("{{{HEADER}}}")).unwrap()).unwrap(), []);
+
+        let txn = reply(200, &format!(r#"{{{HEADER},"succeeded":true,"responses":[{{"response_put":{{}}}}]}}"#));
+        assert_eq!(txn_outcome(&txn.unwrap()).unwrap(), (true, vec![json!({ "response_put": {} })]));
+        // A failed comparison: `succeeded` is left out.
+        assert_eq!(txn_outcome(&reply(200, &format!("{{{HEADER}}}")).unwrap()).unwrap(), (false, vec![]));
+
+        let granted = reply(200, &format!(r#"{{{HEADER},"ID":"7587876543210","TTL":"2"}}"#)).unwrap();
+        assert_eq!(int_field(&granted, "ID").unwrap(), Some(7_587_876_543_210));
+
+        // The keep-alive is streamed: each message in `result`, one per line.
+        let kept = format!("{{\"result\":{{{HEADER},\"ID\":\"7\",\"TTL\":\"9\"}}}}\n");
+        assert_eq!(keep_alive_ttl(&reply(200, &kept).unwrap()).unwrap(), 9);
+        let expired = format!("{{\"result\":{{{HEADER},\"ID\":\"7\"}}}}\n");
+        assert_eq!(keep_alive_ttl(&reply(200, &expired).unwrap()).unwrap(), 0);
+    }
+
+    #[test]
+    fn error_objects_are_refusals() {
+        let body = r#"{"error":"etcdserver: requested lease not found","code":5,"message":"etcdserver: requested lease not found"}"#;
+        assert_eq!(refused(reply(404, body)), (404, "etcdserver: requested lease not found".to_owned()));
+        // In a stream, with a status of 200.
+        let body = r#"{"error":{"grpc_code":5,"http_code":404,"message":"etcdserver: requested lease not found","http_status":"Not Found"}}"#;
+        assert_eq!(refused(reply(200, body)), (200, "etcdserver: requested lease not found".to_owned()));
+        // A lease grant's own `error` field.
+        let body = format!(r#"{{{HEADER},"ID":"5","error":"lease already exists"}}"#);
+        assert_eq!(refused(reply(200, &body)).1, "lease already exists");
+        // An empty `error` is no error.
+        assert!(reply(200, &format!(r#"{{{HEADER},"ID":"5","error":""}}"#)).is_ok());
+        // A status without an error object: the body is quoted, cut short.
+        let (status, message) = refused(reply(502, &"<html>bad gateway</html>".repeat(20)));
+        assert_eq!(status, 502);
+        assert!(message.starts_with("\"<html>bad gateway</html>") && message.ends_with('…'), "{message}");
+        assert_eq!(refused(reply(503, r#"{"code":14}"#)).1, r#""{\"code\":14}""#);
+    }
+
+    #[test]
+    fn hostile_replies_are_unexpected() {
+        assert!(unexpected(reply(200, "")).starts_with("not a JSON object"));
+        assert_eq!(unexpected(reply(200, "<html>hello</html>")), r#"not a JSON object: "<html>hello</html>""#);
+        assert!(unexpected(reply(200, "[1,2]")).starts_with("not a JSON object"));
+        assert!(unexpected(reply(200, "\"é\"")).starts_with("not a JSON object"));
+        // Cut short inside a character: quoted up to the character before.
+        let long = "é".repeat(150);
+        assert!(unexpected(reply(200, &long)).ends_with("é\"…"));
+        assert!(unexpected(reply(200, "{}")).starts_with("a reply without a header"));
+        assert!(unexpected(reply(200, r#"{"result":{"TTL":"9"}}"#)).starts_with("a reply without a header"));
+
+        let with = |fields: &str| reply(200, &format!("{{{HEADER},{fields}}}")).unwrap();
+        assert_eq!(unexpected(range_kvs(&with(r#""kvs":{}"#))), "kvs is {}, not a list");
+        assert!(unexpected(range_kvs(&with(r#""kvs":[{"mod_revision":"3"}]"#))).starts_with("an entry without a key"));
+        assert!(unexpected(range_kvs(&with(r#""kvs":[{"key":"YQ=="}]"#))).starts_with("an entry without a key"));
+        assert_eq!(
+            unexpected(range_kvs(&with(r#""kvs":[{"key":"YQ==","mod_revision":"x"}]"#))),
+            r#"mod_revision is "x", not an integer"#
+        );
+        assert!(
+            unexpected(range_kvs(&with(r#""kvs":[{"key":"!!","mod_revision":"3"}]"#)))
+                .starts_with("key \"!!\" is not base64")
+        );
+        assert_eq!(
+            unexpected(range_kvs(&with(r#""kvs":[{"key":"YQ==","mod_revision":"3","value":7}]"#))),
+            "value is 7, not base64"
+        );
+        assert_eq!(unexpected(txn_outcome(&with(r#""succeeded":"yes""#))), r#"succeeded is "yes", not a boolean"#);
+        assert_eq!(unexpected(txn_outcome(&with(r#""responses":5"#))), "responses is 5, not a list");
+        assert_eq!(unexpected(keep_alive_ttl(&with(r#""TTL":"9.5""#))), r#"TTL is "9.5", not an integer"#);
+        assert_eq!(
+            unexpected(int_field(&with(r#""ID":"99999999999999999999""#), "ID")),
+            r#"ID is "99999999999999999999", not an integer"#
+        );
+        assert_eq!(unexpected(int_field(&with(r#""ID":true"#), "ID")), "ID is true, not an integer");
+    }
+
+    #[test]
+    fn requests_are_written_as_etcd_reads_them() {
+        assert_eq!(
+            compare_revision("/k", "CREATE", 0),
+            json!({ "key": "L2s=", "target": "CREATE", "result": "EQUAL", "create_revision": "0" })
+        );
+        assert_eq!(
+            compare_revision("/k", "MOD", 12),
+            json!({ "key": "L2s=", "target": "MOD", "result": "EQUAL", "mod_revision": "12" })
+        );
+        assert_eq!(
+            put_op("/k", "v", Some(-5)),
+            json!({ "request_put": { "key": "L2s=", "value": "dg==", "lease": "-5" } })
+        );
+        assert_eq!(put_op("/k", "v", None), json!({ "request_put": { "key": "L2s=", "value": "dg==" } }));
+        assert_eq!(range_op("/k"), json!({ "request_range": { "key": "L2s=" } }));
+    }
+
+    /// Endpoints that refuse connections are passed over; the one that answered last is tried
+    /// first.
+    #[test]
+    fn refused_endpoints_are_passed_over() {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            for _ in 0..2 {
+                let (mut stream, _) = listener.accept().unwrap();
+                let mut request = Vec::new();
+                let mut buf = [0; 4096];
+                // Up to the end of the body (the request is small: one read, or a few).
+                while !String::from_utf8_lossy(&request).contains("\"key\"") {
+                    let n = stream.read(&mut buf).unwrap();
+                    request.extend_from_slice(&buf[..n]);
+                }
+                let body = format!("{{{HEADER}}}");
+                write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                )
+                .unwrap();
+            }
+        });
+        // Nothing listens on port 1.
+        let store = EtcdLeaseStore::open(&format!("etcd://127.0.0.1:1,127.0.0.1:{port}")).unwrap();
+        let what = || "reading".to_owned();
+        assert_eq!(store.get(&what, "/k").unwrap(), None);
+        assert_eq!(store.current.load(Ordering::Relaxed), 1);
+        assert_eq!(store.get(&what, "/k").unwrap(), None);
+        server.join().unwrap();
     }
 
     #[test]
