@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use snowflake_types::worker::{
     LEASE_TTL_ENV, LEASE_WAIT_ENV, NAMESPACE_ENV, WORKER_ID_ENV, WORKER_LEASE_ENV, WORKER_SPACE_ENV,
-    lease::MAX_WORKER_SPACE,
+    lease::MAX_WORKER_SPACE, parse_duration,
 };
 use snowflake_types::{Labels, Layout, Preset};
 
@@ -499,25 +499,6 @@ impl ServeArgs {
 fn read_file(path: &Path) -> Result<FileConfig, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|e| ConfigError(format!("{}: {e}", path.display())))?;
     serde_json::from_str(&text).map_err(|e| ConfigError(format!("{}: {e}", path.display())))
-}
-
-/// `10s`, `1500ms`, `2m`, or a whole number of seconds; at most a day.
-fn parse_duration(text: &str) -> Result<Duration, &'static str> {
-    let text = text.trim();
-    let (digits, unit_ms) = if let Some(d) = text.strip_suffix("ms") {
-        (d, 1)
-    } else if let Some(d) = text.strip_suffix('s') {
-        (d, 1_000)
-    } else if let Some(d) = text.strip_suffix('m') {
-        (d, 60_000)
-    } else {
-        (text, 1_000)
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err("expected a duration such as 10s, 1500ms or 2m");
-    }
-    let ms = digits.parse::<u64>().ok().and_then(|n| n.checked_mul(unit_ms)).filter(|&ms| ms <= 86_400_000);
-    ms.map(Duration::from_millis).ok_or("longer than a day")
 }
 
 #[cfg(test)]

@@ -299,8 +299,20 @@ fn duration_from_environment(var: &str) -> Result<Option<std::time::Duration>, W
     })
 }
 
-/// `10s`, `1500ms`, `2m`, or a whole number of seconds; at most a day.
-fn parse_duration(value: &str) -> Result<std::time::Duration, &'static str> {
+/// Reads a duration as the `SNOWFLAKE_LEASE_*` variables spell it: `10s`, `1500ms`, `2m`, or a
+/// whole number of seconds; at most a day. The error says what was expected.
+///
+/// ```
+/// use std::time::Duration;
+/// use typed_snowflake::worker::parse_duration;
+///
+/// assert_eq!(parse_duration("1500ms"), Ok(Duration::from_millis(1500)));
+/// assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+/// assert_eq!(parse_duration("-1s"), Err("expected a duration such as 10s, 1500ms or 2m"));
+/// assert_eq!(parse_duration("2d"), Err("expected a duration such as 10s, 1500ms or 2m"));
+/// assert_eq!(parse_duration("90000000"), Err("longer than a day"));
+/// ```
+pub fn parse_duration(value: &str) -> Result<std::time::Duration, &'static str> {
     let text = value.trim();
     let (digits, unit_ms) = if let Some(d) = text.strip_suffix("ms") {
         (d, 1)
