@@ -877,6 +877,22 @@ fn the_counters_find_duplicates_interleaved_holders_and_fences_going_back() -> T
         segments.iter().map(|s| (s.worker, s.fence, s.count)).collect::<Vec<_>>(),
         [(0, Some(1), 3), (1, Some(2), 2)]
     );
+    // The lease acquired again (worker 1, fence 9) while the generator still issued on worker 0
+    // under fence 1: the run after the `fence` event keeps worker 0 and has no known fence, so
+    // a holder that issued on worker 0 under fence 4 before it is not reported out of order.
+    let mut late = run("b", 1, ids(0, 0, 6)?);
+    late.events = vec![
+        event("100 resumed n=0 worker=0 fence=1 id_worker=0 id_ms=0"),
+        event("200 fence n=3 worker=1 fence=9 id_worker=0 id_ms=3"),
+        event("300 stopped n=6 last_id_ms=5 error=fenced"),
+    ];
+    assert_eq!(
+        late.segments(0, &layout).iter().map(|s| (s.worker, s.fence, s.count)).collect::<Vec<_>>(),
+        [(0, Some(1), 3), (0, None, 3)]
+    );
+    let after = [late, run("c", 4, ids(0, 6, 9)?)];
+    assert_eq!(check_workers(&segments_of(&after, &layout)), Vec::<String>::new());
+
     assert_eq!(two.stop_after(150), Some(faults::Stop { at_ms: 200, last_id_ms: 2 }));
     assert_eq!(two.stop_after(300), Some(faults::Stop { at_ms: 200, last_id_ms: 2 }));
     assert_eq!(two.resumed_after(300).map(|e| e.at_ms), Some(900));

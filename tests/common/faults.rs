@@ -544,7 +544,8 @@ impl HolderRun {
     }
 
     /// The IDs cut into runs of one worker ID under one fencing number: at every event that
-    /// begins or ends a run, and wherever the worker of consecutive IDs changes.
+    /// begins or ends a run, and wherever the worker of consecutive IDs changes. A run's fence
+    /// is unknown when its event saw the lease on another worker than the run's IDs.
     pub fn segments(&self, holder: usize, layout: &Layout) -> Vec<Segment> {
         let mut cuts: BTreeSet<usize> = [0, self.ids.len()].into();
         let mut fences: BTreeMap<usize, Option<u64>> = BTreeMap::new();
@@ -554,7 +555,10 @@ impl HolderRun {
                 cuts.insert(n.min(self.ids.len()));
             }
             if event.begins_run() {
-                fences.insert(n, event.uint("fence"));
+                // The lease is read after the ID was issued: when it already names another
+                // worker, it was acquired again in between and its fence is not this run's.
+                let same_worker = event.get("worker").is_some() && event.get("worker") == event.get("id_worker");
+                fences.insert(n, event.uint("fence").filter(|_| same_worker));
             }
         }
         let cuts: Vec<usize> = cuts.into_iter().collect();
