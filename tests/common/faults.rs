@@ -347,6 +347,14 @@ impl Holders {
         issued_since(&self.events(name), since_ms)
     }
 
+    /// Whether a process stopped issuing at or after `since_ms` (a fault), then began a run of
+    /// IDs again: it recovered, whenever this test learned the fault was over.
+    pub fn resumed_after_stopping_since(&self, name: &str, since_ms: i64) -> bool {
+        let events = self.events(name);
+        let stop = events.iter().find(|e| e.kind == "stopped" && e.at_ms >= since_ms);
+        stop.is_some_and(|stop| issued_since(&events, stop.at_ms))
+    }
+
     /// How many processes began a run of IDs at or after `since_ms`.
     pub fn count_issuing_since(&self, since_ms: i64) -> usize {
         self.procs.iter().filter(|(name, ..)| self.issues_since(name, since_ms)).count()
