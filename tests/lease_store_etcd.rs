@@ -94,6 +94,12 @@ fn a_store_that_lost_its_data_vouches_for_nothing() {
 }
 
 #[test]
+fn the_leases_are_listed() {
+    let Some((etcd, namespace)) = setup() else { return };
+    lease_store::the_leases_are_listed(&store(&etcd.url()), &namespace, true);
+}
+
+#[test]
 fn high_water_rises_until_the_release() {
     let Some((etcd, namespace)) = setup() else { return };
     lease_store::high_water_rises_until_the_release(&store(&etcd.url()), &namespace);

@@ -68,6 +68,13 @@ fn a_lost_fence_counter_vouches_for_no_high_water() {
 }
 
 #[test]
+fn the_leases_are_listed() {
+    let Some((url, namespace, _cleanup)) = setup("list") else { return };
+    let _other = cleanup(&url, &format!("{namespace}-other"));
+    lease_store::the_leases_are_listed(&store(&url), &namespace, true);
+}
+
+#[test]
 fn high_water_rises_until_the_release() {
     let Some((url, namespace, _cleanup)) = setup("hw") else { return };
     lease_store::high_water_rises_until_the_release(&store(&url), &namespace);
@@ -127,7 +134,9 @@ fn the_high_water_outlives_the_lease_key() {
     let mut conn = redis::Client::open(url.as_str()).and_then(|c| c.get_connection()).expect("connecting");
     let key = |kind: &str| format!("snowflake:{{{namespace}}}:{kind}");
     let value: String = redis::cmd("GET").arg(key("worker:0")).query(&mut conn).expect("GET");
-    assert_eq!(value, format!("{}|{}", grant.token, grant.fence));
+    // `token|fence|host:pid`.
+    let name = value.strip_prefix(&format!("{}|{}|", grant.token, grant.fence)).expect("token|fence|name");
+    assert!(name.ends_with(&format!(":{}", std::process::id())), "{value}");
     let lease_ttl: i64 = redis::cmd("PTTL").arg(key("worker:0")).query(&mut conn).expect("PTTL");
     assert!((4_000..=5_000).contains(&lease_ttl), "the lease key expires with the lease: {lease_ttl} ms");
     let high_water_ttl: i64 = redis::cmd("PTTL").arg(key("hw:0")).query(&mut conn).expect("PTTL");

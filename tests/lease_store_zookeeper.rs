@@ -86,6 +86,12 @@ fn a_store_that_lost_its_data_vouches_for_nothing() {
 }
 
 #[test]
+fn the_leases_are_listed() {
+    let Some((zookeeper, namespace)) = setup() else { return };
+    lease_store::the_leases_are_listed(&store(&zookeeper.url()), &namespace, false);
+}
+
+#[test]
 fn high_water_rises_until_the_release() {
     let Some((zookeeper, namespace)) = setup() else { return };
     lease_store::high_water_rises_until_the_release(&store(&zookeeper.url()), &namespace);

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::sync::Barrier;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use typed_snowflake::worker::lease::{Claim, Grant, LeaseError, LeaseStore};
+use typed_snowflake::worker::lease::{Claim, Grant, LeaseError, LeaseStore, WorkerRecord};
 
 /// Long enough that no lease of a test expires unless the test means it to.
 pub const TTL: Duration = Duration::from_secs(30);
@@ -111,6 +111,50 @@ pub fn high_water_rises_until_the_release<S: LeaseStore>(store: &S, namespace: &
     assert_eq!(third.previous_high_water_ms, Some(HIGH_WATER + 200));
     assert!(third.fence > second.fence);
     store.release(namespace, &third, HIGH_WATER).expect("releasing");
+}
+
+/// `list` shows every worker ID the store has a record of, in order: the live leases with this
+/// process as their holder, their fences and the time left (`None` where the store ties a
+/// lease to a session, `counts_time` false), a released one free with its final high water;
+/// another namespace's leases do not show.
+pub fn the_leases_are_listed<S: LeaseStore>(store: &S, namespace: &str, counts_time: bool) {
+    assert_eq!(store.list(namespace).expect("listing an empty namespace"), Vec::<WorkerRecord>::new());
+    let take = |namespace: &str| store.acquire(&Claim::new(namespace, 4, TTL)).expect("acquiring");
+    let (renewed, released, fresh) = (take(namespace), take(namespace), take(namespace));
+    let other_namespace = format!("{namespace}-other");
+    let other = take(&other_namespace);
+    store.renew(namespace, &renewed, TTL, HIGH_WATER + 1).expect("renewing");
+    store.release(namespace, &released, HIGH_WATER + 2).expect("releasing");
+
+    let records = store.list(namespace).expect("listing");
+    let mut workers: Vec<u64> = [renewed.worker, released.worker, fresh.worker].into();
+    workers.sort_unstable();
+    assert_eq!(records.iter().map(|r| r.worker).collect::<Vec<_>>(), workers, "{records:?}");
+    let record = |worker: u64| records.iter().find(|r| r.worker == worker).expect("listed");
+    let me = format!(":{}", std::process::id());
+    for (grant, high_water) in [(&renewed, Some(HIGH_WATER + 1)), (&fresh, None)] {
+        let listed = record(grant.worker);
+        assert!(listed.leased, "{listed:?}");
+        assert_eq!(listed.fence, Some(grant.fence), "{listed:?}");
+        assert_eq!(listed.high_water_ms, high_water, "{listed:?}");
+        let holder = listed.holder.as_deref().unwrap_or_else(|| panic!("no holder recorded: {listed:?}"));
+        assert!(holder.ends_with(&me) && holder.len() > me.len(), "holder {holder:?} is not host{me}");
+        match listed.expires_in {
+            // etcd counts whole seconds.
+            Some(left) => assert!(counts_time && left <= TTL && left > TTL - Duration::from_secs(10), "{listed:?}"),
+            None => assert!(!counts_time, "no time left given: {listed:?}"),
+        }
+    }
+    let free = record(released.worker);
+    assert!(!free.leased && free.holder.is_none() && free.fence.is_none() && free.expires_in.is_none(), "{free:?}");
+    assert_eq!(free.high_water_ms, Some(HIGH_WATER + 2), "{free:?}");
+
+    let others = store.list(&other_namespace).expect("listing");
+    assert_eq!(others.iter().map(|r| (r.worker, r.fence)).collect::<Vec<_>>(), [(other.worker, Some(other.fence))]);
+    assert!(matches!(store.list("bad namespace"), Err(LeaseError::BadNamespace { .. })));
+    for (namespace, grant) in [(namespace, &renewed), (namespace, &fresh), (other_namespace.as_str(), &other)] {
+        store.release(namespace, grant, HIGH_WATER).expect("releasing");
+    }
 }
 
 /// A grant with another token or fence holds nothing: its renewal and release are `Lost`, and

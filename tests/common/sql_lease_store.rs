@@ -83,6 +83,12 @@ macro_rules! sql_lease_store_tests {
         }
 
         #[test]
+        fn the_leases_are_listed() {
+            let Some((table, namespace)) = setup("list") else { return };
+            lease_store::the_leases_are_listed(&table.store(), &namespace, true);
+        }
+
+        #[test]
         fn a_stale_token_is_lost() {
             let Some((table, namespace)) = setup("stale") else { return };
             lease_store::a_stale_token_is_lost(&table.store(), &namespace);
@@ -174,10 +180,12 @@ macro_rules! sql_lease_store_tests {
                     .fetch_one(&table.pool),
                 )
                 .expect("reading the row");
-            assert_eq!(
-                row,
-                (grant.token.clone(), i64::try_from(grant.fence).expect("a small fence"), Some(HIGH_WATER))
-            );
+            let (holder, fence, high_water) = row;
+            assert_eq!((fence, high_water), (i64::try_from(grant.fence).expect("a small fence"), Some(HIGH_WATER)));
+            // The holder column: the token's first 16 digits and this process's `host:pid`.
+            let (token, name) = holder.split_once('/').expect("token/host:pid");
+            assert_eq!(token, &grant.token[..16]);
+            assert!(name.ends_with(&format!(":{}", std::process::id())) && holder.len() <= 64, "{holder}");
         }
 
         #[test]

@@ -11,9 +11,10 @@ use thiserror::Error;
 use super::DEFAULT_CLOCK_TOLERANCE;
 use super::cluster_url::ClusterUrl;
 use super::store::support::{
-    UnexpectedReply, acquiring, check_namespace, check_space, doing, new_token, scan_order, ttl_ms,
+    UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name, listing, new_token, recorded_holder,
+    scan_order, ttl_ms,
 };
-use super::store::{Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore};
+use super::store::{Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, WorkerRecord};
 
 /// Worker IDs are written with this many digits in keys, so that the keys of a range of worker
 /// IDs are a range of keys: 4194303, the highest worker ID, has 7.
@@ -35,8 +36,8 @@ const IDLE_CONNECTIONS: usize = 16;
 ///
 /// Keys, for namespace `shop`, worker ID 7 and no prefix:
 ///
-/// - `/snowflake/shop/workers/0000007`: the holder's token, fence and TTL in seconds, as
-///   `token|fence|ttl`, attached to an etcd lease of that TTL. An acquisition creates it in a
+/// - `/snowflake/shop/workers/0000007`: the holder's token, fence, TTL in seconds and name
+///   (`host:pid`), as `token|fence|ttl|name`, attached to an etcd lease of that TTL. An acquisition creates it in a
 ///   transaction only if it is absent (`create_revision == 0`); a renewal is a keep-alive of
 ///   the etcd lease; when the lease expires, etcd deletes the key.
 /// - `/snowflake/shop/high-water/0000007`: `fence|high water|written`, never expiring: the last
@@ -96,6 +97,26 @@ pub struct EtcdLeaseStore {
 impl std::fmt::Debug for EtcdLeaseStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EtcdLeaseStore").field("store", &self.name).field("timeout", &self.timeout).finish()
+    }
+}
+
+/// What a worker key holds: `token|fence|ttl|name`, or `token|fence|ttl` from a holder that
+/// recorded no name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct LeaseValue<'a> {
+    token: &'a str,
+    fence: u64,
+    ttl_s: i64,
+    holder: Option<&'a str>,
+}
+
+impl<'a> LeaseValue<'a> {
+    fn parse(value: &'a [u8]) -> Option<Self> {
+        let mut fields = std::str::from_utf8(value).ok()?.splitn(4, '|');
+        let token = fields.next()?;
+        let fence = fields.next()?.parse().ok()?;
+        let ttl_s = fields.next()?.parse().ok()?;
+        Some(LeaseValue { token, fence, ttl_s, holder: fields.next() })
     }
 }
 
@@ -350,7 +371,7 @@ impl EtcdLeaseStore {
         let previous_high_water_ms = record.and_then(|r| r.high_water_ms);
         let written = Record { fence, high_water_ms: previous_high_water_ms, written_ms: now_ms };
         let worker_key = self.worker_key(namespace, worker);
-        let value = format!("{token}|{fence}|{ttl_s}");
+        let value = format!("{token}|{fence}|{ttl_s}|{}", holder_name());
         let (succeeded, _) = self.txn(
             &what,
             vec![compare_revision(&worker_key, "CREATE", 0), compare_revision(&high_water_key, "MOD", revision)],
@@ -373,12 +394,11 @@ impl EtcdLeaseStore {
         let lost = || LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker };
         let (worker_kv, high_water_kv) = self.read(what, namespace, grant.worker)?;
         let worker_kv = worker_kv.ok_or_else(lost)?;
-        let value = std::str::from_utf8(&worker_kv.value).unwrap_or("");
-        let mut fields = value.rsplitn(2, '|');
-        let ttl_s: i64 = fields.next().and_then(|ttl| ttl.parse().ok()).unwrap_or(0);
-        if fields.next() != Some(format!("{}|{}", grant.token, grant.fence).as_str()) {
+        let lease = LeaseValue::parse(&worker_kv.value).ok_or_else(lost)?;
+        if lease.token != grant.token || lease.fence != grant.fence {
             return Err(lost());
         }
+        let ttl_s = lease.ttl_s;
         let record = self.record(what, high_water_kv.as_ref())?;
         let high_water_revision = high_water_kv.map_or(0, |kv| kv.mod_revision);
         Ok((worker_kv.lease, ttl_s, worker_kv.mod_revision, high_water_revision, record))
@@ -519,6 +539,63 @@ impl LeaseStore for EtcdLeaseStore {
     fn describe(&self) -> String {
         self.name.clone()
     }
+
+    fn list(&self, namespace: &str) -> Result<Vec<WorkerRecord>, LeaseError> {
+        check_namespace(namespace)?;
+        let what = || listing(namespace);
+        let unexpected = |reply: String| LeaseError::store(&self.name, what(), UnexpectedReply(reply));
+        let mut records = std::collections::BTreeMap::new();
+        for kv in self.range_under(&what, &format!("{}/snowflake/{namespace}/high-water/", self.prefix))? {
+            let Some(worker) = worker_of_key(&kv.key) else { continue };
+            let record = self.record(&what, Some(&kv))?.and_then(|r| r.high_water_ms);
+            records.insert(worker, WorkerRecord::new(worker).high_water(record));
+        }
+        for kv in self.range_under(&what, &format!("{}/snowflake/{namespace}/workers/", self.prefix))? {
+            let Some(worker) = worker_of_key(&kv.key) else { continue };
+            let lease = LeaseValue::parse(&kv.value)
+                .ok_or_else(|| unexpected(format!("lease {:?}", String::from_utf8_lossy(&kv.value))))?;
+            // What is left of the etcd lease: -1 when it expired since the range read it.
+            let left = match kv.lease {
+                0 => None,
+                id => {
+                    let reply = self.post(&what, "/v3/lease/timetolive", &json!({ "ID": id.to_string() }))?;
+                    let ttl = int_field(&reply, "TTL").map_err(|e| LeaseError::store(&self.name, what(), e))?;
+                    match ttl {
+                        Some(ttl) if ttl < 0 => continue,
+                        ttl => Some(Duration::from_secs(ttl.unwrap_or(0).unsigned_abs())),
+                    }
+                }
+            };
+            let record = records.remove(&worker).unwrap_or_else(|| WorkerRecord::new(worker));
+            let holder = lease.holder.and_then(recorded_holder);
+            records.insert(worker, record.leased_by(holder, lease.fence, left));
+        }
+        Ok(records.into_values().collect())
+    }
+}
+
+impl EtcdLeaseStore {
+    /// Every key under `prefix`, in key order.
+    fn range_under(&self, what: &dyn Fn() -> String, prefix: &str) -> Result<Vec<KeyValue>, LeaseError> {
+        // The range ends before the first key that does not start with the prefix: its last
+        // byte, `/`, plus one.
+        let mut end = prefix.as_bytes().to_vec();
+        if let Some(last) = end.last_mut() {
+            *last += 1;
+        }
+        let reply =
+            self.post(what, "/v3/kv/range", &json!({ "key": BASE64.encode(prefix), "range_end": BASE64.encode(end) }))?;
+        range_kvs(&reply).map_err(|e| LeaseError::store(&self.name, what(), e))
+    }
+}
+
+/// The worker ID a worker or high-water key ends with (`…/0000007`).
+fn worker_of_key(key: &[u8]) -> Option<u64> {
+    let digits = key.rsplit(|&b| b == b'/').next()?;
+    if digits.len() != WORKER_DIGITS || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(digits).ok()?.parse().ok()
 }
 
 /// Whether `error` happened before anything was sent: the next endpoint may be tried.
@@ -732,6 +809,22 @@ mod tests {
         assert_eq!(store.worker_key("shop", 0), "/snowflake/shop/workers/0000000");
         assert!(store.worker_key("shop", 999) < store.worker_key("shop", 1000));
         assert_eq!(store.describe(), "etcd://127.0.0.1:1/");
+    }
+
+    #[test]
+    fn lease_values_and_keys_are_read_back() {
+        let value = LeaseValue::parse(b"00ff|42|10|web-1:77").unwrap();
+        assert_eq!(value, LeaseValue { token: "00ff", fence: 42, ttl_s: 10, holder: Some("web-1:77") });
+        // Written by a holder that recorded no name.
+        assert_eq!(LeaseValue::parse(b"00ff|42|10").unwrap().holder, None);
+        for bad in [&b""[..], b"00ff", b"00ff|x|10", b"00ff|42", b"00ff|42|ten|a:1", b"00ff|-1|10", b"\xff|1|1"] {
+            assert_eq!(LeaseValue::parse(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+        assert_eq!(worker_of_key(b"/a/snowflake/shop/workers/0000007"), Some(7));
+        assert_eq!(worker_of_key(b"/snowflake/shop/high-water/4194303"), Some(4_194_303));
+        for bad in [&b""[..], b"/snowflake/shop/workers/7", b"/snowflake/shop/workers/00000x7", b"/s/w/+000007"] {
+            assert_eq!(worker_of_key(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
     }
 
     #[test]

@@ -6,9 +6,10 @@ use std::time::{Duration, Instant};
 use redis::{Connection, ConnectionAddr, IntoConnectionInfo, RedisError, Script, Value};
 
 use super::store::support::{
-    UnexpectedReply, acquiring, check_namespace, check_space, doing, new_token, redact_url, scan_order, ttl_ms,
+    UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name, listing, new_token, recorded_holder,
+    redact_url, scan_order, ttl_ms,
 };
-use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore};
+use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, WorkerRecord};
 
 /// The query parameter of a `rediss://` URL that names a PEM file of CA certificates to trust
 /// instead of the system's (redis-py's name for it).
@@ -34,7 +35,7 @@ macro_rules! replication_id {
 }
 
 /// KEYS: lease key, fence key, high-water key, the high water's server key. ARGV: our token,
-/// TTL in ms, a fence to exceed. Nil when the worker ID is leased; else the fence taken, the
+/// TTL in ms, a fence to exceed, our holder name. Nil when the worker ID is leased; else the fence taken, the
 /// high water (false when the store cannot vouch for it), and `TIME`. One script, so the
 /// fencing number and the lease are taken together: a later holder of a worker ID always has
 /// a higher fence, however long a client paused.
@@ -54,7 +55,7 @@ const TAKE: &str = concat!(
      if last ~= nil then fence = math.max(fence, last + 1) end
      local written = string.format('%.0f', fence)
      redis.call('SET', KEYS[2], written)
-     redis.call('SET', KEYS[1], ARGV[1] .. '|' .. written, 'PX', ARGV[2])
+     redis.call('SET', KEYS[1], ARGV[1] .. '|' .. written .. '|' .. ARGV[4], 'PX', ARGV[2])
      local high_water = false
      if last ~= nil then
        local from = redis.call('GET', KEYS[4])
@@ -106,8 +107,8 @@ const RELEASE: &str = concat!(
 /// - `snowflake:{shop}:fence`: the last fencing number handed out (the server's clock in
 ///   microseconds at the acquisition, or one more than the fence before); never expires. An
 ///   acquisition that finds it missing trusts no high water of the namespace.
-/// - `snowflake:{shop}:worker:7`: the holder's token and fence, as `token|fence`; expires with
-///   the lease.
+/// - `snowflake:{shop}:worker:7`: the holder's token, fence and name (`host:pid`), as
+///   `token|fence|name`; expires with the lease.
 /// - `snowflake:{shop}:hw:7`: the high water recorded by holders of worker 7, in Unix ms; never
 ///   expires, because the next holder needs it most when the previous one crashed.
 /// - `snowflake:{shop}:hw-server:7`: the replication ID (`master_replid`) of the server that
@@ -317,6 +318,7 @@ impl LeaseStore for RedisLeaseStore {
                         .arg(&token)
                         .arg(ttl_ms)
                         .arg(fence_above)
+                        .arg(holder_name())
                         .invoke(c)
                 })?;
                 if let Some((fence, high_water, seconds, micros)) = taken {
@@ -357,9 +359,80 @@ impl LeaseStore for RedisLeaseStore {
     fn describe(&self) -> String {
         self.name.clone()
     }
+
+    fn list(&self, namespace: &str) -> Result<Vec<WorkerRecord>, LeaseError> {
+        check_namespace(namespace)?;
+        let what = || listing(namespace);
+        let mut workers = self.scan_workers(&what, &worker_key(namespace, 0))?;
+        workers.extend(self.scan_workers(&what, &high_water_key(namespace, 0))?);
+        let workers: Vec<u64> = workers.into_iter().collect();
+        let mut records = Vec::with_capacity(workers.len());
+        for chunk in workers.chunks(1024) {
+            let leases: Vec<String> = chunk.iter().map(|&worker| worker_key(namespace, worker)).collect();
+            let high_waters: Vec<String> = chunk.iter().map(|&worker| high_water_key(namespace, worker)).collect();
+            let mut pttl = redis::pipe();
+            for key in &leases {
+                pttl.cmd("PTTL").arg(key);
+            }
+            type Read = (Vec<Option<String>>, Vec<Option<String>>, Vec<i64>);
+            let (values, marks, ttls): Read = self.with_connection(&what, |c| {
+                Ok((
+                    redis::cmd("MGET").arg(&leases).query(c)?,
+                    redis::cmd("MGET").arg(&high_waters).query(c)?,
+                    pttl.query(c)?,
+                ))
+            })?;
+            let unexpected = |reply: String| LeaseError::store(&self.name, what(), UnexpectedReply(reply));
+            for (((&worker, value), mark), ttl) in chunk.iter().zip(values).zip(marks).zip(ttls) {
+                let high_water_ms = match mark {
+                    Some(text) => Some(text.parse().map_err(|_| unexpected(format!("high water {text:?}")))?),
+                    None => None,
+                };
+                let mut record = WorkerRecord::new(worker).high_water(high_water_ms);
+                if let Some(value) = value {
+                    // `token|fence|name`, or `token|fence` from a holder that recorded no name.
+                    let mut fields = value.splitn(3, '|');
+                    let fence = fields.nth(1).and_then(|fence| fence.parse().ok());
+                    let fence = fence.ok_or_else(|| unexpected(format!("lease {value:?}")))?;
+                    let holder = fields.next().and_then(recorded_holder);
+                    // PTTL: -2 when the key expired since MGET read it, -1 without a TTL.
+                    let expires_in = u64::try_from(ttl).ok().map(Duration::from_millis);
+                    if ttl != -2 {
+                        record = record.leased_by(holder, fence, expires_in);
+                    }
+                }
+                records.push(record);
+            }
+        }
+        Ok(records)
+    }
 }
 
 impl RedisLeaseStore {
+    /// The worker IDs of the keys shaped like `example` (a key of worker 0), found with `SCAN`.
+    fn scan_workers(
+        &self,
+        what: &dyn Fn() -> String,
+        example: &str,
+    ) -> Result<std::collections::BTreeSet<u64>, LeaseError> {
+        let prefix = example.strip_suffix('0').expect("a key of worker 0 ends with its ID");
+        let pattern = format!("{prefix}*");
+        let mut workers = std::collections::BTreeSet::new();
+        let mut cursor = 0u64;
+        loop {
+            let (next, keys): (u64, Vec<String>) = self.with_connection(what, |c| {
+                redis::cmd("SCAN").arg(cursor).arg("MATCH").arg(&pattern).arg("COUNT").arg(1000).query(c)
+            })?;
+            // Keys of this shape that are not a worker ID's (none that this crate writes) are
+            // passed over.
+            workers.extend(keys.iter().filter_map(|key| key.strip_prefix(prefix)?.parse::<u64>().ok()));
+            if next == 0 {
+                return Ok(workers);
+            }
+            cursor = next;
+        }
+    }
+
     /// Runs the renew or release script: 1 when the lease was still `grant`'s.
     fn compare_and_set(
         &self,
@@ -376,7 +449,7 @@ impl RedisLeaseStore {
                 .key(worker_key(namespace, grant.worker))
                 .key(high_water_key(namespace, grant.worker))
                 .key(high_water_server_key(namespace, grant.worker))
-                .arg(format!("{}|{}", grant.token, grant.fence))
+                .arg(format!("{}|{}|{}", grant.token, grant.fence, holder_name()))
                 .arg(ttl_ms)
                 .arg(high_water_ms)
                 .invoke(c)

@@ -153,6 +153,68 @@ impl<'a> Claim<'a> {
     }
 }
 
+/// One worker ID of a namespace as its store records it: whether it is leased, by whom, under
+/// which fencing number and for how long still, and the high water its holders recorded.
+/// [`LeaseStore::list`] gives one for every worker ID the store has a record of.
+///
+/// ```
+/// use std::time::Duration;
+/// use typed_snowflake::worker::lease::WorkerRecord;
+///
+/// let record = WorkerRecord::new(7)
+///     .leased_by(Some("orders-5d9c7:4242".into()), 1_700_000_000_000_000, Some(Duration::from_secs(8)))
+///     .high_water(Some(1_700_000_010_000));
+/// assert!(record.leased);
+/// assert_eq!(record.holder.as_deref(), Some("orders-5d9c7:4242"));
+/// assert_eq!(WorkerRecord::new(8).high_water(Some(1)).leased, false);
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WorkerRecord {
+    /// The worker ID.
+    pub worker: u64,
+    /// Whether a live lease holds it.
+    pub leased: bool,
+    /// The holder of the live lease, as it recorded itself: `host:pid` (the host name, cut to
+    /// 36 bytes, and the process ID). `None` when free, or when the holder recorded no name
+    /// (an earlier version of this crate).
+    pub holder: Option<String>,
+    /// The live lease's fencing number; `None` when free.
+    pub fence: Option<u64>,
+    /// How long the live lease lasts without a renewal, on the store's clock. `None` when
+    /// free, and in ZooKeeper, where a lease lives as long as its holder's session.
+    pub expires_in: Option<Duration>,
+    /// The high water the holders of this worker ID recorded (Unix ms): the later of the last
+    /// timestamp issued and the fence deadline of the last renewal. A new holder issues only
+    /// above it. `None`: nothing recorded.
+    pub high_water_ms: Option<i64>,
+}
+
+impl WorkerRecord {
+    /// A free worker ID with nothing recorded.
+    pub fn new(worker: u64) -> Self {
+        WorkerRecord { worker, leased: false, holder: None, fence: None, expires_in: None, high_water_ms: None }
+    }
+
+    /// Leased by `holder` under `fence`, for `expires_in` more.
+    #[must_use]
+    pub fn leased_by(mut self, holder: Option<String>, fence: u64, expires_in: Option<Duration>) -> Self {
+        self.leased = true;
+        self.holder = holder;
+        self.fence = Some(fence);
+        self.expires_in = expires_in;
+        self
+    }
+
+    /// With the high water recorded for it.
+    #[must_use]
+    pub fn high_water(mut self, high_water_ms: Option<i64>) -> Self {
+        self.high_water_ms = high_water_ms;
+        self
+    }
+}
+
 /// A coordination store that leases worker IDs: Redis (`RedisLeaseStore`, feature
 /// `lease-redis`), PostgreSQL or MySQL/MariaDB (`SqlLeaseStore`, features `lease-postgres`,
 /// `lease-mysql`).
@@ -214,6 +276,17 @@ pub trait LeaseStore: Send + Sync + fmt::Debug + 'static {
     /// The store's address without any password, for messages:
     /// `redis://127.0.0.1:6379/0`.
     fn describe(&self) -> String;
+
+    /// Every worker ID of `namespace` the store has a record of (a live lease, a recorded high
+    /// water, or both), in ascending order: what `snowflake leases` shows. A read for
+    /// operators, not part of the lease protocol: it takes no lock, and a lease may change
+    /// while it reads. Stores that cannot list (the default) answer
+    /// [`LeaseError::BadSettings`].
+    fn list(&self, namespace: &str) -> Result<Vec<WorkerRecord>, LeaseError> {
+        Err(LeaseError::BadSettings {
+            reason: format!("lease store {} cannot list the leases of namespace {namespace:?}", self.describe()),
+        })
+    }
 }
 
 /// Why a lease could not be acquired, renewed or released. Every message names the
@@ -484,6 +557,48 @@ pub(crate) mod support {
         first.into_iter().chain(chunks(start..space)).chain(chunks(0..start))
     }
 
+    /// The longest host name a holder records with its leases, in bytes.
+    pub(crate) const HOST_NAME_BYTES: usize = 36;
+
+    /// Who this process is, as it records itself with each lease it takes: `host:pid`, the
+    /// host name cut to [`HOST_NAME_BYTES`] and made of `A-Z a-z 0-9 - . _` only (anything else
+    /// becomes `_`), so that it fits every store's field and splits no store's separator.
+    pub(crate) fn holder_name() -> &'static str {
+        static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        NAME.get_or_init(|| {
+            let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .ok()
+                .or_else(|| std::env::var("HOSTNAME").ok())
+                .or_else(|| std::env::var("COMPUTERNAME").ok())
+                .unwrap_or_default();
+            format!("{}:{}", clean_host(&host), std::process::id())
+        })
+    }
+
+    /// `host` trimmed, cut to [`HOST_NAME_BYTES`], with every character outside
+    /// `A-Z a-z 0-9 - . _` replaced by `_`; `unknown` when empty.
+    pub(crate) fn clean_host(host: &str) -> String {
+        let host: String = host
+            .trim()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_') { c } else { '_' })
+            .take(HOST_NAME_BYTES)
+            .collect();
+        if host.is_empty() { "unknown".to_owned() } else { host }
+    }
+
+    /// A recorded holder name, if it is one this crate could have written (`host:pid`, each
+    /// part as [`holder_name`] makes it): a record written otherwise shows no holder rather
+    /// than something a store's reader would have to trust.
+    pub(crate) fn recorded_holder(text: &str) -> Option<String> {
+        let (host, pid) = text.rsplit_once(':')?;
+        let host_ok = !host.is_empty()
+            && host.len() <= HOST_NAME_BYTES
+            && host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'));
+        (host_ok && !pid.is_empty() && pid.len() <= 10 && pid.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| text.to_owned())
+    }
+
     /// A fresh holder token: 32 hexadecimal digits.
     pub(crate) fn new_token() -> String {
         format!("{:016x}{:016x}", random_u64(), random_u64())
@@ -492,6 +607,11 @@ pub(crate) mod support {
     /// What an operation is doing, for error messages.
     pub(crate) fn acquiring(namespace: &str) -> String {
         format!("acquiring a worker ID in namespace {namespace:?}")
+    }
+
+    /// What a listing is doing, for error messages.
+    pub(crate) fn listing(namespace: &str) -> String {
+        format!("listing the leases of namespace {namespace:?}")
     }
 
     /// What an operation on one worker ID is doing, for error messages.
@@ -673,6 +793,56 @@ mod tests {
             assert_eq!(rest, (0..32).collect(), "then the whole space");
         }
         assert!(scan_order(32, Some(32)).flatten().all(|w| w < 32), "a preference outside the space is ignored");
+    }
+
+    #[test]
+    fn holder_names_are_host_and_pid_and_nothing_else() {
+        let name = support::holder_name();
+        assert!(name.ends_with(&format!(":{}", std::process::id())), "{name}");
+        assert_eq!(support::recorded_holder(name).as_deref(), Some(name));
+        assert_eq!(support::clean_host(" web-1.internal\n"), "web-1.internal");
+        assert_eq!(support::clean_host("a|b c:d/é"), "a_b_c_d__");
+        assert_eq!(support::clean_host(""), "unknown");
+        assert_eq!(support::clean_host(&"h".repeat(100)).len(), support::HOST_NAME_BYTES);
+        for hostile in [
+            "",
+            ":1",
+            "web:",
+            "web:x",
+            "web:-1",
+            "we b:1",
+            "web|x:1",
+            "web:12345678901",
+            &format!("{}:1", "h".repeat(37)),
+        ] {
+            assert_eq!(support::recorded_holder(hostile), None, "{hostile:?}");
+        }
+        assert_eq!(support::recorded_holder("db-0.ids.svc:4242").as_deref(), Some("db-0.ids.svc:4242"));
+    }
+
+    #[test]
+    fn a_store_that_cannot_list_says_so() {
+        #[derive(Debug)]
+        struct Unlisted;
+        impl LeaseStore for Unlisted {
+            fn acquire(&self, claim: &Claim<'_>) -> Result<Grant, LeaseError> {
+                Err(LeaseError::NoFreeWorker { namespace: claim.namespace.to_owned(), space: claim.space })
+            }
+            fn renew(&self, namespace: &str, grant: &Grant, _: Duration, _: i64) -> Result<(), LeaseError> {
+                Err(LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker })
+            }
+            fn release(&self, namespace: &str, grant: &Grant, _: i64) -> Result<(), LeaseError> {
+                Err(LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker })
+            }
+            fn now_ms(&self) -> Result<i64, LeaseError> {
+                Ok(0)
+            }
+            fn describe(&self) -> String {
+                "mine://".to_owned()
+            }
+        }
+        let err = Unlisted.list("shop").unwrap_err();
+        assert_eq!(err.to_string(), "lease settings: lease store mine:// cannot list the leases of namespace \"shop\"");
     }
 
     #[test]

@@ -10,15 +10,17 @@ use zookeeper_client as zk;
 
 use super::cluster_url::ClusterUrl;
 use super::store::support::{
-    UnexpectedReply, acquiring, check_namespace, check_space, doing, new_token, scan_order, ttl_ms,
+    UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name, listing, new_token, recorded_holder,
+    scan_order, ttl_ms,
 };
-use super::store::{Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore};
+use super::store::{Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, WorkerRecord};
 
 /// How many times a renewal or a release reads and writes again when the high-water znode
 /// changed between the two.
 const WRITE_ATTEMPTS: usize = 3;
 
-/// The session timeout of the store's own session, which reads the servers' clock.
+/// The session timeout of the store's own session, which reads the servers' clock and lists
+/// the leases.
 const CLOCK_SESSION: Duration = Duration::from_secs(10);
 
 /// Worker-ID leases in a ZooKeeper ensemble, through `zookeeper-client`.
@@ -30,7 +32,7 @@ const CLOCK_SESSION: Duration = Duration::from_secs(10);
 /// znodes, for namespace `shop` and worker ID 7:
 ///
 /// - `/snowflake/shop/workers/7`: ephemeral, tied to the grant's session, holding
-///   `token|fence`. An acquisition creates it only if it is absent; ZooKeeper deletes it when
+///   `token|fence|name` (the holder's `host:pid`). An acquisition creates it only if it is absent; ZooKeeper deletes it when
 ///   the session ends.
 /// - `/snowflake/shop/high-water/7`: persistent, `fence|high water`: the last fencing number
 ///   handed out for worker 7, and the high water its holders recorded (Unix ms, empty before
@@ -428,7 +430,7 @@ impl LeaseStore for ZooKeeperLeaseStore {
                 }
                 let previous_high_water_ms = last.and_then(|(_, hw)| hw);
                 let record = encode_record(fence, previous_high_water_ms);
-                let value = format!("{token}|{fence}");
+                let value = format!("{token}|{fence}|{}", holder_name());
                 let mut multi = client.new_multi_writer();
                 multi.add_create(
                     &worker_path,
@@ -553,16 +555,8 @@ impl LeaseStore for ZooKeeperLeaseStore {
     fn now_ms(&self) -> Result<i64, LeaseError> {
         let what = || "reading the clock".to_owned();
         let path = format!("{}/snowflake/clock", self.prefix);
-        let existing = lock(&self.clock).clone().filter(|client| !client.state().is_terminated());
         let mtime = self.block_on(&what, async {
-            let client = match existing {
-                Some(client) => client,
-                None => {
-                    let client = self.connect(CLOCK_SESSION).await?;
-                    lock(&self.clock).replace(client.clone());
-                    client
-                }
-            };
+            let client = self.own_session().await?;
             match client.set_data(&path, b"", None).await {
                 Ok(stat) if stat.mtime > 0 => return Ok(stat.mtime),
                 Ok(_) => {}
@@ -585,6 +579,81 @@ impl LeaseStore for ZooKeeperLeaseStore {
     fn describe(&self) -> String {
         self.name.clone()
     }
+
+    fn list(&self, namespace: &str) -> Result<Vec<WorkerRecord>, LeaseError> {
+        check_namespace(namespace)?;
+        let what = || listing(namespace);
+        let dirs = [self.dir(namespace, "high-water"), self.dir(namespace, "workers")];
+        // The data of every child of both directories whose name is a worker ID, in that order.
+        let read = self.block_on(&what, async {
+            let client = self.own_session().await?;
+            let mut found: [Vec<(u64, Vec<u8>)>; 2] = Default::default();
+            for (dir, found) in dirs.iter().zip(&mut found) {
+                let children = match client.list_children(dir).await {
+                    Ok(children) => children,
+                    Err(zk::Error::NoNode) => Vec::new(),
+                    Err(error) => return Err(error.into()),
+                };
+                for child in children {
+                    let Some(worker) = worker_of_child(&child) else { continue };
+                    match client.get_data(&format!("{dir}/{child}")).await {
+                        Ok((data, _)) => found.push((worker, data)),
+                        Err(zk::Error::NoNode) => {} // gone since the list
+                        Err(error) => return Err(error.into()),
+                    }
+                }
+            }
+            Ok(found)
+        });
+        if read.is_err() {
+            lock(&self.clock).take();
+        }
+        let [high_waters, leases] = read?;
+        let unexpected = |reply: String| LeaseError::store(&self.name, what(), UnexpectedReply(reply));
+        let mut records = std::collections::BTreeMap::new();
+        for (worker, data) in high_waters {
+            let (_, high_water) =
+                parse_record(&data).ok_or_else(|| unexpected(format!("high-water znode of {worker}")))?;
+            records.insert(worker, WorkerRecord::new(worker).high_water(high_water));
+        }
+        for (worker, data) in leases {
+            let (fence, holder) = parse_lease(&data).ok_or_else(|| unexpected(format!("worker znode of {worker}")))?;
+            let record = records.remove(&worker).unwrap_or_else(|| WorkerRecord::new(worker));
+            // A lease lives as long as its holder's session: no time left to tell.
+            records.insert(worker, record.leased_by(holder, fence, None));
+        }
+        Ok(records.into_values().collect())
+    }
+}
+
+impl ZooKeeperLeaseStore {
+    /// The store's own session (made again when it ended), which reads the clock and lists.
+    async fn own_session(&self) -> Result<zk::Client, Failure> {
+        let existing = lock(&self.clock).clone().filter(|client| !client.state().is_terminated());
+        match existing {
+            Some(client) => Ok(client),
+            None => {
+                let client = self.connect(CLOCK_SESSION).await?;
+                lock(&self.clock).replace(client.clone());
+                Ok(client)
+            }
+        }
+    }
+}
+
+/// A worker znode's name as its worker ID: decimal digits only.
+fn worker_of_child(name: &str) -> Option<u64> {
+    let digits = !name.is_empty() && name.len() <= 7 && name.bytes().all(|b| b.is_ascii_digit());
+    if digits { name.parse().ok() } else { None }
+}
+
+/// What a worker znode holds: its fence and holder name (`token|fence|name`, or `token|fence`
+/// from a holder that recorded no name).
+fn parse_lease(data: &[u8]) -> Option<(u64, Option<String>)> {
+    let mut fields = std::str::from_utf8(data).ok()?.splitn(3, '|');
+    let _token = fields.next()?;
+    let fence = fields.next()?.parse().ok()?;
+    Some((fence, fields.next().and_then(recorded_holder)))
 }
 
 fn local_now_us() -> u64 {
@@ -604,6 +673,22 @@ mod tests {
         let store = ZooKeeperLeaseStore::open("zk://127.0.0.1:1").unwrap();
         assert_eq!(store.worker_path("shop", 0), "/snowflake/shop/workers/0");
         assert_eq!(store.describe(), "zk://127.0.0.1:1/");
+    }
+
+    #[test]
+    fn leases_and_children_are_read_back() {
+        assert_eq!(parse_lease(b"00ff|42|web-1:77"), Some((42, Some("web-1:77".to_owned()))));
+        assert_eq!(parse_lease(b"00ff|42"), Some((42, None)));
+        // A name this crate could not have written is not shown.
+        assert_eq!(parse_lease(b"00ff|42|<script>:1"), Some((42, None)));
+        for bad in [&b""[..], b"00ff", b"00ff|x", b"00ff|-1|a:1", b"\xff|1"] {
+            assert_eq!(parse_lease(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+        assert_eq!(worker_of_child("7"), Some(7));
+        assert_eq!(worker_of_child("4194303"), Some(4_194_303));
+        for bad in ["", "+7", "-1", "7a", "12345678", "clock"] {
+            assert_eq!(worker_of_child(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -18,9 +18,10 @@ use tokio::runtime::Runtime;
 use tokio::time::Instant;
 
 use super::store::support::{
-    UnexpectedReply, acquiring, check_namespace, check_space, doing, new_token, redact_url, scan_order, ttl_ms,
+    UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name, listing, new_token, recorded_holder,
+    redact_url, scan_order, ttl_ms,
 };
-use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore};
+use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, WorkerRecord};
 
 #[cfg(feature = "lease-mysql")]
 mod mysql;
@@ -236,7 +237,8 @@ enum Kind {
 ///   assignments change the row only when its lease has expired, then read the row in the same
 ///   transaction to learn whether the holder is now this acquisition.
 /// - Renewal and release: one `UPDATE … WHERE holder = … AND fence = … AND lease_until > now`;
-///   no row matched means the lease is lost.
+///   no row matched means the lease is lost. `holder` is `token/host:pid`: the first 16
+///   digits of the grant's token and who holds it, for [`list`](LeaseStore::list).
 /// - Fencing number: the database's clock in microseconds, or the row's previous fence plus
 ///   one (or the claim's fence plus one) when that is higher, so it never goes backwards,
 ///   even when the row was lost. A new row has no high water: the grant says the store has
@@ -326,6 +328,7 @@ impl LeaseStore for SqlLeaseStore {
         check_space(space)?;
         let ttl_ms = ttl_ms(ttl)?;
         let token = new_token();
+        let holder = holder_column(&token);
         // Fences are BIGINT: one above i64::MAX - 1 cannot be asked for (nor handed out).
         let fence_above = i64::try_from(fence_above).unwrap_or(i64::MAX - 1).min(i64::MAX - 1);
         for chunk in scan_order(space, prefer) {
@@ -336,7 +339,7 @@ impl LeaseStore for SqlLeaseStore {
                 let won = self.block_on(
                     || acquiring(namespace),
                     self.backend.try_acquire(
-                        Attempt { namespace, worker_id: worker_id(worker), token: &token, ttl_ms, fence_above },
+                        Attempt { namespace, worker_id: worker_id(worker), holder: &holder, ttl_ms, fence_above },
                         self.timeout,
                     ),
                 )?;
@@ -381,6 +384,33 @@ impl LeaseStore for SqlLeaseStore {
     fn describe(&self) -> String {
         self.name.clone()
     }
+
+    fn list(&self, namespace: &str) -> Result<Vec<WorkerRecord>, LeaseError> {
+        check_namespace(namespace)?;
+        let rows = self.block_on(|| listing(namespace), self.backend.list(namespace, self.timeout))?;
+        let mut records = Vec::with_capacity(rows.len());
+        for (worker_id, holder, fence, high_water_ms, left_ms) in rows {
+            let unexpected = |reply: String| LeaseError::store(&self.name, listing(namespace), UnexpectedReply(reply));
+            let worker = u64::try_from(worker_id).map_err(|_| unexpected(format!("worker ID {worker_id}")))?;
+            let mut record = WorkerRecord::new(worker).high_water(high_water_ms);
+            if left_ms > 0 {
+                let fence = u64::try_from(fence).map_err(|_| unexpected(format!("fence {fence} is negative")))?;
+                // `token/name`, or a bare token from a holder that recorded no name.
+                let name = holder.split_once('/').and_then(|(_, name)| recorded_holder(name));
+                let left = Duration::from_millis(left_ms.unsigned_abs());
+                record = record.leased_by(name, fence, Some(left));
+            }
+            records.push(record);
+        }
+        Ok(records)
+    }
+}
+
+/// What the `holder` column holds for a grant: its token's first 16 hexadecimal digits (64
+/// random bits; the fence, compared with it, tells grants apart as well) and the holder's
+/// name, `token/host:pid`: at most 64 bytes, the column's width.
+fn holder_column(token: &str) -> String {
+    format!("{}/{}", token.get(..16).unwrap_or(token), holder_name())
 }
 
 /// A worker ID (or the end of a range of them) as the table stores it: `space` is at most
@@ -394,7 +424,7 @@ struct LeaseRow<'a> {
     namespace: &'a str,
     worker: u64,
     worker_id: i64,
-    holder: &'a str,
+    holder: String,
     fence: i64,
 }
 
@@ -404,7 +434,7 @@ impl<'a> LeaseRow<'a> {
         // A grant no store of ours could have handed out holds nothing.
         let worker_id = i64::try_from(grant.worker).map_err(|_| lost())?;
         let fence = i64::try_from(grant.fence).map_err(|_| lost())?;
-        Ok(LeaseRow { namespace, worker: grant.worker, worker_id, holder: &grant.token, fence })
+        Ok(LeaseRow { namespace, worker: grant.worker, worker_id, holder: holder_column(&grant.token), fence })
     }
 
     /// `Ok` when the statement matched the row, `Lost` when it did not.
@@ -533,6 +563,8 @@ struct Templates {
     renew: &'static str,
     release: &'static str,
     now: &'static str,
+    /// A namespace's rows: worker ID, holder, fence, high water, milliseconds left.
+    list: &'static str,
 }
 
 /// The statements, with the table's name written in.
@@ -545,6 +577,7 @@ struct Statements {
     renew: Arc<str>,
     release: Arc<str>,
     now: Arc<str>,
+    list: Arc<str>,
 }
 
 impl Statements {
@@ -558,6 +591,7 @@ impl Statements {
             renew: with_table(templates.renew),
             release: with_table(templates.release),
             now: with_table(templates.now),
+            list: with_table(templates.list),
         }
     }
 }
@@ -586,14 +620,22 @@ trait Backend: Send + Sync {
 
     /// The database's clock, in Unix milliseconds.
     fn now_ms(&self, timeout: Duration) -> Op<'_, i64>;
+
+    /// The rows of `namespace`, by worker ID.
+    fn list<'a>(&'a self, namespace: &'a str, timeout: Duration) -> Op<'a, Vec<Listed>>;
 }
+
+/// A listed row: worker ID, holder, fence, high water, milliseconds left on the lease (0 or
+/// less: expired).
+type Listed = (i64, String, i64, Option<i64>, i64);
 
 /// One acquisition attempt of one worker ID, as the statements bind it.
 #[derive(Clone, Copy)]
 struct Attempt<'a> {
     namespace: &'a str,
     worker_id: i64,
-    token: &'a str,
+    /// The `holder` column's value.
+    holder: &'a str,
     ttl_ms: i64,
     fence_above: i64,
 }
@@ -623,12 +665,27 @@ mod tests {
             renew: "UPDATE {table}",
             release: "",
             now: "SELECT now()",
+            list: "SELECT * FROM {table} WHERE namespace = $1",
         };
         let sql = Statements::new("ids.leases", &templates);
         assert!(sql.ddl.starts_with("CREATE TABLE IF NOT EXISTS ids.leases ("));
         assert_eq!(&*sql.acquire, "INSERT INTO ids.leases");
         assert_eq!(&*sql.held, "SELECT FROM ids.leases");
         assert_eq!(&*sql.renew, "UPDATE ids.leases");
+        assert_eq!(&*sql.list, "SELECT * FROM ids.leases WHERE namespace = $1");
+    }
+
+    #[test]
+    fn holder_columns_fit_the_column() {
+        let token = "0123456789abcdef0123456789abcdef";
+        let column = holder_column(token);
+        let (short, name) = column.split_once('/').expect("token/name");
+        assert_eq!(short, "0123456789abcdef");
+        assert_eq!(recorded_holder(name).as_deref(), Some(holder_name()));
+        // The longest host name and process ID still fit VARCHAR(64).
+        assert!(16 + 1 + super::super::store::support::HOST_NAME_BYTES + 1 + 10 <= 64);
+        // A grant no store of ours made does not panic.
+        assert!(holder_column("é").ends_with(holder_name()));
     }
 
     #[test]

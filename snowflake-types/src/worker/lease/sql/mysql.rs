@@ -9,8 +9,8 @@ use sqlx_core::sql_str::AssertSqlSafe;
 use sqlx_mysql::{MySql, MySqlConnectOptions, MySqlDatabaseError, MySqlPool};
 
 use super::{
-    Attempt, Backend, Failure, LeaseRow, Op, Statements, Templates, Won, create_table, names_param, pool_options,
-    with_connection,
+    Attempt, Backend, Failure, LeaseRow, Listed, Op, Statements, Templates, Won, create_table, names_param,
+    pool_options, with_connection,
 };
 
 /// Unix milliseconds of `UTC_TIMESTAMP(3)`, by calendar arithmetic that no time zone
@@ -48,6 +48,9 @@ const SQL: Templates = Templates {
         SET high_water_ms = COALESCE(?, ?), lease_until = UTC_TIMESTAMP(3)
         WHERE namespace = ? AND worker_id = ? AND holder = ? AND fence = ? AND lease_until > UTC_TIMESTAMP(3)",
     now: concat!("SELECT ", utc_now_ms!()),
+    list: "SELECT worker_id, holder, fence, high_water_ms,
+            TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(3), lease_until) DIV 1000
+        FROM {table} WHERE namespace = ? ORDER BY worker_id",
 };
 
 /// The URL's options (`ssl-mode`, `ssl-ca` and the rest, read by sqlx), with the CA file of
@@ -118,7 +121,7 @@ impl Backend for My {
                 sqlx_core::query::query(AssertSqlSafe(self.sql.acquire.clone()))
                     .bind(attempt.namespace)
                     .bind(attempt.worker_id)
-                    .bind(attempt.token)
+                    .bind(attempt.holder)
                     .bind(attempt.fence_above)
                     .bind(attempt.ttl_ms * 1000)
                     .execute(&mut *tx)
@@ -133,7 +136,7 @@ impl Backend for My {
             })
             .await?;
             let (holder, fence, high_water_ms, now_ms) = row;
-            Ok((holder == attempt.token).then_some((fence, high_water_ms, now_ms)))
+            Ok((holder == attempt.holder).then_some((fence, high_water_ms, now_ms)))
         })
     }
 
@@ -147,7 +150,7 @@ impl Backend for My {
                 .bind(high_water_ms)
                 .bind(row.namespace)
                 .bind(row.worker_id)
-                .bind(row.holder)
+                .bind(row.holder.as_str())
                 .bind(row.fence)
                 .execute(c)
                 .await?;
@@ -162,7 +165,7 @@ impl Backend for My {
                 .bind(high_water_ms)
                 .bind(row.namespace)
                 .bind(row.worker_id)
-                .bind(row.holder)
+                .bind(row.holder.as_str())
                 .bind(row.fence)
                 .execute(c)
                 .await?;
@@ -173,6 +176,12 @@ impl Backend for My {
     fn now_ms(&self, timeout: Duration) -> Op<'_, i64> {
         Box::pin(with_connection(&self.pool, timeout, is_timeout, async |c| {
             sqlx_core::query_scalar::query_scalar(AssertSqlSafe(self.sql.now.clone())).fetch_one(c).await
+        }))
+    }
+
+    fn list<'a>(&'a self, namespace: &'a str, timeout: Duration) -> Op<'a, Vec<Listed>> {
+        Box::pin(with_connection(&self.pool, timeout, is_timeout, async move |c| {
+            sqlx_core::query_as::query_as(AssertSqlSafe(self.sql.list.clone())).bind(namespace).fetch_all(c).await
         }))
     }
 }

@@ -6,8 +6,8 @@ use sqlx_core::sql_str::AssertSqlSafe;
 use sqlx_postgres::{PgConnectOptions, PgPool, Postgres};
 
 use super::{
-    Attempt, Backend, Failure, LeaseRow, Op, Statements, Templates, Won, create_table, names_param, pool_options,
-    with_connection,
+    Attempt, Backend, Failure, LeaseRow, Listed, Op, Statements, Templates, Won, create_table, names_param,
+    pool_options, with_connection,
 };
 
 const SQL: Templates = Templates {
@@ -31,6 +31,9 @@ const SQL: Templates = Templates {
         SET lease_until = now(), high_water_ms = $5
         WHERE namespace = $1 AND worker_id = $2 AND holder = $3 AND fence = $4 AND lease_until > now()",
     now: "SELECT floor(extract(epoch FROM now()) * 1000)::bigint",
+    list: "SELECT worker_id, holder, fence, high_water_ms,
+            floor(extract(epoch FROM lease_until) * 1000)::bigint - floor(extract(epoch FROM now()) * 1000)::bigint
+        FROM {table} WHERE namespace = $1 ORDER BY worker_id",
 };
 
 /// The URL's options (`sslmode`, `sslrootcert` and the rest, read by sqlx), with the CA file
@@ -86,7 +89,7 @@ impl Backend for Pg {
             sqlx_core::query_as::query_as(AssertSqlSafe(self.sql.acquire.clone()))
                 .bind(attempt.namespace)
                 .bind(attempt.worker_id)
-                .bind(attempt.token)
+                .bind(attempt.holder)
                 .bind(attempt.ttl_ms)
                 .bind(attempt.fence_above)
                 .fetch_optional(c)
@@ -99,7 +102,7 @@ impl Backend for Pg {
             let done = sqlx_core::query::query(AssertSqlSafe(self.sql.renew.clone()))
                 .bind(row.namespace)
                 .bind(row.worker_id)
-                .bind(row.holder)
+                .bind(row.holder.as_str())
                 .bind(row.fence)
                 .bind(ttl_ms)
                 .bind(high_water_ms)
@@ -114,7 +117,7 @@ impl Backend for Pg {
             let done = sqlx_core::query::query(AssertSqlSafe(self.sql.release.clone()))
                 .bind(row.namespace)
                 .bind(row.worker_id)
-                .bind(row.holder)
+                .bind(row.holder.as_str())
                 .bind(row.fence)
                 .bind(high_water_ms)
                 .execute(c)
@@ -126,6 +129,12 @@ impl Backend for Pg {
     fn now_ms(&self, timeout: Duration) -> Op<'_, i64> {
         Box::pin(with_connection(&self.pool, timeout, is_timeout, async |c| {
             sqlx_core::query_scalar::query_scalar(AssertSqlSafe(self.sql.now.clone())).fetch_one(c).await
+        }))
+    }
+
+    fn list<'a>(&'a self, namespace: &'a str, timeout: Duration) -> Op<'a, Vec<Listed>> {
+        Box::pin(with_connection(&self.pool, timeout, is_timeout, async move |c| {
+            sqlx_core::query_as::query_as(AssertSqlSafe(self.sql.list.clone())).bind(namespace).fetch_all(c).await
         }))
     }
 }
