@@ -112,7 +112,8 @@ Example:
     /// left, high water.
     ///
     /// Reads any store a lease can live in: redis://, rediss://, redis+sentinel://,
-    /// postgres://, mysql://, mariadb://, etcd://, zk:// (the URL of SNOWFLAKE_WORKER_LEASE).
+    /// postgres://, mysql://, mariadb://, etcd://, etcds://, zk:// (the URL of
+    /// SNOWFLAKE_WORKER_LEASE).
     /// Each worker ID with a live lease or a recorded high water is listed; the holder is the
     /// `host:pid` it recorded. Needs the `leases` feature of snowflake-cli.
     #[command(after_help = "\

@@ -289,24 +289,51 @@ pub struct PrivateEtcd {
     dir: tempfile::TempDir,
     client_port: u16,
     peer_port: u16,
+    /// The certificate and key of its `https://` client URL, if it serves TLS.
+    tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
+    /// More command-line flags.
+    flags: Vec<String>,
 }
 
 impl PrivateEtcd {
     /// `None` when `etcd` is not installed (and not under CI, where that fails).
     pub fn start() -> Option<Self> {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let mut etcd = PrivateEtcd { child: None, dir, client_port: free_port(), peer_port: free_port() };
-        match etcd.spawn() {
-            Ok(()) => Some(etcd),
-            Err(e) => {
-                private_server_missing("etcd (Debian package etcd-server)", &e);
-                None
+        Self::start_with(None, &[])
+    }
+
+    /// [`start`](Self::start), serving TLS only on its client port with the certificate and
+    /// key `tls` names (peers stay plain text), and with more command-line `flags`.
+    pub fn start_with(tls: Option<(&std::path::Path, &std::path::Path)>, flags: &[&str]) -> Option<Self> {
+        let mut tries = 0;
+        loop {
+            let dir = tempfile::tempdir().expect("a temporary directory");
+            let mut etcd = PrivateEtcd {
+                child: None,
+                dir,
+                client_port: free_port(),
+                peer_port: free_port(),
+                tls: tls.map(|(cert, key)| (cert.to_owned(), key.to_owned())),
+                flags: flags.iter().map(|flag| (*flag).to_owned()).collect(),
+            };
+            tries += 1;
+            match etcd.spawn() {
+                Ok(()) => return Some(etcd),
+                // It exited at once: a port was taken meanwhile by another test's server. Other
+                // ports, up to three times; a missing binary is not tried again.
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound && tries < 3 => {
+                    let _ = writeln!(std::io::stderr(), "etcd did not start ({e}); again on other ports");
+                }
+                Err(e) => {
+                    private_server_missing("etcd (Debian package etcd-server)", &e);
+                    return None;
+                }
             }
         }
     }
 
     fn spawn(&mut self) -> std::io::Result<()> {
-        let client = format!("http://127.0.0.1:{}", self.client_port);
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        let client = format!("{scheme}://127.0.0.1:{}", self.client_port);
         let peer = format!("http://127.0.0.1:{}", self.peer_port);
         let mut command = std::process::Command::new("etcd");
         command
@@ -315,14 +342,19 @@ impl PrivateEtcd {
             .args(["--listen-client-urls", &client, "--advertise-client-urls", &client])
             .args(["--listen-peer-urls", &peer, "--initial-advertise-peer-urls", &peer])
             .args(["--initial-cluster", &format!("private={peer}")])
-            .args(["--heartbeat-interval", "10", "--election-timeout", "100"]);
+            .args(["--heartbeat-interval", "10", "--election-timeout", "100"])
+            .args(&self.flags);
+        if let Some((cert, key)) = &self.tls {
+            command.arg("--cert-file").arg(cert).arg("--key-file").arg(key);
+        }
         self.child = Some(spawn_listening(command, self.client_port)?);
         Ok(())
     }
 
-    /// `etcd://127.0.0.1:<port>`.
+    /// `etcd://127.0.0.1:<port>`, or `etcds://…` when it serves TLS.
     pub fn url(&self) -> String {
-        format!("etcd://127.0.0.1:{}", self.client_port)
+        let scheme = if self.tls.is_some() { "etcds" } else { "etcd" };
+        format!("{scheme}://127.0.0.1:{}", self.client_port)
     }
 
     /// The client port, the same across restarts.

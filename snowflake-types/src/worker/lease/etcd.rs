@@ -1,6 +1,8 @@
 //! Worker-ID leases in etcd (v3 API): the keys are described on [`EtcdLeaseStore`].
 
+use std::error::Error as StdError;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -9,12 +11,12 @@ use serde_json::{Value, json};
 use thiserror::Error;
 
 use super::DEFAULT_CLOCK_TOLERANCE;
-use super::cluster_url::ClusterUrl;
+use super::cluster_url::{ClusterUrl, redact};
 use super::store::support::{
     UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name, listing, new_token, recorded_holder,
     scan_order, ttl_ms,
 };
-use super::store::{Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, WorkerRecord};
+use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, WorkerRecord};
 
 /// Worker IDs are written with this many digits in keys, so that the keys of a range of worker
 /// IDs are a range of keys: 4194303, the highest worker ID, has 7.
@@ -28,11 +30,33 @@ const WRITE_ATTEMPTS: usize = 3;
 /// Idle connections kept open to each etcd server, for the threads that share the store.
 const IDLE_CONNECTIONS: usize = 16;
 
+/// The query parameter of an `etcds://` URL that names a PEM file of CA certificates to trust
+/// instead of the system's.
+const CA_PARAM: &str = "ca";
+
 /// Worker-ID leases in an etcd cluster (v3 API), through the JSON API that every etcd since
 /// 3.4 serves on its client port (its gRPC gateway, `/v3/kv/txn` and the like).
 ///
-/// URL: `etcd://host[:port][,host[:port]…][/prefix]` (or `etcd+http://`; port 2379 by
-/// default): every key lives under `prefix`. TLS and etcd's user names are not supported yet.
+/// URL: `etcd://[user:password@]host[:port][,host[:port]…][/prefix]` (or `etcd+http://`;
+/// port 2379 by default): every key lives under `prefix`.
+///
+/// - **TLS**: `etcds://…` (or `etcd+https://`) for etcd's `https://` client URLs, through rustls
+///   (ring; no OpenSSL). The server's certificate and host name are checked against the CA
+///   certificates of the PEM file that the query parameter `ca=<path>` (percent-encoded where
+///   needed) or else the environment variable [`CA_ENV`] names, or else against the system's
+///   trusted roots. A CA file that cannot be read is refused by `open`
+///   ([`LeaseError::BadUrl`]); a certificate the roots do not vouch for fails the first call,
+///   saying the certificate was not trusted, with rustls's error as the last cause. Client
+///   certificates are not supported.
+/// - **Users**: `user:password@` (each percent-encoded where needed: `%40` for `@`, `%2F` for
+///   `/`) logs in through etcd's `/v3/auth/authenticate`; every request carries the token it
+///   gives, and a token etcd no longer accepts (expired after `--auth-token-ttl` unused, or
+///   older than a change of users and roles) is replaced by a new authentication, once, within
+///   the same call. The password is never shown: [`describe`](LeaseStore::describe), `Debug`
+///   and every error name the user alone. The user needs a role with `readwrite` permission
+///   on the keys under `<prefix>/snowflake/` (which also lets it revoke the etcd leases
+///   attached to them). Over `etcd://` the password crosses the network in clear text: use
+///   `etcds://` wherever it leaves the host.
 ///
 /// Keys, for namespace `shop`, worker ID 7 and no prefix:
 ///
@@ -81,6 +105,10 @@ const IDLE_CONNECTIONS: usize = 16;
 /// let grant = store.acquire(&Claim::new("shop", 32, Duration::from_secs(10)))?;
 /// println!("worker {} leased from {}", grant.worker, store.describe());
 /// store.release("shop", &grant, grant.store_now_ms)?;
+///
+/// // Over TLS, the server checked against a CA of the company's, as etcd's user `ids`.
+/// let store = EtcdLeaseStore::open("etcds://ids:s3cret@etcd-1.internal,etcd-2.internal/apps?ca=/etc/ssl/etcd-ca.pem")?;
+/// let grant = store.acquire(&Claim::new("shop", 32, Duration::from_secs(10)))?;
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct EtcdLeaseStore {
@@ -92,6 +120,18 @@ pub struct EtcdLeaseStore {
     timeout: Duration,
     tolerance: Duration,
     name: String,
+    /// What the server certificates are checked against (for messages), over TLS.
+    trust: Option<String>,
+    /// etcd's user and password, when the URL names them.
+    auth: Option<Auth>,
+}
+
+/// etcd's user and password, and the token the last authentication gave.
+struct Auth {
+    user: String,
+    password: String,
+    /// `None` before the first authentication; empty when the server has authentication off.
+    token: Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for EtcdLeaseStore {
@@ -148,8 +188,10 @@ impl Record {
 }
 
 impl EtcdLeaseStore {
-    /// A store for the etcd cluster at `url` (`etcd://host[:port][,host[:port]…][/prefix]`).
-    /// Nothing is sent until the first call.
+    /// A store for the etcd cluster at `url`:
+    /// `etcd://[user:password@]host[:port][,host[:port]…][/prefix]`, or `etcds://…[?ca=<path>]`
+    /// for TLS (see the type's docs for the CA and the credentials). A CA file is read now;
+    /// nothing is sent until the first call.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::{EtcdLeaseStore, LeaseError, LeaseStore};
@@ -157,29 +199,59 @@ impl EtcdLeaseStore {
     /// let store = EtcdLeaseStore::open("etcd://10.0.0.1,10.0.0.2:2380/apps")?;
     /// assert_eq!(store.describe(), "etcd://10.0.0.1:2379,10.0.0.2:2380/apps");
     /// assert!(matches!(EtcdLeaseStore::open("etcd://a/x?y=1"), Err(LeaseError::BadUrl { .. })));
+    ///
+    /// // TLS with the system's roots, as user `ids`, whose password holds a `/`: shown without it.
+    /// let store = EtcdLeaseStore::open("etcds://ids:s3cr%2Ft@etcd-1.internal,etcd-2.internal:2380/apps")?;
+    /// assert_eq!(store.describe(), "etcds://ids@etcd-1.internal:2379,etcd-2.internal:2380/apps");
+    /// let store = EtcdLeaseStore::open("etcd+https://etcd.internal")?;
+    /// assert_eq!(store.describe(), "etcds://etcd.internal:2379/");
+    ///
+    /// // A CA file that cannot be read is refused at once, naming the file, not the password.
+    /// let missing = EtcdLeaseStore::open("etcds://ids:s3cret@etcd.internal?ca=/no/such/ca.pem");
+    /// let Err(LeaseError::BadUrl { reason, .. }) = &missing else { panic!("{missing:?}") };
+    /// assert!(reason.starts_with("the CA file \"/no/such/ca.pem\" could not be read"), "{reason}");
+    /// assert!(!missing.unwrap_err().to_string().contains("s3cret"));
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn open(url: &str) -> Result<Self, LeaseError> {
-        let parsed = ClusterUrl::parse(url, &["etcd", "etcd+http"], 2379)?;
-        let name = parsed.describe("etcd");
+        let schemes = ["etcd", "etcd+http", "etcds", "etcd+https"];
+        let parsed = ClusterUrl::parse_with(url, &schemes, 2379, true, &[CA_PARAM])?;
+        let tls = matches!(parsed.scheme.as_str(), "etcds" | "etcd+https");
+        let name = parsed.describe(if tls { "etcds" } else { "etcd" });
         // Every status is read as a reply (etcd's error objects come with 4xx and 5xx), no
         // proxy from the environment stands between the store and etcd, and a redirect is an
         // error, not a request replayed elsewhere.
-        let config = ureq::Agent::config_builder()
+        let mut config = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .proxy(None)
             .max_redirects(0)
             .max_idle_connections(IDLE_CONNECTIONS * parsed.servers.len())
-            .max_idle_connections_per_host(IDLE_CONNECTIONS)
-            .build();
+            .max_idle_connections_per_host(IDLE_CONNECTIONS);
+        let mut trust = None;
+        if tls {
+            let (roots, trusted) = trusted_roots(url, parsed.param(CA_PARAM))?;
+            // rustls with ring, handed to ureq: the process's default provider is neither
+            // needed nor changed.
+            let provider = Arc::new(rustls::crypto::ring::default_provider());
+            let tls_config = ureq::tls::TlsConfig::builder()
+                .provider(ureq::tls::TlsProvider::Rustls)
+                .root_certs(roots)
+                .unversioned_rustls_crypto_provider(provider)
+                .build();
+            config = config.tls_config(tls_config);
+            trust = Some(trusted);
+        }
+        let scheme = if tls { "https" } else { "http" };
         Ok(EtcdLeaseStore {
-            agent: config.into(),
-            endpoints: parsed.servers.iter().map(|server| format!("http://{server}")).collect(),
+            agent: config.build().into(),
+            endpoints: parsed.servers.iter().map(|server| format!("{scheme}://{server}")).collect(),
             current: AtomicUsize::new(0),
             prefix: parsed.path,
             timeout: DEFAULT_STORE_TIMEOUT,
             tolerance: DEFAULT_CLOCK_TOLERANCE,
             name,
+            trust,
+            auth: parsed.credentials.map(|(user, password)| Auth { user, password, token: Mutex::new(None) }),
         })
     }
 
@@ -226,20 +298,112 @@ impl EtcdLeaseStore {
     }
 
     /// Posts `request` to the JSON API's `path` (`/v3/kv/txn`…) and returns the reply, checked
-    /// by [`reply`], within the timeout. The endpoint that answered last is tried first; one
-    /// that cannot be connected to (refused, unreachable, unknown host) is passed over for the
-    /// next, in the time left: nothing was sent to it.
+    /// by [`reply`], within the timeout. With a user and password, the request carries the
+    /// token of the last authentication (the first call authenticates); when etcd answers that
+    /// the token is no longer valid (expired, or older than a change of users and roles), the
+    /// store authenticates again and sends the request once more, in the time left.
     fn post(&self, what: &dyn Fn() -> String, path: &str, request: &Value) -> Result<Value, LeaseError> {
         let deadline = Instant::now() + self.timeout;
+        let request = request.to_string();
+        let Some(auth) = &self.auth else {
+            return self.send(what, path, &request, "", deadline)?.map_err(|e| self.refused(what, e));
+        };
+        let last = auth.token.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let token = match last {
+            Some(token) => token,
+            None => self.authenticate(what, auth, deadline)?,
+        };
+        match self.send(what, path, &request, &token, deadline)? {
+            Err(refusal) if refusal.asks_for_a_new_token() => {
+                let token = self.authenticate(what, auth, deadline)?;
+                self.send(what, path, &request, &token, deadline)?.map_err(|e| self.refused(what, e))
+            }
+            reply => reply.map_err(|e| self.refused(what, e)),
+        }
+    }
+
+    /// Authenticates as the URL's user (`/v3/auth/authenticate`): the token, kept for the
+    /// next requests; empty when the server has authentication off (the requests then carry
+    /// none, as etcd's own client does).
+    fn authenticate(&self, what: &dyn Fn() -> String, auth: &Auth, deadline: Instant) -> Result<String, LeaseError> {
+        let request = json!({ "name": auth.user, "password": auth.password }).to_string();
+        let token = match self.send(what, "/v3/auth/authenticate", &request, "", deadline)? {
+            Ok(reply) => match reply.get("token") {
+                Some(Value::String(token)) if !token.is_empty() => token.clone(),
+                _ => {
+                    let unexpected = UnexpectedReply("an authentication without a token".into());
+                    return Err(LeaseError::store(&self.name, what(), unexpected));
+                }
+            },
+            Err(refusal) if refusal.says("authentication is not enabled") => String::new(),
+            Err(refusal) => {
+                let refused = AuthError::Refused { user: auth.user.clone(), source: refusal };
+                return Err(LeaseError::store(&self.name, what(), refused));
+            }
+        };
+        *auth.token.lock().unwrap_or_else(PoisonError::into_inner) = Some(token.clone());
+        Ok(token)
+    }
+
+    /// etcd's refusal of a request as the store's error: one that asks for a user the URL
+    /// does not name says so.
+    fn refused(&self, what: &dyn Fn() -> String, refusal: ReplyError) -> LeaseError {
+        if self.auth.is_none() && refusal.says("user name is empty") {
+            return LeaseError::store(&self.name, what(), AuthError::Missing { source: refusal });
+        }
+        LeaseError::store(&self.name, what(), refusal)
+    }
+
+    /// Sends `request` to `path` with `token` (if not empty) as its `Authorization`, and reads
+    /// the reply by [`reply`], before `deadline`: the outer error when no reply came, the inner
+    /// one when etcd refused. The endpoint that answered last is tried first; one that cannot
+    /// be connected to (refused, unreachable, unknown host) is passed over for the next, in
+    /// the time left: nothing was sent to it.
+    fn send(
+        &self,
+        what: &dyn Fn() -> String,
+        path: &str,
+        request: &str,
+        token: &str,
+        deadline: Instant,
+    ) -> Result<Result<Value, ReplyError>, LeaseError> {
         let timed_out = || LeaseError::Timeout { store: self.name.clone(), what: what(), after: self.timeout };
-        let failed = |error: ureq::Error| match error {
+        let server = |index: usize| {
+            let endpoint = &self.endpoints[index];
+            endpoint.split_once("://").map_or(endpoint.as_str(), |(_, server)| server).to_owned()
+        };
+        let failed = |error: ureq::Error, index: usize| match error {
             ureq::Error::Timeout(_) => timed_out(),
             ureq::Error::Io(e) if matches!(e.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock) => {
                 timed_out()
             }
-            error => LeaseError::store(&self.name, what(), error),
+            // A server that closed or reset the connection: one that serves TLS does so on a
+            // request in plain text, and one that does not, on a TLS handshake.
+            ureq::Error::Io(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::UnexpectedEof
+                        | std::io::ErrorKind::ConnectionReset
+                        | std::io::ErrorKind::ConnectionAborted
+                ) =>
+            {
+                let hint = if self.trust.is_some() {
+                    "if it does not serve TLS on this port, the URL is etcd://…"
+                } else {
+                    "if it serves TLS, the URL is etcds://…"
+                };
+                LeaseError::store(&self.name, what(), Disconnected { server: server(index), hint, source: e })
+            }
+            error => match &self.trust {
+                Some(trust) => match tls_failure(error) {
+                    Ok((cause, certificate)) => {
+                        LeaseError::store(&self.name, what(), TlsFailed::new(server(index), trust, certificate, cause))
+                    }
+                    Err(error) => LeaseError::store(&self.name, what(), error),
+                },
+                None => LeaseError::store(&self.name, what(), error),
+            },
         };
-        let request = request.to_string();
         let first = self.current.load(Ordering::Relaxed);
         let mut unreachable = None;
         for i in 0..self.endpoints.len() {
@@ -248,26 +412,23 @@ impl EtcdLeaseStore {
             if left.is_zero() {
                 return Err(timed_out());
             }
-            let sent = self
-                .agent
-                .post(format!("{}{path}", self.endpoints[index]))
-                .content_type("application/json")
-                .config()
-                .timeout_global(Some(left))
-                .build()
-                .send(&request);
+            let mut post = self.agent.post(format!("{}{path}", self.endpoints[index])).content_type("application/json");
+            if !token.is_empty() {
+                post = post.header("Authorization", token);
+            }
+            let sent = post.config().timeout_global(Some(left)).build().send(request);
             match sent {
                 Ok(mut response) => {
                     self.current.store(index, Ordering::Relaxed);
                     let status = response.status().as_u16();
-                    let body = response.body_mut().read_to_string().map_err(failed)?;
-                    return reply(status, &body).map_err(|e| LeaseError::store(&self.name, what(), e));
+                    let body = response.body_mut().read_to_string().map_err(|e| failed(e, index))?;
+                    return Ok(reply(status, &body));
                 }
-                Err(error) if cannot_connect(&error) => unreachable = Some(error),
-                Err(error) => return Err(failed(error)),
+                Err(error) if cannot_connect(&error) => unreachable = Some((error, index)),
+                Err(error) => return Err(failed(error, index)),
             }
         }
-        Err(unreachable.map_or_else(timed_out, failed))
+        Err(unreachable.map_or_else(timed_out, |(error, index)| failed(error, index)))
     }
 
     /// Reads `key`: its entry, if any.
@@ -615,6 +776,128 @@ fn cannot_connect(error: &ureq::Error) -> bool {
     }
 }
 
+/// The roots a TLS store checks server certificates against: the CA certificates of the PEM
+/// file that `ca=` or else [`CA_ENV`] names, or the system's trusted roots; and how messages
+/// name them. A CA file that cannot be read, or holds no certificate, makes the URL unusable.
+fn trusted_roots(url: &str, ca_param: Option<&str>) -> Result<(ureq::tls::RootCerts, String), LeaseError> {
+    let bad = |reason: String, source: Option<Arc<dyn StdError + Send + Sync>>| LeaseError::BadUrl {
+        url: redact(url),
+        reason,
+        source,
+    };
+    let ca_file = match ca_param {
+        Some(path) => Some(path.to_owned()),
+        None => std::env::var(CA_ENV).ok().filter(|path| !path.trim().is_empty()),
+    };
+    let Some(path) = ca_file else {
+        // Certificates the system's store holds but rustls cannot parse are left out, as are
+        // stores that cannot be read: a server is then refused as untrusted, naming its CA.
+        let native = rustls_native_certs::load_native_certs();
+        let roots = native.certs.iter().map(|der| ureq::tls::Certificate::from_der(der.as_ref()).to_owned());
+        return Ok((roots.collect::<Vec<_>>().into(), "the system's trusted roots".into()));
+    };
+    let pem = std::fs::read(&path)
+        .map_err(|e| bad(format!("the CA file {path:?} could not be read: {e}"), Some(Arc::new(e))))?;
+    let mut certificates = Vec::new();
+    for item in ureq::tls::parse_pem(&pem) {
+        match item {
+            Ok(ureq::tls::PemItem::Certificate(certificate)) => certificates.push(certificate),
+            Ok(_) => {} // a key beside the certificates
+            Err(e) => return Err(bad(format!("the CA file {path:?} is not PEM: {e}"), Some(Arc::new(e)))),
+        }
+    }
+    if certificates.is_empty() {
+        return Err(bad(format!("the CA file {path:?} holds no PEM certificate"), None));
+    }
+    Ok((certificates.into(), format!("the CA file {path:?}")))
+}
+
+/// The TLS failure behind `error`, if it is one: rustls's error (the handshake, the
+/// certificate), and whether the server's certificate was refused. Any other error is given
+/// back.
+fn tls_failure(error: ureq::Error) -> Result<(Box<dyn StdError + Send + Sync>, bool), ureq::Error> {
+    let certificate = |e: &rustls::Error| {
+        matches!(
+            e,
+            rustls::Error::InvalidCertificate(_)
+                | rustls::Error::NoCertificatesPresented
+                | rustls::Error::InvalidCertRevocationList(_)
+        )
+    };
+    match error {
+        ureq::Error::Rustls(e) => {
+            let refused = certificate(&e);
+            Ok((Box::new(e), refused))
+        }
+        ureq::Error::Io(e) if e.get_ref().is_some_and(|inner| inner.is::<rustls::Error>()) => {
+            let inner = e.into_inner().expect("an error inside");
+            let refused = inner.downcast_ref::<rustls::Error>().is_some_and(certificate);
+            Ok((inner, refused))
+        }
+        error => Err(error),
+    }
+}
+
+/// A TLS connection to an etcd server that could not be made.
+#[derive(Debug, Error)]
+#[error("TLS with {server} failed: {hint}: {source}")]
+struct TlsFailed {
+    /// `host:port`.
+    server: String,
+    /// What went wrong, in the store's words.
+    hint: String,
+    /// rustls's error, or the system's.
+    #[source]
+    source: Box<dyn StdError + Send + Sync>,
+}
+
+impl TlsFailed {
+    fn new(server: String, trust: &str, certificate: bool, source: Box<dyn StdError + Send + Sync>) -> Self {
+        let hint = if certificate {
+            format!("the server's certificate was not trusted (checked against {trust})")
+        } else {
+            "the handshake did not complete (does the server serve TLS on this port? etcd does on its https:// \
+             client URLs)"
+                .to_owned()
+        };
+        TlsFailed { server, hint, source }
+    }
+}
+
+/// A server that closed or reset the connection instead of replying.
+#[derive(Debug, Error)]
+#[error("{server} hung up without a reply ({hint}): {source}")]
+struct Disconnected {
+    /// `host:port`.
+    server: String,
+    /// What may be the cause.
+    hint: &'static str,
+    /// The system's error.
+    #[source]
+    source: std::io::Error,
+}
+
+/// etcd refused the URL's user and password, or asks for a user the URL does not name.
+#[derive(Debug, Error)]
+enum AuthError {
+    /// `/v3/auth/authenticate` refused the user name and password.
+    #[error("etcd refused to authenticate user {user:?}: {source}")]
+    Refused {
+        /// The user name.
+        user: String,
+        /// etcd's refusal.
+        #[source]
+        source: ReplyError,
+    },
+    /// A request without a user was refused: the server has authentication on.
+    #[error("etcd has authentication on; name a user and password in the URL (etcd://user:password@host…): {source}")]
+    Missing {
+        /// etcd's refusal.
+        #[source]
+        source: ReplyError,
+    },
+}
+
 // The JSON API: requests and replies. etcd writes its int64 fields as JSON strings, bytes
 // (keys, values) in base64, and leaves out every field that holds its zero value (a `false`,
 // an empty list, a 0).
@@ -633,6 +916,20 @@ enum ReplyError {
     /// A reply that is not what the request asks for.
     #[error(transparent)]
     Unexpected(#[from] UnexpectedReply),
+}
+
+impl ReplyError {
+    /// Whether etcd refused the request with a message that contains `words`.
+    fn says(&self, words: &str) -> bool {
+        matches!(self, ReplyError::Refused { message, .. } if message.contains(words))
+    }
+
+    /// Whether etcd refused the request's token (or its lack of one) in a way a new
+    /// authentication cures: the token expired or is unknown to this member, it predates a
+    /// change of users or roles, or none was sent to a server that turned authentication on.
+    fn asks_for_a_new_token(&self) -> bool {
+        self.says("invalid auth token") || self.says("revision of auth store is old") || self.says("user name is empty")
+    }
 }
 
 /// A key and what etcd keeps with it, from a range reply.
@@ -828,6 +1125,49 @@ mod tests {
     }
 
     #[test]
+    fn tls_and_credentials_are_read_from_the_url() {
+        let dir = std::env::temp_dir().join(format!("typed-snowflake-etcd-ca-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // Not a certificate of any use, but PEM: the URL is read, nothing is sent.
+        let pem = dir.join("ca file.pem");
+        std::fs::write(&pem, "-----BEGIN CERTIFICATE-----\nMAA=\n-----END CERTIFICATE-----\n").unwrap();
+        let encoded = pem.display().to_string().replace('%', "%25").replace(' ', "%20");
+        let store =
+            EtcdLeaseStore::open(&format!("etcds://root:s%2Fcr%40t@10.0.0.1,[::1]:2380/apps?ca={encoded}")).unwrap();
+        assert_eq!(store.describe(), "etcds://root@10.0.0.1:2379,[::1]:2380/apps");
+        assert_eq!(store.endpoints, ["https://10.0.0.1:2379", "https://[::1]:2380"]);
+        assert_eq!(store.trust.as_deref(), Some(format!("the CA file {:?}", pem.display().to_string()).as_str()));
+        let auth = store.auth.as_ref().unwrap();
+        assert_eq!((auth.user.as_str(), auth.password.as_str()), ("root", "s/cr@t"));
+        assert!(!format!("{store:?}").contains("cr"), "{store:?}");
+        let store = EtcdLeaseStore::open(&format!("ETCD+HTTPS://h?ca={encoded}")).unwrap();
+        assert_eq!((store.describe().as_str(), store.endpoints[0].as_str()), ("etcds://h:2379/", "https://h:2379"));
+        // In plain text, a CA file is of no use, and not read.
+        let store = EtcdLeaseStore::open("etcd://u:p@h?ca=/no/such/ca.pem").unwrap();
+        assert_eq!((store.describe().as_str(), store.endpoints[0].as_str()), ("etcd://u@h:2379/", "http://h:2379"));
+        assert!(store.trust.is_none());
+
+        // A CA file that cannot be read, or holds no certificate: refused before anything is
+        // sent, naming the file, never the password.
+        let err = EtcdLeaseStore::open("etcds://root:secret@h?ca=/no/such/ca.pem").unwrap_err();
+        let LeaseError::BadUrl { reason, source, url } = &err else { panic!("{err:?}") };
+        assert!(reason.starts_with("the CA file \"/no/such/ca.pem\" could not be read: "), "{reason}");
+        assert!(source.is_some());
+        assert_eq!(url, "etcds://root@h?ca=/no/such/ca.pem");
+        assert!(!err.to_string().contains("secret"), "{err}");
+        let empty = dir.join("empty.pem");
+        std::fs::write(&empty, "no certificate here\n").unwrap();
+        let err = EtcdLeaseStore::open(&format!("etcds://h?ca={}", empty.display())).unwrap_err();
+        assert!(err.to_string().contains("holds no PEM certificate"), "{err}");
+        let err = EtcdLeaseStore::open("etcds://h?ca=").unwrap_err();
+        assert!(err.to_string().contains("the CA file \"\" could not be read"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+
+        let store = super::super::open_store("etcd+https://u:secret@h:1/x").unwrap();
+        assert_eq!(store.describe(), "etcds://u@h:1/x");
+    }
+
+    #[test]
     fn records_round_trip() {
         for record in [
             Record { fence: 1, high_water_ms: None, written_ms: 5 },
@@ -1017,6 +1357,102 @@ mod tests {
         assert_eq!(store.get(&what, "/k").unwrap(), None);
         assert_eq!(store.current.load(Ordering::Relaxed), 1);
         assert_eq!(store.get(&what, "/k").unwrap(), None);
+        server.join().unwrap();
+    }
+
+    /// A fake etcd with authentication on: it answers `replies` in turn, and returns each
+    /// request's path and `Authorization` header.
+    fn fake_etcd(replies: Vec<(u16, String)>) -> (u16, std::thread::JoinHandle<Vec<(String, String)>>) {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            for (status, body) in replies {
+                let (mut stream, _) = listener.accept().unwrap();
+                let mut request = Vec::new();
+                let mut buf = [0; 4096];
+                // Up to the end of the body: the headers, then Content-Length bytes.
+                let (head, length) = loop {
+                    let n = stream.read(&mut buf).unwrap();
+                    request.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&request).into_owned();
+                    if let Some((head, rest)) = text.split_once("\r\n\r\n") {
+                        let length = head
+                            .lines()
+                            .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length: ").map(str::to_owned))
+                            .map_or(0, |n| n.trim().parse::<usize>().unwrap());
+                        if rest.len() >= length {
+                            break (head.to_owned(), length);
+                        }
+                    }
+                };
+                assert!(length > 0);
+                let path = head.split(' ').nth(1).unwrap().to_owned();
+                let token = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("authorization: ").or_else(|| l.strip_prefix("Authorization: ")))
+                    .unwrap_or("")
+                    .to_owned();
+                seen.push((path, token));
+                write!(
+                    stream,
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                )
+                .unwrap();
+            }
+            seen
+        });
+        (port, server)
+    }
+
+    /// The first request authenticates; a token etcd no longer knows is replaced once, and
+    /// the request sent again with the new one; a second refusal of the token is the error.
+    #[test]
+    fn an_invalid_token_is_replaced_once() {
+        let token = |t: &str| (200, format!(r#"{{{HEADER},"token":"{t}"}}"#));
+        let invalid = || {
+            (
+                401,
+                r#"{"error":"etcdserver: invalid auth token","code":16,"message":"etcdserver: invalid auth token"}"#
+                    .to_owned(),
+            )
+        };
+        let empty = || (200, format!("{{{HEADER}}}"));
+        let (port, server) =
+            fake_etcd(vec![token("t1"), empty(), invalid(), token("t2"), empty(), invalid(), token("t3"), invalid()]);
+        let store = EtcdLeaseStore::open(&format!("etcd://root:pw@127.0.0.1:{port}")).unwrap();
+        let what = || "reading".to_owned();
+        assert_eq!(store.get(&what, "/k").unwrap(), None);
+        assert_eq!(store.get(&what, "/k").unwrap(), None);
+        let err = store.get(&what, "/k").unwrap_err();
+        assert!(err.to_string().ends_with("(HTTP 401): etcdserver: invalid auth token"), "{err}");
+        let seen = server.join().unwrap();
+        let auth = ("/v3/auth/authenticate".to_owned(), String::new());
+        let range = |t: &str| ("/v3/kv/range".to_owned(), t.to_owned());
+        assert_eq!(
+            seen,
+            [auth.clone(), range("t1"), range("t1"), auth.clone(), range("t2"), range("t2"), auth, range("t3")]
+        );
+    }
+
+    #[test]
+    fn a_refused_authentication_names_the_user_never_the_password() {
+        let refused = r#"{"error":"etcdserver: authentication failed, invalid user ID or password","code":3,"message":"etcdserver: authentication failed, invalid user ID or password"}"#;
+        let (port, server) = fake_etcd(vec![(400, refused.to_owned())]);
+        let store = EtcdLeaseStore::open(&format!("etcd://root:s3cr3t@127.0.0.1:{port}/apps")).unwrap();
+        let err = store.acquire(&Claim::new("shop", 32, Duration::from_secs(1))).unwrap_err();
+        let message = err.to_string();
+        assert_eq!(
+            message,
+            format!(
+                "lease store etcd://root@127.0.0.1:{port}/apps: acquiring a worker ID in namespace \"shop\" failed: \
+                 etcd refused to authenticate user \"root\": etcd refused the request (HTTP 400): etcdserver: \
+                 authentication failed, invalid user ID or password"
+            )
+        );
+        assert!(!message.contains("s3cr3t") && !format!("{err:?}").contains("s3cr3t"), "{err:?}");
         server.join().unwrap();
     }
 

@@ -42,7 +42,8 @@ pub use sql::{DEFAULT_TABLE, MYSQL_TABLE_DDL, POSTGRES_TABLE_DDL, SqlLeaseStore,
 /// Opens the store a URL names: `redis://`, `rediss://` (TLS) or `redis+sentinel://` (a master
 /// found through Redis Sentinel) (feature `lease-redis`),
 /// `postgres://` or `postgresql://` (feature `lease-postgres`), `mysql://` or `mariadb://`
-/// (feature `lease-mysql`), `etcd://` or `etcd+http://` (feature `lease-etcd`), `zk://`
+/// (feature `lease-mysql`), `etcd://`, `etcds://` (TLS), `etcd+http://` or `etcd+https://`
+/// (feature `lease-etcd`), `zk://`
 /// (feature `lease-zookeeper`). A URL of a store whose feature is off is an error naming the
 /// feature. TLS and its CA are asked for in the URL (see [`CA_ENV`] for a CA file of the
 /// environment); `docs/stores.md` lists the URL forms.
@@ -76,9 +77,9 @@ pub fn open_store(url: &str) -> Result<std::sync::Arc<dyn LeaseStore>, LeaseErro
         #[cfg(not(any(feature = "lease-postgres", feature = "lease-mysql")))]
         "mysql" | "mariadb" => Err(off("lease-mysql")),
         #[cfg(feature = "lease-etcd")]
-        "etcd" | "etcd+http" => Ok(std::sync::Arc::new(EtcdLeaseStore::open(url)?)),
+        "etcd" | "etcd+http" | "etcds" | "etcd+https" => Ok(std::sync::Arc::new(EtcdLeaseStore::open(url)?)),
         #[cfg(not(feature = "lease-etcd"))]
-        "etcd" | "etcd+http" => Err(off("lease-etcd")),
+        "etcd" | "etcd+http" | "etcds" | "etcd+https" => Err(off("lease-etcd")),
         #[cfg(feature = "lease-zookeeper")]
         "zk" => Ok(std::sync::Arc::new(ZooKeeperLeaseStore::open(url)?)),
         #[cfg(not(feature = "lease-zookeeper"))]
@@ -87,7 +88,7 @@ pub fn open_store(url: &str) -> Result<std::sync::Arc<dyn LeaseStore>, LeaseErro
             url: store::support::redact_url(url),
             reason:
                 "expected redis://, rediss://, redis+sentinel://, postgres://, postgresql://, mysql://, mariadb://, \
-                     etcd:// or zk://"
+                     etcd://, etcds:// or zk://"
                     .into(),
             source: None,
         }),
