@@ -3,7 +3,7 @@
 use std::error::Error as StdError;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -17,6 +17,7 @@ use super::store::support::{
     scan_order, ttl_ms,
 };
 use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, WorkerRecord};
+use crate::clock::{wall_ms, wall_us};
 
 /// Worker IDs are written with this many digits in keys, so that the keys of a range of worker
 /// IDs are a range of keys: 4194303, the highest worker ID, has 7.
@@ -510,7 +511,7 @@ impl EtcdLeaseStore {
         let kv = self.get(&what, &high_water_key)?;
         let record = self.record(&what, kv.as_ref())?;
         let revision = kv.map_or(0, |kv| kv.mod_revision);
-        let now_ms = local_now_ms();
+        let now_ms = wall_ms();
         if let Some(written_ms) = record.map(|r| r.written_ms)
             && written_ms > now_ms.saturating_add(millis(self.tolerance))
         {
@@ -521,7 +522,7 @@ impl EtcdLeaseStore {
                 tolerance: self.tolerance,
             });
         }
-        let mut fence = local_now_us().max(claim.fence_above.saturating_add(1));
+        let mut fence = wall_us().max(claim.fence_above.saturating_add(1));
         if let Some(last) = record.map(|r| r.fence) {
             fence = fence.max(last.saturating_add(1));
         }
@@ -650,7 +651,7 @@ impl LeaseStore for EtcdLeaseStore {
             let written = Record {
                 fence: record.map_or(grant.fence, |r| r.fence),
                 high_water_ms: Some(stored.map_or(high_water_ms, |hw| hw.max(high_water_ms))),
-                written_ms: local_now_ms(),
+                written_ms: wall_ms(),
             };
             if self.write_record(
                 &what,
@@ -674,7 +675,7 @@ impl LeaseStore for EtcdLeaseStore {
             let written = Record {
                 fence: record.map_or(grant.fence, |r| r.fence),
                 high_water_ms: Some(high_water_ms),
-                written_ms: local_now_ms(),
+                written_ms: wall_ms(),
             };
             if self.write_record(
                 &what,
@@ -694,7 +695,7 @@ impl LeaseStore for EtcdLeaseStore {
 
     fn now_ms(&self) -> Result<i64, LeaseError> {
         // etcd has no clock: see the type's docs for how skew is bounded instead.
-        Ok(local_now_ms())
+        Ok(wall_ms())
     }
 
     fn describe(&self) -> String {
@@ -1081,16 +1082,6 @@ fn ttl_seconds(ttl: Duration) -> Result<i64, LeaseError> {
 
 fn millis(duration: Duration) -> i64 {
     i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
-}
-
-fn local_now_ms() -> i64 {
-    let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
-}
-
-fn local_now_us() -> u64 {
-    let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-    u64::try_from(since.as_micros()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]
