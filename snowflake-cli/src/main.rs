@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use serde_json::{Map, Value, json};
-use snowflake_types::layout::format_rfc3339;
+use snowflake_types::layout::{LayoutSummary, format_rfc3339};
 use snowflake_types::score::score_of;
 use snowflake_types::{Generator, Labels, Layout, Parts, Preset, TickUnit};
 
@@ -568,22 +568,11 @@ fn layouts(json: bool, out: &mut dyn Write) -> io::Result<()> {
         };
         let runs_out = format_rfc3339(layout.max_timestamp_ms());
         if json {
-            let line = json!({
-                "preset": preset.name,
-                "layout": layout.to_string(),
-                "time_bits": layout.time_bits(),
-                "worker_bits": layout.worker_bits(),
-                "datacenter_bits": layout.datacenter_bits(),
-                "seq_bits": layout.seq_bits(),
-                "order": layout.order().as_str(),
-                "tick": layout.unit().as_str(),
-                "epoch": format_rfc3339(layout.epoch_ms()),
-                "epoch_ms": layout.epoch_ms(),
-                "runs_out": runs_out,
-                "epoch_configurable": preset.epoch_configurable,
-                "about": preset.about,
-                "source": preset.source,
-            });
+            let mut line = json!(LayoutSummary(layout));
+            line["preset"] = json!(preset.name);
+            line["epoch_configurable"] = json!(preset.epoch_configurable);
+            line["about"] = json!(preset.about);
+            line["source"] = json!(preset.source);
             writeln!(out, "{line}")?;
         } else {
             writeln!(

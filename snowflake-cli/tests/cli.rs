@@ -332,6 +332,20 @@ fn layouts_lists_every_preset_with_the_date_it_runs_out() {
         })
         .collect();
     assert_eq!(names, ["twitter", "discord", "instagram", "sonyflake", "mastodon", "leaf", "baidu"]);
+    // The layout's description, as the service's /v1/types writes it, and the preset's own keys.
+    let baidu: serde_json::Value = serde_json::from_str(json.lines().last().expect("baidu")).expect("JSON");
+    for (key, value) in [
+        ("time_bits", serde_json::json!(28)),
+        ("worker_bits", serde_json::json!(22)),
+        ("seq_bits", serde_json::json!(13)),
+        ("tick", serde_json::json!("1s")),
+        ("epoch", serde_json::json!("2016-05-20T00:00:00.000Z")),
+        ("runs_out", serde_json::json!("2024-11-20T21:24:15.999Z")),
+        ("epoch_configurable", serde_json::json!(true)),
+    ] {
+        assert_eq!(baidu[key], value, "{key}: {baidu}");
+    }
+    assert!(baidu["source"].as_str().is_some_and(|s| s.starts_with("http")), "{baidu}");
 }
 
 #[test]

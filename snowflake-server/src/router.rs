@@ -31,7 +31,7 @@ use axum::{Json, Router};
 use metrics_exporter_prometheus::PrometheusHandle;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use snowflake_types::layout::format_rfc3339;
+use snowflake_types::layout::{LayoutSummary, format_rfc3339};
 use snowflake_types::{GenerateError, Parts};
 
 use crate::state::{AppState, IdType, retry_after};
@@ -284,22 +284,12 @@ async fn types(State(shared): State<Shared>) -> Json<Value> {
         .types()
         .iter()
         .map(|t| {
-            let layout = &t.spec.layout;
-            json!({
-                "name": t.spec.name,
-                "layout": layout.to_string(),
-                "preset": t.spec.preset.map(|p| p.name),
-                "time_bits": layout.time_bits(),
-                "worker_bits": layout.worker_bits(),
-                "datacenter_bits": layout.datacenter_bits(),
-                "seq_bits": layout.seq_bits(),
-                "order": layout.order().as_str(),
-                "tick": layout.unit().as_str(),
-                "epoch": format_rfc3339(layout.epoch_ms()),
-                "runs_out": format_rfc3339(layout.max_timestamp_ms()),
-                "worker": t.generator.worker(),
-                "batch_limit": t.generator.batch_limit(),
-            })
+            let mut described = json!(LayoutSummary(&t.spec.layout));
+            described["name"] = json!(t.spec.name);
+            described["preset"] = json!(t.spec.preset.map(|p| p.name));
+            described["worker"] = json!(t.generator.worker());
+            described["batch_limit"] = json!(t.generator.batch_limit());
+            described
         })
         .collect();
     Json(json!({ "types": types, "worker_source": app.worker_source() }))
