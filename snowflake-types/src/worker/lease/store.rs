@@ -797,13 +797,13 @@ mod tests {
 
     #[test]
     fn holder_names_are_host_and_pid_and_nothing_else() {
-        let name = support::holder_name();
+        let name = holder_name();
         assert!(name.ends_with(&format!(":{}", std::process::id())), "{name}");
-        assert_eq!(support::recorded_holder(name).as_deref(), Some(name));
-        assert_eq!(support::clean_host(" web-1.internal\n"), "web-1.internal");
-        assert_eq!(support::clean_host("a|b c:d/é"), "a_b_c_d__");
-        assert_eq!(support::clean_host(""), "unknown");
-        assert_eq!(support::clean_host(&"h".repeat(100)).len(), support::HOST_NAME_BYTES);
+        assert_eq!(recorded_holder(name).as_deref(), Some(name));
+        assert_eq!(clean_host(" web-1.internal\n"), "web-1.internal");
+        assert_eq!(clean_host("a|b c:d/é"), "a_b_c_d__");
+        assert_eq!(clean_host(""), "unknown");
+        assert_eq!(clean_host(&"h".repeat(100)).len(), HOST_NAME_BYTES);
         for hostile in [
             "",
             ":1",
@@ -815,9 +815,9 @@ mod tests {
             "web:12345678901",
             &format!("{}:1", "h".repeat(37)),
         ] {
-            assert_eq!(support::recorded_holder(hostile), None, "{hostile:?}");
+            assert_eq!(recorded_holder(hostile), None, "{hostile:?}");
         }
-        assert_eq!(support::recorded_holder("db-0.ids.svc:4242").as_deref(), Some("db-0.ids.svc:4242"));
+        assert_eq!(recorded_holder("db-0.ids.svc:4242").as_deref(), Some("db-0.ids.svc:4242"));
     }
 
     #[test]

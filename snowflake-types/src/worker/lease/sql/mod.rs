@@ -18,8 +18,8 @@ use tokio::runtime::Runtime;
 use tokio::time::Instant;
 
 use super::store::support::{
-    UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name, listing, new_token, recorded_holder,
-    redact_url, scan_order, ttl_ms,
+    HOST_NAME_BYTES, UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name, listing, new_token,
+    recorded_holder, redact_url, scan_order, ttl_ms,
 };
 use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, WorkerRecord};
 
@@ -410,6 +410,8 @@ impl LeaseStore for SqlLeaseStore {
 /// random bits; the fence, compared with it, tells grants apart as well) and the holder's
 /// name, `token/host:pid`: at most 64 bytes, the column's width.
 fn holder_column(token: &str) -> String {
+    // The longest host name and process ID fit the column, VARCHAR(64).
+    const _: () = assert!(16 + 1 + HOST_NAME_BYTES + 1 + 10 <= 64);
     format!("{}/{}", token.get(..16).unwrap_or(token), holder_name())
 }
 
@@ -682,8 +684,6 @@ mod tests {
         let (short, name) = column.split_once('/').expect("token/name");
         assert_eq!(short, "0123456789abcdef");
         assert_eq!(recorded_holder(name).as_deref(), Some(holder_name()));
-        // The longest host name and process ID still fit VARCHAR(64).
-        assert!(16 + 1 + super::super::store::support::HOST_NAME_BYTES + 1 + 10 <= 64);
         // A grant no store of ours made does not panic.
         assert!(holder_column("é").ends_with(holder_name()));
     }
