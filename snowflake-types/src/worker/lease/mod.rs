@@ -42,9 +42,9 @@ pub use sql::{DEFAULT_TABLE, MYSQL_TABLE_DDL, POSTGRES_TABLE_DDL, SqlLeaseStore,
 /// Opens the store a URL names: `redis://`, `rediss://` (TLS) or `redis+sentinel://` (a master
 /// found through Redis Sentinel) (feature `lease-redis`),
 /// `postgres://` or `postgresql://` (feature `lease-postgres`), `mysql://` or `mariadb://`
-/// (feature `lease-mysql`), `etcd://` or `etcd+http://` (feature `lease-etcd`), `zk://`
-/// (feature `lease-zookeeper`). A URL of a store whose feature is off is an error naming the
-/// feature. TLS and its CA are asked for in the URL (see [`CA_ENV`] for a CA file of the
+/// (feature `lease-mysql`), `etcd://` or `etcd+http://` (feature `lease-etcd`), `zk://`, or
+/// `zks://` or `zk+tls://` for TLS (feature `lease-zookeeper`). A URL of a store whose
+/// feature is off is an error naming the feature. TLS and its CA are asked for in the URL (see [`CA_ENV`] for a CA file of the
 /// environment); `docs/stores.md` lists the URL forms.
 ///
 /// ```
@@ -80,9 +80,9 @@ pub fn open_store(url: &str) -> Result<std::sync::Arc<dyn LeaseStore>, LeaseErro
         #[cfg(not(feature = "lease-etcd"))]
         "etcd" | "etcd+http" => Err(off("lease-etcd")),
         #[cfg(feature = "lease-zookeeper")]
-        "zk" => Ok(std::sync::Arc::new(ZooKeeperLeaseStore::open(url)?)),
+        "zk" | "zks" | "zk+tls" => Ok(std::sync::Arc::new(ZooKeeperLeaseStore::open(url)?)),
         #[cfg(not(feature = "lease-zookeeper"))]
-        "zk" => Err(off("lease-zookeeper")),
+        "zk" | "zks" | "zk+tls" => Err(off("lease-zookeeper")),
         _ => Err(LeaseError::BadUrl {
             url: store::support::redact_url(url),
             reason:

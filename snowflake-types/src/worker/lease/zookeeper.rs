@@ -9,15 +9,23 @@ use tokio::runtime::Runtime;
 use zookeeper_client as zk;
 
 use super::cluster_url::ClusterUrl;
+use super::store::support::redact_url;
 use super::store::support::{
     UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name, listing, new_token, recorded_holder,
     scan_order, ttl_ms,
 };
-use super::store::{Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, WorkerRecord};
+use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, WorkerRecord};
 
 /// How many times a renewal or a release reads and writes again when the high-water znode
 /// changed between the two.
 const WRITE_ATTEMPTS: usize = 3;
+
+/// ZooKeeper's usual client ports: `clientPort` and `secureClientPort`.
+const PLAIN_PORT: u16 = 2181;
+const TLS_PORT: u16 = 2281;
+
+/// The query parameter naming a PEM file of CA certificates for `zks://`.
+const CA_PARAM: &str = "ca";
 
 /// The session timeout of the store's own session, which reads the servers' clock and lists
 /// the leases.
@@ -26,7 +34,16 @@ const CLOCK_SESSION: Duration = Duration::from_secs(10);
 /// Worker-ID leases in a ZooKeeper ensemble, through `zookeeper-client`.
 ///
 /// URL: `zk://host[:port][,host[:port]…][/path]` (port 2181 by default): every znode lives
-/// under `path`, created as needed. TLS and authentication are not supported yet.
+/// under `path`, created as needed. **TLS**: `zks://host[:port][,host[:port]…][/path]` (also
+/// written `zk+tls://`), port 2281 by default (ZooKeeper's usual `secureClientPort`), trusts
+/// the CA certificates of the PEM file named by the query parameter `ca=<path>`
+/// (percent-decoded), or else by the environment variable [`CA_ENV`](super::CA_ENV), or else
+/// the system's trusted roots; each server's certificate must be valid for the host name (or
+/// IP address) the URL gives it. A CA file that cannot be read is [`LeaseError::BadUrl`]; a
+/// server whose certificate is not trusted, or a plain-text port asked for TLS, is a store
+/// error naming the failed handshake, within the store's timeout. Authentication (SASL,
+/// digest, client certificates) is not supported: a URL with a user name or password is
+/// refused.
 ///
 /// Each grant has a ZooKeeper session of its own whose timeout is the lease's TTL, and these
 /// znodes, for namespace `shop` and worker ID 7:
@@ -90,11 +107,19 @@ const CLOCK_SESSION: Duration = Duration::from_secs(10);
 /// let grant = store.acquire(&Claim::new("shop", 32, Duration::from_secs(10)))?;
 /// println!("worker {} leased from {}", grant.worker, store.describe());
 /// store.release("shop", &grant, grant.store_now_ms)?;
+///
+/// // Over TLS, the servers' certificates checked against a CA file.
+/// let store = ZooKeeperLeaseStore::open("zks://zk1.internal,zk2.internal/apps?ca=/etc/zookeeper/ca.pem")?;
+/// assert_eq!(store.describe(), "zks://zk1.internal:2281,zk2.internal:2281/apps");
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct ZooKeeperLeaseStore {
     runtime: Option<Runtime>,
+    /// The connect string: `host:port,…`, each prefixed `tcp+tls://` for TLS.
     servers: String,
+    /// The servers' `host:port`s, for the diagnosis of a failed TLS handshake.
+    addresses: Vec<String>,
+    tls: Option<Tls>,
     prefix: String,
     /// The sessions of the grants this store handed out, by token.
     held: Arc<Mutex<HashMap<String, Held>>>,
@@ -102,6 +127,59 @@ pub struct ZooKeeperLeaseStore {
     clock: Mutex<Option<zk::Client>>,
     timeout: Duration,
     name: String,
+}
+
+/// What a `zks://` store trusts: the client's options, and the same roots for diagnosing a
+/// handshake the client failed (its error does not say why).
+struct Tls {
+    options: zk::TlsOptions,
+    roots: Arc<rustls::RootCertStore>,
+}
+
+/// A TLS handshake with a server that failed, and why: the error a store reports when its
+/// client could not connect over TLS.
+#[derive(Debug)]
+struct TlsHandshakeFailed {
+    server: String,
+    cause: HandshakeCause,
+}
+
+#[derive(Debug)]
+enum HandshakeCause {
+    /// rustls refused: an untrusted certificate, a name it is not for, no common protocol.
+    Tls(rustls::Error),
+    /// The connection broke or ended: a server that does not speak TLS on that port, say.
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for TlsHandshakeFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the TLS handshake with {} failed: ", self.server)?;
+        match &self.cause {
+            HandshakeCause::Tls(rustls::Error::InvalidCertificate(
+                rustls::CertificateError::NotValidForName | rustls::CertificateError::NotValidForNameContext { .. },
+            )) => write!(f, "the server's certificate is not valid for the host name"),
+            HandshakeCause::Tls(rustls::Error::InvalidCertificate(_)) => {
+                write!(f, "the server's certificate was not trusted")
+            }
+            HandshakeCause::Tls(_) => write!(f, "TLS refused"),
+            HandshakeCause::Io(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => {
+                write!(f, "the server ended the connection (is this port TLS: ZooKeeper's secureClientPort?)")
+            }
+            HandshakeCause::Io(_) => {
+                write!(f, "the connection failed (is this port TLS: ZooKeeper's secureClientPort?)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for TlsHandshakeFailed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.cause {
+            HandshakeCause::Tls(error) => Some(error),
+            HandshakeCause::Io(error) => Some(error),
+        }
+    }
 }
 
 /// A grant's session.
@@ -154,9 +232,10 @@ fn encode_record(fence: u64, high_water_ms: Option<i64>) -> String {
     format!("{fence}|{}", high_water_ms.map(|hw| hw.to_string()).unwrap_or_default())
 }
 
-/// Why a call failed: the driver's error, or the timeout.
+/// Why a call failed: the driver's error, a failed TLS handshake, or the timeout.
 enum Failure {
     Zk(zk::Error),
+    Tls(TlsHandshakeFailed),
     Timeout,
 }
 
@@ -167,8 +246,14 @@ impl From<zk::Error> for Failure {
 }
 
 impl ZooKeeperLeaseStore {
-    /// A store for the ZooKeeper ensemble at `url` (`zk://host[:port][,host[:port]…][/path]`).
-    /// Nothing is sent until the first call.
+    /// A store for the ZooKeeper ensemble at `url`: `zk://host[:port][,host[:port]…][/path]`
+    /// (port 2181 by default), or `zks://…` (also written `zk+tls://…`) for TLS, port 2281 by
+    /// default (ZooKeeper's usual `secureClientPort`). Over TLS the store checks each server's
+    /// certificate and host name against the CA certificates of the PEM file that the query
+    /// parameter `ca=<path>` (percent-decoded) or else the environment variable [`CA_ENV`]
+    /// names, or else against the system's trusted roots. A user name or password is refused
+    /// (authentication is not supported), and so is any other query parameter. Nothing is sent
+    /// until the first call.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::{LeaseError, LeaseStore, ZooKeeperLeaseStore};
@@ -176,11 +261,84 @@ impl ZooKeeperLeaseStore {
     /// let store = ZooKeeperLeaseStore::open("zk://zk1,zk2:2182/apps")?;
     /// assert_eq!(store.describe(), "zk://zk1:2181,zk2:2182/apps");
     /// assert!(matches!(ZooKeeperLeaseStore::open("zk://user:pw@zk1"), Err(LeaseError::BadUrl { .. })));
+    ///
+    /// // TLS, on ZooKeeper's secure client port unless the URL names another.
+    /// # let dir = std::env::temp_dir().join(format!("zks-doc-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let ca = dir.join("ca.pem");
+    /// # let pem = "-----BEGIN CERTIFICATE-----
+    /// # MIIBiTCCAS+gAwIBAgIUXXlMvuxcqlo1uGlxBu0XimNfrpEwCgYIKoZIzj0EAwIw
+    /// # GTEXMBUGA1UEAwwOZG9jIGV4YW1wbGUgQ0EwIBcNMjYxMjAxMjE0NTIzWhgPMjEy
+    /// # NjExMDcyMTQ1MjNaMBkxFzAVBgNVBAMMDmRvYyBleGFtcGxlIENBMFkwEwYHKoZI
+    /// # zj0CAQYIKoZIzj0DAQcDQgAElCH1fIb1k6fvB/fUqA9P7l2Swyas0wqIKQSg71KV
+    /// # EbKKEA7MVlJ3Jj8DxKvKPZZ7IMi//QgrOM14taQB3GZATaNTMFEwHQYDVR0OBBYE
+    /// # FBuJVL0ZMwdUwrwMNmxply+ZiBFqMB8GA1UdIwQYMBaAFBuJVL0ZMwdUwrwMNmxp
+    /// # ly+ZiBFqMA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwIDSAAwRQIhALpmzbQl
+    /// # b0S6dxxzpzIzH6BpGC0m7VNn5/hcNnypcm0aAiAzprIcBDgxUGEZ5C6SEk69jnKm
+    /// # K95VBejuL6RS3ShTQw==
+    /// # -----END CERTIFICATE-----";
+    /// # std::fs::write(&ca, pem)?;
+    /// let url = format!("zks://zk1,zk2:3281/apps?ca={}", ca.display());
+    /// let store = ZooKeeperLeaseStore::open(&url)?;
+    /// assert_eq!(store.describe(), "zks://zk1:2281,zk2:3281/apps");
+    /// let missing = ZooKeeperLeaseStore::open("zks://zk1?ca=/no/such/ca.pem");
+    /// assert!(matches!(missing, Err(LeaseError::BadUrl { .. })));
+    /// # std::fs::remove_dir_all(&dir)?;
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn open(url: &str) -> Result<Self, LeaseError> {
-        let parsed = ClusterUrl::parse(url, &["zk"], 2181)?;
-        let name = parsed.describe("zk");
+        let bad = |reason: String| LeaseError::BadUrl { url: redact_url(url), reason, source: None };
+        let scheme = url.split_once("://").map_or(String::new(), |(scheme, _)| scheme.to_ascii_lowercase());
+        let secure = matches!(scheme.as_str(), "zks" | "zk+tls");
+        if let Some((_, rest)) = url.split_once("://") {
+            // Before the query is taken apart: a password may hold a `?`.
+            let authority = rest.split('/').next().unwrap_or_default();
+            if let Some(at) = authority.rfind('@') {
+                return Err(LeaseError::BadUrl {
+                    url: format!("{scheme}://{}", &rest[at + 1..]),
+                    reason: "authentication is not supported: a user name or password cannot be used; name the \
+                             servers alone"
+                        .into(),
+                    source: None,
+                });
+            }
+        }
+        if url.contains('#') {
+            return Err(bad("a fragment (`#…`) is not supported".into()));
+        }
+        let (base, query) = url.split_once('?').map_or((url, None), |(base, query)| (base, Some(query)));
+        let mut ca_param = None;
+        for pair in query.into_iter().flat_map(|query| query.split('&')).filter(|pair| !pair.is_empty()) {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            match key {
+                CA_PARAM if secure && !value.is_empty() => ca_param = Some(percent_decode(value)),
+                CA_PARAM if secure => return Err(bad("`ca=` names no file".into())),
+                CA_PARAM => return Err(bad("`ca=` is for TLS: write zks://".into())),
+                _ => {
+                    return Err(bad(format!(
+                        "unknown query parameter {key:?}: {}",
+                        if secure { "only `ca=<path of a PEM file>` is supported" } else { "none is supported" }
+                    )));
+                }
+            }
+        }
+        let default_port = if secure { TLS_PORT } else { PLAIN_PORT };
+        let parsed = ClusterUrl::parse(base, &["zk", "zks", "zk+tls"], default_port).map_err(|e| match e {
+            LeaseError::BadUrl { reason, source, .. } => LeaseError::BadUrl { url: redact_url(url), reason, source },
+            other => other,
+        })?;
+        let name = parsed.describe(if secure { "zks" } else { "zk" });
+        let tls = if secure {
+            let ca_file = ca_param.or_else(|| std::env::var(CA_ENV).ok().filter(|path| !path.trim().is_empty()));
+            Some(Tls::new(url, ca_file.as_deref())?)
+        } else {
+            None
+        };
+        let servers = if secure {
+            parsed.servers.iter().map(|server| format!("tcp+tls://{server}")).collect::<Vec<_>>().join(",")
+        } else {
+            parsed.servers.join(",")
+        };
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("snowflake-zookeeper")
@@ -190,7 +348,9 @@ impl ZooKeeperLeaseStore {
             .map_err(|e| LeaseError::store(&name, "starting the store's runtime", e))?;
         Ok(ZooKeeperLeaseStore {
             runtime: Some(runtime),
-            servers: parsed.servers.join(","),
+            servers,
+            addresses: parsed.servers,
+            tls,
             prefix: parsed.path,
             held: Arc::default(),
             clock: Mutex::new(None),
@@ -249,18 +409,39 @@ impl ZooKeeperLeaseStore {
         match failure {
             Failure::Timeout => LeaseError::Timeout { store: self.name.clone(), what: what(), after: self.timeout },
             Failure::Zk(error) => LeaseError::store(&self.name, what(), error),
+            Failure::Tls(error) => LeaseError::store(&self.name, what(), error),
         }
     }
 
     /// A new session with `session_timeout`.
     async fn connect(&self, session_timeout: Duration) -> Result<zk::Client, Failure> {
+        let began = Instant::now();
         // The store's timeout bounds the whole; the client's own, longer, does not cut it short.
-        let connecting = zk::Client::connector()
+        let mut connector = zk::Client::connector()
             .with_session_timeout(session_timeout)
             .with_connection_timeout(self.timeout * 2)
-            .with_fail_eagerly()
-            .connect(&self.servers);
-        tokio::time::timeout(self.timeout, connecting).await.map_err(|_| Failure::Timeout)?.map_err(Failure::Zk)
+            .with_fail_eagerly();
+        if let Some(tls) = &self.tls {
+            connector = connector.with_tls(tls.options.clone());
+        }
+        let connecting = connector.connect(&self.servers);
+        let error = match tokio::time::timeout(self.timeout, connecting).await {
+            Ok(Ok(client)) => return Ok(client),
+            Ok(Err(error)) => Failure::Zk(error),
+            Err(_) => Failure::Timeout,
+        };
+        // zookeeper-client says only that no server could be reached: over TLS, find out
+        // whether the handshake is why, within what is left of the timeout.
+        let Some(tls) = &self.tls else { return Err(error) };
+        let deadline = began + self.timeout;
+        let (roots, addresses) = (Arc::clone(&tls.roots), self.addresses.clone());
+        let diagnosis = tokio::task::spawn_blocking(move || {
+            addresses.iter().find_map(|server| handshake(server, &roots, deadline))
+        });
+        match tokio::time::timeout_at(deadline.into(), diagnosis).await {
+            Ok(Ok(Some(failed))) => Err(Failure::Tls(failed)),
+            _ => Err(error),
+        }
     }
 
     /// The persistent znode `path` and its parents, made if missing.
@@ -656,6 +837,147 @@ fn parse_lease(data: &[u8]) -> Option<(u64, Option<String>)> {
     Some((fence, fields.next().and_then(recorded_holder)))
 }
 
+impl Tls {
+    /// The client's TLS options, trusting the CA certificates of `ca_file`, or the system's
+    /// roots when there is none. `url` is for error messages.
+    fn new(url: &str, ca_file: Option<&str>) -> Result<Self, LeaseError> {
+        // zookeeper-client builds its rustls configuration with the process's default
+        // provider: ring, unless the process installed one (with two providers compiled in,
+        // as here, rustls picks none by itself).
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            // Another thread may have installed one meanwhile: theirs is as good.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
+        let bad = |reason: String, source: Option<Arc<dyn std::error::Error + Send + Sync>>| LeaseError::BadUrl {
+            url: redact_url(url),
+            reason,
+            source,
+        };
+        let (pem, certificates) = match ca_file {
+            Some(path) => {
+                let pem = std::fs::read(path)
+                    .map_err(|e| bad(format!("the CA file {path:?} could not be read: {e}"), Some(Arc::new(e))))?;
+                let pem =
+                    String::from_utf8(pem).map_err(|_| bad(format!("the CA file {path:?} is not PEM text"), None))?;
+                let certificates = pem_certificates(&pem);
+                if certificates.is_empty() {
+                    return Err(bad(format!("the CA file {path:?} holds no PEM certificate"), None));
+                }
+                (pem, certificates)
+            }
+            None => {
+                let certificates = rustls_native_certs::load_native_certs().certs;
+                if certificates.is_empty() {
+                    return Err(bad(
+                        format!(
+                            "no CA file is named (`ca=` or {CA_ENV}) and the system's trusted roots could not be \
+                             read"
+                        ),
+                        None,
+                    ));
+                }
+                let pem = certificates.iter().map(|der| to_pem(der)).collect::<String>();
+                (pem, certificates)
+            }
+        };
+        let mut roots = rustls::RootCertStore::empty();
+        // Certificates rustls cannot use as roots are left out, as zookeeper-client does.
+        let (_added, _ignored) = roots.add_parsable_certificates(certificates);
+        if roots.is_empty() {
+            return Err(bad(format!("no usable CA certificate in {}", ca_file.unwrap_or("the system's roots")), None));
+        }
+        let options = zk::TlsOptions::new()
+            .with_pem_ca(&pem)
+            .map_err(|e| bad(format!("the CA certificates could not be used: {e}"), Some(Arc::new(e))))?;
+        Ok(Tls { options, roots: Arc::new(roots) })
+    }
+}
+
+/// The certificates of a PEM text (other sections are skipped).
+fn pem_certificates(pem: &str) -> Vec<rustls::pki_types::CertificateDer<'static>> {
+    use rustls::pki_types::pem::PemObject;
+    rustls::pki_types::CertificateDer::pem_slice_iter(pem.as_bytes()).filter_map(Result::ok).collect()
+}
+
+/// A DER certificate as PEM text.
+fn to_pem(der: &[u8]) -> String {
+    use base64::Engine;
+    let body = base64::engine::general_purpose::STANDARD.encode(der);
+    let mut pem = String::from("-----BEGIN CERTIFICATE-----\n");
+    for line in body.as_bytes().chunks(64) {
+        pem.push_str(std::str::from_utf8(line).expect("base64 is ASCII"));
+        pem.push('\n');
+    }
+    pem.push_str("-----END CERTIFICATE-----\n");
+    pem
+}
+
+/// A TLS handshake with `server` (`host:port`) trusting `roots`, before `deadline`: why it
+/// failed, or `None` when it succeeded or the server could not be reached at all.
+fn handshake(server: &str, roots: &Arc<rustls::RootCertStore>, deadline: Instant) -> Option<TlsHandshakeFailed> {
+    use std::io::Write;
+    use std::net::ToSocketAddrs;
+    let left = || deadline.checked_duration_since(Instant::now()).filter(|left| !left.is_zero());
+    let (host, _) = server.rsplit_once(':')?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let name = rustls::pki_types::ServerName::try_from(host.to_owned()).ok()?;
+    let provider = rustls::crypto::CryptoProvider::get_default()
+        .cloned()
+        .unwrap_or_else(|| Arc::new(rustls::crypto::ring::default_provider()));
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .ok()?
+        .with_root_certificates(Arc::clone(roots))
+        .with_no_client_auth();
+    let mut connection = rustls::ClientConnection::new(Arc::new(config), name).ok()?;
+    let address = server.to_socket_addrs().ok()?.next()?;
+    let mut socket = std::net::TcpStream::connect_timeout(&address, left()?).ok()?;
+    let failed = |cause| Some(TlsHandshakeFailed { server: server.to_owned(), cause });
+    while connection.is_handshaking() {
+        let left = left()?;
+        socket.set_read_timeout(Some(left)).ok()?;
+        socket.set_write_timeout(Some(left)).ok()?;
+        match connection.complete_io(&mut socket) {
+            Ok(_) => {}
+            Err(error) => {
+                let tls = error.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()).cloned();
+                return match tls {
+                    Some(tls) => failed(HandshakeCause::Tls(tls)),
+                    None if matches!(error.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                        None
+                    }
+                    None => failed(HandshakeCause::Io(error)),
+                };
+            }
+        }
+    }
+    connection.send_close_notify();
+    let _ = connection.complete_io(&mut socket);
+    let _ = socket.flush();
+    None
+}
+
+/// `%2F` and the like as the bytes they stand for (a path in a query may be written either way).
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
+            (b'%', Some(high), Some(low)) => {
+                out.push(u8::try_from(high * 16 + low).expect("two hex digits fit a byte"));
+                i += 3;
+            }
+            (byte, ..) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 fn local_now_us() -> u64 {
     let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     u64::try_from(since.as_micros()).unwrap_or(u64::MAX)
@@ -710,6 +1032,124 @@ mod tests {
         let grant = Grant { worker: 0, token: new_token(), fence: 1, previous_high_water_ms: None, store_now_ms: 0 };
         // A grant this store did not hand out holds nothing here.
         assert!(matches!(store.renew("shop", &grant, ttl, 0), Err(LeaseError::Lost { .. })));
+    }
+
+    /// The reason of a refused URL; the URL shown never holds a password.
+    fn refusal(url: &str) -> String {
+        match ZooKeeperLeaseStore::open(url) {
+            Err(error @ LeaseError::BadUrl { .. }) => {
+                assert!(!error.to_string().contains("secret"), "{error}");
+                let LeaseError::BadUrl { reason, .. } = error else { unreachable!() };
+                reason
+            }
+            Err(other) => panic!("{url}: {other:?}"),
+            Ok(store) => panic!("{url} opened {}", store.describe()),
+        }
+    }
+
+    /// A CA file in a fresh directory: the certificate of the doc example.
+    fn ca_file(name: &str) -> (std::path::PathBuf, String) {
+        let dir = std::env::temp_dir().join(format!("snowflake-zk-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("c a.pem");
+        std::fs::write(&path, DOC_CA).unwrap();
+        (dir, path.display().to_string().replace(' ', "%20"))
+    }
+
+    const DOC_CA: &str = "-----BEGIN CERTIFICATE-----
+MIIBiTCCAS+gAwIBAgIUXXlMvuxcqlo1uGlxBu0XimNfrpEwCgYIKoZIzj0EAwIw
+GTEXMBUGA1UEAwwOZG9jIGV4YW1wbGUgQ0EwIBcNMjYxMjAxMjE0NTIzWhgPMjEy
+NjExMDcyMTQ1MjNaMBkxFzAVBgNVBAMMDmRvYyBleGFtcGxlIENBMFkwEwYHKoZI
+zj0CAQYIKoZIzj0DAQcDQgAElCH1fIb1k6fvB/fUqA9P7l2Swyas0wqIKQSg71KV
+EbKKEA7MVlJ3Jj8DxKvKPZZ7IMi//QgrOM14taQB3GZATaNTMFEwHQYDVR0OBBYE
+FBuJVL0ZMwdUwrwMNmxply+ZiBFqMB8GA1UdIwQYMBaAFBuJVL0ZMwdUwrwMNmxp
+ly+ZiBFqMA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwIDSAAwRQIhALpmzbQl
+b0S6dxxzpzIzH6BpGC0m7VNn5/hcNnypcm0aAiAzprIcBDgxUGEZ5C6SEk69jnKm
+K95VBejuL6RS3ShTQw==
+-----END CERTIFICATE-----
+";
+
+    #[test]
+    fn tls_urls() {
+        let (dir, ca) = ca_file("forms");
+        for (url, shown, servers) in [
+            (format!("zks://zk1?ca={ca}"), "zks://zk1:2281/", "tcp+tls://zk1:2281"),
+            (
+                format!("ZKS://zk1:3000,[::1]/a/b/?ca={ca}"),
+                "zks://zk1:3000,[::1]:2281/a/b",
+                "tcp+tls://zk1:3000,tcp+tls://[::1]:2281",
+            ),
+            (
+                format!("zk+tls://127.0.0.1,zk2:2282/apps?ca={ca}&"),
+                "zks://127.0.0.1:2281,zk2:2282/apps",
+                "tcp+tls://127.0.0.1:2281,tcp+tls://zk2:2282",
+            ),
+            ("zk://zk1,zk2:2182".to_owned(), "zk://zk1:2181,zk2:2182/", "zk1:2181,zk2:2182"),
+        ] {
+            let store = ZooKeeperLeaseStore::open(&url).unwrap_or_else(|e| panic!("{url}: {e}"));
+            assert_eq!(store.describe(), shown, "{url}");
+            assert_eq!(store.servers, servers, "{url}");
+            assert_eq!(store.tls.is_some(), url.to_ascii_lowercase().starts_with("zks") || url.starts_with("zk+tls"));
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn hostile_urls_are_refused_clearly() {
+        let (dir, ca) = ca_file("hostile");
+        for (url, reason) in [
+            ("zks://".to_owned(), "no host"),
+            ("zks:///apps".to_owned(), "no host"),
+            (format!("zks://?ca={ca}"), "no host"),
+            ("zks://zk1,,zk2".to_owned(), "no host"),
+            ("zks://zk1:0".to_owned(), "bad port"),
+            ("zks://zk1:65536".to_owned(), "bad port"),
+            ("zks://zk1:-1".to_owned(), "bad port"),
+            ("zks://zk1:x".to_owned(), "bad port"),
+            ("zks://zk 1".to_owned(), "not a host"),
+            ("zks://zk1/../etc".to_owned(), "segments"),
+            ("zks://zk1?ca=/no/such/dir/ca.pem".to_owned(), "the CA file \"/no/such/dir/ca.pem\" could not be read"),
+            ("zks://zk1?ca=%2Fno%2Fsuch%2Fca.pem".to_owned(), "the CA file \"/no/such/ca.pem\" could not be read"),
+            ("zks://zk1?ca=".to_owned(), "`ca=` names no file"),
+            (format!("zks://zk1?ca={}", dir.display()), "could not be read"),
+            ("zks://user:secret@zk1".to_owned(), "authentication is not supported"),
+            ("zks://:secret@zk1/apps".to_owned(), "authentication is not supported"),
+            ("zk://user:se?cret@zk1".to_owned(), "authentication is not supported"),
+            ("zks://user@zk1".to_owned(), "authentication is not supported"),
+            (format!("zks://zk1?ca={ca}&timeout=5"), "unknown query parameter \"timeout\""),
+            (format!("zks://zk1?cafile={ca}"), "unknown query parameter \"cafile\""),
+            ("zk://zk1?x=1".to_owned(), "unknown query parameter \"x\": none is supported"),
+            (format!("zk://zk1?ca={ca}"), "`ca=` is for TLS: write zks://"),
+            ("zks://zk1#frag".to_owned(), "a fragment"),
+            (format!("zks://zk1?ca={ca}#frag"), "a fragment"),
+            ("zkss://zk1".to_owned(), "expected zk:// or zks:// or zk+tls://"),
+        ] {
+            let why = refusal(&url);
+            assert!(why.contains(reason), "{url}: {why}");
+        }
+        // A file without a certificate.
+        let empty = dir.join("empty.pem");
+        std::fs::write(&empty, "not a certificate\n").unwrap();
+        let why = refusal(&format!("zks://zk1?ca={}", empty.display()));
+        assert!(why.contains("holds no PEM certificate"), "{why}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_handshake_failure_names_its_cause() {
+        let untrusted = TlsHandshakeFailed {
+            server: "zk1:2281".into(),
+            cause: HandshakeCause::Tls(rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer)),
+        };
+        let message = untrusted.to_string();
+        assert_eq!(message, "the TLS handshake with zk1:2281 failed: the server's certificate was not trusted");
+        let source = std::error::Error::source(&untrusted).unwrap().to_string();
+        assert!(source.contains("invalid peer certificate") && source.contains("UnknownIssuer"), "{source}");
+        let eof = TlsHandshakeFailed {
+            server: "zk1:2181".into(),
+            cause: HandshakeCause::Io(std::io::ErrorKind::UnexpectedEof.into()),
+        };
+        assert!(eof.to_string().contains("secureClientPort"), "{eof}");
     }
 
     #[test]
