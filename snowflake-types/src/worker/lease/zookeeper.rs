@@ -294,11 +294,14 @@ impl ZooKeeperLeaseStore {
             // Before the query is taken apart: a password may hold a `?`.
             let authority = rest.split('/').next().unwrap_or_default();
             if let Some(at) = authority.rfind('@') {
+                // An `@` after a `?` may be a CA path's: it is written `%40` there.
+                let hint = if authority[..at].contains('?') { " (in `ca=`, write an `@` as `%40`)" } else { "" };
                 return Err(LeaseError::BadUrl {
                     url: format!("{scheme}://{}", &rest[at + 1..]),
-                    reason: "authentication is not supported: a user name or password cannot be used; name the \
-                             servers alone"
-                        .into(),
+                    reason: format!(
+                        "authentication is not supported: a user name or password cannot be used; name the servers \
+                         alone{hint}"
+                    ),
                     source: None,
                 });
             }
@@ -1116,6 +1119,8 @@ K95VBejuL6RS3ShTQw==
             ("zks://:secret@zk1/apps".to_owned(), "authentication is not supported"),
             ("zk://user:se?cret@zk1".to_owned(), "authentication is not supported"),
             ("zks://user@zk1".to_owned(), "authentication is not supported"),
+            ("zks://zk1?ca=ca@2.pem".to_owned(), "write an `@` as `%40`"),
+            ("zks://zk1?ca=ca%402.pem".to_owned(), "the CA file \"ca@2.pem\" could not be read"),
             (format!("zks://zk1?ca={ca}&timeout=5"), "unknown query parameter \"timeout\""),
             (format!("zks://zk1?cafile={ca}"), "unknown query parameter \"cafile\""),
             ("zk://zk1?x=1".to_owned(), "unknown query parameter \"x\": none is supported"),
