@@ -180,8 +180,9 @@ mod guides {
     pub struct Stores;
 }
 
-/// docs/etcd-zookeeper.md's Rust blocks, compiled as doctests with the two stores' features.
-#[cfg(all(doctest, feature = "lease-etcd", feature = "lease-zookeeper"))]
+/// docs/etcd-zookeeper.md's Rust blocks, compiled as doctests with the two stores' features
+/// (ZooKeeper's with TLS).
+#[cfg(all(doctest, feature = "lease-etcd", feature = "lease-zookeeper-tls"))]
 #[doc = include_str!("../docs/etcd-zookeeper.md")]
 pub struct EtcdZooKeeperGuideDoctests;
 

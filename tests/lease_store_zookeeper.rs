@@ -2,7 +2,11 @@
 //! ZooKeeper (Debian's `zookeeper`) on a free loopback port and stops it after. The
 //! conformance checks every store passes, a session that expires on the server (the holder's
 //! network cut off), a holder whose renewals are cut off, a server rebuilt empty under a
-//! holder, and processes configured by `SNOWFLAKE_WORKER_LEASE=zk://…` alone.
+//! holder, and processes configured by `SNOWFLAKE_WORKER_LEASE=zk://…` alone. Over TLS
+//! (`zks://`), a ZooKeeper with a secure client port and a CA and certificate made for the
+//! run: the right CA (in the URL or the environment) works, a wrong CA, a name the
+//! certificate is not for, a plain port asked for TLS and a TLS port asked for plain text are
+//! refused within the store's timeout.
 
 #[path = "common/child.rs"]
 mod child;
@@ -14,6 +18,8 @@ mod lease_cluster;
 mod lease_store;
 #[path = "common/servers.rs"]
 mod servers;
+#[path = "common/tls.rs"]
+mod tls;
 
 use std::net::TcpListener;
 use std::sync::Arc;
@@ -21,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use lease_cluster::TestResult;
 use lease_store::{HIGH_WATER, TTL, timed_out};
-use typed_snowflake::worker::lease::{Claim, LeaseError, LeaseStore, ZooKeeperLeaseStore, open_store};
+use typed_snowflake::worker::lease::{CA_ENV, Claim, LeaseError, LeaseStore, ZooKeeperLeaseStore, open_store};
 
 fn store(url: &str) -> ZooKeeperLeaseStore {
     ZooKeeperLeaseStore::open(url).expect("a ZooKeeper URL")
@@ -241,4 +247,165 @@ fn processes_configured_by_the_environment_never_share_an_id() -> TestResult {
 fn open_store_opens_zookeeper_urls() {
     let store = open_store("zk://127.0.0.1:2181,127.0.0.1:2182/apps").expect("a ZooKeeper URL");
     assert_eq!(store.describe(), "zk://127.0.0.1:2181,127.0.0.1:2182/apps");
+}
+
+/// ZooKeeper over TLS (feature `lease-zookeeper-tls`).
+#[cfg(feature = "lease-zookeeper-tls")]
+mod over_tls {
+    use super::*;
+
+    #[test]
+    fn open_store_opens_zookeeper_tls_urls() {
+        let store = open_store("zks://127.0.0.1,127.0.0.1:3281/apps?ca=/no/such/ca.pem");
+        let Err(LeaseError::BadUrl { reason, .. }) = store else { panic!("a missing CA file must be refused") };
+        assert!(reason.contains("\"/no/such/ca.pem\" could not be read"), "{reason}");
+        let Some(certificates) = tls::Certificates::make() else { return };
+        let ca = certificates.ca().display().to_string();
+        for scheme in ["zks", "zk+tls"] {
+            let store = open_store(&format!("{scheme}://127.0.0.1,127.0.0.1:3281/apps?ca={ca}")).expect("a zks:// URL");
+            assert_eq!(store.describe(), "zks://127.0.0.1:2281,127.0.0.1:3281/apps");
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // TLS
+    // ---------------------------------------------------------------------------------------
+
+    /// The store's timeout in the TLS tests, and the slack a refusal may take beyond it.
+    const TLS_TIMEOUT: Duration = Duration::from_secs(2);
+    const SLACK: Duration = Duration::from_millis(500);
+
+    /// A ZooKeeper with a secure client port, and the certificates; `None` to skip.
+    fn tls_setup() -> Option<(tls::Certificates, servers::PrivateZooKeeper)> {
+        let certificates = tls::Certificates::make()?;
+        let zookeeper = servers::PrivateZooKeeper::start_tls(
+            &certificates.server_cert(),
+            &certificates.server_key(),
+            &certificates.ca(),
+        )?;
+        Some((certificates, zookeeper))
+    }
+
+    /// The error of `store`'s first call (reading the clock), which must come within the timeout,
+    /// and its whole chain of sources as text.
+    fn refusal(store: &ZooKeeperLeaseStore) -> (LeaseError, String) {
+        let began = Instant::now();
+        let error = store.now_ms().expect_err("a refusal");
+        let took = began.elapsed();
+        assert!(took < TLS_TIMEOUT + SLACK, "refused after {took:?}: {error}");
+        let mut chain = error.to_string();
+        let mut source = std::error::Error::source(&error);
+        while let Some(cause) = source {
+            chain.push_str(" / ");
+            chain.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        eprintln!("refused after {took:?}: {chain}");
+        (error, chain)
+    }
+
+    #[test]
+    fn zookeeper_over_tls() {
+        let Some((certificates, zookeeper)) = tls_setup() else { return };
+        let ca = certificates.ca().display().to_string();
+        let port = zookeeper.tls_port();
+
+        // The right CA, named in the URL: the store works.
+        let url = format!("zks://127.0.0.1:{port}/tls?ca={ca}");
+        let began = Instant::now();
+        let secure = store(&url).timeout(TLS_TIMEOUT);
+        assert_eq!(secure.describe(), format!("zks://127.0.0.1:{port}/tls"));
+        lease_store::the_leases_are_listed(&secure, "tls_listed", false);
+        let grant = secure.acquire(&Claim::new("tls", 32, TTL)).expect("acquiring over TLS");
+        secure.renew("tls", &grant, TTL, HIGH_WATER).expect("renewing over TLS");
+        let listed = secure.list("tls").expect("listing over TLS");
+        assert!(listed.iter().any(|record| record.worker == grant.worker && record.leased), "{listed:?}");
+        secure.release("tls", &grant, HIGH_WATER + 1).expect("releasing over TLS");
+        let listed = secure.list("tls").expect("listing over TLS");
+        assert!(listed.iter().all(|record| !record.leased), "{listed:?}");
+        lease_store::the_store_clock_is_close(&secure, "tls_clock");
+        eprintln!("acquire, renew, list and release over TLS: {:?}", began.elapsed());
+        // What TLS costs here (printed, not asserted): each acquisition opens a session, so a
+        // connection and, over TLS, a handshake; a renewal is one round trip on it.
+        let plain = store(&zookeeper.url()).timeout(TLS_TIMEOUT);
+        for (name, store) in [("plain", &plain), ("TLS", &secure)] {
+            let (mut acquiring, mut renewing) = (Vec::new(), Vec::new());
+            for _ in 0..20 {
+                let began = Instant::now();
+                let grant = store.acquire(&Claim::new("tls_cost", 32, TTL)).expect("acquiring");
+                acquiring.push(began.elapsed());
+                let began = Instant::now();
+                store.renew("tls_cost", &grant, TTL, HIGH_WATER).expect("renewing");
+                renewing.push(began.elapsed());
+                store.release("tls_cost", &grant, HIGH_WATER).expect("releasing");
+            }
+            acquiring.sort();
+            renewing.sort();
+            eprintln!(
+                "{name}: 20 cycles, acquire p50 {:?} max {:?}, renew p50 {:?}",
+                acquiring[10], acquiring[19], renewing[10]
+            );
+        }
+        // `zk+tls://` and a host name (the certificate is for `localhost` too), the path's
+        // percent-encoded slashes decoded.
+        let encoded = ca.replace('/', "%2F");
+        let by_name = store(&format!("zk+tls://localhost:{port}/tls?ca={encoded}")).timeout(TLS_TIMEOUT);
+        assert_eq!(by_name.describe(), format!("zks://localhost:{port}/tls"));
+        by_name.now_ms().expect("reading the clock over TLS, by host name");
+
+        // A wrong CA: the certificate was not trusted, said by the message and its source.
+        let wrong =
+            store(&format!("zks://127.0.0.1:{port}?ca={}", certificates.wrong_ca().display())).timeout(TLS_TIMEOUT);
+        let (error, chain) = refusal(&wrong);
+        assert!(matches!(error, LeaseError::Store { .. }), "{error:?}");
+        assert!(error.to_string().contains("the server's certificate was not trusted"), "{error}");
+        assert!(chain.contains("invalid peer certificate") && chain.contains("UnknownIssuer"), "{chain}");
+
+        // A host name the certificate is not for (127.0.0.2 reaches the same server).
+        let other_name = store(&format!("zks://127.0.0.2:{port}?ca={ca}")).timeout(TLS_TIMEOUT);
+        let (error, chain) = refusal(&other_name);
+        assert!(error.to_string().contains("the server's certificate is not valid for the host name"), "{error}");
+        assert!(chain.contains("not valid for name \"127.0.0.2\""), "{chain}");
+
+        // No CA named: the system's roots, which do not know the test CA.
+        if std::env::var_os(CA_ENV).is_none() {
+            let (_, chain) = refusal(&store(&format!("zks://127.0.0.1:{port}")).timeout(TLS_TIMEOUT));
+            assert!(chain.contains("the server's certificate was not trusted"), "{chain}");
+        }
+
+        // TLS asked of the plain port: refused within the timeout, naming the handshake.
+        let plain = store(&format!("zks://127.0.0.1:{}?ca={ca}", zookeeper.port())).timeout(TLS_TIMEOUT);
+        let (_, chain) = refusal(&plain);
+        assert!(chain.contains("TLS handshake"), "{chain}");
+
+        // Plain text asked of the TLS port: refused within the timeout.
+        let (error, _) = refusal(&store(&format!("zk://127.0.0.1:{port}")).timeout(TLS_TIMEOUT));
+        assert!(matches!(error, LeaseError::Store { .. } | LeaseError::Timeout { .. }), "{error:?}");
+    }
+
+    /// The zero-code path: processes configured by `SNOWFLAKE_WORKER_LEASE=zks://…?ca=…` alone,
+    /// then one with the CA in `SNOWFLAKE_LEASE_CA`.
+    #[test]
+    fn processes_configured_by_the_environment_lease_over_tls() -> TestResult {
+        let Some((certificates, zookeeper)) = tls_setup() else { return Ok(()) };
+        let port = zookeeper.tls_port();
+        let url = format!("zks://127.0.0.1:{port}/env?ca={}", certificates.ca().display());
+        lease_cluster::processes_configured_by_the_environment_never_share_an_id(&url, 2)?;
+
+        let out = tempfile::NamedTempFile::new()?;
+        let url = format!("zks://127.0.0.1:{port}/env-ca");
+        let output = child::command("environment")
+            .env("SNOWFLAKE_WORKER_LEASE", &url)
+            .env(CA_ENV, certificates.ca())
+            .env("SNOWFLAKE_NAMESPACE", "environment")
+            .env("SNOWFLAKE_LEASE_TTL", "2s")
+            .env_remove("SNOWFLAKE_WORKER_ID")
+            .env_remove("SNOWFLAKE_WORKER_SPACE")
+            .env("LEASE_TEST_COUNT", "1000")
+            .env("LEASE_TEST_OUT", out.path())
+            .output()?;
+        child::check("environment", &output, &url);
+        assert_eq!(std::fs::read(out.path())?.len(), 8 * 1000);
+        Ok(())
+    }
 }

@@ -394,6 +394,15 @@ pub struct PrivateZooKeeper {
     child: Option<std::process::Child>,
     dir: tempfile::TempDir,
     port: u16,
+    tls: Option<ZooKeeperTls>,
+}
+
+/// A secure client port: its number, the server's key and certificate (one PEM file, the
+/// key PKCS#8) and the CA it trusts (it asks no client for a certificate).
+struct ZooKeeperTls {
+    port: u16,
+    key_and_certificate: std::path::PathBuf,
+    ca: std::path::PathBuf,
 }
 
 /// The jar of Debian's `zookeeper` package; its manifest names the jars it needs.
@@ -404,7 +413,22 @@ impl PrivateZooKeeper {
     /// that fails).
     pub fn start() -> Option<Self> {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let mut server = PrivateZooKeeper { child: None, dir, port: free_port() };
+        Self::start_with(PrivateZooKeeper { child: None, dir, port: free_port(), tls: None })
+    }
+
+    /// A server with a TLS port too (`secureClientPort`, through netty) beside the plain one:
+    /// its certificate and key are PEM files (the key PKCS#8), `ca` the CA it trusts.
+    pub fn start_tls(certificate: &std::path::Path, key: &std::path::Path, ca: &std::path::Path) -> Option<Self> {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let key_and_certificate = dir.path().join("server-key-and-certificate.pem");
+        let pem =
+            [key, certificate].map(|path| std::fs::read_to_string(path).expect("the server's PEM files")).concat();
+        std::fs::write(&key_and_certificate, pem).expect("writing the server's key and certificate");
+        let tls = ZooKeeperTls { port: free_port(), key_and_certificate, ca: ca.to_owned() };
+        Self::start_with(PrivateZooKeeper { child: None, dir, port: free_port(), tls: Some(tls) })
+    }
+
+    fn start_with(mut server: Self) -> Option<Self> {
         match server.spawn() {
             Ok(()) => Some(server),
             Err(e) => {
@@ -421,22 +445,57 @@ impl PrivateZooKeeper {
         let data = self.dir.path().join("data");
         std::fs::create_dir_all(&data)?;
         let config = self.dir.path().join("zoo.cfg");
+        let secure_port = self.tls.as_ref().map(|tls| format!("secureClientPort={}\n", tls.port)).unwrap_or_default();
         std::fs::write(
             &config,
             format!(
                 "tickTime=100\nminSessionTimeout=200\nmaxSessionTimeout=60000\ndataDir={}\n\
-                 clientPort={}\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\nmaxClientCnxns=0\n",
+                 clientPort={}\n{secure_port}clientPortAddress=127.0.0.1\nadmin.enableServer=false\nmaxClientCnxns=0\n",
                 data.display(),
                 self.port
             ),
         )?;
         let mut command = std::process::Command::new("java");
+        command.args(["-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp"]);
+        match &self.tls {
+            None => command.arg(ZOOKEEPER_JAR),
+            Some(tls) => {
+                // The jar's manifest names netty's buffer, common, handler and transport; its
+                // TLS needs codec and resolver too.
+                let mut classpath = ZOOKEEPER_JAR.to_owned();
+                for jar in NETTY_TLS_JARS {
+                    if !std::path::Path::new(jar).exists() {
+                        return Err(std::io::Error::new(std::io::ErrorKind::NotFound, format!("{jar} is missing")));
+                    }
+                    classpath = format!("{classpath}:{jar}");
+                }
+                command
+                    .arg(classpath)
+                    .arg("-Dzookeeper.serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory")
+                    .arg(format!("-Dzookeeper.ssl.keyStore.location={}", tls.key_and_certificate.display()))
+                    .arg("-Dzookeeper.ssl.keyStore.type=PEM")
+                    .arg(format!("-Dzookeeper.ssl.trustStore.location={}", tls.ca.display()))
+                    .arg("-Dzookeeper.ssl.trustStore.type=PEM")
+                    .arg("-Dzookeeper.ssl.clientAuth=none")
+            }
+        };
         command
-            .args(["-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", ZOOKEEPER_JAR])
             .arg(format!("-Dzookeeper.log.dir={}", self.dir.path().display()))
             .arg("org.apache.zookeeper.server.ZooKeeperServerMain")
             .arg(&config);
         self.child = Some(spawn_listening(command, self.port)?);
+        if let Some(tls) = &self.tls {
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
+            while TcpStream::connect(("127.0.0.1", tls.port)).is_err() {
+                if std::time::Instant::now() >= deadline {
+                    return Err(std::io::Error::other(format!(
+                        "ZooKeeper's secure client port {} did not listen within 20 s",
+                        tls.port
+                    )));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
         // It listens before it serves: wait until `srvr` reports its mode.
         let deadline = std::time::Instant::now() + Duration::from_secs(20);
         loop {
@@ -456,6 +515,16 @@ impl PrivateZooKeeper {
     /// `zk://127.0.0.1:<port>`.
     pub fn url(&self) -> String {
         format!("zk://127.0.0.1:{}", self.port)
+    }
+
+    /// The secure client port, of a server started with [`start_tls`](Self::start_tls).
+    pub fn tls_port(&self) -> u16 {
+        self.tls.as_ref().expect("a ZooKeeper started with TLS").port
+    }
+
+    /// The plain client port.
+    pub fn port(&self) -> u16 {
+        self.port
     }
 
     /// The address clients connect to.
@@ -481,6 +550,13 @@ impl PrivateZooKeeper {
         }
     }
 }
+
+/// The jars of Debian's netty that ZooKeeper's TLS needs beyond those its jar's manifest names.
+const NETTY_TLS_JARS: [&str; 3] = [
+    "/usr/share/java/netty-codec.jar",
+    "/usr/share/java/netty-resolver.jar",
+    "/usr/share/java/netty-transport-native-unix-common.jar",
+];
 
 /// Whether the ZooKeeper on `port` serves requests: its `srvr` command reports a mode.
 fn zookeeper_serves(port: u16) -> bool {

@@ -43,9 +43,9 @@ pub use sql::{DEFAULT_TABLE, MYSQL_TABLE_DDL, POSTGRES_TABLE_DDL, SqlLeaseStore,
 /// found through Redis Sentinel) (feature `lease-redis`),
 /// `postgres://` or `postgresql://` (feature `lease-postgres`), `mysql://` or `mariadb://`
 /// (feature `lease-mysql`), `etcd://`, `etcds://` (TLS), `etcd+http://` or `etcd+https://`
-/// (feature `lease-etcd`), `zk://`
-/// (feature `lease-zookeeper`). A URL of a store whose feature is off is an error naming the
-/// feature. TLS and its CA are asked for in the URL (see [`CA_ENV`] for a CA file of the
+/// (feature `lease-etcd`), `zk://` (feature `lease-zookeeper`), `zks://` or `zk+tls://` for
+/// TLS (feature `lease-zookeeper-tls`). A URL of a store whose feature is off is an error
+/// naming the feature. TLS and its CA are asked for in the URL (see [`CA_ENV`] for a CA file of the
 /// environment); `docs/stores.md` lists the URL forms.
 ///
 /// ```
@@ -84,11 +84,15 @@ pub fn open_store(url: &str) -> Result<std::sync::Arc<dyn LeaseStore>, LeaseErro
         "zk" => Ok(std::sync::Arc::new(ZooKeeperLeaseStore::open(url)?)),
         #[cfg(not(feature = "lease-zookeeper"))]
         "zk" => Err(off("lease-zookeeper")),
+        #[cfg(feature = "lease-zookeeper-tls")]
+        "zks" | "zk+tls" => Ok(std::sync::Arc::new(ZooKeeperLeaseStore::open(url)?)),
+        #[cfg(not(feature = "lease-zookeeper-tls"))]
+        "zks" | "zk+tls" => Err(off("lease-zookeeper-tls")),
         _ => Err(LeaseError::BadUrl {
             url: store::support::redact_url(url),
             reason:
                 "expected redis://, rediss://, redis+sentinel://, postgres://, postgresql://, mysql://, mariadb://, \
-                     etcd://, etcds:// or zk://"
+                     etcd://, etcds://, zk:// or zks://"
                     .into(),
             source: None,
         }),

@@ -3,21 +3,35 @@
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use tokio::runtime::Runtime;
 use zookeeper_client as zk;
 
 use super::cluster_url::ClusterUrl;
+use crate::clock::wall_us;
+#[cfg(feature = "lease-zookeeper-tls")]
+use tls::{Tls, TlsHandshakeFailed};
+
+#[cfg(feature = "lease-zookeeper-tls")]
+mod tls;
+use super::store::support::redact_url;
 use super::store::support::{
     UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name, listing, new_token, recorded_holder,
     scan_order, ttl_ms,
 };
-use super::store::{Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, WorkerRecord};
+use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, WorkerRecord};
 
 /// How many times a renewal or a release reads and writes again when the high-water znode
 /// changed between the two.
 const WRITE_ATTEMPTS: usize = 3;
+
+/// ZooKeeper's usual client ports: `clientPort` and `secureClientPort`.
+const PLAIN_PORT: u16 = 2181;
+const TLS_PORT: u16 = 2281;
+
+/// The query parameter naming a PEM file of CA certificates for `zks://`.
+const CA_PARAM: &str = "ca";
 
 /// The session timeout of the store's own session, which reads the servers' clock and lists
 /// the leases.
@@ -26,7 +40,16 @@ const CLOCK_SESSION: Duration = Duration::from_secs(10);
 /// Worker-ID leases in a ZooKeeper ensemble, through `zookeeper-client`.
 ///
 /// URL: `zk://host[:port][,host[:port]…][/path]` (port 2181 by default): every znode lives
-/// under `path`, created as needed. TLS and authentication are not supported yet.
+/// under `path`, created as needed. **TLS**: `zks://host[:port][,host[:port]…][/path]` (also
+/// written `zk+tls://`), port 2281 by default (ZooKeeper's usual `secureClientPort`), trusts
+/// the CA certificates of the PEM file named by the query parameter `ca=<path>`
+/// (percent-decoded), or else by the environment variable [`CA_ENV`](super::CA_ENV), or else
+/// the system's trusted roots; each server's certificate must be valid for the host name (or
+/// IP address) the URL gives it. A CA file that cannot be read is [`LeaseError::BadUrl`]; a
+/// server whose certificate is not trusted, or a plain-text port asked for TLS, is a store
+/// error naming the failed handshake, within the store's timeout. Authentication (SASL,
+/// digest, client certificates) is not supported: a URL with a user name or password is
+/// refused.
 ///
 /// Each grant has a ZooKeeper session of its own whose timeout is the lease's TTL, and these
 /// znodes, for namespace `shop` and worker ID 7:
@@ -90,11 +113,21 @@ const CLOCK_SESSION: Duration = Duration::from_secs(10);
 /// let grant = store.acquire(&Claim::new("shop", 32, Duration::from_secs(10)))?;
 /// println!("worker {} leased from {}", grant.worker, store.describe());
 /// store.release("shop", &grant, grant.store_now_ms)?;
+///
+/// // Over TLS, the servers' certificates checked against a CA file.
+/// let store = ZooKeeperLeaseStore::open("zks://zk1.internal,zk2.internal/apps?ca=/etc/zookeeper/ca.pem")?;
+/// assert_eq!(store.describe(), "zks://zk1.internal:2281,zk2.internal:2281/apps");
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct ZooKeeperLeaseStore {
     runtime: Option<Runtime>,
+    /// The connect string: `host:port,…`, each prefixed `tcp+tls://` for TLS.
     servers: String,
+    /// The servers' `host:port`s, for the diagnosis of a failed TLS handshake.
+    #[cfg(feature = "lease-zookeeper-tls")]
+    addresses: Vec<String>,
+    #[cfg(feature = "lease-zookeeper-tls")]
+    tls: Option<Tls>,
     prefix: String,
     /// The sessions of the grants this store handed out, by token.
     held: Arc<Mutex<HashMap<String, Held>>>,
@@ -154,9 +187,11 @@ fn encode_record(fence: u64, high_water_ms: Option<i64>) -> String {
     format!("{fence}|{}", high_water_ms.map(|hw| hw.to_string()).unwrap_or_default())
 }
 
-/// Why a call failed: the driver's error, or the timeout.
+/// Why a call failed: the driver's error, a failed TLS handshake, or the timeout.
 enum Failure {
     Zk(zk::Error),
+    #[cfg(feature = "lease-zookeeper-tls")]
+    Tls(TlsHandshakeFailed),
     Timeout,
 }
 
@@ -167,8 +202,14 @@ impl From<zk::Error> for Failure {
 }
 
 impl ZooKeeperLeaseStore {
-    /// A store for the ZooKeeper ensemble at `url` (`zk://host[:port][,host[:port]…][/path]`).
-    /// Nothing is sent until the first call.
+    /// A store for the ZooKeeper ensemble at `url`: `zk://host[:port][,host[:port]…][/path]`
+    /// (port 2181 by default), or `zks://…` (also written `zk+tls://…`) for TLS, port 2281 by
+    /// default (ZooKeeper's usual `secureClientPort`). Over TLS the store checks each server's
+    /// certificate and host name against the CA certificates of the PEM file that the query
+    /// parameter `ca=<path>` (percent-decoded) or else the environment variable [`CA_ENV`]
+    /// names, or else against the system's trusted roots. A user name or password is refused
+    /// (authentication is not supported), and so is any other query parameter. Nothing is sent
+    /// until the first call.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::{LeaseError, LeaseStore, ZooKeeperLeaseStore};
@@ -176,11 +217,96 @@ impl ZooKeeperLeaseStore {
     /// let store = ZooKeeperLeaseStore::open("zk://zk1,zk2:2182/apps")?;
     /// assert_eq!(store.describe(), "zk://zk1:2181,zk2:2182/apps");
     /// assert!(matches!(ZooKeeperLeaseStore::open("zk://user:pw@zk1"), Err(LeaseError::BadUrl { .. })));
+    ///
+    /// // TLS, on ZooKeeper's secure client port unless the URL names another.
+    /// # let dir = std::env::temp_dir().join(format!("zks-doc-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let ca = dir.join("ca.pem");
+    /// # let pem = "-----BEGIN CERTIFICATE-----
+    /// # MIIBiTCCAS+gAwIBAgIUXXlMvuxcqlo1uGlxBu0XimNfrpEwCgYIKoZIzj0EAwIw
+    /// # GTEXMBUGA1UEAwwOZG9jIGV4YW1wbGUgQ0EwIBcNMjYxMjAxMjE0NTIzWhgPMjEy
+    /// # NjExMDcyMTQ1MjNaMBkxFzAVBgNVBAMMDmRvYyBleGFtcGxlIENBMFkwEwYHKoZI
+    /// # zj0CAQYIKoZIzj0DAQcDQgAElCH1fIb1k6fvB/fUqA9P7l2Swyas0wqIKQSg71KV
+    /// # EbKKEA7MVlJ3Jj8DxKvKPZZ7IMi//QgrOM14taQB3GZATaNTMFEwHQYDVR0OBBYE
+    /// # FBuJVL0ZMwdUwrwMNmxply+ZiBFqMB8GA1UdIwQYMBaAFBuJVL0ZMwdUwrwMNmxp
+    /// # ly+ZiBFqMA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwIDSAAwRQIhALpmzbQl
+    /// # b0S6dxxzpzIzH6BpGC0m7VNn5/hcNnypcm0aAiAzprIcBDgxUGEZ5C6SEk69jnKm
+    /// # K95VBejuL6RS3ShTQw==
+    /// # -----END CERTIFICATE-----";
+    /// # std::fs::write(&ca, pem)?;
+    /// let url = format!("zks://zk1,zk2:3281/apps?ca={}", ca.display());
+    /// let store = ZooKeeperLeaseStore::open(&url)?;
+    /// assert_eq!(store.describe(), "zks://zk1:2281,zk2:3281/apps");
+    /// let missing = ZooKeeperLeaseStore::open("zks://zk1?ca=/no/such/ca.pem");
+    /// assert!(matches!(missing, Err(LeaseError::BadUrl { .. })));
+    /// # std::fs::remove_dir_all(&dir)?;
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn open(url: &str) -> Result<Self, LeaseError> {
-        let parsed = ClusterUrl::parse(url, &["zk"], 2181)?;
-        let name = parsed.describe("zk");
+        let bad = |reason: String| LeaseError::BadUrl { url: redact_url(url), reason, source: None };
+        let scheme = url.split_once("://").map_or(String::new(), |(scheme, _)| scheme.to_ascii_lowercase());
+        let secure = matches!(scheme.as_str(), "zks" | "zk+tls");
+        if let Some((_, rest)) = url.split_once("://") {
+            // Before the query is taken apart: a password may hold a `?`.
+            let authority = rest.split('/').next().unwrap_or_default();
+            if let Some(at) = authority.rfind('@') {
+                // An `@` after a `?` may be a CA path's: it is written `%40` there.
+                let hint = if authority[..at].contains('?') { " (in `ca=`, write an `@` as `%40`)" } else { "" };
+                return Err(LeaseError::BadUrl {
+                    url: format!("{scheme}://{}", &rest[at + 1..]),
+                    reason: format!(
+                        "authentication is not supported: a user name or password cannot be used; name the servers \
+                         alone{hint}"
+                    ),
+                    source: None,
+                });
+            }
+        }
+        if url.contains('#') {
+            return Err(bad("a fragment (`#…`) is not supported".into()));
+        }
+        let (base, query) = url.split_once('?').map_or((url, None), |(base, query)| (base, Some(query)));
+        let mut ca_param = None;
+        for pair in query.into_iter().flat_map(|query| query.split('&')).filter(|pair| !pair.is_empty()) {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            match key {
+                CA_PARAM if secure && !value.is_empty() => ca_param = Some(percent_decode(value)),
+                CA_PARAM if secure => return Err(bad("`ca=` names no file".into())),
+                CA_PARAM => return Err(bad("`ca=` is for TLS: write zks://".into())),
+                _ => {
+                    return Err(bad(format!(
+                        "unknown query parameter {key:?}: {}",
+                        if secure { "only `ca=<path of a PEM file>` is supported" } else { "none is supported" }
+                    )));
+                }
+            }
+        }
+        let default_port = if secure { TLS_PORT } else { PLAIN_PORT };
+        let parsed = ClusterUrl::parse(base, &["zk", "zks", "zk+tls"], default_port).map_err(|e| match e {
+            LeaseError::BadUrl { reason, source, .. } => LeaseError::BadUrl { url: redact_url(url), reason, source },
+            other => other,
+        })?;
+        let name = parsed.describe(if secure { "zks" } else { "zk" });
+        #[cfg(feature = "lease-zookeeper-tls")]
+        let tls = if secure {
+            let ca_file = ca_param.or_else(|| std::env::var(CA_ENV).ok().filter(|path| !path.trim().is_empty()));
+            Some(Tls::new(url, ca_file.as_deref())?)
+        } else {
+            None
+        };
+        #[cfg(not(feature = "lease-zookeeper-tls"))]
+        if secure {
+            let _ = ca_param;
+            return Err(bad(format!(
+                "this build has no {scheme} lease store: enable the `lease-zookeeper-tls` feature of typed-snowflake \
+                 (the environment's CA file would be {CA_ENV})"
+            )));
+        }
+        let servers = if secure {
+            parsed.servers.iter().map(|server| format!("tcp+tls://{server}")).collect::<Vec<_>>().join(",")
+        } else {
+            parsed.servers.join(",")
+        };
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("snowflake-zookeeper")
@@ -190,7 +316,11 @@ impl ZooKeeperLeaseStore {
             .map_err(|e| LeaseError::store(&name, "starting the store's runtime", e))?;
         Ok(ZooKeeperLeaseStore {
             runtime: Some(runtime),
-            servers: parsed.servers.join(","),
+            servers,
+            #[cfg(feature = "lease-zookeeper-tls")]
+            addresses: parsed.servers,
+            #[cfg(feature = "lease-zookeeper-tls")]
+            tls,
             prefix: parsed.path,
             held: Arc::default(),
             clock: Mutex::new(None),
@@ -249,18 +379,41 @@ impl ZooKeeperLeaseStore {
         match failure {
             Failure::Timeout => LeaseError::Timeout { store: self.name.clone(), what: what(), after: self.timeout },
             Failure::Zk(error) => LeaseError::store(&self.name, what(), error),
+            #[cfg(feature = "lease-zookeeper-tls")]
+            Failure::Tls(error) => LeaseError::store(&self.name, what(), error),
         }
     }
 
     /// A new session with `session_timeout`.
     async fn connect(&self, session_timeout: Duration) -> Result<zk::Client, Failure> {
+        let began = Instant::now();
         // The store's timeout bounds the whole; the client's own, longer, does not cut it short.
-        let connecting = zk::Client::connector()
+        #[cfg_attr(not(feature = "lease-zookeeper-tls"), allow(unused_mut))]
+        let mut connector = zk::Client::connector()
             .with_session_timeout(session_timeout)
             .with_connection_timeout(self.timeout * 2)
-            .with_fail_eagerly()
-            .connect(&self.servers);
-        tokio::time::timeout(self.timeout, connecting).await.map_err(|_| Failure::Timeout)?.map_err(Failure::Zk)
+            .with_fail_eagerly();
+        #[cfg(feature = "lease-zookeeper-tls")]
+        if let Some(tls) = &self.tls {
+            connector = connector.with_tls(tls.options.clone());
+        }
+        let connecting = connector.connect(&self.servers);
+        let error = match tokio::time::timeout(self.timeout, connecting).await {
+            Ok(Ok(client)) => return Ok(client),
+            Ok(Err(error)) => Failure::Zk(error),
+            Err(_) => Failure::Timeout,
+        };
+        // zookeeper-client says only that no server could be reached: over TLS, find out
+        // whether the handshake is why, within what is left of the timeout.
+        #[cfg(feature = "lease-zookeeper-tls")]
+        if let Some(tls) = &self.tls
+            && let Some(failed) = tls.diagnose(self.addresses.clone(), began + self.timeout).await
+        {
+            return Err(Failure::Tls(failed));
+        }
+        #[cfg(not(feature = "lease-zookeeper-tls"))]
+        let _ = began;
+        Err(error)
     }
 
     /// The persistent znode `path` and its parents, made if missing.
@@ -424,7 +577,7 @@ impl LeaseStore for ZooKeeperLeaseStore {
                     return Ok(Err(()));
                 }
                 let last = found.and_then(|(record, _)| record);
-                let mut fence = local_now_us().max(fence_above.saturating_add(1));
+                let mut fence = wall_us().max(fence_above.saturating_add(1));
                 if let Some((last_fence, _)) = last {
                     fence = fence.max(last_fence.saturating_add(1));
                 }
@@ -656,9 +809,25 @@ fn parse_lease(data: &[u8]) -> Option<(u64, Option<String>)> {
     Some((fence, fields.next().and_then(recorded_holder)))
 }
 
-fn local_now_us() -> u64 {
-    let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-    u64::try_from(since.as_micros()).unwrap_or(u64::MAX)
+/// `%2F` and the like as the bytes they stand for (a path in a query may be written either way).
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
+            (b'%', Some(high), Some(low)) => {
+                out.push(u8::try_from(high * 16 + low).expect("two hex digits fit a byte"));
+                i += 3;
+            }
+            (byte, ..) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
@@ -710,6 +879,123 @@ mod tests {
         let grant = Grant { worker: 0, token: new_token(), fence: 1, previous_high_water_ms: None, store_now_ms: 0 };
         // A grant this store did not hand out holds nothing here.
         assert!(matches!(store.renew("shop", &grant, ttl, 0), Err(LeaseError::Lost { .. })));
+    }
+
+    /// The reason of a refused URL; the URL shown never holds a password.
+    fn refusal(url: &str) -> String {
+        match ZooKeeperLeaseStore::open(url) {
+            Err(error @ LeaseError::BadUrl { .. }) => {
+                assert!(!error.to_string().contains("secret"), "{error}");
+                let LeaseError::BadUrl { reason, .. } = error else { unreachable!() };
+                reason
+            }
+            Err(other) => panic!("{url}: {other:?}"),
+            Ok(store) => panic!("{url} opened {}", store.describe()),
+        }
+    }
+
+    /// A CA file in a fresh directory: the certificate of the doc example.
+    #[cfg(feature = "lease-zookeeper-tls")]
+    fn ca_file(name: &str) -> (std::path::PathBuf, String) {
+        let dir = std::env::temp_dir().join(format!("snowflake-zk-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("c a.pem");
+        std::fs::write(&path, DOC_CA).unwrap();
+        (dir, path.display().to_string().replace(' ', "%20"))
+    }
+
+    #[cfg(feature = "lease-zookeeper-tls")]
+    const DOC_CA: &str = "-----BEGIN CERTIFICATE-----
+MIIBiTCCAS+gAwIBAgIUXXlMvuxcqlo1uGlxBu0XimNfrpEwCgYIKoZIzj0EAwIw
+GTEXMBUGA1UEAwwOZG9jIGV4YW1wbGUgQ0EwIBcNMjYxMjAxMjE0NTIzWhgPMjEy
+NjExMDcyMTQ1MjNaMBkxFzAVBgNVBAMMDmRvYyBleGFtcGxlIENBMFkwEwYHKoZI
+zj0CAQYIKoZIzj0DAQcDQgAElCH1fIb1k6fvB/fUqA9P7l2Swyas0wqIKQSg71KV
+EbKKEA7MVlJ3Jj8DxKvKPZZ7IMi//QgrOM14taQB3GZATaNTMFEwHQYDVR0OBBYE
+FBuJVL0ZMwdUwrwMNmxply+ZiBFqMB8GA1UdIwQYMBaAFBuJVL0ZMwdUwrwMNmxp
+ly+ZiBFqMA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwIDSAAwRQIhALpmzbQl
+b0S6dxxzpzIzH6BpGC0m7VNn5/hcNnypcm0aAiAzprIcBDgxUGEZ5C6SEk69jnKm
+K95VBejuL6RS3ShTQw==
+-----END CERTIFICATE-----
+";
+
+    #[test]
+    #[cfg(feature = "lease-zookeeper-tls")]
+    fn tls_urls() {
+        let (dir, ca) = ca_file("forms");
+        for (url, shown, servers) in [
+            (format!("zks://zk1?ca={ca}"), "zks://zk1:2281/", "tcp+tls://zk1:2281"),
+            (
+                format!("ZKS://zk1:3000,[::1]/a/b/?ca={ca}"),
+                "zks://zk1:3000,[::1]:2281/a/b",
+                "tcp+tls://zk1:3000,tcp+tls://[::1]:2281",
+            ),
+            (
+                format!("zk+tls://127.0.0.1,zk2:2282/apps?ca={ca}&"),
+                "zks://127.0.0.1:2281,zk2:2282/apps",
+                "tcp+tls://127.0.0.1:2281,tcp+tls://zk2:2282",
+            ),
+            ("zk://zk1,zk2:2182".to_owned(), "zk://zk1:2181,zk2:2182/", "zk1:2181,zk2:2182"),
+        ] {
+            let store = ZooKeeperLeaseStore::open(&url).unwrap_or_else(|e| panic!("{url}: {e}"));
+            assert_eq!(store.describe(), shown, "{url}");
+            assert_eq!(store.servers, servers, "{url}");
+            assert_eq!(store.tls.is_some(), url.to_ascii_lowercase().starts_with("zks") || url.starts_with("zk+tls"));
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    #[cfg(not(feature = "lease-zookeeper-tls"))]
+    fn tls_urls_name_the_feature_they_need() {
+        for url in ["zks://zk1/apps", "zk+tls://zk1?ca=/etc/ca.pem"] {
+            let why = refusal(url);
+            assert!(why.contains("enable the `lease-zookeeper-tls` feature of typed-snowflake"), "{url}: {why}");
+        }
+        assert!(refusal("zks://user:secret@zk1").contains("authentication is not supported"));
+    }
+
+    #[test]
+    #[cfg(feature = "lease-zookeeper-tls")]
+    fn hostile_urls_are_refused_clearly() {
+        let (dir, ca) = ca_file("hostile");
+        for (url, reason) in [
+            ("zks://".to_owned(), "no host"),
+            ("zks:///apps".to_owned(), "no host"),
+            (format!("zks://?ca={ca}"), "no host"),
+            ("zks://zk1,,zk2".to_owned(), "no host"),
+            ("zks://zk1:0".to_owned(), "bad port"),
+            ("zks://zk1:65536".to_owned(), "bad port"),
+            ("zks://zk1:-1".to_owned(), "bad port"),
+            ("zks://zk1:x".to_owned(), "bad port"),
+            ("zks://zk 1".to_owned(), "not a host"),
+            ("zks://zk1/../etc".to_owned(), "segments"),
+            ("zks://zk1?ca=/no/such/dir/ca.pem".to_owned(), "the CA file \"/no/such/dir/ca.pem\" could not be read"),
+            ("zks://zk1?ca=%2Fno%2Fsuch%2Fca.pem".to_owned(), "the CA file \"/no/such/ca.pem\" could not be read"),
+            ("zks://zk1?ca=".to_owned(), "`ca=` names no file"),
+            (format!("zks://zk1?ca={}", dir.display()), "could not be read"),
+            ("zks://user:secret@zk1".to_owned(), "authentication is not supported"),
+            ("zks://:secret@zk1/apps".to_owned(), "authentication is not supported"),
+            ("zk://user:se?cret@zk1".to_owned(), "authentication is not supported"),
+            ("zks://user@zk1".to_owned(), "authentication is not supported"),
+            ("zks://zk1?ca=ca@2.pem".to_owned(), "write an `@` as `%40`"),
+            ("zks://zk1?ca=ca%402.pem".to_owned(), "the CA file \"ca@2.pem\" could not be read"),
+            (format!("zks://zk1?ca={ca}&timeout=5"), "unknown query parameter \"timeout\""),
+            (format!("zks://zk1?cafile={ca}"), "unknown query parameter \"cafile\""),
+            ("zk://zk1?x=1".to_owned(), "unknown query parameter \"x\": none is supported"),
+            (format!("zk://zk1?ca={ca}"), "`ca=` is for TLS: write zks://"),
+            ("zks://zk1#frag".to_owned(), "a fragment"),
+            (format!("zks://zk1?ca={ca}#frag"), "a fragment"),
+            ("zkss://zk1".to_owned(), "expected zk:// or zks:// or zk+tls://"),
+        ] {
+            let why = refusal(&url);
+            assert!(why.contains(reason), "{url}: {why}");
+        }
+        // A file without a certificate.
+        let empty = dir.join("empty.pem");
+        std::fs::write(&empty, "not a certificate\n").unwrap();
+        let why = refusal(&format!("zks://zk1?ca={}", empty.display()));
+        assert!(why.contains("holds no PEM certificate"), "{why}");
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
