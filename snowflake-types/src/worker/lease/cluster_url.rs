@@ -2,6 +2,7 @@
 //! `zk://h1:2181,h2:2181/chroot`, and for etcd `etcds://user:password@h1,h2/prefix?ca=<path>`.
 
 use super::store::LeaseError;
+use super::store::support::percent_decode;
 
 /// A cluster URL taken apart: the servers (`host:port`, IPv6 hosts in brackets) and the path
 /// under which every key or znode lives (`""` for none, else `/a/b`, no trailing slash); with
@@ -149,28 +150,6 @@ pub(crate) fn redact(url: &str) -> String {
     } else {
         format!("{scheme}://…@{after}")
     }
-}
-
-/// `%2F` and the like as the bytes they stand for; the result must be UTF-8. A `%` not
-/// followed by two hexadecimal digits is an error, not a literal.
-fn percent_decode(text: &str) -> Result<String, String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let digit = |at: usize| bytes.get(at).and_then(|&b| char::from(b).to_digit(16));
-            let (Some(high), Some(low)) = (digit(i + 1), digit(i + 2)) else {
-                return Err("bad percent-encoding".into());
-            };
-            out.push(u8::try_from(high * 16 + low).expect("two hex digits fit a byte"));
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| "not UTF-8 once percent-decoded".to_owned())
 }
 
 /// A user name as a URL writes it: `A-Z a-z 0-9 _ . - ~` as they are, every other byte as `%XX`.

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use redis::{Connection, ConnectionAddr, IntoConnectionInfo, RedisError, Script, Value};
 
 use super::store::support::{
-    UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name, listing, new_token, recorded_holder,
-    redact_url, scan_order, ttl_ms,
+    UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name, install_crypto_provider, listing,
+    new_token, percent_decode, recorded_holder, redact_url, scan_order, ttl_ms,
 };
 use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, WorkerRecord};
 
@@ -458,16 +458,6 @@ impl RedisLeaseStore {
     }
 }
 
-/// redis-rs builds its TLS configuration with the process's default rustls provider: ring,
-/// unless the process installed one (a process whose crates enable two providers has none
-/// until someone installs it).
-fn install_crypto_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Another thread may have installed one meanwhile: theirs is as good.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
-}
-
 /// `url` without the query parameter `key`, and that parameter's value (percent-decoded),
 /// if it was there.
 fn take_param(url: &str, key: &str) -> (String, Option<String>) {
@@ -481,7 +471,8 @@ fn take_param(url: &str, key: &str) -> (String, Option<String>) {
         .split('&')
         .filter(|pair| match pair.split_once('=') {
             Some((k, v)) if k == key => {
-                value = Some(percent_decode(v));
+                // A `%` that starts no escape is kept as written.
+                value = Some(percent_decode(v).unwrap_or_else(|_| v.to_owned()));
                 false
             }
             _ => true,
@@ -497,27 +488,6 @@ fn take_param(url: &str, key: &str) -> (String, Option<String>) {
         rest.push_str(fragment);
     }
     (rest, value)
-}
-
-/// `%2F` and the like as the bytes they stand for (a path in a query may be written either way).
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
-            (b'%', Some(high), Some(low)) => {
-                out.push(u8::try_from(high * 16 + low).expect("two hex digits fit a byte"));
-                i += 3;
-            }
-            (byte, ..) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn fence_key(namespace: &str) -> String {

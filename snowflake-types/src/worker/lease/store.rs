@@ -599,6 +599,50 @@ pub(crate) mod support {
             .then(|| text.to_owned())
     }
 
+    /// `%2F` and the like as the bytes they stand for; the result must be UTF-8. A `%` not
+    /// followed by two hexadecimal digits is an error, not a literal.
+    #[cfg_attr(
+        not(any(feature = "lease-redis", feature = "lease-etcd", feature = "lease-zookeeper")),
+        allow(dead_code)
+    )]
+    pub(crate) fn percent_decode(text: &str) -> Result<String, String> {
+        let bytes = text.as_bytes();
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b'%' {
+                let digit = |at: usize| bytes.get(at).and_then(|&b| char::from(b).to_digit(16));
+                let (Some(high), Some(low)) = (digit(i + 1), digit(i + 2)) else {
+                    return Err("bad percent-encoding".into());
+                };
+                out.push(u8::try_from(high * 16 + low).expect("two hex digits fit a byte"));
+                i += 3;
+            } else {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+        String::from_utf8(out).map_err(|_| "not UTF-8 once percent-decoded".to_owned())
+    }
+
+    /// Installs ring as the process's default rustls provider unless one is installed. redis-rs,
+    /// sqlx and zookeeper-client build their TLS configurations with the default provider, and
+    /// a process whose crates compile two providers in (`lease-zookeeper-tls` brings
+    /// aws-lc-rs beside ring) has none until someone installs one: without this, their first
+    /// TLS connection panics.
+    #[cfg(any(
+        feature = "lease-redis",
+        feature = "lease-postgres",
+        feature = "lease-mysql",
+        feature = "lease-zookeeper-tls"
+    ))]
+    pub(crate) fn install_crypto_provider() {
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            // Another thread may have installed one meanwhile: theirs is as good.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
+    }
+
     /// A fresh holder token: 32 hexadecimal digits.
     pub(crate) fn new_token() -> String {
         format!("{:016x}{:016x}", random_u64(), random_u64())

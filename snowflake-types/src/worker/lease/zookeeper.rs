@@ -15,10 +15,9 @@ use tls::{Tls, TlsHandshakeFailed};
 
 #[cfg(feature = "lease-zookeeper-tls")]
 mod tls;
-use super::store::support::redact_url;
 use super::store::support::{
-    UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name, listing, new_token, recorded_holder,
-    scan_order, ttl_ms,
+    UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name, listing, new_token, percent_decode,
+    recorded_holder, redact_url, scan_order, ttl_ms,
 };
 use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, WorkerRecord};
 
@@ -270,7 +269,10 @@ impl ZooKeeperLeaseStore {
         for pair in query.into_iter().flat_map(|query| query.split('&')).filter(|pair| !pair.is_empty()) {
             let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
             match key {
-                CA_PARAM if secure && !value.is_empty() => ca_param = Some(percent_decode(value)),
+                CA_PARAM if secure && !value.is_empty() => {
+                    ca_param =
+                        Some(percent_decode(value).map_err(|reason| bad(format!("the parameter ca=: {reason}")))?);
+                }
                 CA_PARAM if secure => return Err(bad("`ca=` names no file".into())),
                 CA_PARAM => return Err(bad("`ca=` is for TLS: write zks://".into())),
                 _ => {
@@ -807,27 +809,6 @@ fn parse_lease(data: &[u8]) -> Option<(u64, Option<String>)> {
     let _token = fields.next()?;
     let fence = fields.next()?.parse().ok()?;
     Some((fence, fields.next().and_then(recorded_holder)))
-}
-
-/// `%2F` and the like as the bytes they stand for (a path in a query may be written either way).
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
-            (b'%', Some(high), Some(low)) => {
-                out.push(u8::try_from(high * 16 + low).expect("two hex digits fit a byte"));
-                i += 3;
-            }
-            (byte, ..) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]

@@ -18,8 +18,8 @@ use tokio::runtime::Runtime;
 use tokio::time::Instant;
 
 use super::store::support::{
-    HOST_NAME_BYTES, UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name, listing, new_token,
-    recorded_holder, redact_url, scan_order, ttl_ms,
+    HOST_NAME_BYTES, UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name,
+    install_crypto_provider, listing, new_token, recorded_holder, redact_url, scan_order, ttl_ms,
 };
 use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, WorkerRecord};
 
@@ -155,6 +155,7 @@ impl SqlLeaseStoreBuilder {
     /// ```
     pub fn connect(self) -> Result<SqlLeaseStore, LeaseError> {
         check_table(&self.table)?;
+        install_crypto_provider();
         let shown = redact_url(&self.url);
         let bad_url = |reason: String| LeaseError::BadUrl { url: shown.clone(), reason, source: None };
         let scheme = self.url.split_once("://").map(|(scheme, _)| scheme.to_ascii_lowercase());

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use zookeeper_client as zk;
 
-use super::super::store::support::redact_url;
+use super::super::store::support::{install_crypto_provider, redact_url};
 use super::super::store::{CA_ENV, LeaseError};
 
 /// What a `zks://` store trusts: the client's options, and the same roots for diagnosing a
@@ -68,12 +68,8 @@ impl Tls {
     /// roots when there is none. `url` is for error messages.
     pub(super) fn new(url: &str, ca_file: Option<&str>) -> Result<Self, LeaseError> {
         // zookeeper-client builds its rustls configuration with the process's default
-        // provider: ring, unless the process installed one (with two providers compiled in,
-        // as here, rustls picks none by itself).
-        if rustls::crypto::CryptoProvider::get_default().is_none() {
-            // Another thread may have installed one meanwhile: theirs is as good.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
+        // provider (with two providers compiled in, as here, rustls picks none by itself).
+        install_crypto_provider();
         let bad = |reason: String, source: Option<Arc<dyn std::error::Error + Send + Sync>>| LeaseError::BadUrl {
             url: redact_url(url),
             reason,
