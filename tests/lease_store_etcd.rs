@@ -42,12 +42,12 @@ fn setup() -> Option<(servers::PrivateEtcd, String)> {
 fn put(port: u16, key: &str, value: &str) {
     let body = format!(r#"{{"key":"{}","value":"{}"}}"#, base64(key.as_bytes()), base64(value.as_bytes()));
     let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connecting to etcd");
-    write!(
-        stream,
+    // One write: the request whole.
+    let request = format!(
         "POST /v3/kv/put HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
-    )
-    .expect("sending");
+    );
+    stream.write_all(request.as_bytes()).expect("sending");
     let mut reply = String::new();
     stream.read_to_string(&mut reply).expect("reading the reply");
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");

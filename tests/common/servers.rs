@@ -348,7 +348,32 @@ impl PrivateEtcd {
             command.arg("--cert-file").arg(cert).arg("--key-file").arg(key);
         }
         self.child = Some(spawn_listening(command, self.client_port)?);
+        self.wait_healthy();
         Ok(())
+    }
+
+    /// Waits (up to 10 s) until etcd says it is healthy (`GET /health`): it accepts connections
+    /// before it has elected itself leader, and a request sent then may be reset (a test's
+    /// first raw `put` was, once). Over TLS, asked with curl (`-k`: the test's own CA); a
+    /// server that never says so is left to the test, which then fails on its own terms.
+    fn wait_healthy(&self) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::time::Instant::now() < deadline {
+            let answer = if self.tls.is_some() {
+                let url = format!("https://127.0.0.1:{}/health", self.client_port);
+                std::process::Command::new("curl")
+                    .args(["-s", "-k", "--max-time", "1", &url])
+                    .output()
+                    .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+                    .unwrap_or_default()
+            } else {
+                http_get(self.client_port, "/health").unwrap_or_default()
+            };
+            if answer.contains(r#""health":"true""#) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// `etcd://127.0.0.1:<port>`, or `etcds://…` when it serves TLS.
@@ -571,4 +596,17 @@ impl Drop for PrivateZooKeeper {
     fn drop(&mut self) {
         self.kill9();
     }
+}
+
+/// A plain HTTP/1.1 `GET` of `path` on a loopback port, in one write: the whole reply, or the
+/// I/O error (within 1 s for each step).
+pub fn http_get(port: u16, path: &str) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut stream = TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_secs(1))?;
+    stream.set_read_timeout(Some(Duration::from_secs(1)))?;
+    stream.set_write_timeout(Some(Duration::from_secs(1)))?;
+    stream.write_all(format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").as_bytes())?;
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply)?;
+    Ok(reply)
 }
