@@ -729,6 +729,8 @@ mod tests {
         let (rest, ca) = take_param("rediss://cache/?ssl_ca_certs=/ca.pem", CA_PARAM);
         assert_eq!((rest.as_str(), ca.as_deref()), ("rediss://cache/", Some("/ca.pem")));
         assert_eq!(take_param("redis://cache:6379", CA_PARAM), ("redis://cache:6379".to_owned(), None));
+        // A `%` that starts no escape is kept as written.
+        assert_eq!(take_param("rediss://cache/?ssl_ca_certs=/ca%zz.pem", CA_PARAM).1.as_deref(), Some("/ca%zz.pem"));
         // A CA file that cannot be read is refused before anything is sent, naming the file.
         let err = RedisLeaseStore::open("rediss://:secret@cache?ssl_ca_certs=/no/such/ca.pem").unwrap_err();
         let LeaseError::BadUrl { reason, .. } = &err else { panic!("{err:?}") };

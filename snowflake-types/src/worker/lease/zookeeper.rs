@@ -960,6 +960,8 @@ K95VBejuL6RS3ShTQw==
             ("zks://user@zk1".to_owned(), "authentication is not supported"),
             ("zks://zk1?ca=ca@2.pem".to_owned(), "write an `@` as `%40`"),
             ("zks://zk1?ca=ca%402.pem".to_owned(), "the CA file \"ca@2.pem\" could not be read"),
+            ("zks://zk1?ca=ca%zz.pem".to_owned(), "the parameter ca=: bad percent-encoding"),
+            ("zks://zk1?ca=ca%ff.pem".to_owned(), "the parameter ca=: not UTF-8 once percent-decoded"),
             (format!("zks://zk1?ca={ca}&timeout=5"), "unknown query parameter \"timeout\""),
             (format!("zks://zk1?cafile={ca}"), "unknown query parameter \"cafile\""),
             ("zk://zk1?x=1".to_owned(), "unknown query parameter \"x\": none is supported"),
