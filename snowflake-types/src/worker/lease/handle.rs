@@ -22,8 +22,9 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 use self::channel::{Receive, Reply};
+use super::protocol::{self, Phase};
 use super::store::support::{check_namespace, check_space, ttl_ms};
-use super::store::{Grant, LeaseError, LeaseStore};
+use super::store::{LeaseError, LeaseStore};
 use crate::clock::{Clock, MonotonicClock};
 use crate::fence::{Fence, FenceReason, GrantView, Limit, Refusal};
 use crate::generator::GeneratorBuilder;
@@ -56,11 +57,6 @@ pub const DEFAULT_STORE_WAIT: Duration = Duration::from_secs(30);
 
 /// The namespace of a lease configured by `SNOWFLAKE_WORKER_LEASE` alone.
 pub const DEFAULT_NAMESPACE: &str = "typed-snowflake";
-
-/// How far past the clock a generator on a lease issues before it asks the lease again: the
-/// released lease records at most this much beyond the last issued tick, so the next holder
-/// of the worker ID starts that close to its own clock.
-const STEP_MS: i64 = 100;
 
 /// Configures and acquires a [`WorkerLease`]. See [`WorkerLease::builder`].
 #[derive(Debug, Clone)]
@@ -152,6 +148,11 @@ impl WorkerLeaseBuilder {
             Store::Open(store) => store.as_ref(),
             Store::Url(_) => unreachable!("the lease thread opens the store before it calls it"),
         }
+    }
+
+    /// The settings the protocol decides with.
+    fn rules(&self) -> protocol::Rules {
+        protocol::Rules::new(self.ttl, self.margin, self.tolerance)
     }
 
     fn renew_interval(&self) -> Duration {
@@ -276,46 +277,39 @@ pub enum LeaseStatus {
     Released,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Phase {
-    Holding,
-    Recovering,
-    Released,
-}
-
 /// What the lease thread changes and the generators read, under one lock (taken by a
-/// generator at most once per issuing step, about every 100 ms).
+/// generator at most once per issuing step, about every 100 ms): the protocol's state of the
+/// lease, and what is told about it.
 #[derive(Debug)]
 struct Inner {
-    phase: Phase,
-    /// The grant held (or, while recovering, the last one).
-    grant: Grant,
-    /// Counts grants: a generator that saw another one switches to this one.
-    epoch: u64,
-    /// Everything earlier holders of the worker ID may have issued: their record, or the
-    /// floor a grant without a record gets.
-    floor_ms: Option<i64>,
-    /// Generators issue once the local clock reaches this (Unix ms).
-    ready_ms: i64,
-    /// Nanoseconds after [`anchor`] until which this holder may issue.
-    valid_until_ns: u64,
-    /// The fence deadline the store acknowledged: no timestamp above it is ever issued.
-    bound_ms: i64,
-    /// The highest timestamp any generator may have issued under the grant.
-    issued_ms: i64,
+    /// The protocol's state (`protocol.rs`): every decision on the lease is taken there.
+    lease: protocol::Lease,
     /// When the phase (or the grant) last changed.
     since: SystemTime,
     /// The last store error since the lease last issued.
     error: Option<LeaseError>,
 }
 
+impl std::ops::Deref for Inner {
+    type Target = protocol::Lease;
+
+    fn deref(&self) -> &protocol::Lease {
+        &self.lease
+    }
+}
+
+impl std::ops::DerefMut for Inner {
+    fn deref_mut(&mut self) -> &mut protocol::Lease {
+        &mut self.lease
+    }
+}
+
 /// What the generators and the lease thread share.
 #[derive(Debug)]
 struct Shared {
     namespace: Arc<str>,
-    ttl: Duration,
-    margin: Duration,
-    tolerance: Duration,
+    /// The TTL, margin and tolerance the protocol decides with.
+    rules: protocol::Rules,
     store: String,
     clock: Arc<dyn Clock>,
     inner: Mutex<Inner>,
@@ -338,10 +332,6 @@ fn anchor() -> Instant {
 
 fn nanos_since_anchor(at: Instant) -> u64 {
     u64::try_from(at.saturating_duration_since(anchor()).as_nanos()).unwrap_or(u64::MAX)
-}
-
-fn millis(d: Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
 enum Command {
@@ -532,7 +522,7 @@ impl WorkerLease {
                     let fell = SystemTime::now().checked_sub(ago).unwrap_or(inner.since).max(inner.since);
                     LeaseStatus::Fenced {
                         worker,
-                        reason: FenceReason::NotRenewed { ttl: s.ttl, margin: s.margin },
+                        reason: FenceReason::NotRenewed { ttl: s.rules.ttl, margin: s.rules.margin },
                         since: fell,
                         error: inner.error.clone(),
                     }
@@ -623,7 +613,7 @@ impl Fence for WorkerLease {
     /// a step past the clock, plus the clock tolerance between nodes. A generator resumed from
     /// such a record waits for its clock rather than treat it as a step back.
     fn resume_window_ms(&self) -> i64 {
-        STEP_MS.saturating_add(millis(self.shared.tolerance))
+        self.shared.rules.resume_window_ms()
     }
 
     /// The grant generators start under.
@@ -653,43 +643,9 @@ impl Fence for WorkerLease {
     /// another grant than `epoch` (the generator switches to it first).
     fn grant_until(&self, from_ms: i64, min_step_ms: i64, epoch: u64) -> Result<i64, Refusal> {
         let s = &self.shared;
-        let mut inner = s.lock();
-        match inner.phase {
-            Phase::Recovering => return Err(Refusal::Fenced(FenceReason::Lost)),
-            Phase::Released => return Err(Refusal::Fenced(FenceReason::Released)),
-            Phase::Holding => {}
-        }
+        let now_ms = s.clock.now_ms();
         let now_ns = nanos_since_anchor(Instant::now());
-        if now_ns >= inner.valid_until_ns {
-            return Err(Refusal::Fenced(FenceReason::NotRenewed { ttl: s.ttl, margin: s.margin }));
-        }
-        if s.clock.now_ms() < inner.ready_ms {
-            let until_ms = inner.floor_ms.unwrap_or(inner.ready_ms);
-            return Err(Refusal::Fenced(FenceReason::WaitingOut { until_ms }));
-        }
-        if inner.epoch != epoch {
-            return Err(Refusal::Switch(inner.view()));
-        }
-        let left_ms = i64::try_from((inner.valid_until_ns - now_ns) / 1_000_000).unwrap_or(i64::MAX);
-        let until = from_ms.saturating_add(left_ms.min(STEP_MS.max(min_step_ms))).min(inner.bound_ms);
-        if until < from_ms {
-            return Err(Refusal::Fenced(FenceReason::ClockAhead { now_ms: from_ms, bound_ms: inner.bound_ms }));
-        }
-        inner.issued_ms = inner.issued_ms.max(until);
-        Ok(until)
-    }
-}
-
-impl Inner {
-    fn view(&self) -> GrantView {
-        GrantView { epoch: self.epoch, worker: self.grant.worker, floor_ms: self.floor_ms }
-    }
-
-    /// What the store must keep for the next holder of the worker ID: the last timestamp
-    /// any generator under the grant may have issued, and never less than what earlier holders
-    /// may have (0, the Unix epoch, when nothing was ever issued).
-    fn high_water(&self) -> i64 {
-        self.issued_ms.max(self.floor_ms.unwrap_or(0)).max(0)
+        s.lock().grant_until(now_ns, now_ms, from_ms, min_step_ms, epoch, &s.rules)
     }
 }
 
@@ -704,9 +660,7 @@ impl Shared {
         if inner.phase == Phase::Released {
             return;
         }
-        inner.valid_until_ns = 0;
-        if inner.phase != phase {
-            inner.phase = phase;
+        if inner.lease.stop(phase) {
             inner.since = SystemTime::now();
         }
         drop(inner);

@@ -8,6 +8,7 @@
 //! holder of that worker ID recorded, so that the new holder issues only above it.
 
 mod handle;
+mod protocol;
 mod store;
 pub use handle::{
     DEFAULT_CLOCK_TOLERANCE, DEFAULT_MARGIN, DEFAULT_NAMESPACE, DEFAULT_STORE_WAIT, DEFAULT_TTL, LeaseStats,

@@ -84,7 +84,7 @@ pub const MAX_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 /// assert_eq!(floor_ms, 1_700_000_060_000);
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Grant {
     /// The worker ID, in `0..space`.
     pub worker: u64,

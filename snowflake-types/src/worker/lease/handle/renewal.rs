@@ -22,7 +22,7 @@
 //! wait hands it on.
 //!
 //! Where each step is kept: [`renew`] moves the deadline and the validity only once the store
-//! acknowledged them, and records the high water; [`floor_of`] gives a grant its floor;
+//! acknowledged them, and records the high water; `protocol::floor_of` gives a grant its floor;
 //! [`release`] records the last timestamp issued; the fence in `handle.rs`
 //! (`Fence::grant_until`) never lets a generator issue past the deadline or the validity.
 
@@ -32,10 +32,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::channel::{Receive, Reply, answer, channel};
-use super::{
-    Command, Handle, Inner, Phase, STEP_MS, Shared, Store, WorkerLease, WorkerLeaseBuilder, anchor, millis,
-    nanos_since_anchor,
-};
+use super::{Command, Handle, Inner, Shared, Store, WorkerLease, WorkerLeaseBuilder, anchor, nanos_since_anchor};
+use crate::worker::lease::protocol::{self, Lease, Phase, Renewed};
 use crate::worker::lease::store::support::random_u64;
 use crate::worker::lease::store::{Claim, Grant, LeaseError};
 
@@ -93,11 +91,7 @@ fn acquire(b: &WorkerLeaseBuilder, prefer: Option<u64>, fence_above: u64) -> Res
     let local_before = b.clock.now_ms();
     let store_ms = b.store().now_ms()?;
     let local_after = b.clock.now_ms();
-    // The store read its clock somewhere within the round trip: the skew is the distance
-    // from its reading to that interval, so a slow round trip is not taken for a skew.
-    let tolerance = millis(b.tolerance);
-    if store_ms < local_before.saturating_sub(tolerance) || store_ms > local_after.saturating_add(tolerance) {
-        let local_ms = if store_ms < local_before { local_before } else { local_after };
+    if let Err(local_ms) = protocol::check_skew(local_before, store_ms, local_after, b.tolerance) {
         return Err(LeaseError::ClockSkew { store: b.store().describe(), local_ms, store_ms, tolerance: b.tolerance });
     }
     let mut claim = Claim::new(&b.namespace, b.space, b.ttl).fence_above(fence_above);
@@ -105,21 +99,6 @@ fn acquire(b: &WorkerLeaseBuilder, prefer: Option<u64>, fence_above: u64) -> Res
         claim = claim.prefer(worker);
     }
     b.store().acquire(&claim)
-}
-
-/// What a grant lets its generators issue above, and from when: a grant with a record starts
-/// above it; one without waits out every earlier holder (see the module docs).
-fn floor_of(b: &WorkerLeaseBuilder, grant: &Grant) -> (Option<i64>, i64) {
-    let window = STEP_MS.saturating_add(millis(b.tolerance));
-    match grant.previous_high_water_ms {
-        Some(recorded) => (Some(recorded), recorded.saturating_sub(window)),
-        // The wait is long: the lease becomes valid only past the floor, so that the first ID
-        // does not wait for the clock itself.
-        None => {
-            let floor = grant.store_now_ms.saturating_add(millis(b.ttl)).saturating_add(millis(b.tolerance));
-            (Some(floor), floor.saturating_add(1))
-        }
-    }
 }
 
 /// Retries `attempt` while it fails with an error worth waiting for, until `deadline`,
@@ -172,26 +151,13 @@ fn run(mut b: WorkerLeaseBuilder, reply: Reply<WorkerLease>) {
         Ok(grant) => grant,
         Err(e) => return answer(reply, Err(e)),
     };
-    let (floor_ms, ready_ms) = floor_of(&b, &grant);
+    let rules = b.rules();
     let shared = Arc::new(Shared {
         namespace: b.namespace.as_str().into(),
-        ttl: b.ttl,
-        margin: b.margin,
-        tolerance: b.tolerance,
+        rules,
         store: b.store().describe(),
         clock: Arc::clone(&b.clock),
-        inner: Mutex::new(Inner {
-            phase: Phase::Holding,
-            grant,
-            epoch: 1,
-            floor_ms,
-            ready_ms,
-            valid_until_ns: 0,
-            bound_ms: i64::MIN,
-            issued_ms: i64::MIN,
-            since: SystemTime::now(),
-            error: None,
-        }),
+        inner: Mutex::new(Inner { lease: Lease::granted(grant, &rules), since: SystemTime::now(), error: None }),
         limits: Mutex::new(Vec::new()),
         longest_tick_ms: AtomicU64::new(0),
         renewals: AtomicU64::new(0),
@@ -351,21 +317,14 @@ impl Holder<'_> {
 
     /// Whether generators may issue now.
     fn issuing(&self) -> bool {
-        let inner = self.shared.lock();
-        inner.phase == Phase::Holding
-            && nanos_since_anchor(Instant::now()) < inner.valid_until_ns
-            && self.shared.clock.now_ms() >= inner.ready_ms
+        let now_ns = nanos_since_anchor(Instant::now());
+        self.shared.lock().issuing(now_ns, self.shared.clock.now_ms())
     }
 
     /// Whether generators may not issue now for want of the store: a renewal overdue, or the
     /// lease lost.
     fn fenced(&self) -> bool {
-        let inner = self.shared.lock();
-        match inner.phase {
-            Phase::Recovering => true,
-            Phase::Released => false,
-            Phase::Holding => nanos_since_anchor(Instant::now()) >= inner.valid_until_ns,
-        }
+        self.shared.lock().fenced(nanos_since_anchor(Instant::now()))
     }
 
     /// When to wake: for the next renewal or attempt, when the fence falls (to say so), and,
@@ -406,29 +365,19 @@ impl Holder<'_> {
     /// One attempt to acquire a worker ID again, the one held before first, with a fence above
     /// the last one; on success the grant is installed and its first deadline recorded.
     fn reacquire(&self) -> Result<(), LeaseError> {
-        let (previous, fence) = {
-            let inner = self.shared.lock();
-            (inner.grant.worker, inner.grant.fence)
-        };
+        let (previous, fence) = self.shared.lock().last_fence();
         let grant = acquire(self.b, Some(previous), fence)?;
-        let (floor_ms, ready_ms) = floor_of(self.b, &grant);
         {
             let mut inner = self.shared.lock();
             if inner.phase != Phase::Recovering {
                 drop(inner);
+                let floor_ms = protocol::floor_of(&self.shared.rules, &grant).0;
                 let _ = self.b.store().release(&self.b.namespace, &grant, floor_ms.unwrap_or(0).max(0));
                 return Ok(());
             }
             // Our own last issued timestamps stay below what we issue next when the worker ID
             // is the same: the generators never go back (they start above their own last ID).
-            inner.grant = grant;
-            inner.epoch += 1;
-            inner.floor_ms = floor_ms;
-            inner.ready_ms = ready_ms;
-            inner.valid_until_ns = 0;
-            inner.bound_ms = i64::MIN;
-            inner.issued_ms = i64::MIN;
-            inner.phase = Phase::Holding;
+            inner.lease.regrant(grant, &self.shared.rules);
             inner.since = SystemTime::now();
         }
         match renew(self.b, self.shared) {
@@ -445,26 +394,16 @@ impl Holder<'_> {
 /// One renewal: records the new fence deadline (and everything that must stay above what
 /// earlier holders issued) and, on success, moves the fence.
 fn renew(b: &WorkerLeaseBuilder, shared: &Shared) -> Result<(), LeaseError> {
-    let started = Instant::now();
-    let deadline_ms = b.clock.now_ms().saturating_add(millis(b.ttl));
-    let (grant, record, epoch) = {
-        let inner = shared.lock();
-        (inner.grant.clone(), deadline_ms.max(inner.high_water()), inner.epoch)
-    };
-    b.store().renew(&b.namespace, &grant, b.ttl, record)?;
-    let mut inner = shared.lock();
-    if inner.phase != Phase::Holding || inner.epoch != epoch {
-        return Ok(());
+    let started = nanos_since_anchor(Instant::now());
+    let renewal = shared.lock().renewal(b.clock.now_ms(), &shared.rules);
+    b.store().renew(&b.namespace, &renewal.grant, b.ttl, renewal.record_ms)?;
+    let outcome = shared.lock().renewed(&renewal, started, &shared.rules);
+    if outcome != Renewed::Stale {
+        shared.renewals.fetch_add(1, Ordering::Relaxed);
     }
-    let was_valid = nanos_since_anchor(started) < inner.valid_until_ns;
-    // The grant's first renewal is not late: it is the one that makes it valid.
-    let first = inner.bound_ms == i64::MIN;
-    inner.bound_ms = inner.bound_ms.max(deadline_ms);
-    inner.valid_until_ns = nanos_since_anchor(started + (b.ttl - b.margin));
-    shared.renewals.fetch_add(1, Ordering::Relaxed);
-    if !was_valid && !first {
+    if outcome == Renewed::Late {
         shared.late_renewals.fetch_add(1, Ordering::Relaxed);
-        crate::events::lease_renewed_late(&shared.namespace, grant.worker);
+        crate::events::lease_renewed_late(&shared.namespace, renewal.grant.worker);
     }
     Ok(())
 }
