@@ -1,8 +1,12 @@
 //! Leases through Redis Sentinel, with real processes on private loopback ports: one master,
-//! one replica, three sentinels. The master is killed (`SIGKILL`) while holders issue; after
+//! two replicas, three sentinels. The master is killed (`SIGKILL`) while holders issue; after
 //! the failover every holder issues again, with 0 duplicate IDs overall. A replica promoted
 //! without its master's last writes does not vouch for the high waters it holds: a grant
 //! there says the store has no record.
+//!
+//! Two replicas, so that a failover leaves the new master a replica (the other one) and the
+//! store's default `min_replicas=1` lets holders lease again without waiting for the old
+//! master to come back; the master and one replica are a majority of the three servers.
 
 #[path = "common/child.rs"]
 mod child;
@@ -16,6 +20,7 @@ mod servers;
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use faults::{HOLDER_LAYOUT, HolderSpec, Holders, check_workers, count_duplicates, wall_ms};
@@ -33,6 +38,10 @@ const REGISTRY_LAYOUT: Layout = match Layout::new(41, 5, 6, 1_704_067_200_000) {
     Ok(layout) => layout,
     Err(_) => panic!("a valid layout"),
 };
+
+/// One deployment at a time: each runs six servers and three busy child processes on a small machine,
+/// and the sentinels' 500 ms failure detection must not mistake a starved master for a dead one.
+static ONE_DEPLOYMENT: Mutex<()> = Mutex::new(());
 
 /// The child processes' entry point (holders); ignored in the parent (the other tests run it),
 /// and does nothing there.
@@ -138,10 +147,10 @@ fn sentinel_config(dir: &Path, port: u16, master_port: u16) -> String {
     path.display().to_string()
 }
 
-/// A master, its replica and three sentinels watching them.
+/// A master, its two replicas and three sentinels watching them.
 struct Deployment {
     master: Process,
-    replica: Process,
+    replicas: Vec<Process>,
     sentinels: Vec<Process>,
     _dir: tempfile::TempDir,
 }
@@ -151,26 +160,35 @@ impl Deployment {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let master = Process::redis(free_port(), &[])?;
         let master_port = master.port.to_string();
-        let replica = Process::redis(free_port(), &["--replicaof", "127.0.0.1", &master_port])?;
-        wait_until(Duration::from_secs(10), "the replica syncs", || in_sync(&replica));
+        let mut replicas = Vec::new();
+        for _ in 0..2 {
+            let replica = Process::redis(free_port(), &["--replicaof", "127.0.0.1", &master_port])?;
+            wait_until(Duration::from_secs(10), "the replica syncs", || in_sync(&replica));
+            replicas.push(replica);
+        }
         let mut sentinels = Vec::new();
         for _ in 0..3 {
             let port = free_port();
             let config = sentinel_config(dir.path(), port, master.port);
             sentinels.push(Process::start(port, &[&config, "--sentinel"])?);
         }
-        // Every sentinel knows the replica (learned from the master's INFO) and the others.
+        // Every sentinel knows the replicas (learned from the master's INFO) and the others.
         for sentinel in &sentinels {
-            wait_until(Duration::from_secs(20), "a sentinel sees the replica and its peers", || {
+            wait_until(Duration::from_secs(20), "a sentinel sees the replicas and its peers", || {
                 let mut c = sentinel.connection();
                 let replicas: Vec<redis::Value> =
                     redis::cmd("SENTINEL").arg("replicas").arg(MASTER_NAME).query(&mut c).unwrap_or_default();
                 let peers: Vec<redis::Value> =
                     redis::cmd("SENTINEL").arg("sentinels").arg(MASTER_NAME).query(&mut c).unwrap_or_default();
-                replicas.len() == 1 && peers.len() == 2
+                replicas.len() == 2 && peers.len() == 2
             });
         }
-        Some(Deployment { master, replica, sentinels, _dir: dir })
+        Some(Deployment { master, replicas, sentinels, _dir: dir })
+    }
+
+    /// Whether the first sentinel names one of the replicas as the master: it promoted one.
+    fn promoted(&self) -> bool {
+        self.master_port().is_some_and(|port| self.replicas.iter().any(|replica| replica.port == port))
     }
 
     fn url(&self) -> String {
@@ -192,6 +210,7 @@ impl Deployment {
 /// every holder issues again, and no ID is issued twice.
 #[test]
 fn a_failover_under_load_issues_no_duplicate_and_recovers() -> TestResult {
+    let _one = ONE_DEPLOYMENT.lock().unwrap_or_else(PoisonError::into_inner);
     let Some(mut deployment) = Deployment::start() else { return Ok(()) };
     let url = deployment.url();
     let store = RedisLeaseStore::open(&url)?;
@@ -220,9 +239,7 @@ fn a_failover_under_load_issues_no_duplicate_and_recovers() -> TestResult {
     let old_port = deployment.master.port;
     let killed_ms = wall_ms();
     deployment.master.kill9();
-    wait_until(Duration::from_secs(30), "the sentinels promote the replica", || {
-        deployment.master_port() == Some(deployment.replica.port)
-    });
+    wait_until(Duration::from_secs(30), "the sentinels promote a replica", || deployment.promoted());
     let promoted_ms = wall_ms();
     eprintln!("failover: master on port {old_port} killed, replica promoted {} ms later", promoted_ms - killed_ms);
     // The holders (TTL 2 s) stop while there is no master, and issue again on the new one
