@@ -1,8 +1,15 @@
 //! Leases through Redis Sentinel, with real processes on private loopback ports: one master,
-//! one replica, three sentinels. The master is killed (`SIGKILL`) while holders issue; after
-//! the failover every holder issues again, with 0 duplicate IDs overall. A replica promoted
-//! without its master's last writes does not vouch for the high waters it holds: a grant
-//! there says the store has no record.
+//! two replicas, three sentinels. The master is killed (`SIGKILL`) while holders issue; after
+//! the failover every holder issues again, with 0 duplicate IDs overall. The master is frozen
+//! (`SIGSTOP`), alone or with a holder, until the sentinels replace it, then continued: it
+//! still says it is the master, but no replica acknowledges its writes any more, so nothing
+//! it grants or renews counts, and no ID is issued twice. A replica promoted without its
+//! master's last writes does not vouch for the high waters it holds: a grant there says the
+//! store has no record.
+//!
+//! Two replicas, so that a failover leaves the new master a replica (the other one) and the
+//! store's default `min_replicas=1` lets holders lease again without waiting for the old
+//! master to come back; the master and one replica are a majority of the three servers.
 
 #[path = "common/child.rs"]
 mod child;
@@ -16,9 +23,10 @@ mod servers;
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use faults::{HOLDER_LAYOUT, HolderSpec, Holders, check_workers, count_duplicates, wall_ms};
+use faults::{HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, check_workers, count_duplicates, segments_of, wall_ms};
 use typed_snowflake::Layout;
 use typed_snowflake::worker::lease::{Claim, LeaseStore, RedisLeaseStore};
 
@@ -33,6 +41,11 @@ const REGISTRY_LAYOUT: Layout = match Layout::new(41, 5, 6, 1_704_067_200_000) {
     Ok(layout) => layout,
     Err(_) => panic!("a valid layout"),
 };
+
+/// One deployment at a time: each runs six servers and three busy child processes on a small
+/// machine, and the sentinels' 500 ms failure detection must not take a starved master for a
+/// dead one.
+static ONE_DEPLOYMENT: Mutex<()> = Mutex::new(());
 
 /// The child processes' entry point (holders); ignored in the parent (the other tests run it),
 /// and does nothing there.
@@ -94,6 +107,16 @@ impl Process {
         }
     }
 
+    /// Freezes the process (`SIGSTOP`), as a stalled VM or a debugger would.
+    fn stop(&self) {
+        signal("STOP", self.child.as_ref().expect("a running process").id());
+    }
+
+    /// Lets a frozen process run again (`SIGCONT`).
+    fn cont(&self) {
+        signal("CONT", self.child.as_ref().expect("a running process").id());
+    }
+
     fn connection(&self) -> redis::Connection {
         redis::Client::open(format!("redis://127.0.0.1:{}", self.port))
             .and_then(|client| client.get_connection())
@@ -105,6 +128,42 @@ impl Drop for Process {
     fn drop(&mut self) {
         self.kill9();
     }
+}
+
+/// Sends `SIGSTOP`, `SIGCONT`… to `pid` with kill(1).
+fn signal(name: &str, pid: u32) {
+    let status = Command::new("kill").arg(format!("-{name}")).arg(pid.to_string()).status().expect("running kill");
+    assert!(status.success(), "kill -{name} {pid}: {status}");
+}
+
+/// The pid of this process's holder child named `name` in `namespace` (read from /proc: the
+/// child's parent and environment).
+fn holder_pid(name: &str, namespace: &str) -> u32 {
+    let me = std::process::id();
+    let wanted = [format!("FAULTS_NAME={name}"), format!("FAULTS_NAMESPACE={namespace}")];
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<u32>().ok()) else { continue };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // `pid (comm) state ppid …`: the command name may hold spaces and parentheses.
+        let parent = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
+        if parent != Some(me) {
+            continue;
+        }
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        let vars: Vec<&[u8]> = environ.split(|&b| b == 0).collect();
+        if wanted.iter().all(|w| vars.contains(&w.as_bytes())) {
+            return pid;
+        }
+    }
+    panic!("no holder process {name} in namespace {namespace}");
+}
+
+/// Whether the process's last run of IDs began at or after `since_ms` and it has not
+/// stopped since: it is issuing now, on a lease taken or renewed after `since_ms`.
+fn issuing_since(holders: &Holders, name: &str, since_ms: i64) -> bool {
+    let events = holders.events(name);
+    let last = events.iter().rev().find(|e| e.begins_run() || e.kind == "stopped");
+    last.is_some_and(|e| e.begins_run() && e.at_ms >= since_ms)
 }
 
 /// Waits until `check` holds, for up to `within`.
@@ -138,10 +197,10 @@ fn sentinel_config(dir: &Path, port: u16, master_port: u16) -> String {
     path.display().to_string()
 }
 
-/// A master, its replica and three sentinels watching them.
+/// A master, its two replicas and three sentinels watching them.
 struct Deployment {
     master: Process,
-    replica: Process,
+    replicas: Vec<Process>,
     sentinels: Vec<Process>,
     _dir: tempfile::TempDir,
 }
@@ -151,26 +210,35 @@ impl Deployment {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let master = Process::redis(free_port(), &[])?;
         let master_port = master.port.to_string();
-        let replica = Process::redis(free_port(), &["--replicaof", "127.0.0.1", &master_port])?;
-        wait_until(Duration::from_secs(10), "the replica syncs", || in_sync(&replica));
+        let mut replicas = Vec::new();
+        for _ in 0..2 {
+            let replica = Process::redis(free_port(), &["--replicaof", "127.0.0.1", &master_port])?;
+            wait_until(Duration::from_secs(10), "the replica syncs", || in_sync(&replica));
+            replicas.push(replica);
+        }
         let mut sentinels = Vec::new();
         for _ in 0..3 {
             let port = free_port();
             let config = sentinel_config(dir.path(), port, master.port);
             sentinels.push(Process::start(port, &[&config, "--sentinel"])?);
         }
-        // Every sentinel knows the replica (learned from the master's INFO) and the others.
+        // Every sentinel knows the replicas (learned from the master's INFO) and the others.
         for sentinel in &sentinels {
-            wait_until(Duration::from_secs(20), "a sentinel sees the replica and its peers", || {
+            wait_until(Duration::from_secs(20), "a sentinel sees the replicas and its peers", || {
                 let mut c = sentinel.connection();
                 let replicas: Vec<redis::Value> =
                     redis::cmd("SENTINEL").arg("replicas").arg(MASTER_NAME).query(&mut c).unwrap_or_default();
                 let peers: Vec<redis::Value> =
                     redis::cmd("SENTINEL").arg("sentinels").arg(MASTER_NAME).query(&mut c).unwrap_or_default();
-                replicas.len() == 1 && peers.len() == 2
+                replicas.len() == 2 && peers.len() == 2
             });
         }
-        Some(Deployment { master, replica, sentinels, _dir: dir })
+        Some(Deployment { master, replicas, sentinels, _dir: dir })
+    }
+
+    /// Whether the first sentinel names one of the replicas as the master: it promoted one.
+    fn promoted(&self) -> bool {
+        self.master_port().is_some_and(|port| self.replicas.iter().any(|replica| replica.port == port))
     }
 
     fn url(&self) -> String {
@@ -192,6 +260,7 @@ impl Deployment {
 /// every holder issues again, and no ID is issued twice.
 #[test]
 fn a_failover_under_load_issues_no_duplicate_and_recovers() -> TestResult {
+    let _one = ONE_DEPLOYMENT.lock().unwrap_or_else(PoisonError::into_inner);
     let Some(mut deployment) = Deployment::start() else { return Ok(()) };
     let url = deployment.url();
     let store = RedisLeaseStore::open(&url)?;
@@ -220,9 +289,7 @@ fn a_failover_under_load_issues_no_duplicate_and_recovers() -> TestResult {
     let old_port = deployment.master.port;
     let killed_ms = wall_ms();
     deployment.master.kill9();
-    wait_until(Duration::from_secs(30), "the sentinels promote the replica", || {
-        deployment.master_port() == Some(deployment.replica.port)
-    });
+    wait_until(Duration::from_secs(30), "the sentinels promote a replica", || deployment.promoted());
     let promoted_ms = wall_ms();
     eprintln!("failover: master on port {old_port} killed, replica promoted {} ms later", promoted_ms - killed_ms);
     // The holders (TTL 2 s) stop while there is no master, and issue again on the new one
@@ -259,6 +326,103 @@ fn a_failover_under_load_issues_no_duplicate_and_recovers() -> TestResult {
         registry_runs.iter().map(|run| run.stamped_within(&REGISTRY_LAYOUT, renewed_by, i64::MAX)).sum();
     assert!(registry_after > 0, "the registry process issued nothing 9 s after the failover:\n{description}");
     Ok(())
+}
+
+/// The master is frozen (`SIGSTOP`) while the holders A and B hold the two worker IDs of a
+/// 1-bit space and C waits for one, until the sentinels promote a replica, then continued
+/// (`SIGCONT`): it wakes up still saying it is the master, with its replication ID, and the
+/// connections that waited on it get their answers. With A frozen too, A wakes up on the old
+/// master after C took its worker ID on the new one. Nothing the old master grants or renews
+/// counts (no replica acknowledges it): 0 duplicate IDs, every worker ID's holders one after
+/// the other, and within 25 s of the continuation both worker IDs issue again on leases taken
+/// or renewed after the freeze.
+fn freeze_the_master(label: &str, with_holder_a: bool) -> TestResult {
+    let _one = ONE_DEPLOYMENT.lock().unwrap_or_else(PoisonError::into_inner);
+    let Some(deployment) = Deployment::start() else { return Ok(()) };
+    let namespace = format!("t{}-{label}", std::process::id());
+    let spec = HolderSpec { url: deployment.url(), namespace: namespace.clone(), space: 2, ttl: TTL, margin: MARGIN };
+    let mut holders = Holders::new(Duration::from_secs(120))?;
+    holders.spawn_holder("a", &spec)?;
+    holders.spawn_holder("b", &spec)?;
+    let first = TTL * 3 + Duration::from_secs(10);
+    assert!(
+        holders.wait_for(first, |h| h.count_issuing_since(0) == 2),
+        "A and B never both issued:\n{}",
+        holders.describe()
+    );
+    holders.spawn_holder("c", &spec)?;
+    // C finds both worker IDs taken and asks again and again.
+    std::thread::sleep(Duration::from_millis(1000));
+    let a_pid = holder_pid("a", &namespace);
+
+    let frozen_ms = wall_ms();
+    deployment.master.stop();
+    if with_holder_a {
+        signal("STOP", a_pid);
+    }
+    wait_until(Duration::from_secs(30), "the sentinels promote a replica", || deployment.promoted());
+    let promoted_ms = wall_ms();
+    if with_holder_a {
+        // Until A's lease expired on the new master and C took it there (its grant waits a TTL:
+        // the new master vouches for no high water), or 12 s.
+        holders.wait_for(Duration::from_secs(12), |h| h.issues_since("c", frozen_ms));
+    }
+    deployment.master.cont();
+    if with_holder_a {
+        signal("CONT", a_pid);
+    }
+    let continued_ms = wall_ms();
+    eprintln!(
+        "{label}: replica promoted {} ms after the freeze, master continued {} ms after it",
+        promoted_ms - frozen_ms,
+        continued_ms - frozen_ms
+    );
+    let recovery = Duration::from_secs(25);
+    let recovered = holders
+        .wait_for(recovery, |h| ["a", "b", "c"].iter().filter(|name| issuing_since(h, name, frozen_ms)).count() >= 2);
+    let recovered_ms = wall_ms();
+    // Time for a holder that the old master still serves to issue what the new one granted.
+    while wall_ms() < recovered_ms.max(continued_ms + 4_000) + 1_000 {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let description = holders.describe();
+    let runs = holders.finish()?;
+    let (ids, duplicates) = count_duplicates(runs.iter().map(|run| run.ids.as_slice()));
+    eprintln!("{label}: {ids} IDs, {duplicates} duplicates");
+    report_runs(&runs, frozen_ms, continued_ms);
+    assert_eq!(duplicates, 0, "{description}");
+    let findings = check_workers(&segments_of(&runs, &HOLDER_LAYOUT));
+    assert!(findings.is_empty(), "{}\n{description}", findings.join("\n"));
+    assert!(recovered, "both worker IDs did not issue again within {recovery:?} of the continuation:\n{description}");
+    eprintln!("{label}: both worker IDs issuing again {} ms after the continuation", recovered_ms - continued_ms);
+    Ok(())
+}
+
+/// Prints when each holder stopped and issued again around the freeze.
+fn report_runs(runs: &[HolderRun], frozen_ms: i64, continued_ms: i64) {
+    for run in runs {
+        let stop = run.stop_after(frozen_ms).map(|stop| stop.at_ms - frozen_ms);
+        let resumed = run.resumed_after(frozen_ms).map(|event| event.at_ms - continued_ms);
+        eprintln!(
+            "{}: {} IDs; stopped {stop:?} ms after the freeze, issuing again {resumed:?} ms after the continuation",
+            run.name,
+            run.ids.len()
+        );
+    }
+}
+
+/// The master alone is frozen until the sentinels promote a replica, then continued.
+#[test]
+fn a_master_frozen_until_replaced_issues_no_duplicate() -> TestResult {
+    freeze_the_master("frozen-master", false)
+}
+
+/// The master and holder A are frozen together until the sentinels promoted a replica and C
+/// took A's worker ID there, then both continued: A's lease on the old master, which still
+/// holds its records under the same replication ID, must not count.
+#[test]
+fn a_master_frozen_with_a_holder_issues_no_duplicate() -> TestResult {
+    freeze_the_master("frozen-master-and-holder", true)
 }
 
 /// A replica promoted to master (`REPLICAOF NO ONE`) holds the high waters its old master

@@ -218,3 +218,37 @@ fn a_dropped_connection_is_replaced_on_the_next_call() {
     store.renew(namespace, &grant, TTL, HIGH_WATER).expect("a fresh connection renews");
     store.release(namespace, &grant, HIGH_WATER).expect("releasing");
 }
+
+/// With `min_replicas=1`, a server without replicas counts no grant and no renewal: the grant
+/// is undone (the worker ID stays free) and fails saying how many replicas acknowledged it;
+/// the renewal is a store error, not a loss (the holder keeps the validity it had).
+#[test]
+fn writes_too_few_replicas_acknowledged_do_not_count() {
+    let Some((url, namespace, _cleanup)) = setup("min_replicas") else { return };
+    let separator = if url.contains('?') { '&' } else { '?' };
+    let strict = store(&format!("{url}{separator}min_replicas=1")).timeout(Duration::from_millis(400));
+    let plain = store(&url);
+    let replicas: String = redis::cmd("INFO")
+        .arg("replication")
+        .query(&mut redis::Client::open(url.as_str()).and_then(|c| c.get_connection()).expect("connecting"))
+        .expect("INFO replication");
+    if !replicas.contains("connected_slaves:0") {
+        eprintln!("SKIPPED: the server at REDIS_URL has replicas");
+        return;
+    }
+    let error = strict.acquire(&Claim::new(&namespace, 1, TTL)).expect_err("no replica acknowledges");
+    assert!(matches!(error, LeaseError::Store { .. }), "{error:?}");
+    let text = error.to_string();
+    assert!(text.contains("too few replicas acknowledged the write"), "{text}");
+    assert!(text.contains("0 of the 1 asked for (min_replicas=1) within 200 ms"), "{text}");
+    // Undone: the only worker ID is free for the next store.
+    let grant = plain.acquire(&Claim::new(&namespace, 1, TTL)).expect("the worker ID is free again");
+    let error = strict.renew(&namespace, &grant, TTL, HIGH_WATER).expect_err("no replica acknowledges");
+    assert!(matches!(error, LeaseError::Store { .. }), "a renewal too few replicas acknowledged is no loss: {error:?}");
+    // A stale token is still a loss, told before any replica is asked.
+    let mut stale = grant.clone();
+    stale.token = "stale".into();
+    let error = strict.renew(&namespace, &stale, TTL, HIGH_WATER).expect_err("a stale token");
+    assert!(matches!(error, LeaseError::Lost { .. }), "{error:?}");
+    plain.release(&namespace, &grant, HIGH_WATER).expect("releasing");
+}

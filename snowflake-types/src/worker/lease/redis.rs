@@ -15,6 +15,14 @@ use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, Leas
 /// instead of the system's (redis-py's name for it).
 const CA_PARAM: &str = "ssl_ca_certs";
 
+/// The query parameter that names how many replicas must acknowledge each grant and renewal
+/// (`WAIT`) before it counts: 1 by default under Sentinel, 0 (none asked) for one server.
+const MIN_REPLICAS_PARAM: &str = "min_replicas";
+
+/// The default of [`MIN_REPLICAS_PARAM`] under Sentinel: a deployment of a master and one or
+/// two replicas (see [`RedisLeaseStore`] for more).
+const SENTINEL_MIN_REPLICAS: u16 = 1;
+
 /// Raises `KEYS[2]` (the high water) to `ARGV[3]`, never lowering it. Lua numbers are
 /// doubles: exact for Unix milliseconds until the year 287396.
 macro_rules! raise_high_water {
@@ -90,6 +98,12 @@ const RELEASE: &str = concat!(
      return 1"
 );
 
+/// KEYS: lease key. ARGV: the value a grant wrote. Deletes the lease key if it still holds
+/// that value, and nothing else: undoes a grant too few replicas acknowledged, without
+/// touching the high water (a release would record its own).
+const DROP: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+     return 0";
+
 /// Worker-ID leases in one Redis server: a script that takes a free lease key (`SET … PX`) and
 /// its fencing number together, Lua compare-and-set on the holder's token to renew
 /// and release, `TIME` for the clock.
@@ -116,6 +130,39 @@ const RELEASE: &str = concat!(
 ///   the last writes, or a restarted server) does not vouch for it: the grant says the store
 ///   has no record, and the holder waits out any earlier one, as after a data loss.
 ///
+/// # Replicas and failovers (Redis Sentinel)
+///
+/// A master that Sentinel replaced may not know it yet: one that was frozen (a `SIGSTOP`, a
+/// stalled VM) or cut off still says `master` and keeps its replication ID until the
+/// sentinels convert it into a replica, and would go on granting and renewing leases that the
+/// new master grants again. So a grant or a renewal counts only once `min_replicas` replicas
+/// acknowledged its write (`WAIT`, on the same connection, within half the store's timeout):
+/// the URL's query parameter `min_replicas=<n>`, 1 by default for `redis+sentinel://`, 0
+/// (nothing asked) for `redis://` unless given. A renewal too few replicas acknowledged is a
+/// store error (not [`LeaseError::Lost`]): the holder keeps the validity it had and fences
+/// when it runs out. A grant too few replicas acknowledged is undone (its lease key deleted,
+/// best effort) and the acquisition fails with a store error saying how many replicas
+/// acknowledged. Either error drops the connection, so the next call asks the sentinels again.
+///
+/// What the operator must provide, for `k` replicas that Sentinel monitors:
+///
+/// - `min_replicas` greater than `(k - 1) / 2`: the master and `min_replicas` replicas are a
+///   majority of the `k + 1` servers (`k` = 1 or 2: 1, the default; `k` = 3 or 4: 2). A
+///   replica replicates one master at a time, so two masters (the old one, not yet converted,
+///   and the one Sentinel promoted) can then never both see their writes acknowledged at once,
+///   even while a replica the sentinels have not reconfigured yet still follows the old one.
+///   A replica's acknowledgement means the write is in its memory.
+/// - Liveness costs: while fewer than `min_replicas` replicas follow the master, no worker ID
+///   is granted or renewed, and holders stop issuing when their validity runs out
+///   (uniqueness over availability). With one replica, after a failover nothing is leased
+///   until the sentinels convert the old master into the new one's replica (they wait about
+///   10 s after it comes back); a dead old master never comes back, so run two replicas.
+/// - Recommended besides: `min-replicas-to-write <min_replicas>` and a short
+///   `min-replicas-max-lag` (e.g. 2 s) on every server, so that an isolated master refuses
+///   the writes itself; replicas with `replica-serve-stale-data` as they like (the store
+///   never reads a replica); the holders' clocks within the lease's clock tolerance of the
+///   servers' (a grant's wait is measured by the server's `TIME` after `WAIT`).
+///
 /// ```no_run
 /// use std::time::Duration;
 /// use typed_snowflake::worker::lease::{Claim, LeaseStore, RedisLeaseStore};
@@ -134,6 +181,9 @@ pub struct RedisLeaseStore {
     take: Script,
     renew: Script,
     release: Script,
+    drop: Script,
+    /// How many replicas must acknowledge a grant or a renewal (`WAIT`); 0: none asked.
+    min_replicas: u16,
 }
 
 impl std::fmt::Debug for RedisLeaseStore {
@@ -147,7 +197,9 @@ impl RedisLeaseStore {
     /// `rediss://…` for TLS (rustls), which checks the server's certificate and host name
     /// against the system's trusted roots, or against the CA certificates of the PEM file
     /// that the query parameter `ssl_ca_certs=<path>` or else the environment variable
-    /// [`CA_ENV`] names. Nothing is sent until the first call.
+    /// [`CA_ENV`] names. The query parameter `min_replicas=<n>` (0 by default here, 1 for
+    /// `redis+sentinel://…/<master-name>?min_replicas=<n>`) counts a grant or a renewal only once
+    /// `n` replicas acknowledged it: see the type's docs. Nothing is sent until the first call.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::{LeaseError, LeaseStore, RedisLeaseStore};
@@ -162,17 +214,20 @@ impl RedisLeaseStore {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn open(url: &str) -> Result<Self, LeaseError> {
-        if let Some(sentinel) = Sentinel::parse(url)? {
+        if let Some((sentinel, min_replicas)) = Sentinel::parse(url)? {
             install_crypto_provider();
             let name = sentinel.describe();
-            return Ok(Self::with_target(Target::Sentinel(sentinel), name));
+            let mut store = Self::with_target(Target::Sentinel(sentinel), name);
+            store.min_replicas = min_replicas.unwrap_or(SENTINEL_MIN_REPLICAS);
+            return Ok(store);
         }
         let bad_url = |e: RedisError| LeaseError::BadUrl {
             url: redact_url(url),
             reason: e.to_string(),
             source: Some(std::sync::Arc::new(e)),
         };
-        let (rest, ca_param) = take_param(url, CA_PARAM);
+        let (url_rest, min_replicas) = take_min_replicas(url, url)?;
+        let (rest, ca_param) = take_param(&url_rest, CA_PARAM);
         let info = rest.as_str().into_connection_info().map_err(bad_url)?;
         // No `CLIENT SETINFO` when connecting: it would add two replies to wait for, each
         // with a timeout of its own.
@@ -192,7 +247,9 @@ impl RedisLeaseStore {
             }
             _ => redis::Client::open(info).map_err(bad_url)?,
         };
-        Ok(Self::new(client))
+        let mut store = Self::new(client);
+        store.min_replicas = min_replicas.unwrap_or(0);
+        Ok(store)
     }
 
     /// A store for a client built by the caller. Whatever its connection info asks for when
@@ -221,6 +278,8 @@ impl RedisLeaseStore {
             take: Script::new(TAKE),
             renew: Script::new(RENEW),
             release: Script::new(RELEASE),
+            drop: Script::new(DROP),
+            min_replicas: 0,
         }
     }
 
@@ -310,7 +369,8 @@ impl LeaseStore for RedisLeaseStore {
                 }
                 // The fence is taken with the lease, so a scan that finds none takes no number.
                 let taken: Option<(String, Option<String>, i64, i64)> = self.with_connection(&what, |c| {
-                    self.take
+                    let taken: Option<(String, Option<String>, i64, i64)> = self
+                        .take
                         .key(&key)
                         .key(fence_key(namespace))
                         .key(high_water_key(namespace, worker))
@@ -319,7 +379,23 @@ impl LeaseStore for RedisLeaseStore {
                         .arg(ttl_ms)
                         .arg(fence_above)
                         .arg(holder_name())
-                        .invoke(c)
+                        .invoke(c)?;
+                    let Some((fence, high_water, seconds, micros)) = taken else { return Ok(None) };
+                    if self.min_replicas == 0 {
+                        return Ok(Some((fence, high_water, seconds, micros)));
+                    }
+                    // The clock is read again once the replicas acknowledged: a grant without
+                    // a record waits a TTL from then (see `acknowledged`).
+                    let (acked, (seconds, micros)): (i64, (i64, i64)) =
+                        redis::pipe().add_command(self.wait_command()).cmd("TIME").query(c)?;
+                    if let Err(error) = self.acknowledged(acked) {
+                        // Undone, so that the worker ID is free again on this server if it stays
+                        // the master; on an old master that Sentinel replaced it does not matter.
+                        let value = format!("{token}|{fence}|{}", holder_name());
+                        let _: Result<i64, RedisError> = self.drop.key(&key).arg(value).invoke(c);
+                        return Err(error);
+                    }
+                    Ok(Some((fence, high_water, seconds, micros)))
                 })?;
                 if let Some((fence, high_water, seconds, micros)) = taken {
                     let what = || doing("acquiring", namespace, worker);
@@ -342,12 +418,14 @@ impl LeaseStore for RedisLeaseStore {
     fn renew(&self, namespace: &str, grant: &Grant, ttl: Duration, high_water_ms: i64) -> Result<(), LeaseError> {
         check_namespace(namespace)?;
         let ttl_ms = ttl_ms(ttl)?;
-        self.compare_and_set(&self.renew, "renewing", namespace, grant, ttl_ms, high_water_ms)
+        self.compare_and_set(&self.renew, "renewing", namespace, grant, ttl_ms, high_water_ms, true)
     }
 
     fn release(&self, namespace: &str, grant: &Grant, high_water_ms: i64) -> Result<(), LeaseError> {
         check_namespace(namespace)?;
-        self.compare_and_set(&self.release, "releasing", namespace, grant, 0, high_water_ms)
+        // Not acknowledged: a release that a failover loses leaves a lease that expires, and a
+        // high water that the new master does not vouch for.
+        self.compare_and_set(&self.release, "releasing", namespace, grant, 0, high_water_ms, false)
     }
 
     fn now_ms(&self) -> Result<i64, LeaseError> {
@@ -433,7 +511,9 @@ impl RedisLeaseStore {
         }
     }
 
-    /// Runs the renew or release script: 1 when the lease was still `grant`'s.
+    /// Runs the renew or release script: 1 when the lease was still `grant`'s. With `acked`,
+    /// a change counts only once `min_replicas` replicas acknowledged it.
+    #[allow(clippy::too_many_arguments)]
     fn compare_and_set(
         &self,
         script: &Script,
@@ -442,19 +522,97 @@ impl RedisLeaseStore {
         grant: &Grant,
         ttl_ms: i64,
         high_water_ms: i64,
+        acked: bool,
     ) -> Result<(), LeaseError> {
         let what = || doing(verb, namespace, grant.worker);
         let ours: i64 = self.with_connection(&what, |c| {
-            script
+            let ours: i64 = script
                 .key(worker_key(namespace, grant.worker))
                 .key(high_water_key(namespace, grant.worker))
                 .key(high_water_server_key(namespace, grant.worker))
                 .arg(format!("{}|{}|{}", grant.token, grant.fence, holder_name()))
                 .arg(ttl_ms)
                 .arg(high_water_ms)
-                .invoke(c)
+                .invoke(c)?;
+            if ours == 1 && acked && self.min_replicas > 0 {
+                // An error, not `Lost`: the holder keeps the validity it had from its last
+                // counted renewal, and the connection is dropped (the next call asks the
+                // sentinels which server is the master now).
+                let count: i64 = self.wait_command().query(c)?;
+                self.acknowledged(count)?;
+            }
+            Ok(ours)
         })?;
         if ours == 1 { Ok(()) } else { Err(LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker }) }
+    }
+}
+
+impl RedisLeaseStore {
+    /// `WAIT min_replicas <half the store's timeout>`: how many replicas acknowledged every
+    /// write of the connection so far. Never `WAIT … 0`, which would block for good.
+    fn wait_command(&self) -> redis::Cmd {
+        let wait_ms = u64::try_from((self.timeout / 2).as_millis()).unwrap_or(u64::MAX).max(1);
+        let mut command = redis::cmd("WAIT");
+        command.arg(self.min_replicas).arg(wait_ms);
+        command
+    }
+
+    /// Whether `count` replicas acknowledging a write is enough for it to count.
+    ///
+    /// Why this is safe, for the deployment the type's docs ask for (the master and
+    /// `min_replicas` replicas are a majority of all the servers). Old master `M`, replica `R`
+    /// that Sentinel promotes:
+    ///
+    /// - A replica follows one master at a time, and the sentinels move replicas from `M` to
+    ///   `R`, never back. `M` and `R` can only be acknowledged by the other servers, and two
+    ///   sets of `min_replicas` of them share a replica: a write `M` counts was acknowledged
+    ///   by it before it left `M`, so before any grant `R` counts was acknowledged.
+    /// - `R` vouches for no high water `M` wrote (another replication ID): its first grant of
+    ///   each worker ID waits a TTL and the clock tolerance from its `TIME` read after the
+    ///   `WAIT`, so past the validity of every renewal `M` counted (a TTL less the margin from
+    ///   when the renewal was sent). A grant or a renewal `M` counted before the promotion
+    ///   and `R` missed leaves `R` without that lease: its grant waits the same way.
+    /// - A write `R` missed is never read back from `M` once it is `R`'s replica.
+    ///
+    /// What it still assumes: the servers' and the holders' clocks agree within the clock
+    /// tolerance; an acknowledged write is in the replica's memory, and a replica restarted
+    /// empty syncs again before anyone promotes it; no one points a replica back at an old
+    /// master by hand; the operator counts every replica (one added later raises `k`).
+    fn acknowledged(&self, count: i64) -> Result<(), RedisError> {
+        if count >= i64::from(self.min_replicas) {
+            return Ok(());
+        }
+        Err(RedisError::from((
+            redis::ErrorKind::Client,
+            "too few replicas acknowledged the write (the master may have been replaced, or lost its replicas)",
+            format!(
+                "{count} of the {} asked for (min_replicas={}) within {} ms",
+                self.min_replicas,
+                self.min_replicas,
+                (self.timeout / 2).as_millis().max(1)
+            ),
+        )))
+    }
+}
+
+/// `part` (of the URL `url`) without the query parameter [`MIN_REPLICAS_PARAM`], and its value
+/// if it was there: a whole number of replicas from 0 to 65535 (decimal digits only).
+fn take_min_replicas(url: &str, part: &str) -> Result<(String, Option<u16>), LeaseError> {
+    let (rest, value) = take_param(part, MIN_REPLICAS_PARAM);
+    let Some(value) = value else { return Ok((rest, None)) };
+    let parsed = Some(value.as_str())
+        .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|v| v.parse::<u16>().ok());
+    match parsed {
+        Some(count) => Ok((rest, Some(count))),
+        None => Err(LeaseError::BadUrl {
+            url: redact_url(url),
+            reason: format!(
+                "{MIN_REPLICAS_PARAM}={value:?}: expected how many replicas must acknowledge each write, a whole number from 0 to {}",
+                u16::MAX
+            ),
+            source: None,
+        }),
     }
 }
 
@@ -522,6 +680,8 @@ enum Target {
 /// A master found through Redis Sentinel: `redis+sentinel://[[user]:password@]host[:port][,host[:port]…]/<master-name>[/db]`
 /// (`rediss+sentinel://` for TLS to the sentinels and the master alike). The credentials and
 /// the database are the master's; sentinels are asked without them. The port defaults to 26379.
+/// Query parameters: `ssl_ca_certs` and `min_replicas` (1 unless given; see
+/// [`RedisLeaseStore`]'s docs on replicas and failovers).
 struct Sentinel {
     /// One client per sentinel, asked in turn.
     sentinels: Vec<redis::Client>,
@@ -534,8 +694,9 @@ struct Sentinel {
 }
 
 impl Sentinel {
-    /// `None` when `url` is not a Sentinel URL.
-    fn parse(url: &str) -> Result<Option<Self>, LeaseError> {
+    /// `None` when `url` is not a Sentinel URL; else the sentinels, and `min_replicas` if the
+    /// URL gives it.
+    fn parse(url: &str) -> Result<Option<(Self, Option<u16>)>, LeaseError> {
         let Some((scheme, rest)) = url.split_once("://") else { return Ok(None) };
         let secure = match scheme.to_ascii_lowercase().as_str() {
             "redis+sentinel" => false,
@@ -543,9 +704,10 @@ impl Sentinel {
             _ => return Ok(None),
         };
         let bad = |reason: String| LeaseError::BadUrl { url: redact_url(url), reason, source: None };
-        let (rest, ca_param) = take_param(rest, CA_PARAM);
+        let (rest, min_replicas) = take_min_replicas(url, rest)?;
+        let (rest, ca_param) = take_param(&rest, CA_PARAM);
         if rest.contains(['?', '#']) {
-            return Err(bad(format!("a Sentinel URL takes no parameter but {CA_PARAM}")));
+            return Err(bad(format!("a Sentinel URL takes no parameter but {CA_PARAM} and {MIN_REPLICAS_PARAM}")));
         }
         let (authority, path) = rest.split_once('/').unwrap_or((rest.as_str(), ""));
         let (userinfo, hosts) = match authority.rsplit_once('@') {
@@ -595,7 +757,7 @@ impl Sentinel {
         let credentials = userinfo.map(|userinfo| format!("{userinfo}@")).unwrap_or_default();
         let master_url = format!("{plain}://{credentials}{{host}}:{{port}}/{db}");
         let shown = redact_url(&format!("{scheme}://{credentials}{hosts}/{master_name}/{db}"));
-        Ok(Some(Sentinel { sentinels, master_name: master_name.to_owned(), master_url, tls, shown }))
+        Ok(Some((Sentinel { sentinels, master_name: master_name.to_owned(), master_url, tls, shown }, min_replicas)))
     }
 
     fn describe(&self) -> String {
@@ -738,6 +900,76 @@ mod tests {
         assert!(!err.to_string().contains("secret"), "{err}");
         // A plain-text URL has no use for it.
         assert!(RedisLeaseStore::open("redis://cache?ssl_ca_certs=/no/such/ca.pem").is_ok());
+    }
+
+    #[test]
+    fn min_replicas_defaults_to_one_under_sentinel_and_none_for_one_server() -> Result<(), LeaseError> {
+        assert_eq!(RedisLeaseStore::open("redis+sentinel://127.0.0.1:26379/main")?.min_replicas, 1);
+        assert_eq!(RedisLeaseStore::open("redis://127.0.0.1:6379")?.min_replicas, 0);
+        assert_eq!(RedisLeaseStore::new(redis::Client::open("redis://127.0.0.1:6379").unwrap()).min_replicas, 0);
+        for (url, expected) in [
+            ("redis+sentinel://127.0.0.1:26379/main?min_replicas=2", 2),
+            ("redis+sentinel://127.0.0.1:26379/main/3?min_replicas=0", 0),
+            ("rediss+sentinel://:pw@h1,h2/main?min_replicas=65535", 65535),
+            ("redis+sentinel://127.0.0.1:26379/main?min_replicas=%32", 2),
+            ("redis://127.0.0.1:6379/2?min_replicas=1", 1),
+            ("redis://127.0.0.1:6379?protocol=resp3&min_replicas=3", 3),
+            ("redis://127.0.0.1:6379?min_replicas=007", 7),
+        ] {
+            let store = RedisLeaseStore::open(url).unwrap_or_else(|e| panic!("{url}: {e}"));
+            assert_eq!(store.min_replicas, expected, "{url}");
+        }
+        // The parameter is not passed on to the driver, nor shown.
+        let store = RedisLeaseStore::open("redis://127.0.0.1:6379/2?min_replicas=1")?;
+        assert_eq!(store.describe(), "redis://127.0.0.1:6379/2");
+        let store = RedisLeaseStore::open("redis+sentinel://127.0.0.1:26379/main?min_replicas=2")?;
+        assert_eq!(store.describe(), "redis+sentinel://127.0.0.1:26379/main/0");
+        Ok(())
+    }
+
+    #[test]
+    fn a_min_replicas_that_is_no_count_is_a_bad_url() {
+        for value in [
+            "",
+            "-1",
+            "x",
+            "1.5",
+            "1e3",
+            " 1",
+            "1 ",
+            "+1",
+            "0x2",
+            "65536",
+            "99999999999999999999999999",
+            "%",
+            "%zz",
+            "١",
+        ] {
+            let encoded = value.replace(' ', "%20");
+            for url in [
+                format!("redis+sentinel://:secret@127.0.0.1:26379/main?min_replicas={encoded}"),
+                format!("redis://:secret@127.0.0.1:6379?min_replicas={encoded}"),
+            ] {
+                let error = RedisLeaseStore::open(&url).expect_err(&url);
+                let LeaseError::BadUrl { reason, .. } = &error else { panic!("{url}: {error:?}") };
+                assert!(reason.starts_with("min_replicas="), "{url}: {reason}");
+                assert!(reason.contains("a whole number from 0 to 65535"), "{url}: {reason}");
+                assert!(!error.to_string().contains("secret"), "{error}");
+            }
+        }
+    }
+
+    #[test]
+    fn too_few_acknowledgements_say_how_many_of_how_many() {
+        let store = RedisLeaseStore::open("redis+sentinel://127.0.0.1:26379/main?min_replicas=2")
+            .unwrap()
+            .timeout(Duration::from_millis(800));
+        assert!(store.acknowledged(2).is_ok() && store.acknowledged(3).is_ok());
+        let error = store.acknowledged(1).unwrap_err().to_string();
+        assert!(error.contains("too few replicas acknowledged the write"), "{error}");
+        assert!(error.contains("1 of the 2 asked for (min_replicas=2) within 400 ms"), "{error}");
+        let args = store.wait_command().get_packed_command();
+        assert!(String::from_utf8_lossy(&args).ends_with("WAIT\r\n$1\r\n2\r\n$3\r\n400\r\n"), "{args:?}");
     }
 
     #[test]
