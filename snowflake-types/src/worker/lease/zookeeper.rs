@@ -74,9 +74,9 @@ const CLOCK_SESSION: Duration = Duration::from_secs(10);
 /// or after it (the `multi` then fails on `h`, and the next read finds it). The read of the
 /// worker znode also sets a watch: ZooKeeper reports a deletion between that read and the
 /// `multi` to the session before the `multi`'s reply, and that renewal is `Lost` too (this
-/// covers high-water znodes deleted as well, whose version starts again). A release writes its record the same way, then closes
-/// the session, so that ZooKeeper deletes the session's own worker znode, never a znode that
-/// replaced it; it does not delete by path.
+/// covers high-water znodes deleted as well, whose version starts again). A release writes
+/// its record the same way, then closes the session, so that ZooKeeper deletes the session's
+/// own worker znode, never a znode that replaced it; it does not delete by path.
 ///
 /// **No overlap with the next holder.** A holder issues only below the fence deadline its
 /// last successful renewal recorded as high water, and its fence falls there unless another
