@@ -2,7 +2,8 @@
 //! ZooKeeper (Debian's `zookeeper`) on a free loopback port and stops it after. The
 //! conformance checks every store passes, a session that expires on the server (the holder's
 //! network cut off), a holder whose renewals are cut off, a server rebuilt empty under a
-//! holder, and processes configured by `SNOWFLAKE_WORKER_LEASE=zk://…` alone. Over TLS
+//! holder, a worker znode deleted behind its holder's back (an operator's `deleteall`), and
+//! processes configured by `SNOWFLAKE_WORKER_LEASE=zk://…` alone. Over TLS
 //! (`zks://`), a ZooKeeper with a secure client port and a CA and certificate made for the
 //! run: the right CA (in the URL or the environment) works, a wrong CA, a name the
 //! certificate is not for, a plain port asked for TLS and a TLS port asked for plain text are
@@ -25,9 +26,11 @@ use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use faults::{HOLDER_LAYOUT, HolderSpec, Holders, check_workers, count_duplicates, segments_of, wall_ms};
 use lease_cluster::TestResult;
 use lease_store::{HIGH_WATER, TTL, timed_out};
-use typed_snowflake::worker::lease::{CA_ENV, Claim, LeaseError, LeaseStore, ZooKeeperLeaseStore, open_store};
+use typed_snowflake::worker::lease::{CA_ENV, Claim, Grant, LeaseError, LeaseStore, ZooKeeperLeaseStore, open_store};
+use zookeeper_client as zk;
 
 fn store(url: &str) -> ZooKeeperLeaseStore {
     ZooKeeperLeaseStore::open(url).expect("a ZooKeeper URL")
@@ -234,7 +237,225 @@ fn acquisition_latency() {
 #[test]
 #[ignore = "the entry point of the child processes: the other tests run it"]
 fn child() -> TestResult {
-    lease_cluster::child_main()
+    match std::env::var(child::SCENARIO).as_deref() {
+        Ok("holder" | "registry") => faults::child_main(),
+        _ => lease_cluster::child_main(),
+    }
+}
+
+/// Spawns zookeeper-client's tasks onto the tokio runtime of the thread.
+struct TokioSpawner;
+
+impl spawns_core::Spawn for TokioSpawner {
+    fn spawn(&self, task: spawns_core::Task) {
+        tokio::spawn(Box::into_pin(task.future));
+    }
+}
+
+/// Another client of the ensemble, as an operator's `zkCli.sh` or a buggy cleanup job: it
+/// deletes and reads znodes behind the holders' backs.
+struct Operator {
+    runtime: tokio::runtime::Runtime,
+    client: zk::Client,
+}
+
+impl Operator {
+    fn connect(zookeeper: &servers::PrivateZooKeeper) -> Operator {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .on_thread_start(|| std::mem::forget(spawns_core::enter(&TokioSpawner)))
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let address = zookeeper.address().to_string();
+        let client = Self::run(&runtime, async {
+            zk::Client::connector().with_session_timeout(Duration::from_secs(10)).connect(&address).await
+        })
+        .expect("connecting to the private ZooKeeper");
+        Operator { runtime, client }
+    }
+
+    fn run<T>(runtime: &tokio::runtime::Runtime, future: impl Future<Output = T>) -> T {
+        let _spawner = spawns_core::enter(&TokioSpawner);
+        runtime.block_on(async move { tokio::time::timeout(Duration::from_secs(10), future).await.expect("in time") })
+    }
+
+    /// The worker znode of `worker` in `namespace` (no chroot in the tests' URLs).
+    fn worker_path(namespace: &str, worker: u64) -> String {
+        format!("/snowflake/{namespace}/workers/{worker}")
+    }
+
+    /// Deletes the worker znode of `worker`, whoever holds it, as `deleteall` would.
+    fn delete_worker(&self, namespace: &str, worker: u64) {
+        let path = Self::worker_path(namespace, worker);
+        Self::run(&self.runtime, self.client.delete(&path, None)).unwrap_or_else(|e| panic!("deleting {path}: {e}"));
+    }
+
+    /// The worker znode's data (`token|fence|name`) and its session, if it exists.
+    fn worker(&self, namespace: &str, worker: u64) -> Option<(String, i64)> {
+        let path = Self::worker_path(namespace, worker);
+        match Self::run(&self.runtime, self.client.get_data(&path)) {
+            Ok((data, stat)) => Some((String::from_utf8_lossy(&data).into_owned(), stat.ephemeral_owner)),
+            Err(zk::Error::NoNode) => None,
+            Err(e) => panic!("reading {path}: {e}"),
+        }
+    }
+}
+
+fn expect_lost(result: Result<(), LeaseError>, what: &str) {
+    match result {
+        Err(LeaseError::Lost { worker: 0, .. }) => {}
+        other => panic!("{what}: expected the lease on worker 0 to be lost, got {other:?}"),
+    }
+}
+
+/// The worker znode holds `grant`'s token and fence.
+fn held_by(operator: &Operator, namespace: &str, grant: &Grant) -> bool {
+    let found = operator.worker(namespace, grant.worker);
+    found.is_some_and(|(data, owner)| owner != 0 && data.starts_with(&format!("{}|{}|", grant.token, grant.fence)))
+}
+
+/// An operator deletes the holder's worker znode while its session lives, and another
+/// holder creates it afresh (at the same version, 0): the first holder's renewal and release
+/// are `Lost`, its release leaves the new znode alone, and the new holder starts above the
+/// first one's high water.
+#[test]
+fn a_worker_znode_deleted_behind_its_holder_is_lost_to_the_next_holder() {
+    let Some((zookeeper, namespace)) = setup() else { return };
+    let operator = Operator::connect(&zookeeper);
+    let (first_store, next_store) = (store(&zookeeper.url()), store(&zookeeper.url()));
+    let claim = Claim::new(&namespace, 1, TTL);
+
+    // The renewal.
+    let first = first_store.acquire(&claim).expect("acquiring");
+    first_store.renew(&namespace, &first, TTL, HIGH_WATER).expect("renewing");
+    operator.delete_worker(&namespace, 0);
+    let next = next_store.acquire(&claim).expect("the deleted worker ID is free");
+    assert_eq!(next.worker, 0);
+    assert!(next.fence > first.fence, "{} <= {}", next.fence, first.fence);
+    assert_eq!(next.previous_high_water_ms, Some(HIGH_WATER), "above the first holder's high water");
+    expect_lost(first_store.renew(&namespace, &first, TTL, HIGH_WATER + 1), "the first holder's renewal");
+    expect_lost(first_store.release(&namespace, &first, HIGH_WATER + 1), "the first holder's release");
+    assert!(held_by(&operator, &namespace, &next), "{:?}", operator.worker(&namespace, 0));
+    next_store.renew(&namespace, &next, TTL, HIGH_WATER + 2).expect("the next holder renews");
+    next_store.release(&namespace, &next, HIGH_WATER + 2).expect("the next holder releases");
+    assert_eq!(operator.worker(&namespace, 0), None, "released");
+
+    // The release, first thing after the znode was replaced: it never deletes the new one.
+    let first = first_store.acquire(&claim).expect("acquiring");
+    first_store.renew(&namespace, &first, TTL, HIGH_WATER + 3).expect("renewing");
+    operator.delete_worker(&namespace, 0);
+    let next = next_store.acquire(&claim).expect("the deleted worker ID is free");
+    assert_eq!(next.previous_high_water_ms, Some(HIGH_WATER + 3));
+    expect_lost(first_store.release(&namespace, &first, HIGH_WATER), "the first holder's release");
+    assert!(held_by(&operator, &namespace, &next), "{:?}", operator.worker(&namespace, 0));
+    let listed = next_store.list(&namespace).expect("listing");
+    assert!(listed.iter().any(|r| r.worker == 0 && r.leased && r.fence == Some(next.fence)), "{listed:?}");
+    next_store.renew(&namespace, &next, TTL, HIGH_WATER + 4).expect("the next holder renews");
+    next_store.release(&namespace, &next, HIGH_WATER + 4).expect("the next holder releases");
+    let third = first_store.acquire(&claim).expect("acquiring after the release");
+    assert_eq!(third.previous_high_water_ms, Some(HIGH_WATER + 4), "the release of the holder that held it");
+    first_store.release(&namespace, &third, HIGH_WATER).expect("releasing");
+}
+
+/// The worker znode deleted with no holder after it: the renewal and the release are `Lost`.
+#[test]
+fn a_worker_znode_deleted_with_no_successor_is_lost() {
+    let Some((zookeeper, namespace)) = setup() else { return };
+    let operator = Operator::connect(&zookeeper);
+    let store = store(&zookeeper.url());
+    let claim = Claim::new(&namespace, 1, TTL);
+    let grant = store.acquire(&claim).expect("acquiring");
+    store.renew(&namespace, &grant, TTL, HIGH_WATER).expect("renewing");
+    operator.delete_worker(&namespace, 0);
+    expect_lost(store.renew(&namespace, &grant, TTL, HIGH_WATER + 1), "the renewal");
+    let grant = store.acquire(&claim).expect("free again");
+    operator.delete_worker(&namespace, 0);
+    expect_lost(store.release(&namespace, &grant, HIGH_WATER + 1), "the release");
+}
+
+/// Holders in processes of their own, on a one-ID space: the issuing holder's (a's) worker
+/// znode is deleted while the other (c) waits for a free worker ID, which c then takes; later
+/// c's znode is deleted in turn, and c stops and releases. No ID is issued twice, the worker
+/// ID is never held by two at once, each holder stops when its znode is deleted, and each
+/// issues again by itself once the worker ID is free.
+#[test]
+fn worker_znodes_deleted_under_issuing_processes_never_duplicate_an_id() -> TestResult {
+    let Some((zookeeper, namespace)) = setup() else { return Ok(()) };
+    let operator = Operator::connect(&zookeeper);
+    let spec = HolderSpec {
+        url: zookeeper.url(),
+        namespace: namespace.clone(),
+        space: 1,
+        ttl: Duration::from_secs(2),
+        margin: Duration::from_millis(500),
+    };
+    let bound = Duration::from_secs(15);
+    // Apart, so that c can be stopped alone.
+    let mut group_a = Holders::new(Duration::from_secs(90))?;
+    let mut group_c = Holders::new(Duration::from_secs(90))?;
+    group_a.spawn_holder("a", &spec)?;
+    assert!(group_a.wait_for(bound, |h| h.issues_since("a", 0)), "a never issued:\n{}", group_a.describe());
+    group_c.spawn_holder("c", &spec)?;
+    assert!(
+        group_c.wait_for(bound, |h| h.events("c").iter().any(|e| e.kind == "acquire-failed")),
+        "c never waited for a free worker ID:\n{}",
+        group_c.describe()
+    );
+    std::thread::sleep(Duration::from_millis(500));
+
+    // c polls every 20 ms; a may still win the freed worker ID again if its renewal comes
+    // right after the deletion: then the deletion is repeated.
+    let first_fault = wall_ms();
+    let mut c_took_over = false;
+    for _ in 0..5 {
+        operator.delete_worker(&namespace, 0);
+        let fault = wall_ms();
+        if group_c.wait_for(Duration::from_secs(5), |h| h.issues_since("c", fault)) {
+            c_took_over = true;
+            break;
+        }
+    }
+    // Were a's renewals to go on succeeding, both would issue from here on: let them a while.
+    std::thread::sleep(Duration::from_secs(3));
+
+    let second_fault = wall_ms();
+    operator.delete_worker(&namespace, 0);
+    // Either takes it again; then c stops and releases, and a is left alone.
+    let deadline = Instant::now() + bound;
+    let taken_again = loop {
+        if group_a.issues_since("a", second_fault) || group_c.issues_since("c", second_fault) {
+            break true;
+        }
+        if Instant::now() >= deadline {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    let mut runs = group_c.finish()?;
+    let c_gone = wall_ms();
+    // a took the worker ID at the second deletion, or does now that it is alone.
+    let a_took_over = group_a.wait_for(bound, |h| h.issues_since("a", second_fault));
+    std::thread::sleep(Duration::from_millis(500));
+    runs.splice(0..0, group_a.finish()?);
+
+    let (total, duplicates) = count_duplicates(runs.iter().map(|run| run.ids.as_slice()));
+    let findings = check_workers(&segments_of(&runs, &HOLDER_LAYOUT));
+    eprintln!("{total} IDs, {duplicates} duplicates");
+    for run in &runs {
+        let events: Vec<String> = run.events.iter().map(|e| format!("{} {}", e.at_ms, e.kind)).collect();
+        eprintln!("{}: {} IDs, events {events:?}", run.name, run.ids.len());
+    }
+    assert_eq!(duplicates, 0, "{duplicates} duplicate IDs in {total}; {findings:#?}");
+    assert!(findings.is_empty(), "{findings:#?}");
+    let [a, c] = [&runs[0], &runs[1]];
+    assert!(c_took_over, "c never issued on the worker ID freed under a");
+    assert!(a.stop_after(first_fault).is_some_and(|stop| stop.at_ms < second_fault), "a went on issuing");
+    assert!(c.stop_after(second_fault).is_some_and(|stop| stop.at_ms < c_gone), "c went on issuing");
+    assert!(taken_again, "nobody took the worker ID freed under c");
+    assert!(a_took_over, "a never issued again, even once c was gone");
+    Ok(())
 }
 
 #[test]

@@ -62,8 +62,33 @@ const CLOCK_SESSION: Duration = Duration::from_secs(10);
 ///
 /// An acquisition creates the first and writes the second in one `multi`, which fails if the
 /// worker znode exists or the high-water znode changed since it was read (its version).
-/// A renewal is a `multi` on the grant's session (a check of the worker znode and the write of
-/// the high water): it succeeds only while the session lives, and it refreshes the session.
+/// A renewal reads the high-water znode (version `h`), then the worker znode, which must be
+/// ephemeral to the grant's session and hold its token and fence (version `v`), then commits
+/// a `multi` on the grant's session: a check that the worker znode is at `v` and the write of
+/// the high water at `h`. It succeeds only while the session lives, and it refreshes the
+/// session. A worker znode deleted behind the holder's back (an operator's `deleteall`, a
+/// cleanup job) while its session lives makes the next renewal [`LeaseError::Lost`], also
+/// when another holder has created it afresh (a new znode is at version 0 too, so the
+/// version alone cannot tell): that holder's acquisition wrote the high-water znode, so it
+/// came either before the renewal's first read (which then finds the other holder's znode)
+/// or after it (the `multi` then fails on `h`, and the next read finds it). The read of the
+/// worker znode also sets a watch: ZooKeeper reports a deletion between that read and the
+/// `multi` to the session before the `multi`'s reply, and that renewal is `Lost` too (this
+/// covers high-water znodes deleted as well, whose version starts again). A release writes
+/// its record the same way, then closes the session, so that ZooKeeper deletes the session's
+/// own worker znode, never a znode that replaced it; it does not delete by path.
+///
+/// **No overlap with the next holder.** A holder issues only below the fence deadline its
+/// last successful renewal recorded as high water, and its fence falls there unless another
+/// renewal succeeds. Every renewal that succeeds was committed before the next holder's
+/// acquisition (which makes every later one fail, as above), and that acquisition reads the
+/// high water as it stands then, which never goes down while holders renew: the next holder
+/// starts above every ID the last one issued or may still issue before its fence falls.
+/// Deleting the high-water znodes too is a loss of data: the next holder then gets no high
+/// water and waits out every earlier holder. A renewal or release that was between its reads
+/// and its `multi` at that moment may write its record into the new high-water znode (and
+/// reports `Lost`).
+///
 /// **The session expires** on the servers when they hear nothing for the TTL (a process that
 /// froze or lost the network), and the store also closes it when no renewal succeeded for
 /// the TTL (a holder that stopped renewing): either way the worker znode goes, and the
@@ -467,9 +492,18 @@ impl ZooKeeperLeaseStore {
         Ok(session.client.clone())
     }
 
-    /// Writes the high-water record (and, for a release, deletes the worker znode) on the
-    /// grant's session, if the high-water znode has not changed since read. `Ok(false)`: it
-    /// changed; read again.
+    /// Writes the high-water record on the grant's session, only while the worker znode is
+    /// still the one this grant's session created: it reads the high-water znode (version
+    /// `h`), then the worker znode with a watch (it must be ephemeral to this session and hold
+    /// this grant's token and fence; version `v`), then commits `check_version(worker, v)` and
+    /// `set_data(high water, h)` in one `multi`. Any other acquisition of the worker ID writes
+    /// the high-water znode in its own `multi`, so it either came before the read of the
+    /// high water (the worker znode read is then the other holder's) or after it (the `multi`
+    /// fails on `h`, and the next attempt reads the other holder's znode). A deletion of the
+    /// worker znode after its read fires the watch, whose event ZooKeeper delivers before the
+    /// reply to the `multi`: a `multi` that succeeded with the watch fired does not count.
+    /// A worker znode that is missing, or not this grant's, is [`LeaseError::Lost`], and the
+    /// grant's session is closed. `Ok(false)`: the high water changed since read; read again.
     fn write_record(
         &self,
         what: &dyn Fn() -> String,
@@ -477,7 +511,6 @@ impl ZooKeeperLeaseStore {
         grant: &Grant,
         client: &zk::Client,
         high_water_ms: impl FnOnce(Option<i64>) -> i64,
-        release: bool,
     ) -> Result<bool, LeaseError> {
         let lost = || LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker };
         let worker_path = self.worker_path(namespace, grant.worker);
@@ -491,24 +524,37 @@ impl ZooKeeperLeaseStore {
             let Some((fence, stored)) = parse_record(&data) else {
                 return Ok(Err(true));
             };
+            // After the high water: an acquisition that replaced the worker znode before this
+            // read shows here; one after it changes the high water and fails the `multi`.
+            let (lease, lease_stat, watcher) = match client.get_and_watch_data(&worker_path).await {
+                Ok(found) => found,
+                Err(zk::Error::NoNode) => return Ok(Err(false)),
+                Err(error) => return Err(error.into()),
+            };
+            if !is_own_lease(&lease, lease_stat.ephemeral_owner, client.session_id().0, grant) {
+                return Ok(Err(false));
+            }
             let record = encode_record(fence, Some(high_water_ms(stored)));
             let mut multi = client.new_multi_writer();
-            if release {
-                multi.add_delete(&worker_path, None)?;
-            } else {
-                multi.add_check_version(&worker_path, 0)?;
-            }
+            multi.add_check_version(&worker_path, lease_stat.version)?;
             multi.add_set_data(&high_water_path, record.as_bytes(), Some(stat.version))?;
             match multi.commit().await {
+                // The worker znode deleted since it was read (and maybe made again by another
+                // holder, at the same version): its event came before this reply.
+                Ok(_) if fired(watcher) => Ok(Err(false)),
                 Ok(_) => Ok(Ok(true)),
                 Err(zk::MultiWriteError::OperationFailed { index: 1, source: zk::Error::BadVersion }) => Ok(Ok(false)),
-                Err(zk::MultiWriteError::OperationFailed { index: 0, source: zk::Error::NoNode }) => Ok(Err(false)),
+                Err(zk::MultiWriteError::OperationFailed {
+                    index: 0,
+                    source: zk::Error::NoNode | zk::Error::BadVersion,
+                }) => Ok(Err(false)),
                 Err(error) => Err(zk::Error::from(error).into()),
             }
         });
         match outcome {
             Ok(Ok(written)) => Ok(written),
-            // The worker znode or the high water is gone: the session or the ensemble's data was.
+            // The worker znode is gone or another holder's, or the high water is gone: the
+            // session, the ensemble's data or the znode itself was.
             Ok(Err(false)) => {
                 lock(&self.held).remove(&grant.token);
                 Err(lost())
@@ -530,6 +576,42 @@ impl ZooKeeperLeaseStore {
             Err(other) => Err(other),
         }
     }
+
+    /// Closes the session of a released grant and waits, within the store's timeout, until
+    /// the servers have closed it: they delete its ephemeral worker znode, never another
+    /// session's. `client` must be the session's last client (the store's own was removed).
+    /// Past the timeout the session still ends, later: the worker ID frees later, never
+    /// earlier, and the release (whose record is written) does not fail for it.
+    fn close_session(&self, what: &dyn Fn() -> String, client: zk::Client) {
+        let mut state = client.state_watcher();
+        drop(client);
+        let _ = self.block_on(what, async {
+            while !state.state().is_terminated() {
+                state.changed().await;
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Whether the watch has fired: its event, if any, is already delivered when a later reply
+/// on the session is (the session task hands both over in the order they came).
+fn fired(watcher: zk::OneshotWatcher) -> bool {
+    let changed = std::pin::pin!(watcher.changed());
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    changed.poll(&mut context).is_ready()
+}
+
+/// Whether a worker znode (its data, and the session it is ephemeral to) is this grant's:
+/// ephemeral to `session` and holding the grant's token and fence.
+fn is_own_lease(data: &[u8], owner: i64, session: i64, grant: &Grant) -> bool {
+    let mut fields = data.splitn(3, |&byte| byte == b'|');
+    let (token, fence) = (fields.next(), fields.next());
+    let persistent = owner == 0;
+    !persistent
+        && owner == session
+        && token == Some(grant.token.as_bytes())
+        && fence == Some(grant.fence.to_string().as_bytes())
 }
 
 impl LeaseStore for ZooKeeperLeaseStore {
@@ -683,7 +765,7 @@ impl LeaseStore for ZooKeeperLeaseStore {
         }
         for _ in 0..WRITE_ATTEMPTS {
             let raise = |stored: Option<i64>| stored.map_or(high_water_ms, |hw| hw.max(high_water_ms));
-            if self.write_record(&what, namespace, grant, &client, raise, false)? {
+            if self.write_record(&what, namespace, grant, &client, raise)? {
                 if let Some(session) = lock(&self.held).get_mut(&grant.token) {
                     session.deadline = began + ttl;
                 }
@@ -698,9 +780,11 @@ impl LeaseStore for ZooKeeperLeaseStore {
         let what = || doing("releasing", namespace, grant.worker);
         let client = self.session(namespace, grant)?;
         for _ in 0..WRITE_ATTEMPTS {
-            if self.write_record(&what, namespace, grant, &client, |_| high_water_ms, true)? {
-                // Closes the session.
+            if self.write_record(&what, namespace, grant, &client, |_| high_water_ms)? {
+                // The worker znode goes with the session: ZooKeeper deletes this session's
+                // ephemeral znode, never a znode of another holder's that replaced it.
                 lock(&self.held).remove(&grant.token);
+                self.close_session(&what, client);
                 return Ok(());
             }
         }
@@ -838,6 +922,19 @@ mod tests {
         assert_eq!(worker_of_child("4194303"), Some(4_194_303));
         for bad in ["", "+7", "-1", "7a", "12345678", "clock"] {
             assert_eq!(worker_of_child(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_worker_znode_is_the_grants_only_with_its_session_token_and_fence() {
+        let grant = Grant { worker: 3, token: "00ff".into(), fence: 42, previous_high_water_ms: None, store_now_ms: 0 };
+        assert!(is_own_lease(b"00ff|42|web-1:77", 9, 9, &grant));
+        assert!(is_own_lease(b"00ff|42", 9, 9, &grant));
+        // Another session's znode, even one that holds the same data; another token or fence.
+        assert!(!is_own_lease(b"00ff|42|web-1:77", 8, 9, &grant));
+        assert!(!is_own_lease(b"00ff|42|web-1:77", 0, 0, &grant));
+        for other in [&b"00fe|42|web-1:77"[..], b"00ff|43|web-1:77", b"00ff|042", b"00ff", b"", b"00ff|42x"] {
+            assert!(!is_own_lease(other, 9, 9, &grant), "{:?}", String::from_utf8_lossy(other));
         }
     }
 
