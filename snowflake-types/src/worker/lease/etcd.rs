@@ -113,9 +113,13 @@ const CA_PARAM: &str = "ca";
 /// a longer TTL than its acquisition had.
 ///
 /// The store's calls are blocking HTTP requests, made on the calling thread over a few
-/// kept-alive connections; no async runtime is involved. Each round trip, with the connecting
-/// that may precede it, is bounded by the store's timeout (default [`DEFAULT_STORE_TIMEOUT`]);
-/// a server of the URL that refuses the connection is passed over for the next one.
+/// kept-alive connections; no async runtime is involved. Each call, with the connecting that
+/// may precede it, is bounded by the store's timeout (default [`DEFAULT_STORE_TIMEOUT`]). It
+/// goes to the server of the URL that answered last; one that refuses the connection is
+/// passed over for the next one at once, and one that does not answer (a member stopped or
+/// cut off) once its share of the timeout is up (the time left, shared equally among the
+/// servers not yet tried), the next calls then starting at the next server: one hung member
+/// of three costs a third of one call's timeout, not every call's whole timeout.
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -376,9 +380,22 @@ impl EtcdLeaseStore {
 
     /// Sends `request` to `path` with `token` (if not empty) as its `Authorization`, and reads
     /// the reply by [`reply`], before `deadline`: the outer error when no reply came, the inner
-    /// one when etcd refused. The endpoint that answered last is tried first; one that cannot
-    /// be connected to (refused, unreachable, unknown host) is passed over for the next, in
-    /// the time left: nothing was sent to it.
+    /// one when etcd refused. The endpoint that answered last is tried first, with an equal
+    /// share of the time left for each endpoint not tried yet (all of it when it is the only
+    /// one). One that cannot be connected to (refused, unreachable, unknown host) is passed
+    /// over for the next at once: nothing was sent to it. One that does not answer within its
+    /// share (a member that hangs: stopped, or cut off behind a kernel that still accepts its
+    /// connections) is passed over for the next in the time left, and the next calls start
+    /// past it, so a hung member costs one share of one call, not every call's whole timeout.
+    ///
+    /// Sending again to another member after a timeout is safe because every request of the
+    /// store may be applied twice, or late, without harm: reads read; a keep-alive refreshes
+    /// a lease, and granting a lease that is never used leaks nothing (it expires); a revoke
+    /// of a revoked lease is refused; and every write of a key is a transaction that compares
+    /// the revisions it read (`create_revision == 0` for a worker key, `mod_revision` for the
+    /// others), so once one copy applied, another fails its comparison and writes nothing.
+    /// [`take`](Self::take) then reads its own write in the failed transaction's reply and
+    /// keeps the grant; a renewal reads and writes again.
     fn send(
         &self,
         what: &dyn Fn() -> String,
@@ -393,10 +410,7 @@ impl EtcdLeaseStore {
             endpoint.split_once("://").map_or(endpoint.as_str(), |(_, server)| server).to_owned()
         };
         let failed = |error: ureq::Error, index: usize| match error {
-            ureq::Error::Timeout(_) => timed_out(),
-            ureq::Error::Io(e) if matches!(e.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock) => {
-                timed_out()
-            }
+            error if is_timeout(&error) => timed_out(),
             // A server that closed or reset the connection: one that serves TLS does so on a
             // request in plain text, and one that does not, on a TLS handshake.
             ureq::Error::Io(e)
@@ -424,31 +438,55 @@ impl EtcdLeaseStore {
                 None => LeaseError::store(&self.name, what(), error),
             },
         };
+        let count = self.endpoints.len();
         let first = self.current.load(Ordering::Relaxed);
-        let mut unreachable = None;
-        for i in 0..self.endpoints.len() {
-            let index = (first + i) % self.endpoints.len();
+        let (mut unreachable, mut hung) = (None, false);
+        for i in 0..count {
+            let index = (first + i) % count;
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(timed_out());
             }
-            let mut post = self.agent.post(format!("{}{path}", self.endpoints[index])).content_type("application/json");
-            if !token.is_empty() {
-                post = post.header("Authorization", token);
-            }
-            let sent = post.config().timeout_global(Some(left)).build().send(request);
-            match sent {
-                Ok(mut response) => {
+            let untried = u32::try_from(count - i).unwrap_or(u32::MAX);
+            match self.exchange(index, path, request, token, left / untried) {
+                Ok((status, body)) => {
                     self.current.store(index, Ordering::Relaxed);
-                    let status = response.status().as_u16();
-                    let body = response.body_mut().read_to_string().map_err(|e| failed(e, index))?;
                     return Ok(reply(status, &body));
                 }
                 Err(error) if cannot_connect(&error) => unreachable = Some((error, index)),
+                Err(error) if is_timeout(&error) => {
+                    // The next calls start at the next endpoint, unless another thread
+                    // moved on (or found this one answering) meanwhile.
+                    let next = (index + 1) % count;
+                    let _ = self.current.compare_exchange(index, next, Ordering::Relaxed, Ordering::Relaxed);
+                    hung = true;
+                }
                 Err(error) => return Err(failed(error, index)),
             }
         }
-        Err(unreachable.map_or_else(timed_out, |(error, index)| failed(error, index)))
+        match unreachable {
+            Some((error, index)) if !hung => Err(failed(error, index)),
+            _ => Err(timed_out()),
+        }
+    }
+
+    /// One round trip with endpoint `index`, within `budget`: the reply's status and body.
+    fn exchange(
+        &self,
+        index: usize,
+        path: &str,
+        request: &str,
+        token: &str,
+        budget: Duration,
+    ) -> Result<(u16, String), ureq::Error> {
+        let mut post = self.agent.post(format!("{}{path}", self.endpoints[index])).content_type("application/json");
+        if !token.is_empty() {
+            post = post.header("Authorization", token);
+        }
+        let mut response = post.config().timeout_global(Some(budget)).build().send(request)?;
+        let status = response.status().as_u16();
+        let body = response.body_mut().read_to_string()?;
+        Ok((status, body))
     }
 
     /// Reads `key`: its entry, if any.
@@ -458,14 +496,20 @@ impl EtcdLeaseStore {
         first.map_err(|e| LeaseError::store(&self.name, what(), e))
     }
 
-    /// Runs a transaction: whether its comparisons held, and its operations' replies.
+    /// Runs a transaction: whether its comparisons held, and the replies of its operations
+    /// (`success`'s when they held, `failure`'s when not).
     fn txn(
         &self,
         what: &dyn Fn() -> String,
         compare: Vec<Value>,
         success: Vec<Value>,
+        failure: Vec<Value>,
     ) -> Result<(bool, Vec<Value>), LeaseError> {
-        let reply = self.post(what, "/v3/kv/txn", &json!({ "compare": compare, "success": success }))?;
+        let mut request = json!({ "compare": compare, "success": success });
+        if !failure.is_empty() {
+            request["failure"] = Value::Array(failure);
+        }
+        let reply = self.post(what, "/v3/kv/txn", &request)?;
         txn_outcome(&reply).map_err(|e| LeaseError::store(&self.name, what(), e))
     }
 
@@ -477,7 +521,7 @@ impl EtcdLeaseStore {
         worker: u64,
     ) -> Result<(Option<KeyValue>, Option<KeyValue>), LeaseError> {
         let (worker_key, high_water_key) = (self.worker_key(namespace, worker), self.high_water_key(namespace, worker));
-        let (_, responses) = self.txn(what, vec![], vec![range_op(&worker_key), range_op(&high_water_key)])?;
+        let (_, responses) = self.txn(what, vec![], vec![range_op(&worker_key), range_op(&high_water_key)], vec![])?;
         let found = |index: usize| -> Result<Option<KeyValue>, UnexpectedReply> {
             let response = responses.get(index).ok_or_else(|| {
                 UnexpectedReply(format!("a transaction of 2 reads answered with {} replies", responses.len()))
@@ -553,15 +597,28 @@ impl EtcdLeaseStore {
         let written = Record { fence, high_water_ms: previous_high_water_ms, written_ms: now_ms };
         let worker_key = self.worker_key(namespace, worker);
         let value = format!("{token}|{fence}|{ttl_s}|{}", holder_name());
-        let (succeeded, _) = self.txn(
+        let (succeeded, failed) = self.txn(
             &what,
             vec![compare_revision(&worker_key, "CREATE", 0), compare_revision(&high_water_key, "MOD", revision)],
             vec![put_op(&worker_key, &value, Some(lease_id)), put_op(&high_water_key, &written.encode(), None)],
+            vec![range_op(&worker_key)],
         )?;
-        if !succeeded {
+        // When the comparisons failed, the worker key may hold this very value: a copy of this
+        // transaction, sent to a member that did not answer within its share of the timeout,
+        // applied there (see `send`). The token is this acquisition's own, so the grant is.
+        if !succeeded && !self.holds(&what, &failed, &value)? {
             return Ok(None);
         }
         Ok(Some(Grant { worker, token: token.to_owned(), fence, previous_high_water_ms, store_now_ms: now_ms }))
+    }
+
+    /// Whether the failed transaction's read of a worker key (its only reply) found `value`.
+    fn holds(&self, what: &dyn Fn() -> String, replies: &[Value], value: &str) -> Result<bool, LeaseError> {
+        let Some(range) = replies.first().and_then(|reply| reply.get("response_range")) else {
+            return Ok(false);
+        };
+        let kvs = range_kvs(range).map_err(|e| LeaseError::store(&self.name, what(), e))?;
+        Ok(kvs.first().is_some_and(|kv| kv.value == value.as_bytes()))
     }
 
     /// Reads the lease of `grant`: its etcd lease ID, TTL in seconds, and the revisions of the
@@ -606,7 +663,7 @@ impl EtcdLeaseStore {
             compare_revision(&worker_key, "MOD", revisions.0),
             compare_revision(&high_water_key, "MOD", revisions.1),
         ];
-        Ok(self.txn(what, compare, ops)?.0)
+        Ok(self.txn(what, compare, ops, vec![])?.0)
     }
 }
 
@@ -778,6 +835,16 @@ fn worker_of_key(key: &[u8]) -> Option<u64> {
         return None;
     }
     std::str::from_utf8(digits).ok()?.parse().ok()
+}
+
+/// Whether `error` is the end of the time a round trip had (connecting, sending or reading):
+/// the server may have received the request.
+fn is_timeout(error: &ureq::Error) -> bool {
+    match error {
+        ureq::Error::Timeout(_) => true,
+        ureq::Error::Io(e) => matches!(e.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock),
+        _ => false,
+    }
 }
 
 /// Whether `error` happened before anything was sent: the next endpoint may be tried.
@@ -1389,6 +1456,42 @@ mod tests {
         assert_eq!(store.current.load(Ordering::Relaxed), 1);
         assert_eq!(store.get(&what, "/k").unwrap(), None);
         server.join().unwrap();
+    }
+
+    /// An endpoint that accepts connections and never answers (a stopped member: its kernel
+    /// still accepts) is passed over once its share of the timeout is up, within the same
+    /// call, and the next calls go to the endpoint that answered, at once.
+    #[test]
+    fn a_hung_endpoint_costs_one_share_of_one_call() {
+        // Bound, never accepting: connections complete in the kernel's backlog, and requests
+        // are never read.
+        let hung = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let hung_port = hung.local_addr().unwrap().port();
+        let empty = || (200, format!("{{{HEADER}}}"));
+        let (port, server) = fake_etcd(vec![empty(), empty(), empty()]);
+        let timeout = Duration::from_millis(600);
+        let store =
+            EtcdLeaseStore::open(&format!("etcd://127.0.0.1:{hung_port},127.0.0.1:{port}")).unwrap().timeout(timeout);
+        let what = || "reading".to_owned();
+        let began = Instant::now();
+        assert_eq!(store.get(&what, "/k").unwrap(), None);
+        let first = began.elapsed();
+        // Half the timeout for the hung endpoint, the rest for the other.
+        assert!(first >= timeout / 2 - Duration::from_millis(20) && first < timeout, "{first:?}");
+        assert_eq!(store.current.load(Ordering::Relaxed), 1);
+        for _ in 0..2 {
+            let began = Instant::now();
+            assert_eq!(store.get(&what, "/k").unwrap(), None);
+            assert!(began.elapsed() < timeout / 4, "{:?}", began.elapsed());
+        }
+        assert_eq!(server.join().unwrap().len(), 3);
+        // Alone, the hung endpoint has the whole timeout, and the call times out.
+        let store = EtcdLeaseStore::open(&format!("etcd://127.0.0.1:{hung_port}")).unwrap().timeout(timeout);
+        let began = Instant::now();
+        let err = store.get(&what, "/k").unwrap_err();
+        assert!(matches!(err, LeaseError::Timeout { .. }), "{err:?}");
+        assert!(began.elapsed() >= timeout - Duration::from_millis(20), "{:?}", began.elapsed());
+        drop(hung);
     }
 
     /// A fake etcd with authentication on: it answers `replies` in turn, and returns each
