@@ -1,8 +1,9 @@
 //! The etcd lease store against real etcd servers: each test starts a private one (Debian's
 //! `etcd-server`) on free loopback ports and stops it after. The conformance checks every
 //! store passes, the clock comparison through the recorded times, a server that never
-//! answers, a holder whose renewals are cut off, a server rebuilt empty under a holder, and
-//! processes configured by `SNOWFLAKE_WORKER_LEASE=etcd://…` alone.
+//! answers, a holder whose renewals are cut off, a server rebuilt empty under a holder,
+//! processes configured by `SNOWFLAKE_WORKER_LEASE=etcd://…` alone, and a member of a
+//! three-member cluster that hangs.
 
 #[path = "common/child.rs"]
 mod child;
@@ -22,7 +23,8 @@ use std::time::{Duration, Instant};
 
 use lease_cluster::TestResult;
 use lease_store::{TTL, timed_out};
-use typed_snowflake::worker::lease::{Claim, EtcdLeaseStore, LeaseError, LeaseStore, open_store};
+use typed_snowflake::Generator;
+use typed_snowflake::worker::lease::{Claim, EtcdLeaseStore, LeaseError, LeaseStore, WorkerLease, open_store};
 
 fn store(url: &str) -> EtcdLeaseStore {
     EtcdLeaseStore::open(url).expect("an etcd URL")
@@ -248,4 +250,99 @@ fn processes_configured_by_the_environment_never_share_an_id() -> TestResult {
 fn open_store_opens_etcd_urls() {
     let store = open_store("etcd+http://127.0.0.1:2379,127.0.0.1:22379/apps").expect("an etcd URL");
     assert_eq!(store.describe(), "etcd://127.0.0.1:2379,127.0.0.1:22379/apps");
+}
+
+/// Unix milliseconds of the wall clock.
+fn wall_ms() -> i64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("a clock after 1970");
+    i64::try_from(since.as_millis()).expect("milliseconds in an i64")
+}
+
+/// A member of three that hangs (`SIGSTOP`: its kernel still accepts connections, nothing
+/// answers), the one the store talks to: the first renewal after it hung costs at most one
+/// timeout, and the next ones go to a member that answers, at once; every one succeeds.
+#[test]
+fn a_hung_member_of_three_costs_at_most_one_timeout() {
+    let Some(cluster) = servers::PrivateEtcdCluster::start() else { return };
+    // A follower: the two others keep a leader, and answer at once.
+    let hung = cluster.follower();
+    let timeout = Duration::from_millis(500);
+    let store = store(&cluster.url_from(hung)).timeout(timeout);
+    let namespace = "hung";
+    let grant = store.acquire(&Claim::new(namespace, 4, TTL)).expect("acquiring");
+    cluster.stop(hung);
+    let mut took = Vec::new();
+    let mut results = Vec::new();
+    for _ in 0..10 {
+        let began = Instant::now();
+        results.push(store.renew(namespace, &grant, TTL, wall_ms()));
+        took.push(began.elapsed());
+    }
+    cluster.cont(hung);
+    let _ = writeln!(std::io::stderr(), "renewals with member {hung} of 3 stopped took {took:?}");
+    for (n, result) in results.into_iter().enumerate() {
+        if let Err(e) = result {
+            panic!("renewal {n} with a member stopped failed after {:?}: {e}", took[n]);
+        }
+    }
+    assert!(took[0] < timeout + Duration::from_millis(250), "the first renewal took {:?}", took[0]);
+    for (n, took) in took.iter().enumerate().skip(1) {
+        assert!(*took < timeout, "renewal {n} took {took:?}, the timeout is {timeout:?}");
+    }
+    store.release(namespace, &grant, wall_ms()).expect("releasing");
+}
+
+/// A lease (TTL 4 s) on a three-member cluster keeps issuing while the member its store talks
+/// to is stopped for twice the TTL: never fenced, no renewal failed, never lost.
+#[test]
+fn a_lease_keeps_issuing_while_a_member_is_stopped() -> TestResult {
+    let Some(cluster) = servers::PrivateEtcdCluster::start() else { return Ok(()) };
+    let hung = cluster.follower();
+    let store = Arc::new(store(&cluster.url_from(hung)).timeout(Duration::from_millis(500)));
+    let ttl = Duration::from_secs(4);
+    let lease = WorkerLease::builder_shared(store)
+        .namespace("hung-lease")
+        .space(4)
+        .ttl(ttl)
+        .margin(Duration::from_secs(1))
+        .renew_every(Duration::from_millis(500))
+        .acquire()?;
+    let generator = Generator::builder(lease_cluster::Narrow::LAYOUT).lease(lease.clone()).build()?;
+    let began = Instant::now();
+    let mut last = generator.next_raw()?;
+    // Issuing for a second first, then for twice the TTL with the member stopped.
+    let stopped_for = 2 * ttl;
+    let mut stopped = None;
+    let mut issued = 0_u64;
+    while stopped.is_none_or(|at: Instant| at.elapsed() < stopped_for) {
+        if stopped.is_none() && began.elapsed() >= Duration::from_secs(1) {
+            cluster.stop(hung);
+            stopped = Some(Instant::now());
+        }
+        match generator.next_raw() {
+            Ok(id) => {
+                assert!(id > last, "{id} after {last}");
+                last = id;
+                issued += 1;
+            }
+            Err(e) => {
+                cluster.cont(hung);
+                let after = stopped.map(|at| at.elapsed());
+                return Err(format!("fenced {after:?} after member {hung} stopped: {e}; {:?}", lease.status()).into());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    cluster.cont(hung);
+    let stats = lease.stats();
+    let _ = writeln!(std::io::stderr(), "issued {issued} IDs with member {hung} stopped; {stats:?}");
+    assert!(lease.is_valid());
+    assert_eq!(
+        (stats.failed_renewals, stats.late_renewals, stats.recoveries, stats.lost),
+        (0, 0, 0, false),
+        "{stats:?}"
+    );
+    assert!(stats.renewals >= 10, "{stats:?}");
+    lease.release()?;
+    Ok(())
 }
