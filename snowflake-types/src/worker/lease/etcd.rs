@@ -17,7 +17,7 @@ use super::store::support::{
     recorded_holder, scan_order, ttl_ms,
 };
 use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, WorkerRecord};
-use crate::clock::{wall_ms, wall_us};
+use crate::clock::{Clock, MonotonicClock, wall_us};
 
 /// Worker IDs are written with this many digits in keys, so that the keys of a range of worker
 /// IDs are a range of keys: 4194303, the highest worker ID, has 7.
@@ -88,7 +88,7 @@ const CA_PARAM: &str = "ca";
 ///   fencing number handed out for worker 7, the high water its holders recorded (Unix ms, empty
 ///   before the first renewal), and the writer's clock at its last write (Unix ms).
 ///
-/// **Fencing numbers** are the local clock in microseconds, or one more than the last fence
+/// **Fencing numbers** are the wall clock in microseconds, or one more than the last fence
 /// of the worker ID (or than the claim's) when that is higher, written to the high-water key
 /// in the acquisition's transaction, which succeeds only if that key has not changed since it
 /// was read (`mod_revision`): a later holder of a worker ID always has a higher fence. etcd's
@@ -97,15 +97,22 @@ const CA_PARAM: &str = "ca";
 /// carries no high water, and the holder waits out every earlier holder (`clock + TTL +
 /// tolerance`) before it issues.
 ///
-/// **Clock.** etcd exposes no clock, so [`now_ms`](LeaseStore::now_ms) is the local clock and
-/// the start-up comparison of the two clocks cannot fail. The clocks of the hosts are compared
-/// through etcd instead: every write of the high-water key records its writer's clock, and an
-/// acquisition refuses ([`LeaseError::ClockSkew`]) when the previous holder of the worker ID
-/// wrote a time ahead of the local clock by more than the tolerance (default
-/// [`DEFAULT_CLOCK_TOLERANCE`], the lease's default): the local clock is behind the other
-/// host's. The hosts must run NTP: the tolerance is what covers the skew between the clocks of
-/// two holders of a worker ID when the store has no record of it, and the lease's margin
-/// covers the drift of one host's clock during a TTL.
+/// **Clock.** etcd exposes no clock, so [`now_ms`](LeaseStore::now_ms) is the local clock: the
+/// process's [`MonotonicClock`] (read precisely), the lease's default clock, so that the
+/// lease's comparison of its clock with the store's compares one clock with itself and cannot
+/// fail. Not the raw wall clock: after the wall clock steps back (an NTP correction),
+/// `MonotonicClock` stays ahead of it by the step until the process restarts, and a store
+/// reading the wall would look behind by the step, so that every acquisition, and with it
+/// every recovery of a lost lease, would be refused as a skew. The times recorded in the
+/// high-water keys and the grants' `store_now_ms` are readings of the same clock. The clocks
+/// of the hosts are compared through etcd instead: every write of the high-water key records
+/// its writer's clock, and an acquisition refuses ([`LeaseError::ClockSkew`]) when the
+/// previous holder of the worker ID wrote a time ahead of the local clock by more than the
+/// tolerance (default [`DEFAULT_CLOCK_TOLERANCE`], the lease's default): the local clock is
+/// behind the other host's (a time this process recorded before its wall clock stepped back
+/// is not ahead of its clock, which did not step back). The hosts must run NTP: the tolerance
+/// is what covers the skew between the clocks of two holders of a worker ID when the store has
+/// no record of it, and the lease's margin covers the drift of one host's clock during a TTL.
 ///
 /// **TTL.** etcd leases count whole seconds: a TTL is rounded up to the next second (and etcd
 /// raises a TTL below its minimum, 2 s with the default election timeout), so a crashed
@@ -143,6 +150,10 @@ pub struct EtcdLeaseStore {
     prefix: String,
     timeout: Duration,
     tolerance: Duration,
+    /// The local clock: [`now_ms`](LeaseStore::now_ms), the times recorded in the high-water
+    /// keys and the grants' `store_now_ms` are its readings. [`MonotonicClock`], the lease's
+    /// default, so that the lease compares readings of one clock with readings of the same.
+    clock: Arc<dyn Clock>,
     name: String,
     /// What the server certificates are checked against (for messages), over TLS.
     trust: Option<String>,
@@ -273,6 +284,7 @@ impl EtcdLeaseStore {
             prefix: parsed.path,
             timeout: DEFAULT_STORE_TIMEOUT,
             tolerance: DEFAULT_CLOCK_TOLERANCE,
+            clock: Arc::new(MonotonicClock),
             name,
             trust,
             auth: parsed.credentials.map(|(user, password)| Auth { user, password, token: Mutex::new(None) }),
@@ -574,7 +586,7 @@ impl EtcdLeaseStore {
         let kv = self.get(&what, &high_water_key)?;
         let record = self.record(&what, kv.as_ref())?;
         let revision = kv.map_or(0, |kv| kv.mod_revision);
-        let now_ms = wall_ms();
+        let now_ms = self.clock.now_ms();
         if let Some(written_ms) = record.map(|r| r.written_ms)
             && written_ms > now_ms.saturating_add(millis(self.tolerance))
         {
@@ -728,7 +740,7 @@ impl LeaseStore for EtcdLeaseStore {
             let written = Record {
                 fence: record.map_or(grant.fence, |r| r.fence),
                 high_water_ms: Some(stored.map_or(high_water_ms, |hw| hw.max(high_water_ms))),
-                written_ms: wall_ms(),
+                written_ms: self.clock.now_ms(),
             };
             if self.write_record(
                 &what,
@@ -752,7 +764,7 @@ impl LeaseStore for EtcdLeaseStore {
             let written = Record {
                 fence: record.map_or(grant.fence, |r| r.fence),
                 high_water_ms: Some(high_water_ms),
-                written_ms: wall_ms(),
+                written_ms: self.clock.now_ms(),
             };
             if self.write_record(
                 &what,
@@ -772,7 +784,7 @@ impl LeaseStore for EtcdLeaseStore {
 
     fn now_ms(&self) -> Result<i64, LeaseError> {
         // etcd has no clock: see the type's docs for how skew is bounded instead.
-        Ok(wall_ms())
+        Ok(self.clock.now_ms())
     }
 
     fn describe(&self) -> String {
@@ -1492,6 +1504,39 @@ mod tests {
         assert!(matches!(err, LeaseError::Timeout { .. }), "{err:?}");
         assert!(began.elapsed() >= timeout - Duration::from_millis(20), "{:?}", began.elapsed());
         drop(hung);
+    }
+
+    /// The store's time is the lease's default clock, `MonotonicClock`, not the wall clock:
+    /// after the wall clock steps back, the two differ by the step, and the lease compares
+    /// its clock with the store's. The times the store records and compares are that clock's.
+    #[test]
+    fn the_store_reads_the_monotonic_clock() {
+        let mut store = EtcdLeaseStore::open("etcd://127.0.0.1:1").unwrap();
+        assert_eq!(format!("{:?}", store.clock), "MonotonicClock");
+        let before = MonotonicClock.now_ms();
+        let now = store.now_ms().unwrap();
+        assert!(before <= now && now <= MonotonicClock.now_ms(), "{before} {now}");
+
+        // A clock of the test's: what `now_ms` reads, and what the previous holder's record is
+        // compared with.
+        let local = 1_700_000_000_000;
+        store.clock = Arc::new(crate::clock::ManualClock::new(local));
+        assert_eq!(store.now_ms().unwrap(), local);
+        let ahead = local + 3_000;
+        let record = BASE64.encode(format!("5|{ahead}|{ahead}"));
+        let key = BASE64.encode("/snowflake/shop/high-water/0000000");
+        let (port, server) = fake_etcd(vec![
+            // The range of worker keys: none held.
+            (200, format!("{{{HEADER}}}")),
+            // The high-water key of worker 0.
+            (200, format!(r#"{{{HEADER},"kvs":[{{"key":"{key}","mod_revision":"4","value":"{record}"}}]}}"#)),
+        ]);
+        let store = EtcdLeaseStore { endpoints: vec![format!("http://127.0.0.1:{port}")], ..store };
+        match store.acquire(&Claim::new("shop", 1, Duration::from_secs(1))) {
+            Err(LeaseError::ClockSkew { local_ms, store_ms, .. }) => assert_eq!((local_ms, store_ms), (local, ahead)),
+            other => panic!("expected a clock skew, got {other:?}"),
+        }
+        server.join().unwrap();
     }
 
     /// A fake etcd with authentication on: it answers `replies` in turn, and returns each
