@@ -553,13 +553,18 @@ impl PrivateEtcdCluster {
 
     /// A member that is not the leader (as every member sees it), once the cluster has one.
     pub fn follower(&self) -> usize {
+        (self.agreed_leader() + 1) % self.members.len()
+    }
+
+    /// The leader, once every member sees the same one.
+    pub fn agreed_leader(&self) -> usize {
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         loop {
             let seen: Vec<Option<usize>> = (0..self.members.len()).map(|i| self.leader(i)).collect();
             if let Some(leader) = seen[0]
                 && seen.iter().all(|&l| l == Some(leader))
             {
-                return (leader + 1) % self.members.len();
+                return leader;
             }
             assert!(std::time::Instant::now() < deadline, "the members do not agree on a leader: {seen:?}");
             std::thread::sleep(Duration::from_millis(50));
