@@ -124,9 +124,9 @@ const CA_PARAM: &str = "ca";
 /// may precede it, is bounded by the store's timeout (default [`DEFAULT_STORE_TIMEOUT`]). It
 /// goes to the server of the URL that answered last; one that refuses the connection is
 /// passed over for the next one at once, and one that does not answer (a member stopped or
-/// cut off) once its share of the timeout is up (the time left, shared equally among the
-/// servers not yet tried), the next calls then starting at the next server: one hung member
-/// of three costs a third of one call's timeout, not every call's whole timeout.
+/// cut off) once its share of the timeout is up (half of it for the server that answered
+/// last, the rest shared equally among the others), the next calls then starting at the next
+/// server: one hung member costs half of one call's timeout, not every call's whole timeout.
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -392,13 +392,16 @@ impl EtcdLeaseStore {
 
     /// Sends `request` to `path` with `token` (if not empty) as its `Authorization`, and reads
     /// the reply by [`reply`], before `deadline`: the outer error when no reply came, the inner
-    /// one when etcd refused. The endpoint that answered last is tried first, with an equal
-    /// share of the time left for each endpoint not tried yet (all of it when it is the only
-    /// one). One that cannot be connected to (refused, unreachable, unknown host) is passed
-    /// over for the next at once: nothing was sent to it. One that does not answer within its
-    /// share (a member that hangs: stopped, or cut off behind a kernel that still accepts its
-    /// connections) is passed over for the next in the time left, and the next calls start
-    /// past it, so a hung member costs one share of one call, not every call's whole timeout.
+    /// one when etcd refused. The endpoint that answered last is tried first, with half the
+    /// time left (all of it when it is the only one), then the others, each with an equal
+    /// share of the time left among those not tried yet. One that cannot be connected to
+    /// (refused, unreachable, unknown host) is passed over for the next at once: nothing was
+    /// sent to it. One that does not answer within its share (a member that hangs: stopped, or
+    /// cut off behind a kernel that still accepts its connections) is passed over for the next
+    /// in the time left; when it was the first tried, the next calls start past it, so a hung
+    /// member costs half of one call's timeout, not every call's whole timeout. (Only the
+    /// first: a call that times out everywhere leaves the next calls one endpoint further on,
+    /// not back at the first.)
     ///
     /// Sending again to another member after a timeout is safe because every request of the
     /// store may be applied twice, or late, without harm: reads read; a keep-alive refreshes
@@ -459,8 +462,10 @@ impl EtcdLeaseStore {
             if left.is_zero() {
                 return Err(timed_out());
             }
-            let untried = u32::try_from(count - i).unwrap_or(u32::MAX);
-            match self.exchange(index, path, request, token, left / untried) {
+            // Half for the endpoint that answered last: on a loaded cluster it may be slow
+            // without being hung, and it is the likeliest to answer.
+            let share = if i == 0 && count > 1 { 2 } else { u32::try_from(count - i).unwrap_or(u32::MAX) };
+            match self.exchange(index, path, request, token, left / share) {
                 Ok((status, body)) => {
                     self.current.store(index, Ordering::Relaxed);
                     return Ok(reply(status, &body));
@@ -469,8 +474,10 @@ impl EtcdLeaseStore {
                 Err(error) if is_timeout(&error) => {
                     // The next calls start at the next endpoint, unless another thread
                     // moved on (or found this one answering) meanwhile.
-                    let next = (index + 1) % count;
-                    let _ = self.current.compare_exchange(index, next, Ordering::Relaxed, Ordering::Relaxed);
+                    if i == 0 {
+                        let next = (index + 1) % count;
+                        let _ = self.current.compare_exchange(index, next, Ordering::Relaxed, Ordering::Relaxed);
+                    }
                     hung = true;
                 }
                 Err(error) => return Err(failed(error, index)),
@@ -1503,7 +1510,17 @@ mod tests {
         let err = store.get(&what, "/k").unwrap_err();
         assert!(matches!(err, LeaseError::Timeout { .. }), "{err:?}");
         assert!(began.elapsed() >= timeout - Duration::from_millis(20), "{:?}", began.elapsed());
-        drop(hung);
+        // Two hung endpoints: the call times out, and the next one starts at the second, not
+        // back at the first.
+        let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let other_port = other.local_addr().unwrap().port();
+        let store = EtcdLeaseStore::open(&format!("etcd://127.0.0.1:{hung_port},127.0.0.1:{other_port}"))
+            .unwrap()
+            .timeout(timeout);
+        let err = store.get(&what, "/k").unwrap_err();
+        assert!(matches!(err, LeaseError::Timeout { .. }), "{err:?}");
+        assert_eq!(store.current.load(Ordering::Relaxed), 1);
+        drop((hung, other));
     }
 
     /// The store's time is the lease's default clock, `MonotonicClock`, not the wall clock:
