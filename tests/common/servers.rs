@@ -412,6 +412,217 @@ impl Drop for PrivateEtcd {
     }
 }
 
+/// Sends a signal (`-STOP`, `-CONT`) to `child` with the `kill` command (the crates forbid
+/// unsafe code).
+fn signal_child(child: Option<&std::process::Child>, signal: &str) {
+    let child = child.expect("the server runs");
+    let status =
+        std::process::Command::new("kill").args([signal, &child.id().to_string()]).status().expect("running kill");
+    assert!(status.success(), "kill {signal} failed");
+}
+
+impl PrivateEtcd {
+    /// Pauses the server (`SIGSTOP`): its kernel still accepts connections, nothing answers.
+    pub fn stop(&self) {
+        signal_child(self.child.as_ref(), "-STOP");
+    }
+
+    /// Lets a paused server run again (`SIGCONT`).
+    pub fn cont(&self) {
+        signal_child(self.child.as_ref(), "-CONT");
+    }
+}
+
+/// A three-member etcd cluster of a test's own, on free loopback ports, each member with a
+/// data directory of its own, killed when dropped (a paused member too). Its election
+/// timeout is 500 ms (heartbeats every 50 ms), long enough not to flap on a loaded machine.
+pub struct PrivateEtcdCluster {
+    members: Vec<EtcdMember>,
+    dir: tempfile::TempDir,
+}
+
+struct EtcdMember {
+    child: Option<std::process::Child>,
+    client_port: u16,
+    peer_port: u16,
+}
+
+impl PrivateEtcdCluster {
+    /// How many members.
+    pub const MEMBERS: usize = 3;
+
+    /// `None` when `etcd` is not installed (and not under CI, where that fails).
+    pub fn start() -> Option<Self> {
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let mut cluster = PrivateEtcdCluster {
+                members: (0..Self::MEMBERS)
+                    .map(|_| EtcdMember { child: None, client_port: free_port(), peer_port: free_port() })
+                    .collect(),
+                dir: tempfile::tempdir().expect("a temporary directory"),
+            };
+            match cluster.spawn() {
+                Ok(()) => return Some(cluster),
+                // A port taken meanwhile by another test's server: other ports, up to three times.
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound && tries < 3 => {
+                    let _ = writeln!(std::io::stderr(), "the etcd cluster did not start ({e}); again on other ports");
+                }
+                Err(e) => {
+                    private_server_missing("etcd (Debian package etcd-server)", &e);
+                    return None;
+                }
+            }
+        }
+    }
+
+    fn spawn(&mut self) -> std::io::Result<()> {
+        let peer = |member: &EtcdMember| format!("http://127.0.0.1:{}", member.peer_port);
+        let initial: Vec<String> =
+            self.members.iter().enumerate().map(|(i, member)| format!("m{i}={}", peer(member))).collect();
+        let initial = initial.join(",");
+        let token = format!("private-{}", self.members[0].client_port);
+        for i in 0..self.members.len() {
+            let client = format!("http://127.0.0.1:{}", self.members[i].client_port);
+            let peer = peer(&self.members[i]);
+            let mut command = std::process::Command::new("etcd");
+            command
+                .args(["--name", &format!("m{i}"), "--data-dir"])
+                .arg(self.dir.path().join(format!("m{i}")))
+                .args(["--listen-client-urls", &client, "--advertise-client-urls", &client])
+                .args(["--listen-peer-urls", &peer, "--initial-advertise-peer-urls", &peer])
+                .args(["--initial-cluster", &initial, "--initial-cluster-state", "new"])
+                .args(["--initial-cluster-token", &token])
+                .args(["--heartbeat-interval", "50", "--election-timeout", "500"]);
+            match spawn_listening(command, self.members[i].client_port) {
+                Ok(child) => self.members[i].child = Some(child),
+                Err(e) => {
+                    self.kill9();
+                    return Err(e);
+                }
+            }
+        }
+        // Each member healthy: the cluster has a leader and every member knows it.
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        for member in &self.members {
+            while !http_get(member.client_port, "/health").unwrap_or_default().contains(r#""health":"true""#) {
+                if std::time::Instant::now() >= deadline {
+                    self.kill9();
+                    return Err(std::io::Error::other("the members did not say they are healthy within 20 s"));
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        Ok(())
+    }
+
+    /// `etcd://127.0.0.1:<port>,…` with every member, member `first` first (the store tries
+    /// it first), then the others in order.
+    pub fn url_from(&self, first: usize) -> String {
+        let count = self.members.len();
+        let servers: Vec<String> =
+            (0..count).map(|i| format!("127.0.0.1:{}", self.members[(first + i) % count].client_port)).collect();
+        format!("etcd://{}", servers.join(","))
+    }
+
+    /// `etcd://127.0.0.1:<port>,…` with every member, in order.
+    pub fn url(&self) -> String {
+        self.url_from(0)
+    }
+
+    /// The client port of member `index`.
+    pub fn port(&self, index: usize) -> u16 {
+        self.members[index].client_port
+    }
+
+    /// The member that is the leader, as member `index` sees it (`/v3/maintenance/status`):
+    /// `None` when it does not answer or knows none.
+    pub fn leader(&self, index: usize) -> Option<usize> {
+        let ids: Vec<Option<String>> = self
+            .members
+            .iter()
+            .map(|member| {
+                let reply = http_post(member.client_port, "/v3/maintenance/status", "{}").ok()?;
+                json_string_field(&reply, "member_id")
+            })
+            .collect();
+        let reply = http_post(self.members[index].client_port, "/v3/maintenance/status", "{}").ok()?;
+        let leader = json_string_field(&reply, "leader")?;
+        ids.iter().position(|id| id.as_deref() == Some(leader.as_str()))
+    }
+
+    /// A member that is not the leader (as every member sees it), once the cluster has one.
+    pub fn follower(&self) -> usize {
+        (self.agreed_leader() + 1) % self.members.len()
+    }
+
+    /// The leader, once every member sees the same one.
+    pub fn agreed_leader(&self) -> usize {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let seen: Vec<Option<usize>> = (0..self.members.len()).map(|i| self.leader(i)).collect();
+            if let Some(leader) = seen[0]
+                && seen.iter().all(|&l| l == Some(leader))
+            {
+                return leader;
+            }
+            assert!(std::time::Instant::now() < deadline, "the members do not agree on a leader: {seen:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Pauses member `index` (`SIGSTOP`): its kernel still accepts connections on its ports,
+    /// nothing answers.
+    pub fn stop(&self, index: usize) {
+        signal_child(self.members[index].child.as_ref(), "-STOP");
+    }
+
+    /// Lets member `index` run again (`SIGCONT`).
+    pub fn cont(&self, index: usize) {
+        signal_child(self.members[index].child.as_ref(), "-CONT");
+    }
+
+    /// Kills every member with `SIGKILL` (a paused one too).
+    pub fn kill9(&mut self) {
+        for member in &mut self.members {
+            if let Some(mut child) = member.child.take() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+    }
+}
+
+impl Drop for PrivateEtcdCluster {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+/// A plain HTTP/1.1 `POST` of a JSON `body` to `path` on a loopback port: the whole reply, or
+/// the I/O error (within 1 s for each step).
+fn http_post(port: u16, path: &str, body: &str) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut stream = TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_secs(1))?;
+    stream.set_read_timeout(Some(Duration::from_secs(1)))?;
+    stream.set_write_timeout(Some(Duration::from_secs(1)))?;
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes())?;
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply)?;
+    Ok(reply)
+}
+
+/// The first string field `"name":"…"` in a JSON text (etcd writes its IDs as strings).
+fn json_string_field(text: &str, name: &str) -> Option<String> {
+    let start = text.find(&format!("\"{name}\":\""))? + name.len() + 4;
+    let end = text[start..].find('"')?;
+    Some(text[start..start + end].to_owned())
+}
+
 /// A standalone ZooKeeper of a test's own (Debian's `zookeeper`, run with the package's jar),
 /// on a free loopback port with a temporary data directory, killed when dropped. Its tick is
 /// 100 ms, so sessions may last from 200 ms to a minute.

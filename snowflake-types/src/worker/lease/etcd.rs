@@ -17,7 +17,7 @@ use super::store::support::{
     recorded_holder, scan_order, ttl_ms,
 };
 use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, WorkerRecord};
-use crate::clock::{wall_ms, wall_us};
+use crate::clock::{Clock, MonotonicClock, wall_us};
 
 /// Worker IDs are written with this many digits in keys, so that the keys of a range of worker
 /// IDs are a range of keys: 4194303, the highest worker ID, has 7.
@@ -88,7 +88,7 @@ const CA_PARAM: &str = "ca";
 ///   fencing number handed out for worker 7, the high water its holders recorded (Unix ms, empty
 ///   before the first renewal), and the writer's clock at its last write (Unix ms).
 ///
-/// **Fencing numbers** are the local clock in microseconds, or one more than the last fence
+/// **Fencing numbers** are the wall clock in microseconds, or one more than the last fence
 /// of the worker ID (or than the claim's) when that is higher, written to the high-water key
 /// in the acquisition's transaction, which succeeds only if that key has not changed since it
 /// was read (`mod_revision`): a later holder of a worker ID always has a higher fence. etcd's
@@ -97,15 +97,22 @@ const CA_PARAM: &str = "ca";
 /// carries no high water, and the holder waits out every earlier holder (`clock + TTL +
 /// tolerance`) before it issues.
 ///
-/// **Clock.** etcd exposes no clock, so [`now_ms`](LeaseStore::now_ms) is the local clock and
-/// the start-up comparison of the two clocks cannot fail. The clocks of the hosts are compared
-/// through etcd instead: every write of the high-water key records its writer's clock, and an
-/// acquisition refuses ([`LeaseError::ClockSkew`]) when the previous holder of the worker ID
-/// wrote a time ahead of the local clock by more than the tolerance (default
-/// [`DEFAULT_CLOCK_TOLERANCE`], the lease's default): the local clock is behind the other
-/// host's. The hosts must run NTP: the tolerance is what covers the skew between the clocks of
-/// two holders of a worker ID when the store has no record of it, and the lease's margin
-/// covers the drift of one host's clock during a TTL.
+/// **Clock.** etcd exposes no clock, so [`now_ms`](LeaseStore::now_ms) is the local clock: the
+/// process's [`MonotonicClock`] (read precisely), the lease's default clock, so that the
+/// lease's comparison of its clock with the store's compares one clock with itself and cannot
+/// fail. Not the raw wall clock: after the wall clock steps back (an NTP correction),
+/// `MonotonicClock` stays ahead of it by the step until the process restarts, and a store
+/// reading the wall would look behind by the step, so that every acquisition, and with it
+/// every recovery of a lost lease, would be refused as a skew. The times recorded in the
+/// high-water keys and the grants' `store_now_ms` are readings of the same clock. The clocks
+/// of the hosts are compared through etcd instead: every write of the high-water key records
+/// its writer's clock, and an acquisition refuses ([`LeaseError::ClockSkew`]) when the
+/// previous holder of the worker ID wrote a time ahead of the local clock by more than the
+/// tolerance (default [`DEFAULT_CLOCK_TOLERANCE`], the lease's default): the local clock is
+/// behind the other host's (a time this process recorded before its wall clock stepped back
+/// is not ahead of its clock, which did not step back). The hosts must run NTP: the tolerance
+/// is what covers the skew between the clocks of two holders of a worker ID when the store has
+/// no record of it, and the lease's margin covers the drift of one host's clock during a TTL.
 ///
 /// **TTL.** etcd leases count whole seconds: a TTL is rounded up to the next second (and etcd
 /// raises a TTL below its minimum, 2 s with the default election timeout), so a crashed
@@ -113,9 +120,13 @@ const CA_PARAM: &str = "ca";
 /// a longer TTL than its acquisition had.
 ///
 /// The store's calls are blocking HTTP requests, made on the calling thread over a few
-/// kept-alive connections; no async runtime is involved. Each round trip, with the connecting
-/// that may precede it, is bounded by the store's timeout (default [`DEFAULT_STORE_TIMEOUT`]);
-/// a server of the URL that refuses the connection is passed over for the next one.
+/// kept-alive connections; no async runtime is involved. Each call, with the connecting that
+/// may precede it, is bounded by the store's timeout (default [`DEFAULT_STORE_TIMEOUT`]). It
+/// goes to the server of the URL that answered last; one that refuses the connection is
+/// passed over for the next one at once, and one that does not answer (a member stopped or
+/// cut off) once its share of the timeout is up (half of it for the server that answered
+/// last, the rest shared equally among the others), the next calls then starting at the next
+/// server: one hung member costs half of one call's timeout, not every call's whole timeout.
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -139,6 +150,10 @@ pub struct EtcdLeaseStore {
     prefix: String,
     timeout: Duration,
     tolerance: Duration,
+    /// The local clock: [`now_ms`](LeaseStore::now_ms), the times recorded in the high-water
+    /// keys and the grants' `store_now_ms` are its readings. [`MonotonicClock`], the lease's
+    /// default, so that the lease compares readings of one clock with readings of the same.
+    clock: Arc<dyn Clock>,
     name: String,
     /// What the server certificates are checked against (for messages), over TLS.
     trust: Option<String>,
@@ -269,6 +284,7 @@ impl EtcdLeaseStore {
             prefix: parsed.path,
             timeout: DEFAULT_STORE_TIMEOUT,
             tolerance: DEFAULT_CLOCK_TOLERANCE,
+            clock: Arc::new(MonotonicClock),
             name,
             trust,
             auth: parsed.credentials.map(|(user, password)| Auth { user, password, token: Mutex::new(None) }),
@@ -376,9 +392,25 @@ impl EtcdLeaseStore {
 
     /// Sends `request` to `path` with `token` (if not empty) as its `Authorization`, and reads
     /// the reply by [`reply`], before `deadline`: the outer error when no reply came, the inner
-    /// one when etcd refused. The endpoint that answered last is tried first; one that cannot
-    /// be connected to (refused, unreachable, unknown host) is passed over for the next, in
-    /// the time left: nothing was sent to it.
+    /// one when etcd refused. The endpoint that answered last is tried first, with half the
+    /// time left (all of it when it is the only one), then the others, each with an equal
+    /// share of the time left among those not tried yet. One that cannot be connected to
+    /// (refused, unreachable, unknown host) is passed over for the next at once: nothing was
+    /// sent to it. One that does not answer within its share (a member that hangs: stopped, or
+    /// cut off behind a kernel that still accepts its connections) is passed over for the next
+    /// in the time left; when it was the first tried, the next calls start past it, so a hung
+    /// member costs half of one call's timeout, not every call's whole timeout. (Only the
+    /// first: a call that times out everywhere leaves the next calls one endpoint further on,
+    /// not back at the first.)
+    ///
+    /// Sending again to another member after a timeout is safe because every request of the
+    /// store may be applied twice, or late, without harm: reads read; a keep-alive refreshes
+    /// a lease, and granting a lease that is never used leaks nothing (it expires); a revoke
+    /// of a revoked lease is refused; and every write of a key is a transaction that compares
+    /// the revisions it read (`create_revision == 0` for a worker key, `mod_revision` for the
+    /// others), so once one copy applied, another fails its comparison and writes nothing.
+    /// [`take`](Self::take) then reads its own write in the failed transaction's reply and
+    /// keeps the grant; a renewal reads and writes again.
     fn send(
         &self,
         what: &dyn Fn() -> String,
@@ -393,10 +425,7 @@ impl EtcdLeaseStore {
             endpoint.split_once("://").map_or(endpoint.as_str(), |(_, server)| server).to_owned()
         };
         let failed = |error: ureq::Error, index: usize| match error {
-            ureq::Error::Timeout(_) => timed_out(),
-            ureq::Error::Io(e) if matches!(e.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock) => {
-                timed_out()
-            }
+            error if is_timeout(&error) => timed_out(),
             // A server that closed or reset the connection: one that serves TLS does so on a
             // request in plain text, and one that does not, on a TLS handshake.
             ureq::Error::Io(e)
@@ -424,31 +453,59 @@ impl EtcdLeaseStore {
                 None => LeaseError::store(&self.name, what(), error),
             },
         };
+        let count = self.endpoints.len();
         let first = self.current.load(Ordering::Relaxed);
-        let mut unreachable = None;
-        for i in 0..self.endpoints.len() {
-            let index = (first + i) % self.endpoints.len();
+        let (mut unreachable, mut hung) = (None, false);
+        for i in 0..count {
+            let index = (first + i) % count;
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(timed_out());
             }
-            let mut post = self.agent.post(format!("{}{path}", self.endpoints[index])).content_type("application/json");
-            if !token.is_empty() {
-                post = post.header("Authorization", token);
-            }
-            let sent = post.config().timeout_global(Some(left)).build().send(request);
-            match sent {
-                Ok(mut response) => {
+            // Half for the endpoint that answered last: on a loaded cluster it may be slow
+            // without being hung, and it is the likeliest to answer.
+            let share = if i == 0 && count > 1 { 2 } else { u32::try_from(count - i).unwrap_or(u32::MAX) };
+            match self.exchange(index, path, request, token, left / share) {
+                Ok((status, body)) => {
                     self.current.store(index, Ordering::Relaxed);
-                    let status = response.status().as_u16();
-                    let body = response.body_mut().read_to_string().map_err(|e| failed(e, index))?;
                     return Ok(reply(status, &body));
                 }
                 Err(error) if cannot_connect(&error) => unreachable = Some((error, index)),
+                Err(error) if is_timeout(&error) => {
+                    // The next calls start at the next endpoint, unless another thread
+                    // moved on (or found this one answering) meanwhile.
+                    if i == 0 {
+                        let next = (index + 1) % count;
+                        let _ = self.current.compare_exchange(index, next, Ordering::Relaxed, Ordering::Relaxed);
+                    }
+                    hung = true;
+                }
                 Err(error) => return Err(failed(error, index)),
             }
         }
-        Err(unreachable.map_or_else(timed_out, |(error, index)| failed(error, index)))
+        match unreachable {
+            Some((error, index)) if !hung => Err(failed(error, index)),
+            _ => Err(timed_out()),
+        }
+    }
+
+    /// One round trip with endpoint `index`, within `budget`: the reply's status and body.
+    fn exchange(
+        &self,
+        index: usize,
+        path: &str,
+        request: &str,
+        token: &str,
+        budget: Duration,
+    ) -> Result<(u16, String), ureq::Error> {
+        let mut post = self.agent.post(format!("{}{path}", self.endpoints[index])).content_type("application/json");
+        if !token.is_empty() {
+            post = post.header("Authorization", token);
+        }
+        let mut response = post.config().timeout_global(Some(budget)).build().send(request)?;
+        let status = response.status().as_u16();
+        let body = response.body_mut().read_to_string()?;
+        Ok((status, body))
     }
 
     /// Reads `key`: its entry, if any.
@@ -458,14 +515,20 @@ impl EtcdLeaseStore {
         first.map_err(|e| LeaseError::store(&self.name, what(), e))
     }
 
-    /// Runs a transaction: whether its comparisons held, and its operations' replies.
+    /// Runs a transaction: whether its comparisons held, and the replies of its operations
+    /// (`success`'s when they held, `failure`'s when not).
     fn txn(
         &self,
         what: &dyn Fn() -> String,
         compare: Vec<Value>,
         success: Vec<Value>,
+        failure: Vec<Value>,
     ) -> Result<(bool, Vec<Value>), LeaseError> {
-        let reply = self.post(what, "/v3/kv/txn", &json!({ "compare": compare, "success": success }))?;
+        let mut request = json!({ "compare": compare, "success": success });
+        if !failure.is_empty() {
+            request["failure"] = Value::Array(failure);
+        }
+        let reply = self.post(what, "/v3/kv/txn", &request)?;
         txn_outcome(&reply).map_err(|e| LeaseError::store(&self.name, what(), e))
     }
 
@@ -477,7 +540,7 @@ impl EtcdLeaseStore {
         worker: u64,
     ) -> Result<(Option<KeyValue>, Option<KeyValue>), LeaseError> {
         let (worker_key, high_water_key) = (self.worker_key(namespace, worker), self.high_water_key(namespace, worker));
-        let (_, responses) = self.txn(what, vec![], vec![range_op(&worker_key), range_op(&high_water_key)])?;
+        let (_, responses) = self.txn(what, vec![], vec![range_op(&worker_key), range_op(&high_water_key)], vec![])?;
         let found = |index: usize| -> Result<Option<KeyValue>, UnexpectedReply> {
             let response = responses.get(index).ok_or_else(|| {
                 UnexpectedReply(format!("a transaction of 2 reads answered with {} replies", responses.len()))
@@ -530,7 +593,7 @@ impl EtcdLeaseStore {
         let kv = self.get(&what, &high_water_key)?;
         let record = self.record(&what, kv.as_ref())?;
         let revision = kv.map_or(0, |kv| kv.mod_revision);
-        let now_ms = wall_ms();
+        let now_ms = self.clock.now_ms();
         if let Some(written_ms) = record.map(|r| r.written_ms)
             && written_ms > now_ms.saturating_add(millis(self.tolerance))
         {
@@ -553,15 +616,28 @@ impl EtcdLeaseStore {
         let written = Record { fence, high_water_ms: previous_high_water_ms, written_ms: now_ms };
         let worker_key = self.worker_key(namespace, worker);
         let value = format!("{token}|{fence}|{ttl_s}|{}", holder_name());
-        let (succeeded, _) = self.txn(
+        let (succeeded, failed) = self.txn(
             &what,
             vec![compare_revision(&worker_key, "CREATE", 0), compare_revision(&high_water_key, "MOD", revision)],
             vec![put_op(&worker_key, &value, Some(lease_id)), put_op(&high_water_key, &written.encode(), None)],
+            vec![range_op(&worker_key)],
         )?;
-        if !succeeded {
+        // When the comparisons failed, the worker key may hold this very value: a copy of this
+        // transaction, sent to a member that did not answer within its share of the timeout,
+        // applied there (see `send`). The token is this acquisition's own, so the grant is.
+        if !succeeded && !self.holds(&what, &failed, &value)? {
             return Ok(None);
         }
         Ok(Some(Grant { worker, token: token.to_owned(), fence, previous_high_water_ms, store_now_ms: now_ms }))
+    }
+
+    /// Whether the failed transaction's read of a worker key (its only reply) found `value`.
+    fn holds(&self, what: &dyn Fn() -> String, replies: &[Value], value: &str) -> Result<bool, LeaseError> {
+        let Some(range) = replies.first().and_then(|reply| reply.get("response_range")) else {
+            return Ok(false);
+        };
+        let kvs = range_kvs(range).map_err(|e| LeaseError::store(&self.name, what(), e))?;
+        Ok(kvs.first().is_some_and(|kv| kv.value == value.as_bytes()))
     }
 
     /// Reads the lease of `grant`: its etcd lease ID, TTL in seconds, and the revisions of the
@@ -606,7 +682,7 @@ impl EtcdLeaseStore {
             compare_revision(&worker_key, "MOD", revisions.0),
             compare_revision(&high_water_key, "MOD", revisions.1),
         ];
-        Ok(self.txn(what, compare, ops)?.0)
+        Ok(self.txn(what, compare, ops, vec![])?.0)
     }
 }
 
@@ -671,7 +747,7 @@ impl LeaseStore for EtcdLeaseStore {
             let written = Record {
                 fence: record.map_or(grant.fence, |r| r.fence),
                 high_water_ms: Some(stored.map_or(high_water_ms, |hw| hw.max(high_water_ms))),
-                written_ms: wall_ms(),
+                written_ms: self.clock.now_ms(),
             };
             if self.write_record(
                 &what,
@@ -695,7 +771,7 @@ impl LeaseStore for EtcdLeaseStore {
             let written = Record {
                 fence: record.map_or(grant.fence, |r| r.fence),
                 high_water_ms: Some(high_water_ms),
-                written_ms: wall_ms(),
+                written_ms: self.clock.now_ms(),
             };
             if self.write_record(
                 &what,
@@ -715,7 +791,7 @@ impl LeaseStore for EtcdLeaseStore {
 
     fn now_ms(&self) -> Result<i64, LeaseError> {
         // etcd has no clock: see the type's docs for how skew is bounded instead.
-        Ok(wall_ms())
+        Ok(self.clock.now_ms())
     }
 
     fn describe(&self) -> String {
@@ -778,6 +854,16 @@ fn worker_of_key(key: &[u8]) -> Option<u64> {
         return None;
     }
     std::str::from_utf8(digits).ok()?.parse().ok()
+}
+
+/// Whether `error` is the end of the time a round trip had (connecting, sending or reading):
+/// the server may have received the request.
+fn is_timeout(error: &ureq::Error) -> bool {
+    match error {
+        ureq::Error::Timeout(_) => true,
+        ureq::Error::Io(e) => matches!(e.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock),
+        _ => false,
+    }
 }
 
 /// Whether `error` happened before anything was sent: the next endpoint may be tried.
@@ -1388,6 +1474,85 @@ mod tests {
         assert_eq!(store.get(&what, "/k").unwrap(), None);
         assert_eq!(store.current.load(Ordering::Relaxed), 1);
         assert_eq!(store.get(&what, "/k").unwrap(), None);
+        server.join().unwrap();
+    }
+
+    /// An endpoint that accepts connections and never answers (a stopped member: its kernel
+    /// still accepts) is passed over once its share of the timeout is up, within the same
+    /// call, and the next calls go to the endpoint that answered, at once.
+    #[test]
+    fn a_hung_endpoint_costs_one_share_of_one_call() {
+        // Bound, never accepting: connections complete in the kernel's backlog, and requests
+        // are never read.
+        let hung = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let hung_port = hung.local_addr().unwrap().port();
+        let empty = || (200, format!("{{{HEADER}}}"));
+        let (port, server) = fake_etcd(vec![empty(), empty(), empty()]);
+        let timeout = Duration::from_millis(600);
+        let store =
+            EtcdLeaseStore::open(&format!("etcd://127.0.0.1:{hung_port},127.0.0.1:{port}")).unwrap().timeout(timeout);
+        let what = || "reading".to_owned();
+        let began = Instant::now();
+        assert_eq!(store.get(&what, "/k").unwrap(), None);
+        let first = began.elapsed();
+        // Half the timeout for the hung endpoint, the rest for the other.
+        assert!(first >= timeout / 2 - Duration::from_millis(20) && first < timeout, "{first:?}");
+        assert_eq!(store.current.load(Ordering::Relaxed), 1);
+        for _ in 0..2 {
+            let began = Instant::now();
+            assert_eq!(store.get(&what, "/k").unwrap(), None);
+            assert!(began.elapsed() < timeout / 4, "{:?}", began.elapsed());
+        }
+        assert_eq!(server.join().unwrap().len(), 3);
+        // Alone, the hung endpoint has the whole timeout, and the call times out.
+        let store = EtcdLeaseStore::open(&format!("etcd://127.0.0.1:{hung_port}")).unwrap().timeout(timeout);
+        let began = Instant::now();
+        let err = store.get(&what, "/k").unwrap_err();
+        assert!(matches!(err, LeaseError::Timeout { .. }), "{err:?}");
+        assert!(began.elapsed() >= timeout - Duration::from_millis(20), "{:?}", began.elapsed());
+        // Two hung endpoints: the call times out, and the next one starts at the second, not
+        // back at the first.
+        let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let other_port = other.local_addr().unwrap().port();
+        let store = EtcdLeaseStore::open(&format!("etcd://127.0.0.1:{hung_port},127.0.0.1:{other_port}"))
+            .unwrap()
+            .timeout(timeout);
+        let err = store.get(&what, "/k").unwrap_err();
+        assert!(matches!(err, LeaseError::Timeout { .. }), "{err:?}");
+        assert_eq!(store.current.load(Ordering::Relaxed), 1);
+        drop((hung, other));
+    }
+
+    /// The store's time is the lease's default clock, `MonotonicClock`, not the wall clock:
+    /// after the wall clock steps back, the two differ by the step, and the lease compares
+    /// its clock with the store's. The times the store records and compares are that clock's.
+    #[test]
+    fn the_store_reads_the_monotonic_clock() {
+        let mut store = EtcdLeaseStore::open("etcd://127.0.0.1:1").unwrap();
+        assert_eq!(format!("{:?}", store.clock), "MonotonicClock");
+        let before = MonotonicClock.now_ms();
+        let now = store.now_ms().unwrap();
+        assert!(before <= now && now <= MonotonicClock.now_ms(), "{before} {now}");
+
+        // A clock of the test's: what `now_ms` reads, and what the previous holder's record is
+        // compared with.
+        let local = 1_700_000_000_000;
+        store.clock = Arc::new(crate::clock::ManualClock::new(local));
+        assert_eq!(store.now_ms().unwrap(), local);
+        let ahead = local + 3_000;
+        let record = BASE64.encode(format!("5|{ahead}|{ahead}"));
+        let key = BASE64.encode("/snowflake/shop/high-water/0000000");
+        let (port, server) = fake_etcd(vec![
+            // The range of worker keys: none held.
+            (200, format!("{{{HEADER}}}")),
+            // The high-water key of worker 0.
+            (200, format!(r#"{{{HEADER},"kvs":[{{"key":"{key}","mod_revision":"4","value":"{record}"}}]}}"#)),
+        ]);
+        let store = EtcdLeaseStore { endpoints: vec![format!("http://127.0.0.1:{port}")], ..store };
+        match store.acquire(&Claim::new("shop", 1, Duration::from_secs(1))) {
+            Err(LeaseError::ClockSkew { local_ms, store_ms, .. }) => assert_eq!((local_ms, store_ms), (local, ahead)),
+            other => panic!("expected a clock skew, got {other:?}"),
+        }
         server.join().unwrap();
     }
 
