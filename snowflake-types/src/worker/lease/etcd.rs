@@ -16,7 +16,7 @@ use super::store::support::{
     SCAN_CHUNK, UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name, listing, new_token,
     recorded_holder, scan_order, ttl_ms,
 };
-use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, WorkerRecord};
+use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, StoreFaults, WorkerRecord};
 use crate::clock::{Clock, MonotonicClock, wall_us};
 
 /// Worker IDs are written with this many digits in keys, so that the keys of a range of worker
@@ -794,6 +794,10 @@ impl LeaseStore for EtcdLeaseStore {
         Ok(self.clock.now_ms())
     }
 
+    fn faults(&self) -> StoreFaults {
+        StoreFaults::ETCD
+    }
+
     fn describe(&self) -> String {
         self.name.clone()
     }
@@ -1219,6 +1223,12 @@ mod tests {
         for bad in [&b""[..], b"/snowflake/shop/workers/7", b"/snowflake/shop/workers/00000x7", b"/s/w/+000007"] {
             assert_eq!(worker_of_key(bad), None, "{:?}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn it_declares_a_hung_member_and_no_clock() {
+        let store = EtcdLeaseStore::open("etcd://127.0.0.1:2379,127.0.0.1:2380").unwrap();
+        assert_eq!(store.faults(), StoreFaults::ETCD);
     }
 
     #[test]

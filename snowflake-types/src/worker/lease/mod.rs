@@ -16,7 +16,7 @@ pub use handle::{
 };
 pub use store::{
     CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, MAX_NAMESPACE_LEN, MAX_TTL, MAX_WORKER_SPACE,
-    WorkerRecord,
+    StoreFaults, WorkerRecord,
 };
 
 #[cfg(feature = "lease-redis")]

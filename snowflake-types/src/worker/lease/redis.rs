@@ -9,7 +9,7 @@ use super::store::support::{
     UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name, install_crypto_provider, listing,
     new_token, percent_decode, recorded_holder, redact_url, scan_order, ttl_ms,
 };
-use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, WorkerRecord};
+use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, StoreFaults, WorkerRecord};
 
 /// The query parameter of a `rediss://` URL that names a PEM file of CA certificates to trust
 /// instead of the system's (redis-py's name for it).
@@ -434,6 +434,13 @@ impl LeaseStore for RedisLeaseStore {
         unix_ms(seconds, micros).map_err(|reply| LeaseError::store(&self.name, what(), reply))
     }
 
+    fn faults(&self) -> StoreFaults {
+        match self.target {
+            Target::Sentinel(_) => StoreFaults::REDIS_SENTINEL,
+            _ => StoreFaults::REDIS,
+        }
+    }
+
     fn describe(&self) -> String {
         self.name.clone()
     }
@@ -852,6 +859,14 @@ mod tests {
         assert_eq!(worker_key("shop", 7), "snowflake:{shop}:worker:7");
         assert_eq!(high_water_key("shop", 7), "snowflake:{shop}:hw:7");
         assert_eq!(high_water_server_key("shop", 7), "snowflake:{shop}:hw-server:7");
+    }
+
+    #[test]
+    fn each_form_declares_its_faults() -> Result<(), Box<dyn std::error::Error>> {
+        assert_eq!(RedisLeaseStore::open("redis://127.0.0.1:6379")?.faults(), StoreFaults::REDIS);
+        let sentinel = RedisLeaseStore::open("redis+sentinel://127.0.0.1:26379/ids")?;
+        assert_eq!(sentinel.faults(), StoreFaults::REDIS_SENTINEL);
+        Ok(())
     }
 
     #[test]

@@ -215,6 +215,85 @@ impl WorkerRecord {
     }
 }
 
+/// The faults a lease store may have, as its adapter declares them
+/// ([`LeaseStore::faults`]): what the lease protocol must survive on that store. The model
+/// check and the simulation of the protocol give each store's world exactly these faults, and
+/// the docs' fault tables (`docs/stores.md`) follow them.
+///
+/// ```
+/// use typed_snowflake::worker::lease::StoreFaults;
+///
+/// let sentinel = StoreFaults::REDIS_SENTINEL;
+/// assert!(sentinel.loses_data && sentinel.two_primaries && !sentinel.deleted_behind_holder);
+/// assert!(StoreFaults::ETCD.no_clock && StoreFaults::ETCD.member_hangs);
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct StoreFaults {
+    /// It may lose its data: a restart without persistence, a flush, a table emptied, a
+    /// cluster rebuilt empty. A grant without a record then waits out every earlier holder.
+    pub loses_data: bool,
+    /// A replica may be promoted while the old primary still takes requests from some
+    /// clients (two primaries for a while; a stale replica promoted).
+    pub two_primaries: bool,
+    /// A lease's record may be deleted behind its live holder, and created afresh by another.
+    pub deleted_behind_holder: bool,
+    /// A lease lives as long as a session that the servers expire when they hear nothing.
+    pub sessions_expire: bool,
+    /// One of several servers may hang (accept connections, answer nothing) while the
+    /// others serve.
+    pub member_hangs: bool,
+    /// It has no clock of its own: the holders' clocks must agree within the tolerance of
+    /// each other, and a holder's wall clock stepping back must not read as a skew.
+    pub no_clock: bool,
+}
+
+impl StoreFaults {
+    /// Every fault: what a store of a user's own is assumed to have.
+    pub const ANY: StoreFaults = StoreFaults {
+        loses_data: true,
+        two_primaries: true,
+        deleted_behind_holder: true,
+        sessions_expire: true,
+        member_hangs: true,
+        no_clock: true,
+    };
+    /// Redis (or Valkey), one server: it may restart empty, be flushed, or lose a key.
+    pub const REDIS: StoreFaults = StoreFaults {
+        loses_data: true,
+        two_primaries: false,
+        deleted_behind_holder: true,
+        sessions_expire: false,
+        member_hangs: false,
+        no_clock: false,
+    };
+    /// Redis under Sentinel: also a replica promoted while the old master lives on.
+    pub const REDIS_SENTINEL: StoreFaults = StoreFaults { two_primaries: true, ..StoreFaults::REDIS };
+    /// PostgreSQL, MySQL, MariaDB: rows deleted or a database restored (one primary, the
+    /// database's clock).
+    pub const SQL: StoreFaults = StoreFaults { deleted_behind_holder: false, ..StoreFaults::REDIS };
+    /// etcd: a member may hang; no clock; a cluster rebuilt empty.
+    pub const ETCD: StoreFaults = StoreFaults {
+        loses_data: true,
+        two_primaries: false,
+        deleted_behind_holder: false,
+        sessions_expire: false,
+        member_hangs: true,
+        no_clock: true,
+    };
+    /// ZooKeeper: a worker znode deleted behind its holder, sessions that expire, an ensemble
+    /// rebuilt empty.
+    pub const ZOOKEEPER: StoreFaults = StoreFaults {
+        loses_data: true,
+        two_primaries: false,
+        deleted_behind_holder: true,
+        sessions_expire: true,
+        member_hangs: false,
+        no_clock: false,
+    };
+}
+
 /// A coordination store that leases worker IDs: Redis (`RedisLeaseStore`, feature
 /// `lease-redis`), PostgreSQL or MySQL/MariaDB (`SqlLeaseStore`, features `lease-postgres`,
 /// `lease-mysql`).
@@ -276,6 +355,12 @@ pub trait LeaseStore: Send + Sync + fmt::Debug + 'static {
     /// The store's address without any password, for messages:
     /// `redis://127.0.0.1:6379/0`.
     fn describe(&self) -> String;
+
+    /// The faults this store may have (see [`StoreFaults`]); a store of a user's own is
+    /// assumed to have them all ([`StoreFaults::ANY`]).
+    fn faults(&self) -> StoreFaults {
+        StoreFaults::ANY
+    }
 
     /// Every worker ID of `namespace` the store has a record of (a live lease, a recorded high
     /// water, or both), in ascending order: what `snowflake leases` shows. A read for

@@ -19,7 +19,7 @@ use super::store::support::{
     UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name, listing, new_token, percent_decode,
     recorded_holder, redact_url, scan_order, ttl_ms,
 };
-use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, WorkerRecord};
+use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, StoreFaults, WorkerRecord};
 
 /// How many times a renewal or a release reads and writes again when the high-water znode
 /// changed between the two.
@@ -813,6 +813,10 @@ impl LeaseStore for ZooKeeperLeaseStore {
             lock(&self.clock).take();
         }
         mtime
+    }
+
+    fn faults(&self) -> StoreFaults {
+        StoreFaults::ZOOKEEPER
     }
 
     fn describe(&self) -> String {

@@ -6,10 +6,11 @@
 //! The world: holders (processes), each with a clock off the store's by up to the tolerance,
 //! one generator each, and the protocol's state of its lease; an in-memory store with the
 //! semantics every adapter implements (a lease per worker ID with a token, a fencing number
-//! and an expiry on the store's clock; a high-water record per worker ID), and the faults the
-//! adapters declare (`Fault`): the store loses its data, a replica is promoted while the old
-//! master lives on (Redis Sentinel), a worker's lease record is deleted behind its holder
-//! (ZooKeeper), an etcd member hangs, a holder's wall clock steps back; plus what every store
+//! and an expiry on the store's clock; a high-water record per worker ID), and the faults each
+//! adapter declares in code ([`StoreFaults`], turned into `Fault` steps): the store loses its
+//! data, a replica is promoted while the old master lives on (Redis Sentinel), a worker's lease
+//! record is deleted behind its holder (ZooKeeper, Redis), an etcd member hangs, a holder's wall
+//! clock steps back (a store without a clock); plus what every store
 //! may do: a renewal applied whose answer was lost, a holder paused (it simply takes no step
 //! while time passes), a holder crashed. Store calls are atomic steps; a holder may take any
 //! step at any time (more schedules than the lease thread's own), so what holds here holds
@@ -30,7 +31,7 @@ use stateright::{Checker, Model, Property};
 
 use super::{Lease, Phase, Rules, check_skew};
 use crate::fence::Refusal;
-use crate::worker::lease::store::Grant;
+use crate::worker::lease::store::{Grant, StoreFaults};
 
 /// Model milliseconds start here (the protocol treats timestamps below 0 as nothing issued).
 const START: i64 = 10;
@@ -41,18 +42,42 @@ fn monotonic_ns(now: i64) -> u64 {
     now.unsigned_abs() * NS_PER_MS
 }
 
-/// Which store's faults the world has.
+/// The world of one store: the faults its adapter declares ([`StoreFaults`]), and its name
+/// for messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(super) enum Kind {
-    /// Redis, PostgreSQL, MySQL: the store may lose its data (restart empty, flush, table emptied).
-    Forgetful,
-    /// Redis Sentinel: a replica promoted while the old master lives on, its clients still on it.
-    Sentinel,
-    /// ZooKeeper: a worker's znode deleted behind its holder; the ensemble rebuilt empty.
-    ZooKeeper,
-    /// etcd: a member hangs; the holder's wall clock steps back; the cluster rebuilt empty.
-    Etcd,
+pub(super) struct Kind {
+    name: &'static str,
+    faults: StoreFaults,
 }
+
+/// No fault at all: the start of a world given one fault alone.
+const NONE: StoreFaults = StoreFaults {
+    loses_data: false,
+    two_primaries: false,
+    deleted_behind_holder: false,
+    sessions_expire: false,
+    member_hangs: false,
+    no_clock: false,
+};
+
+/// The five adapters' worlds, with the faults each declares.
+const STORES: [Kind; 5] = [
+    Kind { name: "Redis", faults: StoreFaults::REDIS },
+    Kind { name: "Redis Sentinel", faults: StoreFaults::REDIS_SENTINEL },
+    Kind { name: "SQL", faults: StoreFaults::SQL },
+    Kind { name: "etcd", faults: StoreFaults::ETCD },
+    Kind { name: "ZooKeeper", faults: StoreFaults::ZOOKEEPER },
+];
+
+/// The exhaustive check's worlds: each fault that bears on uniqueness alone (a hung member and
+/// a clock step cost liveness, which the simulation checks), data loss with and without a store
+/// clock.
+const ONE_FAULT: [Kind; 4] = [
+    Kind { name: "data loss", faults: StoreFaults { loses_data: true, ..NONE } },
+    Kind { name: "data loss, no store clock", faults: StoreFaults { loses_data: true, no_clock: true, ..NONE } },
+    Kind { name: "two primaries", faults: StoreFaults { two_primaries: true, ..NONE } },
+    Kind { name: "record deleted behind its holder", faults: StoreFaults { deleted_behind_holder: true, ..NONE } },
+];
 
 /// Bugs of the store adapters that a test may plant, one flag each; the protocol's own are in
 /// [`super::Planted`].
@@ -197,7 +222,7 @@ impl LeaseModel {
         // Each holder's clock within the tolerance of the store's; etcd has no clock of its
         // own, and its documented assumption is that the holders' clocks agree within the
         // tolerance of each other.
-        let offsets: &[i64] = if self.kind == Kind::Etcd { &[0, 1, 0] } else { &[0, 1, -1] };
+        let offsets: &[i64] = if self.kind.faults.no_clock { &[0, 1, 0] } else { &[0, 1, -1] };
         World {
             now: START,
             holders: (0..self.holders)
@@ -223,32 +248,31 @@ impl LeaseModel {
         }
     }
 
-    /// The faults the world's store may have. The exhaustive check gives each store only the
-    /// faults that are its own and bear on uniqueness (data loss is checked in the forgetful
-    /// world, and, for etcd, with its clocks; a hung member and a clock step cost liveness, which
-    /// the simulation checks); the simulation gives each every fault it may have.
-    fn faults(&self, world: &World, exhaustive: bool) -> Vec<Fault> {
+    /// The faults the world's store may have now.
+    fn faults(&self, world: &World) -> Vec<Fault> {
+        let declared = self.kind.faults;
         let mut faults = Vec::new();
-        if !exhaustive || matches!(self.kind, Kind::Forgetful | Kind::Etcd) {
+        if declared.loses_data {
             faults.push(Fault::LoseData);
         }
-        match self.kind {
-            Kind::Forgetful => {}
-            Kind::Sentinel if world.old_master.is_none() => faults.push(Fault::Failover),
-            Kind::Sentinel => {}
-            Kind::ZooKeeper => faults.extend((0..self.workers).map(Fault::DeleteLease)),
-            Kind::Etcd if exhaustive => {}
-            Kind::Etcd => {
-                faults.push(Fault::HangMember);
-                faults.extend((0..self.holders).map(Fault::StepBack));
-            }
+        if declared.two_primaries && world.old_master.is_none() {
+            faults.push(Fault::Failover);
+        }
+        if declared.deleted_behind_holder {
+            faults.extend((0..self.workers).map(Fault::DeleteLease));
+        }
+        if declared.member_hangs && world.hung.is_none() {
+            faults.push(Fault::HangMember);
+        }
+        if declared.no_clock {
+            faults.extend((0..self.holders).map(Fault::StepBack));
         }
         faults
     }
 
     /// The store a holder's calls reach, if any answers: `None` for a call that times out.
     fn reach<'w>(&self, world: &'w mut World, h: usize) -> Option<&'w mut Store> {
-        if self.kind == Kind::Etcd && world.hung == Some(world.holders[h].endpoint) {
+        if world.hung == Some(world.holders[h].endpoint) {
             if !self.bugs.etcd_timeout_stays {
                 // A timeout moves the client on to the next member.
                 world.holders[h].endpoint = (world.holders[h].endpoint + 1) % 3;
@@ -269,7 +293,7 @@ impl LeaseModel {
     /// The store's clock as the holder's store adapter reports it.
     fn store_clock(&self, world: &World, h: usize) -> i64 {
         let holder = &world.holders[h];
-        if self.kind == Kind::Etcd {
+        if self.kind.faults.no_clock {
             // etcd has no clock: the adapter reads the holder's own.
             let lease_clock = world.now + holder.offset_ms;
             return if self.bugs.etcd_wall_clock { lease_clock + holder.wall_shift_ms } else { lease_clock };
@@ -312,9 +336,7 @@ impl LeaseModel {
     /// A renewal or release reaching the store: whether the lease is still the grant's.
     fn owns(&self, record: &Record, grant: &Grant, now: i64) -> bool {
         match &record.lease {
-            Some((token, _, expires)) if *expires > now => {
-                *token == grant.token || (self.kind == Kind::ZooKeeper && self.bugs.zookeeper_any_znode)
-            }
+            Some((token, _, expires)) if *expires > now => *token == grant.token || self.bugs.zookeeper_any_znode,
             _ => false,
         }
     }
@@ -508,7 +530,7 @@ impl LeaseModel {
             }
         }
         if world.faults_left > 0 {
-            actions.extend(self.faults(world, exhaustive).into_iter().map(Action::Fault));
+            actions.extend(self.faults(world).into_iter().map(Action::Fault));
         }
     }
 }
@@ -554,22 +576,22 @@ fn clean(kind: Kind) -> LeaseModel {
 
 #[test]
 fn the_model_check_finds_no_duplicate_on_any_store() {
-    for kind in [Kind::Forgetful, Kind::Sentinel, Kind::ZooKeeper, Kind::Etcd] {
+    for kind in ONE_FAULT {
         let began = std::time::Instant::now();
         let (counterexample, states) = check(clean(kind));
-        eprintln!("{kind:?}: {states} states in {:?}", began.elapsed());
-        assert!(counterexample.is_none(), "{kind:?}: {}", counterexample.unwrap_or_default());
-        eprintln!("{kind:?}: {states} states, no duplicate");
+        assert!(counterexample.is_none(), "{}: {}", kind.name, counterexample.unwrap_or_default());
+        eprintln!("{}: {states} states in {:?}, no duplicate", kind.name, began.elapsed());
     }
 }
 
 #[test]
 fn the_model_check_finds_each_planted_bug() {
-    let mut sentinel = clean(Kind::Sentinel);
+    let [data_loss, _, two_primaries, deleted] = ONE_FAULT;
+    let mut sentinel = clean(two_primaries);
     sentinel.bugs.sentinel_old_master_trusted = true;
-    let mut zookeeper = clean(Kind::ZooKeeper);
+    let mut zookeeper = clean(deleted);
     zookeeper.bugs.zookeeper_any_znode = true;
-    let mut forgot = clean(Kind::Forgetful);
+    let mut forgot = clean(data_loss);
     forgot.rules.planted.trust_a_store_that_forgot = true;
     for (name, model) in [("sentinel", sentinel), ("zookeeper", zookeeper), ("a store that forgot", forgot)] {
         let began = std::time::Instant::now();
@@ -696,8 +718,8 @@ fn simulate_all(models: &[LeaseModel], runs: u64) -> Result<(), String> {
         let model = &models[(seed % models.len() as u64) as usize];
         if let Err(finding) = simulate(model, seed, only.is_some()) {
             return Err(format!(
-                "{:?} world, seed {seed}: {finding:?}; reproduce with SIM_SEED={seed} cargo test -p snowflake-types --all-features --lib protocol::model",
-                model.kind
+                "{} world, seed {seed}: {finding:?}; reproduce with SIM_SEED={seed} cargo test -p snowflake-types --all-features --lib protocol::model",
+                model.kind.name
             ));
         }
     }
@@ -710,8 +732,7 @@ fn runs() -> u64 {
 
 #[test]
 fn the_simulation_finds_no_duplicate_and_every_holder_recovers() {
-    let models: Vec<LeaseModel> =
-        [Kind::Forgetful, Kind::Sentinel, Kind::ZooKeeper, Kind::Etcd].into_iter().map(sim_model).collect();
+    let models: Vec<LeaseModel> = STORES.into_iter().map(sim_model).collect();
     let began = std::time::Instant::now();
     let runs = runs();
     simulate_all(&models, runs).unwrap_or_else(|failure| panic!("{failure}"));
@@ -725,12 +746,13 @@ fn the_simulation_finds_each_planted_bug() {
         plant(&mut model);
         model
     };
+    let [redis, sentinel, _, etcd, zookeeper] = STORES;
     let cases: [(&str, LeaseModel); 5] = [
-        ("sentinel", planted(Kind::Sentinel, |m| m.bugs.sentinel_old_master_trusted = true)),
-        ("zookeeper", planted(Kind::ZooKeeper, |m| m.bugs.zookeeper_any_znode = true)),
-        ("etcd endpoints", planted(Kind::Etcd, |m| m.bugs.etcd_timeout_stays = true)),
-        ("etcd clock", planted(Kind::Etcd, |m| m.bugs.etcd_wall_clock = true)),
-        ("a store that forgot", planted(Kind::Forgetful, |m| m.rules.planted.trust_a_store_that_forgot = true)),
+        ("sentinel", planted(sentinel, |m| m.bugs.sentinel_old_master_trusted = true)),
+        ("zookeeper", planted(zookeeper, |m| m.bugs.zookeeper_any_znode = true)),
+        ("etcd endpoints", planted(etcd, |m| m.bugs.etcd_timeout_stays = true)),
+        ("etcd clock", planted(etcd, |m| m.bugs.etcd_wall_clock = true)),
+        ("a store that forgot", planted(redis, |m| m.rules.planted.trust_a_store_that_forgot = true)),
     ];
     for (name, model) in cases {
         let failure = simulate_all(std::slice::from_ref(&model), 2_000);

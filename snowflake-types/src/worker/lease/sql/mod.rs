@@ -21,7 +21,7 @@ use super::store::support::{
     HOST_NAME_BYTES, UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name,
     install_crypto_provider, listing, new_token, recorded_holder, redact_url, scan_order, ttl_ms,
 };
-use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, WorkerRecord};
+use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, StoreFaults, WorkerRecord};
 
 #[cfg(feature = "lease-mysql")]
 mod mysql;
@@ -380,6 +380,10 @@ impl LeaseStore for SqlLeaseStore {
 
     fn now_ms(&self) -> Result<i64, LeaseError> {
         self.block_on(|| "reading the clock".to_owned(), self.backend.now_ms(self.timeout))
+    }
+
+    fn faults(&self) -> StoreFaults {
+        StoreFaults::SQL
     }
 
     fn describe(&self) -> String {
