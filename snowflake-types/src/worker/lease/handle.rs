@@ -643,9 +643,12 @@ impl Fence for WorkerLease {
     /// another grant than `epoch` (the generator switches to it first).
     fn grant_until(&self, from_ms: i64, min_step_ms: i64, epoch: u64) -> Result<i64, Refusal> {
         let s = &self.shared;
-        let now_ms = s.clock.now_ms();
+        let mut inner = s.lock();
+        // Read once the lock is held, so that a wait for it never makes the validity look
+        // longer than it is.
         let now_ns = nanos_since_anchor(Instant::now());
-        s.lock().grant_until(now_ns, now_ms, from_ms, min_step_ms, epoch, &s.rules)
+        let now_ms = s.clock.now_ms();
+        inner.grant_until(now_ns, now_ms, from_ms, min_step_ms, epoch, &s.rules)
     }
 }
 
