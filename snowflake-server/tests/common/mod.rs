@@ -202,6 +202,29 @@ impl PrivateRedis {
         Some(redis)
     }
 
+    /// One on a free port, not started yet: nothing listens there until [`PrivateRedis::restart`].
+    pub fn not_started() -> Option<PrivateRedis> {
+        tool("redis-server")?;
+        Some(PrivateRedis { child: None, port: free_port() })
+    }
+
+    /// Stops the server's process (SIGSTOP): connections are accepted by the kernel, and
+    /// nothing answers.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a paused server go on (SIGCONT).
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let child = self.child.as_ref().expect("the redis-server runs");
+        let status = Command::new("kill").args([signal, &child.id().to_string()]).status().unwrap();
+        assert!(status.success(), "kill {signal}");
+    }
+
     /// `redis://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
@@ -210,6 +233,8 @@ impl PrivateRedis {
     /// Kills the server (its data goes with it).
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
+            // A paused server is killed as well; SIGCONT first so that it exits at once.
+            let _ = Command::new("kill").args(["-CONT", &child.id().to_string()]).status();
             let _ = child.kill();
             let _ = child.wait();
         }
