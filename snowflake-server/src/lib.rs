@@ -18,6 +18,13 @@
 //! Without them the worker ID is fixed, from `SNOWFLAKE_WORKER_ID`, or the StatefulSet
 //! ordinal, and a lease URL of a store left out is refused at start, saying which feature it needs.
 //!
+//! The server answers from the moment its port is open. A leased worker ID is acquired in
+//! the background (about one TTL in a new namespace, up to `--lease-wait` while the store
+//! does not answer); meanwhile `/healthz` is 200, `/readyz` 503 with what the server waits
+//! for, the ID routes 503 with `Retry-After` at once, and `/v1/types` and decoding work. A
+//! lease that cannot be had within `--lease-wait` ends the server with the store's error.
+//! Refused ID requests are logged as a count, one WARN line every 5 s at most.
+//!
 //! ```no_run
 //! use snowflake_server::config::{Config, IdSpec, WorkerConfig};
 //!
@@ -190,9 +197,12 @@ async fn shutdown_signal() {
 
 /// `snowflake serve`: resolves the configuration, logs to standard error (`RUST_LOG`,
 /// default `info`), prints `listening on http://ADDR` on standard output once it accepts
-/// connections, and serves until SIGTERM or Ctrl-C. Exit codes: 0 after a clean shutdown,
-/// 1 when the server cannot start (the address is taken, the lease store refused), 2 for a
-/// configuration that cannot be served.
+/// connections (before the worker-ID lease is acquired, see [`serve`]), and serves until
+/// SIGTERM or Ctrl-C. Exit codes: 0 after a clean shutdown, 1 when the server cannot start
+/// or stops for want of a worker ID (the address is taken, the lease store refused or did
+/// not answer within `--lease-wait`), 2 for a configuration that cannot be served. Besides
+/// the log it keeps the lease thread's progress for `/readyz`'s reason, and it leaves the
+/// library's line per failed generation out of the log (the server counts refusals itself).
 ///
 /// ```no_run
 /// use snowflake_server::ServeArgs;
