@@ -190,3 +190,41 @@ fn a_lease_never_had_ends_the_server_after_the_wait() {
     assert_eq!(code, Some(1), "{log}");
     assert!(log.contains("snowflake serve: worker-ID lease:"), "{log}");
 }
+
+/// A lease store that accepts connections and answers nothing (SIGSTOP) at start: the
+/// acquisition hangs on its store timeout in the background, and the server answers at once
+/// all the same; once the store goes on, it becomes ready and issues.
+#[test]
+fn a_store_paused_at_start_does_not_hold_up_the_answers() {
+    let Some(redis) = PrivateRedis::start() else { return };
+    let url = redis.url();
+    redis.pause();
+    let started = Instant::now();
+    let mut server = Server::start(&["--id", ORDER, "--lease", &url, "--lease-ttl", "2s", "--lease-wait", "60s"]);
+    let agent = agent();
+    let (status, _, body) = get(&agent, &server.url("/readyz"));
+    let to_not_ready = started.elapsed();
+    eprintln!("paused store: start to /readyz 503: {to_not_ready:?}");
+    assert_eq!(status, 503, "{body}");
+    assert!(to_not_ready < Duration::from_secs(1), "/readyz answered {to_not_ready:?} after the start");
+    assert!(json(&body)["reason"].as_str().unwrap().contains("acquiring a worker ID"), "{body}");
+    assert_eq!(get(&agent, &server.url("/healthz")).0, 200);
+    let mut slowest = Duration::ZERO;
+    for _ in 0..20 {
+        let asked = Instant::now();
+        let (status, retry, _) = get(&agent, &server.url("/v1/ids/order"));
+        slowest = slowest.max(asked.elapsed());
+        assert_eq!((status, retry.is_some()), (503, true));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    eprintln!("paused store: slowest 503 of an ID route: {slowest:?}");
+    assert!(slowest < Duration::from_millis(50), "an ID route took {slowest:?} to refuse");
+    redis.resume();
+    eventually(Duration::from_secs(30), "ready once the store goes on", || {
+        (get(&agent, &server.url("/readyz")).0 == 200).then_some(())
+    });
+    assert_eq!(get(&agent, &server.url("/v1/ids/order")).0, 200);
+    let (code, log) = server.stop();
+    assert_eq!(code, Some(0), "{log}");
+    assert!(log.contains("worker-ID lease released"), "{log}");
+}
