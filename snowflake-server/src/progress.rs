@@ -95,6 +95,9 @@ impl<S: Subscriber> Layer<S> for Capture {
         let progress = table.entry(namespace).or_default();
         if message.contains("waits for the lease store") {
             progress.store_error = Some(message);
+        } else if message.contains("the lease store answered after") {
+            // The store is back: its last error no longer says why the server waits.
+            progress.store_error = None;
         } else if message == "worker ID leased" {
             progress.worker = fields.worker;
             progress.waiting_out = None;
