@@ -73,7 +73,8 @@ pub struct Server {
 
 impl Server {
     /// Starts the binary with `args` (and `--listen 127.0.0.1:0`) and waits until it says where
-    /// it listens (up to 60 s: a lease in a new namespace waits out one TTL first).
+    /// it listens (up to 60 s). It says so once its port is open, before any lease is there:
+    /// wait for `/readyz` before asking for IDs.
     pub fn start(args: &[&str]) -> Server {
         Server::start_env(args, &[])
     }
