@@ -17,6 +17,12 @@ fn curl(url: &str) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
+/// The HTTP status of `GET url`, as curl writes it (`000` when nothing answers).
+fn status(url: &str) -> String {
+    let output = Command::new("curl").args(["-s", "-o", "/dev/null", "-w", "%{http_code}", url]).output().unwrap();
+    String::from_utf8(output.stdout).unwrap()
+}
+
 #[test]
 fn serve_with_a_redis_lease_answers_curl_and_stops_on_sigterm() {
     let redis = match std::env::var("REDIS_URL") {
@@ -50,6 +56,13 @@ fn serve_with_a_redis_lease_answers_curl_and_stops_on_sigterm() {
         panic!("snowflake serve did not start: {:?}", child.wait_with_output());
     };
     let base = line.strip_prefix("listening on ").expect("the address").to_owned();
+    // The port opens before the lease is there: ready once the new namespace's earlier
+    // holders are waited out (about one TTL).
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while status(&format!("{base}/readyz")) != "200" {
+        assert!(std::time::Instant::now() < deadline, "not ready within 30 s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 
     let body = curl(&format!("{base}/v1/ids/order"));
     let id: &str = body.strip_prefix("{\"id\":\"").and_then(|s| s.strip_suffix("\"}")).expect("{\"id\":\"…\"}");

@@ -308,7 +308,8 @@ pub struct ServeArgs {
     /// The lease TTL, e.g. 10s or 1500ms [env: SNOWFLAKE_LEASE_TTL] [default: 10s].
     #[arg(long, value_name = "DURATION")]
     pub lease_ttl: Option<String>,
-    /// How long the first acquisition waits for a store that does not answer
+    /// How long the first acquisition waits for a store that does not answer; the server
+    /// answers meanwhile (not ready), and exits with the store's error past it
     /// [env: SNOWFLAKE_LEASE_WAIT] [default: 30s].
     #[arg(long, value_name = "DURATION")]
     pub lease_wait: Option<String>,

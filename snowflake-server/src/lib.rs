@@ -18,6 +18,13 @@
 //! Without them the worker ID is fixed, from `SNOWFLAKE_WORKER_ID`, or the StatefulSet
 //! ordinal, and a lease URL of a store left out is refused at start, saying which feature it needs.
 //!
+//! The server answers from the moment its port is open. A leased worker ID is acquired in
+//! the background (about one TTL in a new namespace, up to `--lease-wait` while the store
+//! does not answer); meanwhile `/healthz` is 200, `/readyz` 503 with what the server waits
+//! for, the ID routes 503 with `Retry-After` at once, and `/v1/types` and decoding work. A
+//! lease that cannot be had within `--lease-wait` ends the server with the store's error.
+//! Refused ID requests are logged as a count, one WARN line every 5 s at most.
+//!
 //! ```no_run
 //! use snowflake_server::config::{Config, IdSpec, WorkerConfig};
 //!
@@ -29,12 +36,13 @@
 //! ```
 
 pub mod config;
+mod progress;
 pub mod router;
 pub mod state;
 
 use std::future::Future;
 use std::process::ExitCode;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
@@ -71,9 +79,13 @@ pub fn prometheus() -> Option<PrometheusHandle> {
         .clone()
 }
 
-/// Serves `config` on `listener` until `shutdown` completes: acquires the lease (if any),
-/// answers requests, then stops taking connections, finishes those in flight and releases
-/// the lease. Logs its state changes through `tracing`.
+/// Serves `config` on `listener` until `shutdown` completes: answers from the start, acquires
+/// the lease (if any) in the background, issues once it has it, then stops taking
+/// connections, finishes those in flight and releases the lease. Until the lease is there,
+/// `/healthz` answers 200, `/readyz` 503 with what the server waits for, the ID routes 503
+/// with `Retry-After`, and the routes that need no worker ID (`/v1/types`, decoding) answer
+/// as always. When the lease cannot be had within the configured wait, the server stops and
+/// this returns the error. Logs its state changes through `tracing`.
 pub async fn serve(
     config: &config::Config,
     listener: tokio::net::TcpListener,
@@ -91,10 +103,30 @@ async fn serve_inner(
     let addr = listener.local_addr().map_err(|e| StartError(e.to_string()))?;
     // The recorder first: the generators and the lease register their counters as they start.
     let metrics = prometheus();
-    let state = Arc::new(AppState::start(config).await?);
-    for t in state.types() {
-        tracing::info!(r#type = %t.spec.name, layout = %t.spec.layout, worker = t.generator.worker(), "serving");
+    let state = Arc::new(AppState::awaiting_lease(config)?);
+    for spec in state.specs() {
+        tracing::info!(r#type = %spec.name, layout = %spec.layout, "serving");
     }
+    // The lease, in the background: the port is open meanwhile. Its failure stops the server.
+    let failure: Arc<Mutex<Option<StartError>>> = Arc::new(Mutex::new(None));
+    let (failed_tx, failed_rx) = tokio::sync::oneshot::channel::<()>();
+    let acquiring = {
+        let (state, config, failure) = (Arc::clone(&state), config.clone(), Arc::clone(&failure));
+        tokio::spawn(async move {
+            match state.acquire(&config).await {
+                Ok(()) => {
+                    for t in state.types() {
+                        tracing::info!(r#type = %t.spec.name, worker = t.generator.worker(), "issuing");
+                    }
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "no worker-ID lease: the server stops");
+                    *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                    let _ = failed_tx.send(());
+                }
+            }
+        })
+    };
     let watch = tokio::spawn(watch_readiness(Arc::clone(&state)));
     let app = router(Arc::clone(&state), metrics);
     tracing::info!(%addr, worker_source = state.worker_source(), "listening");
@@ -104,25 +136,38 @@ async fn serve_inner(
         let _ = writeln!(out, "listening on http://{addr}");
         let _ = out.flush();
     }
-    let served = axum::serve(listener, app).with_graceful_shutdown(shutdown).await;
+    let stop = async move {
+        tokio::select! {
+            () = shutdown => {},
+            Ok(()) = failed_rx => {},
+        }
+    };
+    let served = axum::serve(listener, app).with_graceful_shutdown(stop).await;
+    acquiring.abort();
     watch.abort();
+    state.flush_refusals(true);
     state.release().await;
+    if let Some(e) = failure.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        return Err(e);
+    }
     served.map_err(|e| StartError(format!("serving: {e}")))
 }
 
-/// Logs every change of readiness (the lease fenced, lost, recovered).
+/// Logs every change of readiness (waiting for the lease, the lease fenced, lost,
+/// recovered), and the refused ID requests counted since the last line.
 async fn watch_readiness(state: Arc<AppState>) {
-    let mut last: Option<String> = None;
+    let mut last: Option<&'static str> = None;
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     loop {
         tick.tick().await;
-        let now = state.not_ready();
-        if now != last {
-            match &now {
+        state.flush_refusals(false);
+        let (phase, reason) = state.readiness();
+        if last != Some(phase) {
+            match &reason {
                 Some(reason) => tracing::warn!(%reason, "not ready"),
                 None => tracing::info!(worker_source = state.worker_source(), "ready"),
             }
-            last = now;
+            last = Some(phase);
         }
     }
 }
@@ -152,9 +197,12 @@ async fn shutdown_signal() {
 
 /// `snowflake serve`: resolves the configuration, logs to standard error (`RUST_LOG`,
 /// default `info`), prints `listening on http://ADDR` on standard output once it accepts
-/// connections, and serves until SIGTERM or Ctrl-C. Exit codes: 0 after a clean shutdown,
-/// 1 when the server cannot start (the address is taken, the lease store refused), 2 for a
-/// configuration that cannot be served.
+/// connections (before the worker-ID lease is acquired, see [`serve`]), and serves until
+/// SIGTERM or Ctrl-C. Exit codes: 0 after a clean shutdown, 1 when the server cannot start
+/// or stops for want of a worker ID (the address is taken, the lease store refused or did
+/// not answer within `--lease-wait`), 2 for a configuration that cannot be served. Besides
+/// the log it keeps the lease thread's progress for `/readyz`'s reason, and it leaves the
+/// library's line per failed generation out of the log (the server counts refusals itself).
 ///
 /// ```no_run
 /// use snowflake_server::ServeArgs;
@@ -165,9 +213,29 @@ async fn shutdown_signal() {
 /// }
 /// ```
 pub fn run(args: &ServeArgs) -> ExitCode {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    // The library's line per failed generation ("ID generation failed") is left out: the
+    // server logs refused requests itself, as a count every few seconds (the library's
+    // counters still count each).
+    let not_per_request = tracing_subscriber::filter::filter_fn(|meta| {
+        let fields = meta.fields();
+        !(meta.target() == "typed_snowflake"
+            && fields.field("kind").is_some()
+            && fields.field("worker").is_some()
+            && fields.field("error").is_some())
+    });
+    // Colours only on a terminal: a collected log gets plain text.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let fmt = tracing_subscriber::fmt::layer()
+        .with_ansi(ansi)
+        .with_writer(std::io::stderr)
+        .with_filter(not_per_request)
+        .with_filter(filter);
+    let _ = tracing_subscriber::registry().with(progress::layer()).with(fmt).try_init();
     let config = match args.resolve() {
         Ok(config) => config,
         Err(e) => {

@@ -13,8 +13,13 @@
 //! | `GET /healthz`, `/readyz`, `/metrics` | liveness, readiness, Prometheus text |
 //!
 //! Errors are `{"error":"…"}`: 404 for an unknown type or route, 400 for a bad ID or count
-//! (saying why), 503 with `Retry-After` while the worker ID is fenced or the clock cannot
-//! issue.
+//! (saying why), 503 with `Retry-After` while the worker-ID lease is being acquired (at once,
+//! with the reason `/readyz` gives), while the worker ID is fenced, or while the clock cannot
+//! issue. Refused ID requests are logged as a count, one WARN line every 5 s at most.
+//!
+//! Every route answers from the moment the port is open: the routes that need no worker ID
+//! (`/v1/types`, decoding, `/v1/ping`, `/healthz`) as always, the ID routes with a 503 until
+//! the lease is there, `/readyz` with 200 only while every type can issue.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -32,8 +37,9 @@ use metrics_exporter_prometheus::PrometheusHandle;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use snowflake_types::layout::{LayoutSummary, format_rfc3339};
-use snowflake_types::{GenerateError, Parts};
+use snowflake_types::{DEFAULT_BATCH_LIMIT, GenerateError, Generator, Parts};
 
+use crate::config::IdSpec;
 use crate::state::{AppState, IdType, retry_after};
 
 /// An error answer: a status and `{"error":"…"}`, with `Retry-After` when waiting helps.
@@ -50,11 +56,12 @@ impl ApiError {
     }
 
     fn unknown_type(name: &str, state: &AppState) -> ApiError {
-        let names: Vec<&str> = state.types().iter().map(|t| t.spec.name.as_str()).collect();
+        let names: Vec<&str> = state.specs().iter().map(|spec| spec.name.as_str()).collect();
         ApiError::new(StatusCode::NOT_FOUND, format!("no ID type {name:?}; this server serves: {}", names.join(", ")))
     }
 
-    fn generate(id_type: &IdType, error: &GenerateError) -> ApiError {
+    /// A refused generation; counted for the rate-limited log (`AppState::refused`).
+    fn generate(state: &AppState, id_type: &IdType, error: &GenerateError) -> ApiError {
         let retry = retry_after(error);
         let status = match error {
             GenerateError::BatchTooLarge { .. } => StatusCode::BAD_REQUEST,
@@ -62,9 +69,21 @@ impl ApiError {
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         if status != StatusCode::BAD_REQUEST {
-            tracing::warn!(r#type = %id_type.spec.name, error = %error, "cannot issue");
+            state.refused(&id_type.spec.name, &error.to_string());
         }
         ApiError { status, message: format!("cannot issue {} IDs: {error}", id_type.spec.name), retry_after: retry }
+    }
+
+    /// The type `name` cannot issue yet: the server has no worker ID (its lease is being
+    /// acquired). Answered at once, counted for the rate-limited log.
+    fn not_issuing(state: &AppState, name: &str) -> ApiError {
+        let reason = state.not_ready().unwrap_or_else(|| "the generators are being built".to_owned());
+        state.refused(name, &reason);
+        ApiError {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            message: format!("cannot issue {name} IDs yet: {reason}"),
+            retry_after: Some(1),
+        }
     }
 }
 
@@ -161,8 +180,16 @@ fn parse_count(text: &str, limit: usize) -> Result<usize, ApiError> {
     }
 }
 
-fn id_type<'a>(state: &'a AppState, name: &str) -> Result<&'a IdType, ApiError> {
-    state.get(name).ok_or_else(|| ApiError::unknown_type(name, state))
+/// The configuration of the type `name`, or a 404.
+fn spec<'a>(state: &'a AppState, name: &str) -> Result<&'a IdSpec, ApiError> {
+    state.spec(name).ok_or_else(|| ApiError::unknown_type(name, state))
+}
+
+/// The type `name` with its generator: a 404 when there is no such type, a 503 while the
+/// server has no worker ID yet.
+fn issuer<'a>(state: &'a AppState, name: &str) -> Result<&'a IdType, ApiError> {
+    spec(state, name)?;
+    state.get(name).ok_or_else(|| ApiError::not_issuing(state, name))
 }
 
 /// An ID as its decimal text: the bit pattern read unsigned (a 64-bit layout's IDs may lie
@@ -176,11 +203,11 @@ async fn next_ids(
     Segments(name): Segments<String>,
     query: Result<Query<CountQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
-    let id_type = id_type(&shared.app, &name)?;
+    let id_type = issuer(&shared.app, &name)?;
     let Query(query) = query.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.body_text()))?;
     let generator = &id_type.generator;
     let Some(count) = query.count else {
-        let raw = generator.next_raw().map_err(|e| ApiError::generate(id_type, &e))?;
+        let raw = generator.next_raw().map_err(|e| ApiError::generate(&shared.app, id_type, &e))?;
         return Ok(json_text(format!("{{\"id\":\"{}\"}}", decimal(raw))));
     };
     let count = parse_count(&count, generator.batch_limit())?;
@@ -188,20 +215,20 @@ async fn next_ids(
         // Past a tick's worth of IDs the generator waits for the clock: off the async workers.
         let app = Arc::clone(&shared.app);
         return tokio::task::spawn_blocking(move || match app.get(&name) {
-            Some(id_type) => batch(id_type, count),
+            Some(id_type) => batch(&app, id_type, count),
             None => Err(ApiError::unknown_type(&name, &app)),
         })
         .await
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("the batch did not finish: {e}")))?;
     }
-    batch(id_type, count)
+    batch(&shared.app, id_type, count)
 }
 
 /// Batches above this many IDs are made on a blocking thread (a 12-bit sequence's tick holds 4 096).
 const LARGE_BATCH: usize = 4096;
 
 /// `{"ids":[…]}`: `count` IDs in issuing order.
-fn batch(id_type: &IdType, count: usize) -> Result<Response, ApiError> {
+fn batch(state: &AppState, id_type: &IdType, count: usize) -> Result<Response, ApiError> {
     let generator = &id_type.generator;
     // At most 20 digits, 2 quotes and a comma each.
     let mut body = String::with_capacity(10 + count * 23);
@@ -216,7 +243,7 @@ fn batch(id_type: &IdType, count: usize) -> Result<Response, ApiError> {
             // Writing to a String cannot fail.
             let _ = write!(body, "\"{}\"", raw.cast_unsigned());
         })
-        .map_err(|e| ApiError::generate(id_type, &e))?;
+        .map_err(|e| ApiError::generate(state, id_type, &e))?;
     body.push_str("]}");
     Ok(json_text(body))
 }
@@ -225,23 +252,21 @@ fn json_text(body: String) -> Response {
     ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response()
 }
 
-/// Parses `text` as an ID of `id_type`, or a 400 saying why not.
-fn parse_id(id_type: &IdType, text: &str) -> Result<i64, ApiError> {
-    id_type
-        .spec
-        .layout
+/// Parses `text` as an ID of the type `spec`, or a 400 saying why not.
+fn parse_id(spec: &IdSpec, text: &str) -> Result<i64, ApiError> {
+    spec.layout
         .parse_id(text)
-        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, format!("{text:?} is not a {} ID: {e}", id_type.spec.name)))
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, format!("{text:?} is not a {} ID: {e}", spec.name)))
 }
 
 /// The node and sequence fields, by the type's names for them.
-fn fields(id_type: &IdType, parts: &Parts) -> Map<String, Value> {
-    let labels = &id_type.spec.labels;
+fn fields(spec: &IdSpec, parts: &Parts) -> Map<String, Value> {
+    let labels = &spec.labels;
     let mut fields = Map::new();
     if let (Some(dc), Some(machine)) = (parts.datacenter, parts.machine) {
         fields.insert(labels.datacenter.to_owned(), json!(dc));
         fields.insert(labels.machine.to_owned(), json!(machine));
-    } else if id_type.spec.layout.worker_bits() > 0 {
+    } else if spec.layout.worker_bits() > 0 {
         fields.insert(labels.node.to_owned(), json!(parts.worker));
     }
     fields.insert(labels.sequence.to_owned(), json!(parts.sequence));
@@ -252,13 +277,13 @@ async fn decode(
     State(shared): State<Shared>,
     Segments((name, id)): Segments<(String, String)>,
 ) -> Result<Response, ApiError> {
-    let id_type = id_type(&shared.app, &name)?;
-    let raw = parse_id(id_type, &id)?;
-    let parts = id_type.spec.layout.parts_of(raw);
+    let spec = spec(&shared.app, &name)?;
+    let raw = parse_id(spec, &id)?;
+    let parts = spec.layout.parts_of(raw);
     Ok(Json(json!({
         "id": decimal(raw),
-        "type": id_type.spec.name,
-        "layout": id_type.spec.layout.to_string(),
+        "type": spec.name,
+        "layout": spec.layout.to_string(),
         "time": format_rfc3339(parts.timestamp_ms),
         "unix_ms": parts.timestamp_ms,
         "ticks": parts.ticks,
@@ -266,29 +291,31 @@ async fn decode(
         "datacenter": parts.datacenter,
         "machine": parts.machine,
         "sequence": parts.sequence,
-        "fields": Value::Object(fields(id_type, &parts)),
+        "fields": Value::Object(fields(spec, &parts)),
     }))
     .into_response())
 }
 
 /// `/v1/ids/{name}/`: an empty ID, refused as the decoder refuses it.
 async fn decode_empty(State(shared): State<Shared>, Segments(name): Segments<String>) -> Result<Response, ApiError> {
-    let id_type = id_type(&shared.app, &name)?;
-    parse_id(id_type, "")?;
+    let spec = spec(&shared.app, &name)?;
+    parse_id(spec, "")?;
     Err(ApiError::new(StatusCode::BAD_REQUEST, "an empty ID"))
 }
 
 async fn types(State(shared): State<Shared>) -> Json<Value> {
     let app = &shared.app;
     let types: Vec<Value> = app
-        .types()
+        .specs()
         .iter()
-        .map(|t| {
-            let mut described = json!(LayoutSummary(&t.spec.layout));
-            described["name"] = json!(t.spec.name);
-            described["preset"] = json!(t.spec.preset.map(|p| p.name));
-            described["worker"] = json!(t.generator.worker());
-            described["batch_limit"] = json!(t.generator.batch_limit());
+        .map(|spec| {
+            let generator = app.get(&spec.name).map(|t| &t.generator);
+            let mut described = json!(LayoutSummary(&spec.layout));
+            described["name"] = json!(spec.name);
+            described["preset"] = json!(spec.preset.map(|p| p.name));
+            // No worker ID yet while the lease is being acquired.
+            described["worker"] = json!(generator.map(Generator::worker));
+            described["batch_limit"] = json!(generator.map_or(DEFAULT_BATCH_LIMIT, Generator::batch_limit));
             described
         })
         .collect();
@@ -297,8 +324,8 @@ async fn types(State(shared): State<Shared>) -> Json<Value> {
 
 /// The type a Leaf route means: the one named `key`, else the only one (Leaf's Snowflake mode
 /// ignores the key).
-fn leaf_type<'a>(state: &'a AppState, key: Option<&str>) -> Result<&'a IdType, ApiError> {
-    match (key.and_then(|k| state.get(k)), state.types()) {
+fn leaf_type<'a>(state: &'a AppState, key: Option<&str>) -> Result<&'a IdSpec, ApiError> {
+    match (key.and_then(|k| state.spec(k)), state.specs()) {
         (Some(t), _) => Ok(t),
         (None, [only]) => Ok(only),
         (None, _) => match key {
@@ -312,8 +339,9 @@ fn leaf_type<'a>(state: &'a AppState, key: Option<&str>) -> Result<&'a IdType, A
 }
 
 async fn leaf_get(State(shared): State<Shared>, Segments(key): Segments<String>) -> Result<Response, ApiError> {
-    let id_type = leaf_type(&shared.app, Some(&key))?;
-    let raw = id_type.generator.next_raw().map_err(|e| ApiError::generate(id_type, &e))?;
+    let spec = leaf_type(&shared.app, Some(&key))?;
+    let id_type = issuer(&shared.app, &spec.name)?;
+    let raw = id_type.generator.next_raw().map_err(|e| ApiError::generate(&shared.app, id_type, &e))?;
     Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"))], decimal(raw)).into_response())
 }
 
@@ -329,9 +357,9 @@ async fn leaf_decode(
     query: Result<Query<LeafDecodeQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Query(query) = query.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.body_text()))?;
-    let id_type = leaf_type(&shared.app, query.r#type.as_deref())?;
+    let spec = leaf_type(&shared.app, query.r#type.as_deref())?;
     if let Some(name) = &query.r#type
-        && shared.app.get(name).is_none()
+        && shared.app.spec(name).is_none()
     {
         return Err(ApiError::unknown_type(name, &shared.app));
     }
@@ -339,7 +367,7 @@ async fn leaf_decode(
         return Err(ApiError::new(StatusCode::BAD_REQUEST, "give the ID to decode: ?snowflakeId=…"));
     };
     // Leaf answers a bad ID with `errorMsg`; here it comes with a 400 and `error` beside it.
-    let raw = parse_id(id_type, &text).map_err(|e| {
+    let raw = parse_id(spec, &text).map_err(|e| {
         let body = json!({ "errorMsg": e.message, "error": e.message });
         (StatusCode::BAD_REQUEST, Json(body)).into_response()
     });
@@ -347,7 +375,7 @@ async fn leaf_decode(
         Ok(raw) => raw,
         Err(response) => return Ok(response),
     };
-    let parts = id_type.spec.layout.parts_of(raw);
+    let parts = spec.layout.parts_of(raw);
     // Leaf writes `ms(yyyy-MM-dd HH:mm:ss.SSS)` in its server's time zone; here in UTC.
     let rfc = format_rfc3339(parts.timestamp_ms);
     let civil = rfc.trim_end_matches('Z').replacen('T', " ", 1);

@@ -2,6 +2,8 @@
 //! environment, a StatefulSet ordinal, or a lease), and whether each can issue now.
 
 use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
 use snowflake_types::worker::lease::{DEFAULT_MARGIN, LeaseStatus, WorkerLease};
 use snowflake_types::{GenerateError, Generator, WorkerSource};
@@ -29,6 +31,11 @@ pub struct IdType {
 
 /// The ID types and the worker ID they issue under.
 ///
+/// A server whose worker ID is leased starts without generators
+/// ([`AppState::awaiting_lease`]): it answers at once, and its types issue once
+/// [`AppState::acquire`] has the lease. Until then [`AppState::get`] finds no generator and
+/// [`AppState::not_ready`] says what the server waits for.
+///
 /// ```
 /// use snowflake_server::config::{Config, IdSpec, WorkerConfig};
 /// use snowflake_server::AppState;
@@ -42,11 +49,45 @@ pub struct IdType {
 /// ```
 #[derive(Debug)]
 pub struct AppState {
-    types: Vec<IdType>,
+    specs: Vec<IdSpec>,
     by_name: HashMap<String, usize>,
+    /// The generators, once the worker ID is known (at once, or when the lease is acquired).
+    issuing: OnceLock<Issuing>,
+    /// What the server waits for while it has no generators.
+    waiting: Option<Waiting>,
+    refusals: Mutex<Refusals>,
+}
+
+/// The generators and the worker ID they issue under.
+#[derive(Debug)]
+struct Issuing {
+    types: Vec<IdType>,
     lease: Option<WorkerLease>,
     worker_source: String,
 }
+
+/// A lease being acquired: from where, and since when.
+#[derive(Debug)]
+struct Waiting {
+    /// The store's URL, without any password.
+    store: String,
+    namespace: String,
+    since: Instant,
+    worker_source: String,
+    /// Why the acquisition gave up, once it has.
+    failed: Mutex<Option<String>>,
+}
+
+/// The refused ID requests not yet logged.
+#[derive(Debug, Default)]
+struct Refusals {
+    count: u64,
+    last_error: String,
+    last_line: Option<Instant>,
+}
+
+/// At most one WARN line about refused ID requests this often, with their count.
+pub(crate) const REFUSAL_LOG_EVERY: Duration = Duration::from_secs(5);
 
 /// Why the service cannot start.
 ///
@@ -71,15 +112,88 @@ impl std::fmt::Display for StartError {
 
 impl std::error::Error for StartError {}
 
+/// `url` with the password of its user info, if any, replaced by `***`.
+///
+/// ```
+/// use snowflake_server::state::redact_url;
+///
+/// assert_eq!(redact_url("redis://:secret@cache:6379/0"), "redis://:***@cache:6379/0");
+/// assert_eq!(redact_url("postgres://app:pw@db/shop"), "postgres://app:***@db/shop");
+/// assert_eq!(redact_url("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _password)) => format!("{scheme}://{user}:***@{host}{tail}"),
+            None => url.to_owned(),
+        },
+        None => url.to_owned(),
+    }
+}
+
+fn leased_source(lease: &WorkerLease) -> String {
+    format!("lease: worker {} in namespace {:?} of {}", lease.worker(), lease.namespace(), lease.store())
+}
+
 impl AppState {
     /// Builds a generator per type on the worker ID `config` names, or on `lease` when one is
     /// given (see [`AppState::start`], which acquires it).
     pub fn new(config: &Config, lease: Option<WorkerLease>) -> Result<AppState, StartError> {
+        let state = AppState::unissuing(config, None);
+        state.install(config, lease)?;
+        Ok(state)
+    }
+
+    /// A state of the types `config` names, none issuing yet: it answers what needs no worker
+    /// ID (the types, decoding) and refuses IDs with the reason, until [`AppState::acquire`]
+    /// has the lease `config` asks for. For a configuration without a lease it is
+    /// [`AppState::new`].
+    ///
+    /// ```
+    /// use snowflake_server::config::{Config, IdSpec, LeaseConfig, WorkerConfig};
+    /// use snowflake_server::AppState;
+    ///
+    /// let lease = LeaseConfig::new("redis://:secret@127.0.0.1:1");
+    /// let config = Config::new(vec![IdSpec::parse("order=preset=leaf")?], WorkerConfig::Lease(lease));
+    /// let state = AppState::awaiting_lease(&config)?;
+    /// assert!(state.get("order").is_none() && state.spec("order").is_some());
+    /// let reason = state.not_ready().ok_or("ready")?;
+    /// assert!(reason.starts_with("waiting for a worker-ID lease from redis://:***@127.0.0.1:1"), "{reason}");
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn awaiting_lease(config: &Config) -> Result<AppState, StartError> {
+        match &config.worker {
+            WorkerConfig::Lease(settings) => {
+                let store = redact_url(&settings.url);
+                let worker_source =
+                    format!("lease: waiting for a worker ID in namespace {:?} of {store}", settings.namespace);
+                let waiting = Waiting {
+                    store,
+                    namespace: settings.namespace.clone(),
+                    since: Instant::now(),
+                    worker_source,
+                    failed: Mutex::new(None),
+                };
+                Ok(AppState::unissuing(config, Some(waiting)))
+            }
+            _ => AppState::new(config, None),
+        }
+    }
+
+    fn unissuing(config: &Config, waiting: Option<Waiting>) -> AppState {
+        let specs = config.ids.clone();
+        let by_name = specs.iter().enumerate().map(|(i, spec)| (spec.name.clone(), i)).collect();
+        AppState { specs, by_name, issuing: OnceLock::new(), waiting, refusals: Mutex::new(Refusals::default()) }
+    }
+
+    /// Builds the generators on the worker ID `config` names, or on `lease`.
+    fn install(&self, config: &Config, lease: Option<WorkerLease>) -> Result<(), StartError> {
         let (worker, worker_source) = match (&config.worker, &lease) {
-            (_, Some(lease)) => (
-                None,
-                format!("lease: worker {} in namespace {:?} of {}", lease.worker(), lease.namespace(), lease.store()),
-            ),
+            (_, Some(lease)) => (None, leased_source(lease)),
             (WorkerConfig::Fixed(n), None) => (Some(*n), format!("fixed: worker {n}")),
             (WorkerConfig::EnvOrZero, None) => {
                 let n = WorkerSource::EnvOrZero.resolve().map_err(|e| StartError(e.to_string()))?;
@@ -93,9 +207,8 @@ impl AppState {
                 return Err(StartError("a lease is configured but none was acquired".into()));
             }
         };
-        let mut types = Vec::with_capacity(config.ids.len());
-        let mut by_name = HashMap::new();
-        for spec in &config.ids {
+        let mut types = Vec::with_capacity(self.specs.len());
+        for spec in &self.specs {
             // The generator names its type in errors and metrics for the life of the process.
             let name: &'static str = Box::leak(spec.name.clone().into_boxed_str());
             let mut builder = Generator::builder(spec.layout).name(name);
@@ -106,85 +219,163 @@ impl AppState {
             };
             let generator =
                 builder.build().map_err(|e| StartError(format!("ID type {:?} ({}): {e}", spec.name, spec.layout)))?;
-            by_name.insert(spec.name.clone(), types.len());
             types.push(IdType { spec: spec.clone(), generator });
         }
-        Ok(AppState { types, by_name, lease, worker_source })
+        self.issuing
+            .set(Issuing { types, lease, worker_source })
+            .map_err(|_| StartError("the generators were built already".into()))
     }
 
     /// Acquires the lease `config` asks for, if any (waiting for a store that does not answer
     /// as configured), and builds the generators on it.
     pub async fn start(config: &Config) -> Result<AppState, StartError> {
-        let lease = match &config.worker {
-            WorkerConfig::Lease(settings) => {
-                let ttl = settings.ttl.unwrap_or(snowflake_types::worker::lease::DEFAULT_TTL);
-                let mut builder = WorkerLease::from_url(settings.url.clone())
-                    .namespace(settings.namespace.clone())
-                    .space(config.lease_space())
-                    .ttl(ttl)
-                    .margin(DEFAULT_MARGIN.min(ttl / 5));
-                if let Some(wait) = settings.wait {
-                    builder = builder.wait_for_store(wait);
+        let state = AppState::awaiting_lease(config)?;
+        state.acquire(config).await?;
+        Ok(state)
+    }
+
+    /// Acquires the lease `config` asks for (waiting for a store that does not answer as
+    /// configured, then for earlier holders of a worker ID the store has no record of) and
+    /// builds the generators on it: from then on the types issue. Without a lease in `config`,
+    /// or once the generators are built, it does nothing.
+    pub async fn acquire(&self, config: &Config) -> Result<(), StartError> {
+        let WorkerConfig::Lease(settings) = &config.worker else { return Ok(()) };
+        if self.issuing.get().is_some() {
+            return Ok(());
+        }
+        let ttl = settings.ttl.unwrap_or(snowflake_types::worker::lease::DEFAULT_TTL);
+        let mut builder = WorkerLease::from_url(settings.url.clone())
+            .namespace(settings.namespace.clone())
+            .space(config.lease_space())
+            .ttl(ttl)
+            .margin(DEFAULT_MARGIN.min(ttl / 5));
+        if let Some(wait) = settings.wait {
+            builder = builder.wait_for_store(wait);
+        }
+        tracing::info!(namespace = %settings.namespace, space = config.lease_space(), "acquiring a worker-ID lease");
+        let lease = match builder.acquire_async().await {
+            Ok(lease) => lease,
+            Err(e) => {
+                let error = StartError(format!("worker-ID lease: {e}"));
+                if let Some(waiting) = &self.waiting {
+                    *lock(&waiting.failed) = Some(e.to_string());
                 }
-                tracing::info!(namespace = %settings.namespace, space = config.lease_space(), "acquiring a worker-ID lease");
-                let lease = builder.acquire_async().await.map_err(|e| StartError(format!("worker-ID lease: {e}")))?;
-                tracing::info!(
-                    worker = lease.worker(),
-                    fence = lease.fence(),
-                    store = lease.store(),
-                    "worker-ID lease acquired"
-                );
-                Some(lease)
+                return Err(error);
             }
-            _ => None,
         };
-        AppState::new(config, lease)
+        tracing::info!(
+            worker = lease.worker(),
+            fence = lease.fence(),
+            store = lease.store(),
+            "worker-ID lease acquired"
+        );
+        self.install(config, Some(lease))
     }
 
-    /// The type named `name`.
+    /// The type named `name`, once it issues (see [`AppState::spec`] for its configuration,
+    /// there from the start).
     pub fn get(&self, name: &str) -> Option<&IdType> {
-        self.by_name.get(name).map(|&i| &self.types[i])
+        let &i = self.by_name.get(name)?;
+        self.issuing.get().map(|issuing| &issuing.types[i])
     }
 
-    /// Every type, in the order configured.
+    /// The configuration of the type named `name`.
+    pub fn spec(&self, name: &str) -> Option<&IdSpec> {
+        self.by_name.get(name).map(|&i| &self.specs[i])
+    }
+
+    /// Every type's configuration, in the order configured.
+    pub fn specs(&self) -> &[IdSpec] {
+        &self.specs
+    }
+
+    /// Every type, in the order configured, once they issue; empty before.
     pub fn types(&self) -> &[IdType] {
-        &self.types
+        self.issuing.get().map_or(&[], |issuing| issuing.types.as_slice())
     }
 
-    /// The lease, if the worker ID is leased.
+    /// The lease, if the worker ID is leased and the lease acquired.
     pub fn lease(&self) -> Option<&WorkerLease> {
-        self.lease.as_ref()
+        self.issuing.get().and_then(|issuing| issuing.lease.as_ref())
     }
 
     /// Where the worker ID comes from, for logs and `/v1/types`.
     pub fn worker_source(&self) -> &str {
-        &self.worker_source
+        match (self.issuing.get(), &self.waiting) {
+            (Some(issuing), _) => &issuing.worker_source,
+            (None, Some(waiting)) => &waiting.worker_source,
+            (None, None) => "none",
+        }
     }
 
-    /// Why the types cannot issue now (the lease is fenced, recovering or released), or
-    /// `None` when they can.
+    /// Why the types cannot issue now (the lease is being acquired, earlier holders are being
+    /// waited out, the lease is fenced, recovering or released), or `None` when they can.
     pub fn not_ready(&self) -> Option<String> {
-        let lease = self.lease.as_ref()?;
+        self.readiness().1
+    }
+
+    /// The phase the server is in (`issuing`, `acquiring`, `waiting out`, `fenced`,
+    /// `recovering`, `released`, `failed`), and why it cannot issue, if it cannot.
+    pub(crate) fn readiness(&self) -> (&'static str, Option<String>) {
+        let Some(issuing) = self.issuing.get() else {
+            return match &self.waiting {
+                Some(waiting) => waiting.reason(),
+                None => ("failed", Some("no generators were built".to_owned())),
+            };
+        };
+        let Some(lease) = &issuing.lease else { return ("issuing", None) };
         match lease.status() {
-            LeaseStatus::Issuing { .. } => None,
-            LeaseStatus::Fenced { worker, reason, error, .. } => Some(match error {
-                Some(e) => format!("worker ID {worker} is fenced: {reason} (last store error: {e})"),
-                None => format!("worker ID {worker} is fenced: {reason}"),
-            }),
-            LeaseStatus::Recovering { previous_worker, error, .. } => Some(match error {
-                Some(e) => format!(
-                    "the lease of worker ID {previous_worker} is lost and being acquired again (last store error: {e})"
-                ),
-                None => format!("the lease of worker ID {previous_worker} is lost and being acquired again"),
-            }),
-            LeaseStatus::Released => Some("the lease was released: the server is shutting down".to_owned()),
-            other => Some(format!("{other:?}")),
+            LeaseStatus::Issuing { .. } => ("issuing", None),
+            LeaseStatus::Fenced { worker, reason, error, .. } => {
+                let phase = match reason {
+                    snowflake_types::FenceReason::WaitingOut { .. } => "waiting out",
+                    _ => "fenced",
+                };
+                let text = match error {
+                    Some(e) => format!("worker ID {worker} is fenced: {reason} (last store error: {e})"),
+                    None => format!("worker ID {worker} is fenced: {reason}"),
+                };
+                (phase, Some(text))
+            }
+            LeaseStatus::Recovering { previous_worker, error, .. } => (
+                "recovering",
+                Some(match error {
+                    Some(e) => format!(
+                        "the lease of worker ID {previous_worker} is lost and being acquired again (last store error: {e})"
+                    ),
+                    None => format!("the lease of worker ID {previous_worker} is lost and being acquired again"),
+                }),
+            ),
+            LeaseStatus::Released => {
+                ("released", Some("the lease was released: the server is shutting down".to_owned()))
+            }
+            other => ("fenced", Some(format!("{other:?}"))),
+        }
+    }
+
+    /// Counts an ID request refused with `error`, and logs the refusals at most once every
+    /// [`REFUSAL_LOG_EVERY`]: the first at once, the next ones as a count.
+    pub(crate) fn refused(&self, type_name: &str, error: &str) {
+        let mut refusals = lock(&self.refusals);
+        refusals.count += 1;
+        refusals.last_error = format!("{type_name}: {error}");
+        if refusals.last_line.is_none_or(|at| at.elapsed() >= REFUSAL_LOG_EVERY) {
+            log_refusals(&mut refusals);
+        }
+    }
+
+    /// Logs the refusals counted and not yet logged, once [`REFUSAL_LOG_EVERY`] has passed
+    /// since the last line (at once with `now`).
+    pub(crate) fn flush_refusals(&self, now: bool) {
+        let mut refusals = lock(&self.refusals);
+        if refusals.count > 0 && (now || refusals.last_line.is_none_or(|at| at.elapsed() >= REFUSAL_LOG_EVERY)) {
+            log_refusals(&mut refusals);
         }
     }
 
     /// Releases the lease, if any: the generators stop and the worker ID frees at once.
     pub async fn release(&self) {
-        if let Some(lease) = &self.lease {
+        if let Some(lease) = self.lease() {
             let worker = lease.worker();
             match lease.clone().release_async().await {
                 Ok(()) => tracing::info!(worker, "worker-ID lease released"),
@@ -194,6 +385,70 @@ impl AppState {
             }
         }
     }
+}
+
+fn log_refusals(refusals: &mut Refusals) {
+    let period = refusals.last_line.map(|at| at.elapsed());
+    match period {
+        Some(period) => tracing::warn!(
+            refused = refusals.count,
+            last_error = %refusals.last_error,
+            "ID requests refused: {} in the last {:.1?}",
+            refusals.count,
+            period
+        ),
+        None => tracing::warn!(
+            refused = refusals.count,
+            last_error = %refusals.last_error,
+            "ID requests refused: {} (further refusals are counted, one line every {REFUSAL_LOG_EVERY:?})",
+            refusals.count
+        ),
+    }
+    refusals.count = 0;
+    refusals.last_line = Some(Instant::now());
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Waiting {
+    /// The phase and the reason while the lease is not there: acquiring (with the last store
+    /// error the lease thread reported), waiting out earlier holders, or given up.
+    fn reason(&self) -> (&'static str, Option<String>) {
+        let head = format!("waiting for a worker-ID lease from {} (namespace {:?})", self.store, self.namespace);
+        if let Some(error) = lock(&self.failed).as_ref() {
+            return ("failed", Some(format!("{head}: gave up: {error}; the server exits")));
+        }
+        let progress = crate::progress::latest(&self.namespace, self.since);
+        let (phase, text) = match progress {
+            Some(crate::progress::Progress { waiting_out: Some(message), worker, .. }) => (
+                "waiting out",
+                match worker {
+                    Some(worker) => {
+                        format!("{head}: worker ID {worker} is leased; waiting out earlier holders: {message}")
+                    }
+                    None => format!("{head}: a worker ID is leased; waiting out earlier holders: {message}"),
+                },
+            ),
+            Some(crate::progress::Progress { store_error: Some(error), .. }) => {
+                ("acquiring", format!("{head}: acquiring a worker ID (last store error: {error})"))
+            }
+            _ => ("acquiring", format!("{head}: acquiring a worker ID")),
+        };
+        (phase, Some(redact_all(&text)))
+    }
+}
+
+/// `text` with the password of every URL in it replaced by `***`.
+fn redact_all(text: &str) -> String {
+    if !text.contains('@') {
+        return text.to_owned();
+    }
+    text.split(' ')
+        .map(|word| if word.contains("://") { redact_url(word) } else { word.to_owned() })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// How long a client should wait before asking again after `error` (seconds), for the

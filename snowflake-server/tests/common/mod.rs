@@ -73,7 +73,8 @@ pub struct Server {
 
 impl Server {
     /// Starts the binary with `args` (and `--listen 127.0.0.1:0`) and waits until it says where
-    /// it listens (up to 60 s: a lease in a new namespace waits out one TTL first).
+    /// it listens (up to 60 s). It says so once its port is open, before any lease is there:
+    /// wait for `/readyz` before asking for IDs.
     pub fn start(args: &[&str]) -> Server {
         Server::start_env(args, &[])
     }
@@ -202,6 +203,29 @@ impl PrivateRedis {
         Some(redis)
     }
 
+    /// One on a free port, not started yet: nothing listens there until [`PrivateRedis::restart`].
+    pub fn not_started() -> Option<PrivateRedis> {
+        tool("redis-server")?;
+        Some(PrivateRedis { child: None, port: free_port() })
+    }
+
+    /// Stops the server's process (SIGSTOP): connections are accepted by the kernel, and
+    /// nothing answers.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a paused server go on (SIGCONT).
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let child = self.child.as_ref().expect("the redis-server runs");
+        let status = Command::new("kill").args([signal, &child.id().to_string()]).status().unwrap();
+        assert!(status.success(), "kill {signal}");
+    }
+
     /// `redis://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
@@ -210,6 +234,8 @@ impl PrivateRedis {
     /// Kills the server (its data goes with it).
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
+            // A paused server is killed as well; SIGCONT first so that it exits at once.
+            let _ = Command::new("kill").args(["-CONT", &child.id().to_string()]).status();
             let _ = child.kill();
             let _ = child.wait();
         }
