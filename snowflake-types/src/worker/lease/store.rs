@@ -224,7 +224,8 @@ impl WorkerRecord {
 /// use typed_snowflake::worker::lease::StoreFaults;
 ///
 /// let sentinel = StoreFaults::REDIS_SENTINEL;
-/// assert!(sentinel.loses_data && sentinel.two_primaries && !sentinel.deleted_behind_holder);
+/// assert!(sentinel.loses_data && sentinel.two_primaries && !sentinel.sessions_expire);
+/// assert!(!StoreFaults::SQL.deleted_behind_holder);
 /// assert!(StoreFaults::ETCD.no_clock && StoreFaults::ETCD.member_hangs);
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```

@@ -4,6 +4,7 @@
 //! `mysql.rs` each implement [`Backend`] with their statements.
 
 use std::collections::HashSet;
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -90,12 +91,23 @@ pub const MYSQL_TABLE_DDL: &str = "CREATE TABLE IF NOT EXISTS snowflake_worker_l
 ///     .connect()?;
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use]
 pub struct SqlLeaseStoreBuilder {
     url: String,
     table: String,
     timeout: Duration,
+}
+
+/// The URL without its password.
+impl fmt::Debug for SqlLeaseStoreBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqlLeaseStoreBuilder")
+            .field("url", &redact_url(&self.url))
+            .field("table", &self.table)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
 }
 
 impl SqlLeaseStoreBuilder {
@@ -650,6 +662,14 @@ struct Attempt<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_builder_never_shows_the_password() {
+        let builder = SqlLeaseStore::builder("postgres://app:s3cret@db.internal:5432/ids").table("ids.leases");
+        let shown = format!("{builder:?} {builder:#?}");
+        assert!(!shown.contains("s3cret"), "{shown}");
+        assert!(shown.contains("postgres://app@db.internal:5432/ids"), "{shown}");
+    }
 
     #[test]
     fn table_names() {
