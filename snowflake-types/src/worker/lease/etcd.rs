@@ -1498,7 +1498,9 @@ mod tests {
         let hung_port = hung.local_addr().unwrap().port();
         let empty = || (200, format!("{{{HEADER}}}"));
         let (port, server) = fake_etcd(vec![empty(), empty(), empty()]);
-        let timeout = Duration::from_millis(600);
+        // Long enough that the answering endpoint's half is never too short on a loaded
+        // machine (a debug build, the other tests beside it).
+        let timeout = Duration::from_secs(2);
         let store =
             EtcdLeaseStore::open(&format!("etcd://127.0.0.1:{hung_port},127.0.0.1:{port}")).unwrap().timeout(timeout);
         let what = || "reading".to_owned();

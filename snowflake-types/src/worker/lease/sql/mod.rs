@@ -282,8 +282,8 @@ pub struct SqlLeaseStore {
     name: String,
 }
 
-impl std::fmt::Debug for SqlLeaseStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Debug for SqlLeaseStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SqlLeaseStore").field("store", &self.name).field("timeout", &self.timeout).finish()
     }
 }
