@@ -281,7 +281,7 @@ fn a_hung_member_of_three_costs_at_most_one_timeout() {
     let Some((_turn, cluster)) = cluster() else { return };
     // A follower: the two others keep a leader, and answer at once.
     let hung = cluster.follower();
-    let timeout = Duration::from_millis(500);
+    let timeout = Duration::from_secs(1);
     let store = store(&cluster.url_from(hung)).timeout(timeout);
     let namespace = "hung";
     let grant = store.acquire(&Claim::new(namespace, 4, TTL)).expect("acquiring");
