@@ -557,10 +557,14 @@ impl RedisLeaseStore {
 impl RedisLeaseStore {
     /// `WAIT min_replicas <half the store's timeout>`: how many replicas acknowledged every
     /// write of the connection so far. Never `WAIT … 0`, which would block for good.
+    /// How long a `WAIT` for the replicas' acknowledgements may take: half the store's timeout.
+    fn wait_ms(&self) -> u64 {
+        u64::try_from((self.timeout / 2).as_millis()).unwrap_or(u64::MAX).max(1)
+    }
+
     fn wait_command(&self) -> redis::Cmd {
-        let wait_ms = u64::try_from((self.timeout / 2).as_millis()).unwrap_or(u64::MAX).max(1);
         let mut command = redis::cmd("WAIT");
-        command.arg(self.min_replicas).arg(wait_ms);
+        command.arg(self.min_replicas).arg(self.wait_ms());
         command
     }
 
@@ -596,7 +600,7 @@ impl RedisLeaseStore {
                 "{count} of the {} asked for (min_replicas={}) within {} ms",
                 self.min_replicas,
                 self.min_replicas,
-                (self.timeout / 2).as_millis().max(1)
+                self.wait_ms()
             ),
         )))
     }
