@@ -40,6 +40,22 @@ mod sql;
 #[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
 pub use sql::{DEFAULT_TABLE, MYSQL_TABLE_DDL, POSTGRES_TABLE_DDL, SqlLeaseStore, SqlLeaseStoreBuilder};
 
+/// `url` without its password, as every lease store and error shows a store URL:
+/// `redis://:secret@host/0` → `redis://host/0`, `postgres://app:secret@db/ids` →
+/// `postgres://app@db/ids`. Text that is not a URL with a password is returned as it is.
+///
+/// ```
+/// use typed_snowflake::worker::lease::redact_url;
+///
+/// assert_eq!(redact_url("redis://:s3cret@cache:6379/0"), "redis://cache:6379/0");
+/// assert_eq!(redact_url("postgres://app:s3cret@db/shop"), "postgres://app@db/shop");
+/// assert_eq!(redact_url("etcd://127.0.0.1:2379"), "etcd://127.0.0.1:2379");
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn redact_url(url: &str) -> String {
+    store::support::redact_url(url)
+}
+
 /// Opens the store a URL names: `redis://`, `rediss://` (TLS) or `redis+sentinel://` (a master
 /// found through Redis Sentinel) (feature `lease-redis`),
 /// `postgres://` or `postgresql://` (feature `lease-postgres`), `mysql://` or `mariadb://`
