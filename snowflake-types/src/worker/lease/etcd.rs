@@ -766,13 +766,31 @@ impl LeaseStore for EtcdLeaseStore {
     fn release(&self, namespace: &str, grant: &Grant, high_water_ms: i64) -> Result<(), LeaseError> {
         check_namespace(namespace)?;
         let what = || doing("releasing", namespace, grant.worker);
+        // The record of the last write sent: a write that timed out on one member may have
+        // applied there before it was sent again to the next, whose comparison then fails.
+        let mut sent: Option<Record> = None;
         for _ in 0..WRITE_ATTEMPTS {
-            let (lease, _, worker_revision, high_water_revision, record) = self.ours(&what, namespace, grant)?;
+            let (lease, _, worker_revision, high_water_revision, record) = match self.ours(&what, namespace, grant) {
+                Ok(ours) => ours,
+                Err(LeaseError::Lost { .. }) if sent.is_some() => {
+                    // The worker key is gone: released by our own earlier write if the
+                    // high-water key still holds exactly what it wrote (a later holder's
+                    // acquisition rewrites it).
+                    let key = self.high_water_key(namespace, grant.worker);
+                    let kv = self.get(&what, &key)?;
+                    if self.record(&what, kv.as_ref())? == sent {
+                        return Ok(());
+                    }
+                    return Err(LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker });
+                }
+                Err(other) => return Err(other),
+            };
             let written = Record {
                 fence: record.map_or(grant.fence, |r| r.fence),
                 high_water_ms: Some(high_water_ms),
                 written_ms: self.clock.now_ms(),
             };
+            sent = Some(written);
             if self.write_record(
                 &what,
                 namespace,
@@ -1533,6 +1551,63 @@ mod tests {
         assert!(matches!(err, LeaseError::Timeout { .. }), "{err:?}");
         assert_eq!(store.current.load(Ordering::Relaxed), 1);
         drop((hung, other));
+    }
+
+    /// A release whose write applied on a member that did not answer in time, and failed its
+    /// comparison when sent again to the next, finds the worker key gone and the high water it
+    /// wrote: released, not lost. Had a later holder taken the worker ID since (the high-water
+    /// key rewritten), it is lost.
+    #[test]
+    fn a_release_that_applied_before_it_was_sent_again_is_a_release() {
+        let local = 1_700_000_000_000;
+        let grant = Grant { worker: 0, token: "tok".into(), fence: 5, previous_high_water_ms: None, store_now_ms: 0 };
+        let kv = |key: &str, value: &str, revision: u32| {
+            format!(
+                r#"{{"key":"{}","value":"{}","mod_revision":"{revision}","lease":"99"}}"#,
+                BASE64.encode(key),
+                BASE64.encode(value)
+            )
+        };
+        let (worker_key, high_water_key) = ("/snowflake/shop/workers/0000000", "/snowflake/shop/high-water/0000000");
+        let range = |kvs: Option<String>| match kvs {
+            Some(kv) => format!(r#"{{"response_range":{{{HEADER},"kvs":[{kv}]}}}}"#),
+            None => format!(r#"{{"response_range":{{{HEADER}}}}}"#),
+        };
+        for (found, released) in [(format!("5|1234|{local}"), true), (format!("6||{local}"), false)] {
+            let (port, server) = fake_etcd(vec![
+                // The holder's keys, read.
+                (
+                    200,
+                    format!(
+                        r#"{{{HEADER},"succeeded":true,"responses":[{},{}]}}"#,
+                        range(Some(kv(worker_key, "tok|5|2|web:1", 3))),
+                        range(Some(kv(high_water_key, "5|1000|1", 4)))
+                    ),
+                ),
+                // The release's write, sent again: its comparison fails.
+                (200, format!(r#"{{{HEADER},"succeeded":false}}"#)),
+                // Read again: the worker key is gone.
+                (
+                    200,
+                    format!(
+                        r#"{{{HEADER},"succeeded":true,"responses":[{},{}]}}"#,
+                        range(None),
+                        range(Some(kv(high_water_key, &found, 6)))
+                    ),
+                ),
+                // The high-water key.
+                (200, format!(r#"{{{HEADER},"kvs":[{}]}}"#, kv(high_water_key, &found, 6))),
+            ]);
+            let mut store = EtcdLeaseStore::open(&format!("etcd://127.0.0.1:{port}")).unwrap();
+            store.clock = Arc::new(crate::clock::ManualClock::new(local));
+            let result = store.release("shop", &grant, 1234);
+            if released {
+                assert_eq!(result, Ok(()));
+            } else {
+                assert_eq!(result, Err(LeaseError::Lost { namespace: "shop".into(), worker: 0 }));
+            }
+            assert_eq!(server.join().unwrap().len(), 4, "read, write, read again, the high water");
+        }
     }
 
     /// The store's time is the lease's default clock, `MonotonicClock`, not the wall clock:
