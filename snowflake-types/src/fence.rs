@@ -17,12 +17,14 @@ pub(crate) struct Limit(pub(crate) AtomicU64);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum FenceReason {
-    /// No renewal succeeded for `TTL - margin`: another process may take the worker ID once
-    /// the TTL runs out.
-    #[error("its lease was not renewed within TTL - margin ({ttl:?} - {margin:?}); it resumes when a renewal succeeds")]
+    /// No renewal succeeded for `W - margin` (the lease's reservation less its margin): the
+    /// timestamps it reserved in the store run out.
+    #[error(
+        "its lease was not renewed within its reservation less the margin ({reservation:?} - {margin:?}); it resumes when a renewal succeeds"
+    )]
     NotRenewed {
-        /// The lease's TTL.
-        ttl: std::time::Duration,
+        /// The lease's reservation `W` (at least its TTL).
+        reservation: std::time::Duration,
         /// The lease's margin.
         margin: std::time::Duration,
     },

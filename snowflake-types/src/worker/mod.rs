@@ -76,6 +76,19 @@ pub const LEASE_TTL_ENV: &str = "SNOWFLAKE_LEASE_TTL";
 /// ```
 pub const LEASE_WAIT_ENV: &str = "SNOWFLAKE_LEASE_WAIT";
 
+/// The environment variable giving the reservation `W` of a lease configured by
+/// [`WORKER_LEASE_ENV`] (how long it keeps issuing while its store does not answer), in the
+/// form of [`LEASE_TTL_ENV`] (default [`lease::DEFAULT_RESERVATION`], never below the TTL;
+/// see [`WorkerLeaseBuilder::reservation`](lease::WorkerLeaseBuilder::reservation)).
+///
+/// ```
+/// use typed_snowflake::worker::LEASE_RESERVATION_ENV;
+///
+/// assert_eq!(LEASE_RESERVATION_ENV, "SNOWFLAKE_LEASE_RESERVATION");
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub const LEASE_RESERVATION_ENV: &str = "SNOWFLAKE_LEASE_RESERVATION";
+
 /// Where a process's worker ID comes from.
 ///
 /// ```
@@ -192,11 +205,13 @@ pub(crate) fn from_environment(
     let space = space_from_environment(field)?;
     let ttl = duration_from_environment(LEASE_TTL_ENV)?.unwrap_or(lease::DEFAULT_TTL);
     let wait = duration_from_environment(LEASE_WAIT_ENV)?.unwrap_or(lease::DEFAULT_STORE_WAIT);
+    let reservation = duration_from_environment(LEASE_RESERVATION_ENV)?.unwrap_or(lease::DEFAULT_RESERVATION);
     // Opened on the lease's thread: the first generation may run inside an async runtime.
     let lease = lease::WorkerLease::from_url(url)
         .namespace(namespace)
         .space(space)
         .ttl(ttl)
+        .reservation(reservation.max(ttl))
         .margin(lease::DEFAULT_MARGIN.min(ttl / 5))
         .wait_for_store(wait)
         .shared_clock(clock)

@@ -333,6 +333,13 @@ impl EtcdLeaseStore {
         format!("{}/snowflake/{namespace}/high-water/{worker:0WORKER_DIGITS$}", self.prefix)
     }
 
+    /// The worker ID's last grant (`token|fence`), written with it and deleted by its
+    /// release: a renewal whose etcd lease expired writes its worker key again only while this
+    /// still names its grant.
+    fn last_key(&self, namespace: &str, worker: u64) -> String {
+        format!("{}/snowflake/{namespace}/last/{worker:0WORKER_DIGITS$}", self.prefix)
+    }
+
     /// Posts `request` to the JSON API's `path` (`/v3/kv/txn`…) and returns the reply, checked
     /// by [`reply`], within the timeout. With a user and password, the request carries the
     /// token of the last authentication (the first call authenticates); when etcd answers that
@@ -619,7 +626,11 @@ impl EtcdLeaseStore {
         let (succeeded, failed) = self.txn(
             &what,
             vec![compare_revision(&worker_key, "CREATE", 0), compare_revision(&high_water_key, "MOD", revision)],
-            vec![put_op(&worker_key, &value, Some(lease_id)), put_op(&high_water_key, &written.encode(), None)],
+            vec![
+                put_op(&worker_key, &value, Some(lease_id)),
+                put_op(&high_water_key, &written.encode(), None),
+                put_op(&self.last_key(namespace, worker), &format!("{token}|{fence}"), None),
+            ],
             vec![range_op(&worker_key)],
         )?;
         // When the comparisons failed, the worker key may hold this very value: a copy of this
@@ -628,7 +639,14 @@ impl EtcdLeaseStore {
         if !succeeded && !self.holds(&what, &failed, &value)? {
             return Ok(None);
         }
-        Ok(Some(Grant { worker, token: token.to_owned(), fence, previous_high_water_ms, store_now_ms: now_ms }))
+        Ok(Some(Grant {
+            worker,
+            token: token.to_owned(),
+            fence,
+            previous_high_water_ms,
+            store_now_ms: now_ms,
+            namespace_since_ms: None,
+        }))
     }
 
     /// Whether the failed transaction's read of a worker key (its only reply) found `value`.
@@ -661,6 +679,55 @@ impl EtcdLeaseStore {
         Ok((worker_kv.lease, ttl_s, worker_kv.mod_revision, high_water_revision, record))
     }
 
+    /// Writes the lease of `grant` again after its etcd lease expired (an outage longer than
+    /// the TTL): only while its worker key is gone and the worker ID's last grant is still this
+    /// one (no acquisition and no release since), unchanged since read, in one transaction.
+    /// Whether it did.
+    fn revive(
+        &self,
+        what: &dyn Fn() -> String,
+        namespace: &str,
+        grant: &Grant,
+        ttl_s: i64,
+        high_water_ms: i64,
+    ) -> Result<bool, LeaseError> {
+        let last_key = self.last_key(namespace, grant.worker);
+        let Some(last) =
+            self.get(what, &last_key)?.filter(|kv| kv.value == format!("{}|{}", grant.token, grant.fence).as_bytes())
+        else {
+            return Ok(false);
+        };
+        let (worker_kv, high_water_kv) = self.read(what, namespace, grant.worker)?;
+        if worker_kv.is_some() {
+            return Ok(false);
+        }
+        let Some(high_water_kv) = high_water_kv else { return Ok(false) };
+        let Some(record) = self.record(what, Some(&high_water_kv))? else { return Ok(false) };
+        let lease_id = self.grant_lease(what, ttl_s)?;
+        let (worker_key, high_water_key) =
+            (self.worker_key(namespace, grant.worker), self.high_water_key(namespace, grant.worker));
+        let value = format!("{}|{}|{ttl_s}|{}", grant.token, grant.fence, holder_name());
+        let written = Record {
+            fence: record.fence,
+            high_water_ms: Some(record.high_water_ms.map_or(high_water_ms, |hw| hw.max(high_water_ms))),
+            written_ms: self.clock.now_ms(),
+        };
+        let (revived, _) = self.txn(
+            what,
+            vec![
+                compare_revision(&worker_key, "CREATE", 0),
+                compare_revision(&high_water_key, "MOD", high_water_kv.mod_revision),
+                compare_revision(&last_key, "MOD", last.mod_revision),
+            ],
+            vec![put_op(&worker_key, &value, Some(lease_id)), put_op(&high_water_key, &written.encode(), None)],
+            vec![],
+        )?;
+        if !revived {
+            let _ = self.revoke_lease(what, lease_id);
+        }
+        Ok(revived)
+    }
+
     /// Writes the high-water record if neither key changed since `ours` read them: `false`
     /// when one did. A release deletes the worker key in the same transaction.
     #[allow(clippy::too_many_arguments)]
@@ -677,6 +744,8 @@ impl EtcdLeaseStore {
         let mut ops = vec![put_op(&high_water_key, &record.encode(), None)];
         if release {
             ops.push(json!({ "request_delete_range": { "key": BASE64.encode(&worker_key) } }));
+            let last_key = self.last_key(namespace, worker);
+            ops.push(json!({ "request_delete_range": { "key": BASE64.encode(&last_key) } }));
         }
         let compare = vec![
             compare_revision(&worker_key, "MOD", revisions.0),
@@ -730,7 +799,13 @@ impl LeaseStore for EtcdLeaseStore {
         let lost = || LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker };
         for _ in 0..WRITE_ATTEMPTS {
             let (lease, granted_s, worker_revision, high_water_revision, record) =
-                self.ours(&what, namespace, grant)?;
+                match self.ours(&what, namespace, grant) {
+                    Ok(ours) => ours,
+                    Err(LeaseError::Lost { .. }) if self.revive(&what, namespace, grant, ttl_s, high_water_ms)? => {
+                        return Ok(());
+                    }
+                    Err(error) => return Err(error),
+                };
             if ttl_s > granted_s {
                 return Err(LeaseError::BadSettings {
                     reason: format!(
@@ -741,7 +816,8 @@ impl LeaseStore for EtcdLeaseStore {
             // The keep-alive answers a TTL of 0 when etcd no longer knows the lease: it expired.
             let reply = self.post(&what, "/v3/lease/keepalive", &json!({ "ID": lease.to_string() }))?;
             if keep_alive_ttl(&reply).map_err(|e| LeaseError::store(&self.name, what(), e))? <= 0 {
-                return Err(lost());
+                // Expired: its worker key goes with it; the next attempt may revive it.
+                continue;
             }
             let stored = record.and_then(|r| r.high_water_ms);
             let written = Record {
@@ -1560,7 +1636,14 @@ mod tests {
     #[test]
     fn a_release_that_applied_before_it_was_sent_again_is_a_release() {
         let local = 1_700_000_000_000;
-        let grant = Grant { worker: 0, token: "tok".into(), fence: 5, previous_high_water_ms: None, store_now_ms: 0 };
+        let grant = Grant {
+            worker: 0,
+            token: "tok".into(),
+            fence: 5,
+            previous_high_water_ms: None,
+            store_now_ms: 0,
+            namespace_since_ms: None,
+        };
         let kv = |key: &str, value: &str, revision: u32| {
             format!(
                 r#"{{"key":"{}","value":"{}","mod_revision":"{revision}","lease":"99"}}"#,

@@ -38,6 +38,21 @@ pub const DEFAULT_TTL: Duration = Duration::from_secs(10);
 /// another process take the worker ID.
 pub const DEFAULT_MARGIN: Duration = Duration::from_secs(2);
 
+/// The default reservation `W`: 60 s. A holder reserves timestamps this far ahead of its
+/// clock in the store at every renewal, and so keeps issuing for `W - margin` after its last
+/// renewal while the store does not answer; what it costs is that a start the store cannot
+/// vouch for (a namespace's first, or the first after the store lost its records) waits about
+/// `W` before its first ID. See [`WorkerLeaseBuilder::reservation`].
+///
+/// ```
+/// use std::time::Duration;
+/// use typed_snowflake::worker::lease::DEFAULT_RESERVATION;
+///
+/// assert_eq!(DEFAULT_RESERVATION, Duration::from_secs(60));
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub const DEFAULT_RESERVATION: Duration = Duration::from_secs(60);
+
 /// The default largest difference between the local clock and the store's at acquisition: 1 s.
 pub const DEFAULT_CLOCK_TOLERANCE: Duration = Duration::from_secs(1);
 
@@ -66,6 +81,7 @@ pub struct WorkerLeaseBuilder {
     namespace: String,
     space: u64,
     ttl: Duration,
+    reservation: Option<Duration>,
     margin: Duration,
     renew_every: Option<Duration>,
     tolerance: Duration,
@@ -94,7 +110,30 @@ impl WorkerLeaseBuilder {
         self.ttl = ttl;
         self
     }
-    /// How long before the TTL runs out, counted from the start of the last successful
+    /// How far ahead of its clock the holder reserves timestamps in the store at each renewal
+    /// (`W`, default [`DEFAULT_RESERVATION`], never less than the TTL): how long it keeps
+    /// issuing while the store does not answer (`W - margin` after the last renewal that
+    /// succeeded began). The TTL still says how soon a crashed holder's worker ID is free; a
+    /// holder that takes it starts above the reservation, and an acquisition prefers worker IDs
+    /// whose reservation has passed. The cost: a start the store cannot vouch for (the
+    /// namespace's first, or the first after the store lost its records) waits about `W`
+    /// before its first ID. `reservation(ttl)` gives a lease that stops with its store after
+    /// `TTL - margin`, and waits only a TTL on such starts.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use typed_snowflake::worker::lease::WorkerLease;
+    ///
+    /// // Ride through store outages of up to 5 minutes.
+    /// let lease = WorkerLease::from_url("redis://127.0.0.1:6379").reservation(Duration::from_secs(300)).acquire()?;
+    /// assert!(lease.status().is_issuing());
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reservation(mut self, reservation: Duration) -> Self {
+        self.reservation = Some(reservation);
+        self
+    }
+    /// How long before the reservation runs out, counted from the start of the last successful
     /// renewal on the local monotonic clock, the holder stops issuing (default
     /// [`DEFAULT_MARGIN`]). It must cover the store's clock drift and one round trip.
     pub fn margin(mut self, margin: Duration) -> Self {
@@ -152,7 +191,12 @@ impl WorkerLeaseBuilder {
 
     /// The settings the protocol decides with.
     fn rules(&self) -> protocol::Rules {
-        protocol::Rules::new(self.ttl, self.margin, self.tolerance)
+        protocol::Rules::new(self.ttl, self.margin, self.tolerance).with_reservation(self.effective_reservation())
+    }
+
+    /// The reservation asked for, or the default; never below the TTL.
+    fn effective_reservation(&self) -> Duration {
+        self.reservation.unwrap_or(DEFAULT_RESERVATION).max(self.ttl)
     }
 
     fn renew_interval(&self) -> Duration {
@@ -164,6 +208,15 @@ impl WorkerLeaseBuilder {
         check_space(self.space)?;
         ttl_ms(self.ttl)?;
         let bad = |reason: String| Err(LeaseError::BadSettings { reason });
+        if let Some(reservation) = self.reservation
+            && (reservation < self.ttl || reservation > super::MAX_TTL)
+        {
+            return bad(format!(
+                "the reservation ({reservation:?}) must lie between the TTL ({:?}) and {:?}",
+                self.ttl,
+                super::MAX_TTL
+            ));
+        }
         if self.margin >= self.ttl {
             return bad(format!("the margin ({:?}) must be shorter than the TTL ({:?})", self.margin, self.ttl));
         }
@@ -236,6 +289,7 @@ enum Store {
 ///     matches!(status, LeaseStatus::Issuing { .. })
 /// }
 /// assert!(!ready(&LeaseStatus::Released));
+/// assert!(!LeaseStatus::Released.is_issuing());
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -249,6 +303,14 @@ pub enum LeaseStatus {
         fence: u64,
         /// Since when (the grant's first issuing instant, or the renewal that ended a fence).
         since: SystemTime,
+        /// How long the generators may still issue if no renewal succeeds from now on: what
+        /// is left of the reservation (`W - margin` after the last renewal that succeeded
+        /// began). While the store answers it stays near `W - margin`; during an outage it
+        /// counts down.
+        issuing_for: Duration,
+        /// Whether the store answered the lease's last call (`false` during an outage the
+        /// lease rides through on its reservation).
+        store_answering: bool,
     },
     /// The lease holds its worker ID, but generators may not issue: a renewal is overdue (the
     /// store does not answer), or earlier holders are being waited out
@@ -275,6 +337,20 @@ pub enum LeaseStatus {
     },
     /// The lease was released (or abandoned): generators on it stay fenced.
     Released,
+}
+
+impl LeaseStatus {
+    /// Whether generators on the lease may issue: [`LeaseStatus::Issuing`].
+    ///
+    /// ```
+    /// use typed_snowflake::worker::lease::LeaseStatus;
+    ///
+    /// assert!(!LeaseStatus::Released.is_issuing());
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn is_issuing(&self) -> bool {
+        matches!(self, LeaseStatus::Issuing { .. })
+    }
 }
 
 /// What the lease thread changes and the generators read, under one lock (taken by a
@@ -458,6 +534,7 @@ impl WorkerLease {
             namespace: DEFAULT_NAMESPACE.to_owned(),
             space: 32,
             ttl: DEFAULT_TTL,
+            reservation: None,
             margin: DEFAULT_MARGIN,
             renew_every: None,
             tolerance: DEFAULT_CLOCK_TOLERANCE,
@@ -522,7 +599,7 @@ impl WorkerLease {
                     let fell = SystemTime::now().checked_sub(ago).unwrap_or(inner.since).max(inner.since);
                     LeaseStatus::Fenced {
                         worker,
-                        reason: FenceReason::NotRenewed { ttl: s.rules.ttl, margin: s.rules.margin },
+                        reason: FenceReason::NotRenewed { reservation: s.rules.reservation, margin: s.rules.margin },
                         since: fell,
                         error: inner.error.clone(),
                     }
@@ -534,7 +611,13 @@ impl WorkerLease {
                         error: None,
                     }
                 } else {
-                    LeaseStatus::Issuing { worker, fence: inner.grant.fence, since: inner.since }
+                    LeaseStatus::Issuing {
+                        worker,
+                        fence: inner.grant.fence,
+                        since: inner.since,
+                        issuing_for: Duration::from_nanos(inner.valid_until_ns - now_ns),
+                        store_answering: inner.error.is_none(),
+                    }
                 }
             }
         }

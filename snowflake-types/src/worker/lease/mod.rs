@@ -11,8 +11,8 @@ mod handle;
 mod protocol;
 mod store;
 pub use handle::{
-    DEFAULT_CLOCK_TOLERANCE, DEFAULT_MARGIN, DEFAULT_NAMESPACE, DEFAULT_STORE_WAIT, DEFAULT_TTL, LeaseStats,
-    LeaseStatus, WorkerLease, WorkerLeaseBuilder,
+    DEFAULT_CLOCK_TOLERANCE, DEFAULT_MARGIN, DEFAULT_NAMESPACE, DEFAULT_RESERVATION, DEFAULT_STORE_WAIT, DEFAULT_TTL,
+    LeaseStats, LeaseStatus, WorkerLease, WorkerLeaseBuilder,
 };
 pub use store::{
     CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, MAX_NAMESPACE_LEN, MAX_TTL, MAX_WORKER_SPACE,

@@ -13,14 +13,26 @@
 //!
 //! - **Skew.** A grant is taken only while the local clock and the store's agree within the
 //!   tolerance ([`check_skew`]).
-//! - **Floor.** A grant that carries a high water starts above it; one without (the store
-//!   cannot vouch for the worker ID's history) starts above `store clock + TTL + tolerance`,
-//!   above anything an earlier holder may still issue ([`floor_of`]).
-//! - **Record before issuing.** Every renewal records `max(local clock + TTL, high water)`
+//! - **Two durations.** The TTL says how soon the store frees the worker ID of a holder that
+//!   stopped renewing; the reservation `W` (at least the TTL) says how far ahead of its clock a
+//!   holder reserves timestamps in the store, and so how long it issues without the store.
+//! - **Floor.** A grant that carries a high water starts above it. One without (the store
+//!   cannot vouch for the worker ID's history) starts above `since + W + tolerance`, where
+//!   `since` is when the store began to know the namespace (its clock at this acquisition
+//!   when it cannot say): above anything an earlier holder, who reserved at most `W` ahead of
+//!   a store that has since forgotten it, may still issue ([`floor_of`]).
+//! - **Record before issuing.** Every renewal records `max(local clock + W, high water)`
 //!   before the fence may rise to it ([`Lease::renewal`], [`Lease::renewed`]).
-//! - **Fence.** Generators issue only while `TTL - margin` has not passed on the monotonic
+//! - **Fence.** Generators issue only while `W - margin` has not passed on the monotonic
 //!   clock since the start of the last acknowledged renewal, never above the acknowledged
-//!   deadline, never before the floor ([`Lease::grant_until`]).
+//!   deadline, never before the floor ([`Lease::grant_until`]): a store that does not answer
+//!   costs nothing for that long.
+//! - **Its own worker ID again.** A grant after a loss, on the worker ID held before, without
+//!   a record, less than `TTL - margin` after the last acknowledged renewal began, starts
+//!   above this holder's own high water: the store still kept the lease when it forgot it,
+//!   so no one else was granted the worker ID since ([`Lease::regrant`]). A store that kept
+//!   the record also renews a lease that expired while no one took its worker ID (the stores
+//!   check the token, not the expiry).
 //! - **Release.** The final record is the highest timestamp any generator may have issued
 //!   ([`Lease::high_water`]).
 //! - **Fences never go backwards.** A grant after a loss asks for a fencing number above the
@@ -41,6 +53,9 @@ pub(crate) const STEP_MS: i64 = 100;
 pub(crate) struct Rules {
     /// How long the store keeps a lease without a renewal.
     pub(crate) ttl: Duration,
+    /// How far ahead of its clock a holder reserves timestamps in the store (`W`, at least the
+    /// TTL): how long it issues without hearing from the store.
+    pub(crate) reservation: Duration,
     /// How long before the TTL runs out, counted from the start of the last acknowledged
     /// renewal, the holder stops issuing.
     pub(crate) margin: Duration,
@@ -60,12 +75,21 @@ pub(crate) struct Planted {
     /// A grant without a record starts at the store's clock instead of waiting out the TTL:
     /// the bug of a store that lost its data being trusted.
     pub(crate) trust_a_store_that_forgot: bool,
+    /// A grant without a record waits out the TTL, not the reservation: the holder that
+    /// issues on its reservation through an outage is forgotten.
+    pub(crate) floor_ignores_reservation: bool,
+    /// Renewals record `local clock + TTL` while the holder issues up to `W` ahead.
+    pub(crate) reservation_not_recorded: bool,
+    /// A grant after a loss on the worker ID held before starts above the holder's own high
+    /// water however long ago its last renewal was acknowledged.
+    pub(crate) own_worker_any_time: bool,
 }
 
 impl Rules {
     pub(crate) fn new(ttl: Duration, margin: Duration, tolerance: Duration) -> Self {
         Rules {
             ttl,
+            reservation: ttl,
             margin,
             tolerance,
             step_ms: STEP_MS,
@@ -74,16 +98,32 @@ impl Rules {
         }
     }
 
+    /// The same rules with the reservation `W` (never shorter than the TTL).
+    pub(crate) fn with_reservation(mut self, reservation: Duration) -> Self {
+        self.reservation = reservation.max(self.ttl);
+        self
+    }
+
+    #[cfg(test)]
     fn ttl_ms(&self) -> i64 {
         millis(self.ttl)
+    }
+
+    fn reservation_ms(&self) -> i64 {
+        millis(self.reservation)
     }
 
     fn tolerance_ms(&self) -> i64 {
         millis(self.tolerance)
     }
 
-    /// How long after a renewal began its holder may issue.
-    fn validity_ns(&self) -> u64 {
+    /// How long after a renewal began its holder may issue: `W - margin`.
+    pub(crate) fn validity_ns(&self) -> u64 {
+        u64::try_from(self.reservation.saturating_sub(self.margin).as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// How long after a renewal began the store surely still keeps the lease: `TTL - margin`.
+    fn kept_ns(&self) -> u64 {
         u64::try_from(self.ttl.saturating_sub(self.margin).as_nanos()).unwrap_or(u64::MAX)
     }
 
@@ -115,7 +155,10 @@ pub(crate) fn check_skew(local_before: i64, store_ms: i64, local_after: i64, tol
 /// What a grant lets its generators issue above (its floor), and from when (`ready_ms`, on
 /// the local clock): a grant with a record starts above it; one without waits out every
 /// earlier holder, who may not know yet that its record vanished: everything it can still
-/// issue lies at or below the store's clock plus the TTL, plus the tolerance between clocks.
+/// issue lies at or below its last reservation, made before the store began to know the
+/// namespace afresh (`since`, at the latest the store's clock now) plus `W`, plus the
+/// tolerance between clocks. A namespace the store has known for longer than that starts
+/// its never-used worker IDs at once.
 pub(crate) fn floor_of(rules: &Rules, grant: &Grant) -> (Option<i64>, i64) {
     match grant.previous_high_water_ms {
         Some(recorded) => (Some(recorded), recorded.saturating_sub(rules.resume_window_ms())),
@@ -124,7 +167,12 @@ pub(crate) fn floor_of(rules: &Rules, grant: &Grant) -> (Option<i64>, i64) {
         // The wait is long: the lease becomes valid only past the floor, so that the first ID
         // does not wait for the clock itself.
         None => {
-            let floor = grant.store_now_ms.saturating_add(rules.ttl_ms()).saturating_add(rules.tolerance_ms());
+            let since = grant.namespace_since_ms.map_or(grant.store_now_ms, |since| since.min(grant.store_now_ms));
+            #[cfg(test)]
+            let window = if rules.planted.floor_ignores_reservation { rules.ttl_ms() } else { rules.reservation_ms() };
+            #[cfg(not(test))]
+            let window = rules.reservation_ms();
+            let floor = since.saturating_add(window).saturating_add(rules.tolerance_ms());
             (Some(floor), floor.saturating_add(1))
         }
     }
@@ -157,6 +205,9 @@ pub(crate) struct Lease {
     pub(crate) ready_ms: i64,
     /// Monotonic nanoseconds (from the driver's anchor) until which this holder may issue.
     pub(crate) valid_until_ns: u64,
+    /// When the last acknowledged renewal began (monotonic nanoseconds; `None` before the
+    /// first).
+    pub(crate) renewed_ns: Option<u64>,
     /// The fence deadline the store acknowledged: no timestamp above it is ever issued.
     pub(crate) bound_ms: i64,
     /// The highest timestamp any generator may have issued under the grant.
@@ -198,16 +249,38 @@ impl Lease {
             floor_ms,
             ready_ms,
             valid_until_ns: 0,
+            renewed_ns: None,
             bound_ms: i64::MIN,
             issued_ms: i64::MIN,
         }
     }
 
-    /// Installs a grant taken after a loss. Generators switch to it; those that stay on the
-    /// same worker ID never go below their own last ID.
-    pub(crate) fn regrant(&mut self, grant: Grant, rules: &Rules) {
+    /// Installs a grant taken after a loss, at `now_ns` on the monotonic clock. Generators
+    /// switch to it; those that stay on the same worker ID never go below their own last ID.
+    ///
+    /// A grant of the worker ID held before, without a record, taken less than `TTL - margin`
+    /// after the last acknowledged renewal began, starts above this holder's own high water
+    /// instead of waiting out `W`: the store kept the lease until it forgot it, so it granted
+    /// the worker ID to no one else in between, and any holder granted it after the store
+    /// forgot starts above `W` past that; a store that forgot, then granted it to that holder
+    /// and forgot again, would have to hand it to us while that holder still had it.
+    pub(crate) fn regrant(&mut self, grant: Grant, rules: &Rules, now_ns: u64) {
         let epoch = self.epoch + 1;
+        #[cfg(test)]
+        let recent = rules.planted.own_worker_any_time
+            || self.renewed_ns.is_some_and(|at| now_ns < at.saturating_add(rules.kept_ns()));
+        #[cfg(not(test))]
+        let recent = self.renewed_ns.is_some_and(|at| now_ns < at.saturating_add(rules.kept_ns()));
+        let own = recent
+            && self.phase != Phase::Released
+            && grant.worker == self.grant.worker
+            && grant.previous_high_water_ms.is_none();
+        let high_water = self.high_water();
         *self = Lease { epoch, ..Lease::granted(grant, rules) };
+        if own {
+            self.floor_ms = Some(high_water);
+            self.ready_ms = high_water.saturating_sub(rules.resume_window_ms());
+        }
     }
 
     /// The fencing number a grant after a loss must exceed, and the worker ID to ask for first.
@@ -215,9 +288,15 @@ impl Lease {
         (self.grant.worker, self.grant.fence)
     }
 
-    /// The renewal to send now, with the local clock at `now_ms`.
+    /// The renewal to send now, with the local clock at `now_ms`: it reserves `W` ahead.
     pub(crate) fn renewal(&self, now_ms: i64, rules: &Rules) -> Renewal {
-        let deadline_ms = now_ms.saturating_add(rules.ttl_ms());
+        #[cfg(test)]
+        if rules.planted.reservation_not_recorded {
+            let deadline_ms = now_ms.saturating_add(millis(rules.reservation));
+            let record_ms = now_ms.saturating_add(rules.ttl_ms()).max(self.high_water());
+            return Renewal { grant: self.grant.clone(), record_ms, deadline_ms, epoch: self.epoch };
+        }
+        let deadline_ms = now_ms.saturating_add(rules.reservation_ms());
         Renewal {
             grant: self.grant.clone(),
             record_ms: deadline_ms.max(self.high_water()),
@@ -227,7 +306,7 @@ impl Lease {
     }
 
     /// The store acknowledged `renewal`, which was sent at `started_ns` on the monotonic
-    /// clock: the validity runs `TTL - margin` from then, the deadline rises.
+    /// clock: the validity runs `W - margin` from then, the deadline rises.
     pub(crate) fn renewed(&mut self, renewal: &Renewal, started_ns: u64, rules: &Rules) -> Renewed {
         if self.phase != Phase::Holding || self.epoch != renewal.epoch {
             return Renewed::Stale;
@@ -236,6 +315,7 @@ impl Lease {
         let first = self.bound_ms == i64::MIN;
         self.bound_ms = self.bound_ms.max(renewal.deadline_ms);
         self.valid_until_ns = started_ns.saturating_add(rules.validity_ns());
+        self.renewed_ns = Some(self.renewed_ns.map_or(started_ns, |at| at.max(started_ns)));
         match (first, was_valid) {
             (true, _) => Renewed::First,
             (false, true) => Renewed::OnTime,
@@ -289,7 +369,10 @@ impl Lease {
             Phase::Holding => {}
         }
         if now_ns >= self.valid_until_ns {
-            return Err(Refusal::Fenced(FenceReason::NotRenewed { ttl: rules.ttl, margin: rules.margin }));
+            return Err(Refusal::Fenced(FenceReason::NotRenewed {
+                reservation: rules.reservation,
+                margin: rules.margin,
+            }));
         }
         if now_ms < self.ready_ms {
             return Err(Refusal::Fenced(FenceReason::WaitingOut { until_ms: self.floor_ms.unwrap_or(self.ready_ms) }));
@@ -327,7 +410,14 @@ mod tests {
     use super::*;
 
     fn grant(previous_high_water_ms: Option<i64>) -> Grant {
-        Grant { worker: 3, token: "t".into(), fence: 9, previous_high_water_ms, store_now_ms: 1_000 }
+        Grant {
+            worker: 3,
+            token: "t".into(),
+            fence: 9,
+            previous_high_water_ms,
+            store_now_ms: 1_000,
+            namespace_since_ms: None,
+        }
     }
 
     fn rules() -> Rules {
@@ -352,6 +442,56 @@ mod tests {
     }
 
     #[test]
+    fn a_reservation_is_recorded_ahead_and_rides_through_an_outage() {
+        // TTL 400 ms, reservation 2 s, margin 100 ms.
+        let rules = rules().with_reservation(Duration::from_secs(2));
+        assert_eq!(rules.with_reservation(Duration::from_millis(1)).reservation, rules.ttl, "never below the TTL");
+        let mut lease = Lease::granted(grant(Some(500)), &rules);
+        let renewal = lease.renewal(1_000, &rules);
+        assert_eq!(renewal.record_ms, 3_000, "the store records W ahead before the fence rises");
+        lease.renewed(&renewal, 0, &rules);
+        // No renewal for 1.8 s (W - margin): still issuing, up to the recorded reservation.
+        assert_eq!(lease.grant_until(1_799_000_000, 2_799, 2_799, 1, 1, &rules).ok(), Some(2_899));
+        let fenced = lease.grant_until(1_900_000_000, 2_900, 2_900, 1, 1, &rules);
+        assert!(matches!(fenced, Err(Refusal::Fenced(FenceReason::NotRenewed { .. }))), "{fenced:?}");
+        // A grant without a record waits out the reservation from when the store began to
+        // know the namespace: at once in a namespace known for longer.
+        let forgot = |since| Grant { namespace_since_ms: since, ..grant(None) };
+        assert_eq!(floor_of(&rules, &forgot(None)), (Some(3_050), 3_051));
+        assert_eq!(floor_of(&rules, &forgot(Some(500))), (Some(2_550), 2_551));
+        assert_eq!(floor_of(&rules, &forgot(Some(-5_000))), (Some(-2_950), -2_949));
+        assert_eq!(floor_of(&rules, &forgot(Some(9_000))), (Some(3_050), 3_051), "never after the store's clock");
+    }
+
+    #[test]
+    fn its_own_worker_id_again_soon_after_a_renewal_starts_above_its_own_high_water() {
+        let rules = rules().with_reservation(Duration::from_secs(2));
+        let holding = || {
+            let mut lease = Lease::granted(grant(Some(500)), &rules);
+            let renewal = lease.renewal(1_000, &rules);
+            lease.renewed(&renewal, 1_000_000_000, &rules);
+            assert_eq!(lease.grant_until(1_000_000_000, 1_000, 1_000, 1, 1, &rules).ok(), Some(1_100));
+            lease
+        };
+        // The store forgot it within TTL - margin (300 ms) of the renewal: no one else could
+        // have had the worker ID, so the grant starts above this holder's own IDs.
+        let mut soon = holding();
+        soon.regrant(Grant { fence: 10, ..grant(None) }, &rules, 1_299_000_000);
+        assert_eq!((soon.floor_ms, soon.ready_ms), (Some(1_100), 1_100 - 150), "above what it issued");
+        // Later, another holder may have had it since: the grant waits out the reservation.
+        let mut late = holding();
+        late.regrant(Grant { fence: 10, ..grant(None) }, &rules, 1_300_000_000);
+        assert_eq!(late.floor_ms, Some(3_050));
+        // Another worker ID, or one with a record, follows the record or waits.
+        let mut other = holding();
+        other.regrant(Grant { worker: 4, ..grant(None) }, &rules, 1_000_000_001);
+        assert_eq!(other.floor_ms, Some(3_050));
+        let mut recorded = holding();
+        recorded.regrant(grant(Some(2_500)), &rules, 1_000_000_001);
+        assert_eq!(recorded.floor_ms, Some(2_500));
+    }
+
+    #[test]
     fn the_fence_rises_only_with_an_acknowledged_renewal() {
         let rules = rules();
         let mut lease = Lease::granted(grant(Some(500)), &rules);
@@ -368,7 +508,7 @@ mod tests {
         // changes nothing.
         let late = lease.renewal(1_500, &rules);
         assert_eq!(lease.renewed(&late, 500_000_000, &rules), Renewed::Late);
-        lease.regrant(grant(None), &rules);
+        lease.regrant(grant(None), &rules, 600_000_000);
         assert_eq!(lease.epoch, 2);
         assert_eq!(lease.renewed(&late, 600_000_000, &rules), Renewed::Stale);
         assert_eq!(lease.valid_until_ns, 0);

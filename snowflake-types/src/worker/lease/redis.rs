@@ -42,9 +42,11 @@ macro_rules! replication_id {
     };
 }
 
-/// KEYS: lease key, fence key, high-water key, the high water's server key. ARGV: our token,
-/// TTL in ms, a fence to exceed, our holder name. Nil when the worker ID is leased; else the fence taken, the
-/// high water (false when the store cannot vouch for it), and `TIME`. One script, so the
+/// KEYS: lease key, fence key, high-water key, the high water's server key, the last-grant key,
+/// the namespace's marker. ARGV: our token, TTL in ms, a fence to exceed, our holder name. Nil
+/// when the worker ID is leased; else the fence taken, the high water (false when the store
+/// cannot vouch for it), `TIME`, and since when (Unix ms) this server has known the namespace
+/// (its marker, rewritten now when missing or written by another server). One script, so the
 /// fencing number and the lease are taken together: a later holder of a worker ID always has
 /// a higher fence, however long a client paused.
 ///
@@ -57,36 +59,62 @@ macro_rules! replication_id {
 /// year 2255; `%.0f` writes them without an exponent.
 const TAKE: &str = concat!(
     "if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+     local id = ",
+    replication_id!(),
+    "
      local time = redis.call('TIME')
      local last = tonumber(redis.call('GET', KEYS[2]))
      local fence = math.max(tonumber(time[1]) * 1000000 + tonumber(time[2]), tonumber(ARGV[3]) + 1)
      if last ~= nil then fence = math.max(fence, last + 1) end
      local written = string.format('%.0f', fence)
      redis.call('SET', KEYS[2], written)
-     redis.call('SET', KEYS[1], ARGV[1] .. '|' .. written .. '|' .. ARGV[4], 'PX', ARGV[2])
+     local value = ARGV[1] .. '|' .. written .. '|' .. ARGV[4]
+     redis.call('SET', KEYS[1], value, 'PX', ARGV[2])
+     redis.call('SET', KEYS[5], value)
      local high_water = false
      if last ~= nil then
        local from = redis.call('GET', KEYS[4])
-       if from == false or from == ",
-    replication_id!(),
-    " then high_water = redis.call('GET', KEYS[3]) end
+       if from == false or from == id then high_water = redis.call('GET', KEYS[3]) end
      end
-     return {written, high_water, time[1], time[2]}"
+     local now_ms = string.format('%.0f', tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000))
+     local since = false
+     local mark = redis.call('GET', KEYS[6])
+     if mark then
+       local ms, from = string.match(mark, '^(%d+)|(%w+)$')
+       if from == id then since = ms end
+     end
+     if since == false then
+       since = now_ms
+       redis.call('SET', KEYS[6], now_ms .. '|' .. id)
+     end
+     return {written, high_water, time[1], time[2], since}"
 );
 
-/// KEYS: lease key, high-water key, the high water's server key. ARGV: our value, TTL in ms,
-/// high water. 1: renewed.
+/// KEYS: lease key, high-water key, the high water's server key, the last-grant key. ARGV: our
+/// value, TTL in ms, high water. 1: renewed. A lease key that expired is written again when
+/// this grant is still the worker ID's last one on this server (no one took it since, and the
+/// server kept its records): the lease rides through an outage longer than its TTL.
 const RENEW: &str = concat!(
-    "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-     redis.call('PEXPIRE', KEYS[1], ARGV[2])\n",
+    "local id = ",
+    replication_id!(),
+    "
+     local current = redis.call('GET', KEYS[1])
+     if current == false then
+       if redis.call('GET', KEYS[4]) ~= ARGV[1] or redis.call('GET', KEYS[3]) ~= id then return 0 end
+       redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+     elseif current ~= ARGV[1] then
+       return 0
+     else
+       redis.call('PEXPIRE', KEYS[1], ARGV[2])
+     end\n",
     raise_high_water!(),
     "\nredis.call('SET', KEYS[3], ",
     replication_id!(),
     ")\nreturn 1"
 );
 
-/// KEYS: lease key, high-water key, the high water's server key. ARGV: our value, unused,
-/// final high water. 1: released. The final value replaces the recorded one: the holder has
+/// KEYS: lease key, high-water key, the high water's server key, the last-grant key. ARGV:
+/// our value, unused, final high water. 1: released. The final value replaces the recorded one: the holder has
 /// stopped issuing, and the fence deadline its renewals recorded lies beyond its last ID.
 const RELEASE: &str = concat!(
     "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -94,14 +122,15 @@ const RELEASE: &str = concat!(
      redis.call('SET', KEYS[3], ",
     replication_id!(),
     ")
-     redis.call('DEL', KEYS[1])
+     redis.call('DEL', KEYS[1], KEYS[4])
      return 1"
 );
 
-/// KEYS: lease key. ARGV: the value a grant wrote. Deletes the lease key if it still holds
-/// that value, and nothing else: undoes a grant too few replicas acknowledged, without
+/// KEYS: lease key, last-grant key. ARGV: the value a grant wrote. Deletes the lease key (and
+/// the last-grant key) if it still holds that value, and nothing else: undoes a grant too few replicas acknowledged, without
 /// touching the high water (a release would record its own).
-const DROP: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+const DROP: &str = "if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
+     if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
      return 0";
 
 /// Worker-ID leases in one Redis server: a script that takes a free lease key (`SET … PX`) and
@@ -129,6 +158,14 @@ const DROP: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.c
 ///   recorded it. A server with another ID (a replica promoted by a failover, which may lack
 ///   the last writes, or a restarted server) does not vouch for it: the grant says the store
 ///   has no record, and the holder waits out any earlier one, as after a data loss.
+/// - `snowflake:{shop}:last:7`: the last grant of worker 7 (`token|fence|name`), deleted by its
+///   release. A renewal whose lease key expired (an outage longer than the TTL) writes it
+///   again while this still names its grant and the high water is this server's: no one took
+///   the worker ID since.
+/// - `snowflake:{shop}:since`: since when this server has known the namespace
+///   (`<Unix ms>|<replication ID>`), written by the first acquisition that finds none of its
+///   own. A worker ID without a high water in a namespace known for longer than the
+///   reservation `W` starts at once ([`Grant::namespace_since_ms`]).
 ///
 /// # Replicas and failovers (Redis Sentinel)
 ///
@@ -368,21 +405,23 @@ impl LeaseStore for RedisLeaseStore {
                     continue; // a live lease
                 }
                 // The fence is taken with the lease, so a scan that finds none takes no number.
-                let taken: Option<(String, Option<String>, i64, i64)> = self.with_connection(&what, |c| {
-                    let taken: Option<(String, Option<String>, i64, i64)> = self
+                let taken: Option<(String, Option<String>, i64, i64, String)> = self.with_connection(&what, |c| {
+                    let taken: Option<(String, Option<String>, i64, i64, String)> = self
                         .take
                         .key(&key)
                         .key(fence_key(namespace))
                         .key(high_water_key(namespace, worker))
                         .key(high_water_server_key(namespace, worker))
+                        .key(last_key(namespace, worker))
+                        .key(since_key(namespace))
                         .arg(&token)
                         .arg(ttl_ms)
                         .arg(fence_above)
                         .arg(holder_name())
                         .invoke(c)?;
-                    let Some((fence, high_water, seconds, micros)) = taken else { return Ok(None) };
+                    let Some((fence, high_water, seconds, micros, since)) = taken else { return Ok(None) };
                     if self.min_replicas == 0 {
-                        return Ok(Some((fence, high_water, seconds, micros)));
+                        return Ok(Some((fence, high_water, seconds, micros, since)));
                     }
                     // The clock is read again once the replicas acknowledged: a grant without
                     // a record waits a TTL from then (see `acknowledged`).
@@ -392,12 +431,13 @@ impl LeaseStore for RedisLeaseStore {
                         // Undone, so that the worker ID is free again on this server if it stays
                         // the master; on an old master that Sentinel replaced it does not matter.
                         let value = format!("{token}|{fence}|{}", holder_name());
-                        let _: Result<i64, RedisError> = self.drop.key(&key).arg(value).invoke(c);
+                        let _: Result<i64, RedisError> =
+                            self.drop.key(&key).key(last_key(namespace, worker)).arg(value).invoke(c);
                         return Err(error);
                     }
-                    Ok(Some((fence, high_water, seconds, micros)))
+                    Ok(Some((fence, high_water, seconds, micros, since)))
                 })?;
-                if let Some((fence, high_water, seconds, micros)) = taken {
+                if let Some((fence, high_water, seconds, micros, since)) = taken {
                     let what = || doing("acquiring", namespace, worker);
                     let unexpected = |reply: String| LeaseError::store(&self.name, what(), UnexpectedReply(reply));
                     let fence = fence.parse().map_err(|_| unexpected(format!("fence {fence:?}")))?;
@@ -407,7 +447,15 @@ impl LeaseStore for RedisLeaseStore {
                     };
                     let store_now_ms =
                         unix_ms(seconds, micros).map_err(|reply| LeaseError::store(&self.name, what(), reply))?;
-                    return Ok(Grant { worker, token, fence, previous_high_water_ms, store_now_ms });
+                    let namespace_since_ms = Some(since.parse().map_err(|_| unexpected(format!("since {since:?}")))?);
+                    return Ok(Grant {
+                        worker,
+                        token,
+                        fence,
+                        previous_high_water_ms,
+                        store_now_ms,
+                        namespace_since_ms,
+                    });
                 }
                 // Taken since MGET read it: on to the next.
             }
@@ -537,6 +585,7 @@ impl RedisLeaseStore {
                 .key(worker_key(namespace, grant.worker))
                 .key(high_water_key(namespace, grant.worker))
                 .key(high_water_server_key(namespace, grant.worker))
+                .key(last_key(namespace, grant.worker))
                 .arg(format!("{}|{}|{}", grant.token, grant.fence, holder_name()))
                 .arg(ttl_ms)
                 .arg(high_water_ms)
@@ -673,6 +722,19 @@ fn high_water_key(namespace: &str, worker: u64) -> String {
 
 fn high_water_server_key(namespace: &str, worker: u64) -> String {
     format!("snowflake:{{{namespace}}}:hw-server:{worker}")
+}
+
+/// The value of the worker ID's last grant (`token|fence|name`), kept after its lease key
+/// expired, until a release: a renewal that finds its lease key expired renews it again only
+/// while this still names its grant.
+fn last_key(namespace: &str, worker: u64) -> String {
+    format!("snowflake:{{{namespace}}}:last:{worker}")
+}
+
+/// The namespace's marker: `<Unix ms>|<replication ID>`, written by the first acquisition on
+/// a server that has no marker from itself.
+fn since_key(namespace: &str) -> String {
+    format!("snowflake:{{{namespace}}}:since")
 }
 
 /// `TIME`'s seconds and microseconds as Unix milliseconds.
@@ -863,6 +925,8 @@ mod tests {
         assert_eq!(worker_key("shop", 7), "snowflake:{shop}:worker:7");
         assert_eq!(high_water_key("shop", 7), "snowflake:{shop}:hw:7");
         assert_eq!(high_water_server_key("shop", 7), "snowflake:{shop}:hw-server:7");
+        assert_eq!(last_key("shop", 7), "snowflake:{shop}:last:7");
+        assert_eq!(since_key("shop"), "snowflake:{shop}:since");
     }
 
     #[test]
@@ -1011,7 +1075,14 @@ mod tests {
             "{error}"
         );
         super::super::store::assert_refusal_named_once(&error);
-        let grant = Grant { worker: 0, token: new_token(), fence: 1, previous_high_water_ms: None, store_now_ms: 0 };
+        let grant = Grant {
+            worker: 0,
+            token: new_token(),
+            fence: 1,
+            previous_high_water_ms: None,
+            store_now_ms: 0,
+            namespace_since_ms: None,
+        };
         let error = store.renew("shop", &grant, Duration::from_secs(1), 0).unwrap_err();
         assert!(error.to_string().contains("renewing worker ID 0 in namespace \"shop\" failed: "), "{error}");
         super::super::store::assert_refusal_named_once(&error);

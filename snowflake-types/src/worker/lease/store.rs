@@ -78,6 +78,7 @@ pub const MAX_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 ///     fence: 42,
 ///     previous_high_water_ms: Some(1_700_000_000_000),
 ///     store_now_ms: 1_700_000_060_000,
+///     namespace_since_ms: Some(1_600_000_000_000),
 /// };
 /// // Issue only above what the previous holder of this worker ID may have issued.
 /// let floor_ms = grant.previous_high_water_ms.map_or(grant.store_now_ms, |hw| hw.max(grant.store_now_ms));
@@ -102,6 +103,13 @@ pub struct Grant {
     pub previous_high_water_ms: Option<i64>,
     /// The store's clock at acquisition, in Unix milliseconds.
     pub store_now_ms: i64,
+    /// Since when (the store's clock, Unix ms) the store has known the namespace without
+    /// losing its records: a worker ID it has no record of was then never used since, and
+    /// only holders from before, who reserved at most `W` ahead, may still issue on it. A
+    /// grant without a record starts above this plus `W` plus the clock tolerance, so a
+    /// namespace known for longer starts its never-used worker IDs at once. `None` when the
+    /// store cannot say (it counts as the store's clock now: the grant waits out `W`).
+    pub namespace_since_ms: Option<i64>,
 }
 
 /// What an acquisition asks a store for: a free worker ID of `0..space` in a namespace, for

@@ -705,6 +705,7 @@ impl LeaseStore for ZooKeeperLeaseStore {
                             fence,
                             previous_high_water_ms,
                             store_now_ms,
+                            namespace_since_ms: None,
                         })))
                     }
                     // Taken since the list was read, or its high water changed: on to the next.
@@ -931,7 +932,14 @@ mod tests {
 
     #[test]
     fn a_worker_znode_is_the_grants_only_with_its_session_token_and_fence() {
-        let grant = Grant { worker: 3, token: "00ff".into(), fence: 42, previous_high_water_ms: None, store_now_ms: 0 };
+        let grant = Grant {
+            worker: 3,
+            token: "00ff".into(),
+            fence: 42,
+            previous_high_water_ms: None,
+            store_now_ms: 0,
+            namespace_since_ms: None,
+        };
         assert!(is_own_lease(b"00ff|42|web-1:77", 9, 9, &grant));
         assert!(is_own_lease(b"00ff|42", 9, 9, &grant));
         // Another session's znode, even one that holds the same data; another token or fence.
@@ -958,7 +966,14 @@ mod tests {
         assert!(matches!(store.acquire(&Claim::new("bad name", 32, ttl)), Err(LeaseError::BadNamespace { .. })));
         assert!(matches!(store.acquire(&Claim::new("shop", 0, ttl)), Err(LeaseError::BadSpace { space: 0 })));
         assert!(matches!(store.acquire(&Claim::new("shop", 32, Duration::ZERO)), Err(LeaseError::BadTtl { .. })));
-        let grant = Grant { worker: 0, token: new_token(), fence: 1, previous_high_water_ms: None, store_now_ms: 0 };
+        let grant = Grant {
+            worker: 0,
+            token: new_token(),
+            fence: 1,
+            previous_high_water_ms: None,
+            store_now_ms: 0,
+            namespace_since_ms: None,
+        };
         // A grant this store did not hand out holds nothing here.
         assert!(matches!(store.renew("shop", &grant, ttl, 0), Err(LeaseError::Lost { .. })));
     }

@@ -95,10 +95,28 @@ fn acquire(b: &WorkerLeaseBuilder, prefer: Option<u64>, fence_above: u64) -> Res
         return Err(LeaseError::ClockSkew { store: b.store().describe(), local_ms, store_ms, tolerance: b.tolerance });
     }
     let mut claim = Claim::new(&b.namespace, b.space, b.ttl).fence_above(fence_above);
-    if let Some(worker) = prefer {
+    if let Some(worker) = prefer.or_else(|| ready_worker(b, store_ms)) {
         claim = claim.prefer(worker);
     }
     b.store().acquire(&claim)
+}
+
+/// The free worker ID to try first when none was held before: one whose record says its last
+/// holder's reservation has passed (released, or expired long enough ago), chosen at random
+/// among those, so that processes starting together spread over them. Such a grant issues at
+/// once; one whose reservation is still running waits for it. `None` when the store lists no
+/// such worker ID (or cannot list): the store then picks a free one, preferring none (a
+/// never-used worker ID issues at once in a namespace the store has long known, see
+/// [`Grant::namespace_since_ms`]).
+fn ready_worker(b: &WorkerLeaseBuilder, store_ms: i64) -> Option<u64> {
+    let records = b.store().list(&b.namespace).ok()?;
+    let passed: Vec<u64> = records
+        .iter()
+        .filter(|r| !r.leased && r.worker < b.space)
+        .filter(|r| r.high_water_ms.is_some_and(|hw| hw <= store_ms.saturating_add(protocol::STEP_MS)))
+        .map(|r| r.worker)
+        .collect();
+    (!passed.is_empty()).then(|| passed[(random_u64() % passed.len() as u64) as usize])
 }
 
 /// Retries `attempt` while it fails with an error worth waiting for, until `deadline`,
@@ -377,11 +395,14 @@ impl Holder<'_> {
             }
             // Our own last issued timestamps stay below what we issue next when the worker ID
             // is the same: the generators never go back (they start above their own last ID).
-            inner.lease.regrant(grant, &self.shared.rules);
+            inner.lease.regrant(grant, &self.shared.rules, nanos_since_anchor(Instant::now()));
             inner.since = SystemTime::now();
         }
         match renew(self.b, self.shared) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                self.shared.lock().error = None;
+                Ok(())
+            }
             Err(error) => {
                 // Held but not recorded: the renewals that follow record it, or find it lost.
                 self.shared.lock().error = Some(error);

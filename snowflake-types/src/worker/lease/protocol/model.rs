@@ -48,6 +48,13 @@ fn monotonic_ns(now: i64) -> u64 {
 pub(super) struct Kind {
     name: &'static str,
     faults: StoreFaults,
+    /// The adapter says since when it has known the namespace
+    /// ([`Grant::namespace_since_ms`]), so never-used worker IDs of an old namespace start at
+    /// once.
+    since: bool,
+    /// The adapter renews a lease that expired while no one took its worker ID (it checks the
+    /// token, not the expiry).
+    revives: bool,
 }
 
 /// No fault at all: the start of a world given one fault alone.
@@ -62,21 +69,31 @@ const NONE: StoreFaults = StoreFaults {
 
 /// The five adapters' worlds, with the faults each declares.
 const STORES: [Kind; 5] = [
-    Kind { name: "Redis", faults: StoreFaults::REDIS },
-    Kind { name: "Redis Sentinel", faults: StoreFaults::REDIS_SENTINEL },
-    Kind { name: "SQL", faults: StoreFaults::SQL },
-    Kind { name: "etcd", faults: StoreFaults::ETCD },
-    Kind { name: "ZooKeeper", faults: StoreFaults::ZOOKEEPER },
+    Kind { name: "Redis", faults: StoreFaults::REDIS, since: true, revives: true },
+    Kind { name: "Redis Sentinel", faults: StoreFaults::REDIS_SENTINEL, since: true, revives: true },
+    Kind { name: "SQL", faults: StoreFaults::SQL, since: true, revives: true },
+    Kind { name: "etcd", faults: StoreFaults::ETCD, since: false, revives: true },
+    Kind { name: "ZooKeeper", faults: StoreFaults::ZOOKEEPER, since: false, revives: false },
 ];
 
 /// The exhaustive check's worlds: each fault that bears on uniqueness alone (a hung member and
 /// a clock step cost liveness, which the simulation checks), data loss with and without a store
 /// clock.
 const ONE_FAULT: [Kind; 4] = [
-    Kind { name: "data loss", faults: StoreFaults { loses_data: true, ..NONE } },
-    Kind { name: "data loss, no store clock", faults: StoreFaults { loses_data: true, no_clock: true, ..NONE } },
-    Kind { name: "two primaries", faults: StoreFaults { two_primaries: true, ..NONE } },
-    Kind { name: "record deleted behind its holder", faults: StoreFaults { deleted_behind_holder: true, ..NONE } },
+    Kind { name: "data loss", faults: StoreFaults { loses_data: true, ..NONE }, since: true, revives: true },
+    Kind {
+        name: "data loss, no store clock",
+        faults: StoreFaults { loses_data: true, no_clock: true, ..NONE },
+        since: false,
+        revives: false,
+    },
+    Kind { name: "two primaries", faults: StoreFaults { two_primaries: true, ..NONE }, since: true, revives: true },
+    Kind {
+        name: "record deleted behind its holder",
+        faults: StoreFaults { deleted_behind_holder: true, ..NONE },
+        since: true,
+        revives: true,
+    },
 ];
 
 /// Bugs of the store adapters that a test may plant, one flag each; the protocol's own are in
@@ -111,12 +128,15 @@ struct Store {
     records: Vec<Record>,
     /// Whether its writes count (an old master cut off from its replicas: not unless the bug).
     writable: bool,
+    /// Since when it has known the namespace (its marker): `None` until an acquisition
+    /// writes one, after a data loss, and on a promoted replica.
+    since: Option<i64>,
 }
 
 impl Store {
-    fn new(workers: usize) -> Store {
+    fn new(workers: usize, since: Option<i64>) -> Store {
         let record = Record { lease: None, high_water_ms: None, fence: 0, vouched: true };
-        Store { records: vec![record; workers], writable: true }
+        Store { records: vec![record; workers], writable: true, since }
     }
 }
 
@@ -147,6 +167,9 @@ struct Holder {
     generator: Option<(u64, u64, i64)>,
     /// The last model millisecond it issued at (for liveness).
     issued_at: Option<i64>,
+    /// The exhaustive check lets a holder take one step per model millisecond (its steps in
+    /// one millisecond commute or repeat): whether it took it.
+    moved: bool,
 }
 
 /// The world's state.
@@ -158,6 +181,8 @@ pub(super) struct World {
     old_master: Option<Store>,
     /// etcd: the hung member.
     hung: Option<u8>,
+    /// The store answers no one (an outage; the ride-through test).
+    down: bool,
     faults_left: u8,
     /// Issued milliseconds per (holder, worker): bit `ms`.
     issued: Vec<u64>,
@@ -204,14 +229,29 @@ pub(super) struct LeaseModel {
     /// Whether holders remember when they last issued (the simulation's liveness check; the
     /// exhaustive check leaves it out, which keeps its states fewer).
     pub(super) liveness: bool,
+    /// Whether a generator that has IDs for the current millisecond takes the next ones
+    /// anyway, running ahead of its clock up to the fence deadline (more schedules than a real
+    /// generator, which waits for its clock; the ride-through test turns it off).
+    pub(super) eager: bool,
 }
 
 impl LeaseModel {
     pub(super) fn new(kind: Kind, holders: usize, workers: usize, horizon: i64) -> LeaseModel {
-        let mut rules = Rules::new(Duration::from_millis(4), Duration::from_millis(1), Duration::from_millis(1));
+        let ms = Duration::from_millis;
+        let mut rules = Rules::new(ms(2), ms(1), ms(1)).with_reservation(ms(4));
         rules.step_ms = 1;
         let (faults, bugs) = (1, Bugs::default());
-        LeaseModel { kind, holders, workers, horizon: START + horizon, faults, bugs, rules, liveness: false }
+        LeaseModel {
+            kind,
+            holders,
+            workers,
+            horizon: START + horizon,
+            faults,
+            bugs,
+            rules,
+            liveness: false,
+            eager: true,
+        }
     }
 
     fn ttl_ms(&self) -> i64 {
@@ -236,11 +276,15 @@ impl LeaseModel {
                     grants: 0,
                     generator: None,
                     issued_at: None,
+                    moved: false,
                 })
                 .collect(),
-            store: Store::new(self.workers),
+            // A namespace the store has known for long: its never-used worker IDs start at once
+            // (on a store that says so), which leaves the horizon to the faults.
+            store: Store::new(self.workers, Some(0)),
             old_master: None,
             hung: None,
+            down: false,
             faults_left: self.faults,
             issued: vec![0; self.holders * self.workers],
             duplicate: false,
@@ -272,6 +316,9 @@ impl LeaseModel {
 
     /// The store a holder's calls reach, if any answers: `None` for a call that times out.
     fn reach<'w>(&self, world: &'w mut World, h: usize) -> Option<&'w mut Store> {
+        if world.down {
+            return None;
+        }
         if world.hung == Some(world.holders[h].endpoint) {
             if !self.bugs.etcd_timeout_stays {
                 // A timeout moves the client on to the next member.
@@ -329,14 +376,25 @@ impl LeaseModel {
         record.fence = fence;
         record.lease = Some((token.clone(), fence, now + ttl));
         let previous_high_water_ms = if record.vouched { record.high_water_ms } else { None };
+        let since = *store.since.get_or_insert(now);
+        let namespace_since_ms = self.kind.since.then_some(since);
         world.holders[h].grants += 1;
-        Some(Grant { worker: worker as u64, token, fence, previous_high_water_ms, store_now_ms: store_ms })
+        Some(Grant {
+            worker: worker as u64,
+            token,
+            fence,
+            previous_high_water_ms,
+            store_now_ms: store_ms,
+            namespace_since_ms,
+        })
     }
 
-    /// A renewal or release reaching the store: whether the lease is still the grant's.
+    /// A renewal or release reaching the store: whether the lease is still the grant's (on a
+    /// store that revives, also when it expired but no one took the worker ID since).
     fn owns(&self, record: &Record, grant: &Grant, now: i64) -> bool {
         match &record.lease {
             Some((token, _, expires)) if *expires > now => *token == grant.token || self.bugs.zookeeper_any_znode,
+            Some((token, _, _)) => self.kind.revives && *token == grant.token,
             _ => false,
         }
     }
@@ -395,6 +453,9 @@ impl LeaseModel {
             }
             _ => (view.epoch, view.worker, view.floor_ms.unwrap_or(i64::MIN)),
         };
+        if !self.eager && epoch == view.epoch && last >= local {
+            return;
+        }
         let from = local.max(last.saturating_add(1));
         match lease.grant_until(now_ns, local, from, 1, epoch, &self.rules) {
             Ok(until) => {
@@ -444,7 +505,7 @@ impl LeaseModel {
         world.faults_left -= 1;
         match fault {
             Fault::LoseData => {
-                world.store = Store::new(self.workers);
+                world.store = Store::new(self.workers, None);
             }
             Fault::Failover => {
                 let mut old = world.store.clone();
@@ -456,6 +517,7 @@ impl LeaseModel {
                     record.lease = None;
                     record.vouched = false;
                 }
+                world.store.since = None;
                 for holder in &mut world.holders {
                     holder.on_old_master = true;
                 }
@@ -469,13 +531,18 @@ impl LeaseModel {
     fn step(&self, world: &World, action: &Action) -> Option<World> {
         let mut next = world.clone();
         match *action {
-            Action::Tick => next.now += 1,
+            Action::Tick => {
+                next.now += 1;
+                for holder in &mut next.holders {
+                    holder.moved = false;
+                }
+            }
             Action::Acquire(h, worker) => {
                 // A failed call may still move the client on to another member.
                 let Some(grant) = self.acquire(&mut next, h, worker) else { return Some(next) };
                 let holder = &mut next.holders[h];
                 match &mut holder.lease {
-                    Some(lease) => lease.regrant(grant, &self.rules),
+                    Some(lease) => lease.regrant(grant, &self.rules, monotonic_ns(next.now)),
                     None => holder.lease = Some(Lease::granted(grant, &self.rules)),
                 }
             }
@@ -503,7 +570,7 @@ impl LeaseModel {
             actions.push(Action::Tick);
         }
         for (h, holder) in world.holders.iter().enumerate() {
-            if holder.gone {
+            if holder.gone || (exhaustive && holder.moved) {
                 continue;
             }
             match holder.lease.as_ref().map(|l| l.phase) {
@@ -548,7 +615,11 @@ impl Model for LeaseModel {
     }
 
     fn next_state(&self, world: &World, action: Action) -> Option<World> {
-        self.step(world, &action)
+        let mut next = self.step(world, &action)?;
+        if let Action::Acquire(h, _) | Action::Renew(h) | Action::Issue(h) | Action::Reconnect(h) = action {
+            next.holders[h].moved = true;
+        }
+        Some(next)
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
@@ -593,7 +664,20 @@ fn the_model_check_finds_each_planted_bug() {
     zookeeper.bugs.zookeeper_any_znode = true;
     let mut forgot = clean(data_loss);
     forgot.rules.planted.trust_a_store_that_forgot = true;
-    for (name, model) in [("sentinel", sentinel), ("zookeeper", zookeeper), ("a store that forgot", forgot)] {
+    let mut short_floor = clean(data_loss);
+    short_floor.rules.planted.floor_ignores_reservation = true;
+    let mut unrecorded = clean(data_loss);
+    unrecorded.rules.planted.reservation_not_recorded = true;
+    let mut own_worker = clean(data_loss);
+    own_worker.rules.planted.own_worker_any_time = true;
+    for (name, model) in [
+        ("sentinel", sentinel),
+        ("zookeeper", zookeeper),
+        ("a store that forgot", forgot),
+        ("a floor below the reservation", short_floor),
+        ("a reservation not recorded", unrecorded),
+        ("its own worker ID after any time", own_worker),
+    ] {
         let began = std::time::Instant::now();
         let (counterexample, states) = check(model);
         eprintln!("{name}: {states} states in {:?}", began.elapsed());
@@ -667,10 +751,11 @@ fn simulate(model: &LeaseModel, seed: u64, trace: bool) -> Result<(), Finding> {
                 continue;
             }
             let phase = world.holders[h].lease.as_ref().map(|l| l.phase);
+            // As the lease thread does: a renewal right after each grant, and renewals more
+            // often than the TTL.
             let steps: &[Action] = match phase {
-                None | Some(Phase::Recovering) => &[Action::Acquire(h, rng.below(model.workers))],
-                _ if world.now % 2 == 0 => &[Action::Renew(h), Action::Issue(h)],
-                _ => &[Action::Issue(h)],
+                None | Some(Phase::Recovering) => &[Action::Acquire(h, rng.below(model.workers)), Action::Renew(h)],
+                _ => &[Action::Renew(h), Action::Issue(h)],
             };
             for action in steps {
                 if let Some(next) = model.step(&world, action) {
@@ -747,16 +832,113 @@ fn the_simulation_finds_each_planted_bug() {
         model
     };
     let [redis, sentinel, _, etcd, zookeeper] = STORES;
-    let cases: [(&str, LeaseModel); 5] = [
+    let cases: [(&str, LeaseModel); 8] = [
         ("sentinel", planted(sentinel, |m| m.bugs.sentinel_old_master_trusted = true)),
         ("zookeeper", planted(zookeeper, |m| m.bugs.zookeeper_any_znode = true)),
         ("etcd endpoints", planted(etcd, |m| m.bugs.etcd_timeout_stays = true)),
         ("etcd clock", planted(etcd, |m| m.bugs.etcd_wall_clock = true)),
         ("a store that forgot", planted(redis, |m| m.rules.planted.trust_a_store_that_forgot = true)),
+        ("a floor below the reservation", planted(redis, |m| m.rules.planted.floor_ignores_reservation = true)),
+        ("a reservation not recorded", planted(redis, |m| m.rules.planted.reservation_not_recorded = true)),
+        ("its own worker ID after any time", planted(redis, |m| m.rules.planted.own_worker_any_time = true)),
     ];
     for (name, model) in cases {
         let failure = simulate_all(std::slice::from_ref(&model), 2_000);
         assert!(failure.is_err(), "{name}: 2 000 schedules found nothing");
         eprintln!("{name}: {}", failure.unwrap_err());
+    }
+}
+
+/// The fair schedule of the lease threads for one model millisecond: each holder acquires (and
+/// renews at once) when it holds nothing, else renews and issues; then time passes. Whether
+/// each holder issued in it.
+fn fair_tick(model: &LeaseModel, world: &mut World) -> Vec<bool> {
+    let mut issued = vec![false; model.holders];
+    for (h, flag) in issued.iter_mut().enumerate() {
+        let phase = world.holders[h].lease.as_ref().map(|l| l.phase);
+        let steps: Vec<Action> = match phase {
+            None | Some(Phase::Recovering) => vec![Action::Acquire(h, h % model.workers), Action::Renew(h)],
+            _ => vec![Action::Renew(h), Action::Issue(h)],
+        };
+        for action in steps {
+            if let Some(next) = model.step(world, &action) {
+                *world = next;
+            }
+        }
+        // A renewal the store answered with "lost": the lease thread acquires again at once.
+        if world.holders[h].lease.as_ref().is_some_and(|l| l.phase == Phase::Recovering) {
+            for action in [Action::Acquire(h, h % model.workers), Action::Renew(h), Action::Issue(h)] {
+                if let Some(next) = model.step(world, &action) {
+                    *world = next;
+                }
+            }
+        }
+        // Its lease lets it issue now, and it has IDs for this millisecond (its generator may
+        // have issued ahead of it).
+        let local = world.now + world.holders[h].offset_ms;
+        let holder = &world.holders[h];
+        *flag = holder.lease.as_ref().is_some_and(|lease| lease.issuing(monotonic_ns(world.now), local))
+            && holder.generator.is_some_and(|(_, _, last)| last >= local);
+        assert!(!world.duplicate, "{} world: a duplicate: {world:?}", model.kind.name);
+    }
+    *world = model.step(world, &Action::Tick).expect("time passes");
+    issued
+}
+
+/// Running holders ride through what the reservation covers: the store not answering for
+/// less than `W - margin` (on every store: Redis and SQL renew a lease that expired meanwhile,
+/// etcd and ZooKeeper give leases their TTL again when they return), and (on the stores that keep the lease's last
+/// grant and say since when they know the namespace) a store that comes back empty after it.
+/// Each holder has IDs for every millisecond of it, and after.
+#[test]
+fn running_holders_ride_through_an_outage_shorter_than_the_reservation() {
+    let ms = Duration::from_millis;
+    for kind in STORES {
+        let mut model = LeaseModel::new(Kind { faults: NONE, ..kind }, 2, 2, 60);
+        model.faults = 0;
+        model.eager = false;
+        // TTL 4 ms, W 8 ms: the store keeps a lease 3 ms (TTL - margin) after its renewal.
+        model.rules = Rules { step_ms: 1, ..Rules::new(ms(4), ms(1), ms(1)).with_reservation(ms(8)) };
+        for empty in [false, true] {
+            if empty && !kind.revives {
+                continue;
+            }
+            // Up to W - margin; a store that comes back empty must be back within TTL - margin
+            // of the last renewal (here, renewals every millisecond).
+            let millis = |d: Duration| super::millis(d);
+            let outage = if empty { 1 } else { millis(model.rules.reservation) - millis(model.rules.margin) - 1 };
+            // Until both issue (a store that cannot say since when it knows the namespace
+            // makes first grants wait out W).
+            let mut world = model.initial();
+            while !fair_tick(&model, &mut world).iter().all(|&i| i) {
+                assert!(world.now < START + 30, "{} world: the holders never issued: {world:?}", kind.name);
+            }
+            world.down = true;
+            for tick in 0..outage + 8 {
+                if tick == outage {
+                    world.down = false;
+                    if !kind.revives {
+                        // etcd and ZooKeeper count no lease time while they are down: a leader
+                        // elected on their return gives every lease (session) its whole TTL.
+                        let expires = world.now + model.ttl_ms();
+                        for record in &mut world.store.records {
+                            if let Some(lease) = &mut record.lease {
+                                lease.2 = expires;
+                            }
+                        }
+                    }
+                    if empty {
+                        world.store = Store::new(model.workers, None);
+                    }
+                }
+                let issued = fair_tick(&model, &mut world);
+                assert!(
+                    issued.iter().all(|&i| i),
+                    "{} world{}: a holder stopped {tick} ms into an outage of {outage} ms: {world:?}",
+                    kind.name,
+                    if empty { " (store back empty)" } else { "" }
+                );
+            }
+        }
     }
 }

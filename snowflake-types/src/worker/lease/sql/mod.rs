@@ -362,7 +362,23 @@ impl LeaseStore for SqlLeaseStore {
                         let reply = UnexpectedReply(format!("fence {fence} is negative"));
                         LeaseError::store(&self.name, doing("acquiring", namespace, worker), reply)
                     })?;
-                    return Ok(Grant { worker, token, fence, previous_high_water_ms, store_now_ms });
+                    // A store that cannot say since when it has known the namespace vouches for
+                    // no never-used worker ID: the grant then waits out the reservation.
+                    let namespace_since_ms = if previous_high_water_ms.is_none() {
+                        self.block_on(|| acquiring(namespace), self.backend.since(namespace, self.timeout))
+                            .ok()
+                            .flatten()
+                    } else {
+                        None
+                    };
+                    return Ok(Grant {
+                        worker,
+                        token,
+                        fence,
+                        previous_high_water_ms,
+                        store_now_ms,
+                        namespace_since_ms,
+                    });
                 }
             }
         }
@@ -584,6 +600,11 @@ struct Templates {
     now: &'static str,
     /// A namespace's rows: worker ID, holder, fence, high water, milliseconds left.
     list: &'static str,
+    /// Writes the namespace's marker (worker ID -1, the database's clock as its high water)
+    /// unless it exists.
+    mark: &'static str,
+    /// Reads the marker's time.
+    since: &'static str,
 }
 
 /// The statements, with the table's name written in.
@@ -597,6 +618,8 @@ struct Statements {
     release: Arc<str>,
     now: Arc<str>,
     list: Arc<str>,
+    mark: Arc<str>,
+    since: Arc<str>,
 }
 
 impl Statements {
@@ -611,6 +634,8 @@ impl Statements {
             release: with_table(templates.release),
             now: with_table(templates.now),
             list: with_table(templates.list),
+            mark: with_table(templates.mark),
+            since: with_table(templates.since),
         }
     }
 }
@@ -642,6 +667,10 @@ trait Backend: Send + Sync {
 
     /// The rows of `namespace`, by worker ID.
     fn list<'a>(&'a self, namespace: &'a str, timeout: Duration) -> Op<'a, Vec<Listed>>;
+
+    /// Since when (the database's clock, Unix ms) the table has held `namespace`'s marker row,
+    /// written now if it had none.
+    fn since<'a>(&'a self, namespace: &'a str, timeout: Duration) -> Op<'a, Option<i64>>;
 }
 
 /// A listed row: worker ID, holder, fence, high water, milliseconds left on the lease (0 or
@@ -693,6 +722,8 @@ mod tests {
             release: "",
             now: "SELECT now()",
             list: "SELECT * FROM {table} WHERE namespace = $1",
+            mark: "",
+            since: "",
         };
         let sql = Statements::new("ids.leases", &templates);
         assert!(sql.ddl.starts_with("CREATE TABLE IF NOT EXISTS ids.leases ("));

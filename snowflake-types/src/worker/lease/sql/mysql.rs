@@ -43,14 +43,21 @@ const SQL: Templates = Templates {
     renew: "UPDATE {table}
         SET lease_until = UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND,
             high_water_ms = COALESCE(GREATEST(high_water_ms, ?), ?)
-        WHERE namespace = ? AND worker_id = ? AND holder = ? AND fence = ? AND lease_until > UTC_TIMESTAMP(3)",
+        WHERE namespace = ? AND worker_id = ? AND holder = ? AND fence = ? AND lease_until > '1970-01-01 00:00:01'",
     release: "UPDATE {table}
-        SET high_water_ms = COALESCE(?, ?), lease_until = UTC_TIMESTAMP(3)
-        WHERE namespace = ? AND worker_id = ? AND holder = ? AND fence = ? AND lease_until > UTC_TIMESTAMP(3)",
+        SET high_water_ms = COALESCE(?, ?), lease_until = '1970-01-01 00:00:01'
+        WHERE namespace = ? AND worker_id = ? AND holder = ? AND fence = ? AND lease_until > '1970-01-01 00:00:01'",
     now: concat!("SELECT ", utc_now_ms!()),
     list: "SELECT worker_id, holder, fence, high_water_ms,
             TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(3), lease_until) DIV 1000
-        FROM {table} WHERE namespace = ? ORDER BY worker_id",
+        FROM {table} WHERE namespace = ? AND worker_id >= 0 ORDER BY worker_id",
+    mark: concat!(
+        "INSERT INTO {table} (namespace, worker_id, holder, fence, lease_until, high_water_ms)
+        VALUES (?, -1, '', 0, '1970-01-01 00:00:01', ",
+        utc_now_ms!(),
+        ") ON DUPLICATE KEY UPDATE worker_id = worker_id"
+    ),
+    since: "SELECT high_water_ms FROM {table} WHERE namespace = ? AND worker_id = -1",
 };
 
 /// The URL's options (`ssl-mode`, `ssl-ca` and the rest, read by sqlx), with the CA file of
@@ -182,6 +189,18 @@ impl Backend for My {
     fn list<'a>(&'a self, namespace: &'a str, timeout: Duration) -> Op<'a, Vec<Listed>> {
         Box::pin(with_connection(&self.pool, timeout, is_timeout, async move |c| {
             sqlx_core::query_as::query_as(AssertSqlSafe(self.sql.list.clone())).bind(namespace).fetch_all(c).await
+        }))
+    }
+
+    fn since<'a>(&'a self, namespace: &'a str, timeout: Duration) -> Op<'a, Option<i64>> {
+        Box::pin(with_connection(&self.pool, timeout, is_timeout, async move |c| {
+            sqlx_core::query::query(AssertSqlSafe(self.sql.mark.clone())).bind(namespace).execute(&mut *c).await?;
+            let since: Option<Option<i64>> =
+                sqlx_core::query_scalar::query_scalar(AssertSqlSafe(self.sql.since.clone()))
+                    .bind(namespace)
+                    .fetch_optional(&mut *c)
+                    .await?;
+            Ok(since.flatten())
         }))
     }
 }

@@ -26,14 +26,18 @@ const SQL: Templates = Templates {
     renew: "UPDATE {table}
         SET lease_until = now() + $5 * interval '1 millisecond',
             high_water_ms = COALESCE(GREATEST(high_water_ms, $6), $6)
-        WHERE namespace = $1 AND worker_id = $2 AND holder = $3 AND fence = $4 AND lease_until > now()",
+        WHERE namespace = $1 AND worker_id = $2 AND holder = $3 AND fence = $4 AND lease_until > to_timestamp(0)",
     release: "UPDATE {table}
-        SET lease_until = now(), high_water_ms = $5
-        WHERE namespace = $1 AND worker_id = $2 AND holder = $3 AND fence = $4 AND lease_until > now()",
+        SET lease_until = to_timestamp(0), high_water_ms = $5
+        WHERE namespace = $1 AND worker_id = $2 AND holder = $3 AND fence = $4 AND lease_until > to_timestamp(0)",
     now: "SELECT floor(extract(epoch FROM now()) * 1000)::bigint",
     list: "SELECT worker_id, holder, fence, high_water_ms,
             floor(extract(epoch FROM lease_until) * 1000)::bigint - floor(extract(epoch FROM now()) * 1000)::bigint
-        FROM {table} WHERE namespace = $1 ORDER BY worker_id",
+        FROM {table} WHERE namespace = $1 AND worker_id >= 0 ORDER BY worker_id",
+    mark: "INSERT INTO {table} (namespace, worker_id, holder, fence, lease_until, high_water_ms)
+        VALUES ($1, -1, '', 0, to_timestamp(0), floor(extract(epoch FROM now()) * 1000)::bigint)
+        ON CONFLICT (namespace, worker_id) DO NOTHING",
+    since: "SELECT high_water_ms FROM {table} WHERE namespace = $1 AND worker_id = -1",
 };
 
 /// The URL's options (`sslmode`, `sslrootcert` and the rest, read by sqlx), with the CA file
@@ -135,6 +139,18 @@ impl Backend for Pg {
     fn list<'a>(&'a self, namespace: &'a str, timeout: Duration) -> Op<'a, Vec<Listed>> {
         Box::pin(with_connection(&self.pool, timeout, is_timeout, async move |c| {
             sqlx_core::query_as::query_as(AssertSqlSafe(self.sql.list.clone())).bind(namespace).fetch_all(c).await
+        }))
+    }
+
+    fn since<'a>(&'a self, namespace: &'a str, timeout: Duration) -> Op<'a, Option<i64>> {
+        Box::pin(with_connection(&self.pool, timeout, is_timeout, async move |c| {
+            sqlx_core::query::query(AssertSqlSafe(self.sql.mark.clone())).bind(namespace).execute(&mut *c).await?;
+            let since: Option<Option<i64>> =
+                sqlx_core::query_scalar::query_scalar(AssertSqlSafe(self.sql.since.clone()))
+                    .bind(namespace)
+                    .fetch_optional(&mut *c)
+                    .await?;
+            Ok(since.flatten())
         }))
     }
 }
