@@ -96,6 +96,7 @@ fn lease_events_reach_the_subscriber_and_the_recorder() -> TestResult {
             .namespace(namespace.clone())
             .worker_bits(5)
             .ttl(Duration::from_secs(5))
+            .reservation(Duration::from_secs(5))
             .renew_every(Duration::from_millis(50))
             .acquire()?)
     };
@@ -114,7 +115,11 @@ fn lease_events_reach_the_subscriber_and_the_recorder() -> TestResult {
     let worker = lease.worker().to_string();
     let labels = [("namespace", namespace.as_str()), ("worker", worker.as_str())];
     let mut conn = redis::Client::open(url.as_str())?.get_connection()?;
-    let _: i64 = redis::cmd("DEL").arg(format!("snowflake:{{{namespace}}}:worker:{worker}")).query(&mut conn)?;
+    // With its last-grant key too: a lease key alone gone is renewed again (no one took it).
+    let _: i64 = redis::cmd("DEL")
+        .arg(format!("snowflake:{{{namespace}}}:worker:{worker}"))
+        .arg(format!("snowflake:{{{namespace}}}:last:{worker}"))
+        .query(&mut conn)?;
     let deadline = Instant::now() + Duration::from_secs(60);
     while seen.counter(events::LEASE_LOST, &labels) == 0 {
         assert!(Instant::now() < deadline, "the lease was never found lost: {:?}", lease.stats());

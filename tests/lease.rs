@@ -128,6 +128,7 @@ fn spawn_children(
             .env("LEASE_TEST_SECONDS", seconds.to_string())
             // A fresh namespace: each worker ID waits out one TTL before its first ID.
             .env("SNOWFLAKE_LEASE_TTL", "3s")
+            .env("SNOWFLAKE_LEASE_RESERVATION", "3s")
             .env("LEASE_TEST_START_AT", start_at.to_string())
             .env("LEASE_TEST_OUT", &out)
             .stdout(Stdio::piped())
@@ -291,6 +292,7 @@ fn thirty_two_leases(store: Arc<dyn LeaseStore>, namespace: &str) -> TestResult 
             .namespace(namespace)
             .worker_bits(5)
             .ttl(Duration::from_secs(3))
+            .reservation(Duration::from_secs(3))
             .margin(Duration::from_millis(600))
             .clock_tolerance(Duration::from_millis(300))
     };
@@ -371,6 +373,7 @@ fn renewals_cut_off_fence_the_holder_before_its_ttl_ends() -> TestResult {
             .namespace("cut")
             .space(1)
             .ttl(ttl)
+            .reservation(ttl)
             .margin(margin)
             .renew_every(Duration::from_millis(200))
     };
@@ -406,13 +409,14 @@ fn renewals_cut_off_fence_the_holder_before_its_ttl_ends() -> TestResult {
     assert!(fenced_at < stopped + ttl, "fenced {:?} after the cut", fenced_at - stopped);
     assert!(!first.is_valid());
 
-    // Past the TTL the store, running again, has let the lease expire: the first holder finds
-    // it lost and acquires it again by itself (the space holds one worker ID), above its own
-    // record; its generator resumes above every ID it issued, and a second holder is refused.
+    // Past the TTL the store, running again, has let the lease key expire: no one took the
+    // worker ID since, so the first holder's next renewal writes its lease again (the space
+    // holds one worker ID); its generator resumes above every ID it issued, and a second
+    // holder is refused.
     std::thread::sleep((stopped + ttl + Duration::from_millis(200)).saturating_duration_since(Instant::now()));
     server.signal("-CONT");
     let deadline = Instant::now() + Duration::from_secs(30);
-    while first.stats().recoveries == 0 {
+    while first.stats().recoveries + first.stats().late_renewals == 0 {
         assert!(Instant::now() < deadline, "never acquired again: {:?}", first.status());
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -460,6 +464,7 @@ fn a_new_holder_starts_above_the_last_even_with_a_clock_an_hour_back() -> TestRe
                 .namespace(namespace.as_str())
                 .space(1)
                 .ttl(Duration::from_millis(800))
+                .reservation(Duration::from_millis(800))
                 .margin(Duration::from_millis(200))
                 .renew_every(Duration::from_millis(150)))
         };
@@ -538,6 +543,7 @@ fn an_acquisition_waits_for_a_store_that_is_down_at_start() -> TestResult {
             .namespace("down")
             .space(4)
             .ttl(Duration::from_secs(2))
+            .reservation(Duration::from_secs(2))
             .margin(Duration::from_millis(500))
             .clock_tolerance(Duration::from_millis(300))
             .wait_for_store(wait))
@@ -597,6 +603,7 @@ fn a_generator_moves_to_another_worker_id_under_many_threads() -> TestResult {
             .namespace(namespace.as_str())
             .space(2)
             .ttl(Duration::from_millis(1500))
+            .reservation(Duration::from_millis(1500))
             .margin(Duration::from_millis(400))
             .renew_every(Duration::from_millis(100))
             .clock_tolerance(Duration::from_millis(200)))
@@ -689,6 +696,7 @@ fn a_first_acquisition_gives_up_on_a_store_that_goes_away_while_it_waits() -> Te
             .namespace("gone")
             .space(4)
             .ttl(Duration::from_secs(3))
+            .reservation(Duration::from_secs(3))
             .margin(Duration::from_millis(500))
             .wait_for_store(Duration::from_secs(1))
             .acquire()
@@ -772,6 +780,7 @@ fn churn(store: Arc<dyn LeaseStore>, namespace: &str, tag: &str) -> TestResult {
                             .namespace(namespace)
                             .worker_bits(10)
                             .ttl(Duration::from_millis(2000))
+                            .reservation(Duration::from_millis(2000))
                             .margin(Duration::from_millis(600))
                             .renew_every(Duration::from_millis(400))
                             .acquire()

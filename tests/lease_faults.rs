@@ -70,7 +70,14 @@ fn env_or<T: std::str::FromStr>(var: &str, default: T) -> T {
 }
 
 fn spec(url: &str, namespace: &str, space: u64) -> HolderSpec {
-    HolderSpec { url: url.to_owned(), namespace: namespace.to_owned(), space, ttl: TTL, margin: MARGIN }
+    HolderSpec {
+        url: url.to_owned(),
+        namespace: namespace.to_owned(),
+        space,
+        ttl: TTL,
+        margin: MARGIN,
+        reservation: None,
+    }
 }
 
 /// How long the first IDs of a fresh namespace may take: a store with no record of a worker
@@ -531,6 +538,7 @@ fn churn_holder(
             .namespace(namespace)
             .worker_bits(layout.worker_bits())
             .ttl(Duration::from_secs(1))
+            .reservation(Duration::from_secs(1))
             .margin(Duration::from_millis(300))
             .renew_every(Duration::from_millis(200))
             .clock_tolerance(Duration::from_millis(200))

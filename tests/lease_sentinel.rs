@@ -273,7 +273,14 @@ fn a_failover_under_load_issues_no_duplicate_and_recovers() -> TestResult {
     lease_store::the_store_clock_is_close(&store, &lease_store::unique("sentinel_clock"));
 
     let namespace = format!("t{}-sentinel", std::process::id());
-    let spec = HolderSpec { url: url.clone(), namespace: namespace.clone(), space: 2, ttl: TTL, margin: MARGIN };
+    let spec = HolderSpec {
+        url: url.clone(),
+        namespace: namespace.clone(),
+        space: 2,
+        ttl: TTL,
+        margin: MARGIN,
+        reservation: None,
+    };
     let mut holders = Holders::new(Duration::from_secs(120))?;
     holders.spawn_holder("a", &spec)?;
     holders.spawn_holder("b", &spec)?;
@@ -340,7 +347,14 @@ fn freeze_the_master(label: &str, with_holder_a: bool) -> TestResult {
     let _one = ONE_DEPLOYMENT.lock().unwrap_or_else(PoisonError::into_inner);
     let Some(deployment) = Deployment::start() else { return Ok(()) };
     let namespace = format!("t{}-{label}", std::process::id());
-    let spec = HolderSpec { url: deployment.url(), namespace: namespace.clone(), space: 2, ttl: TTL, margin: MARGIN };
+    let spec = HolderSpec {
+        url: deployment.url(),
+        namespace: namespace.clone(),
+        space: 2,
+        ttl: TTL,
+        margin: MARGIN,
+        reservation: None,
+    };
     let mut holders = Holders::new(Duration::from_secs(120))?;
     holders.spawn_holder("a", &spec)?;
     holders.spawn_holder("b", &spec)?;

@@ -331,6 +331,7 @@ fn keeps_issuing_with_a_member_stopped(leader: bool) -> TestResult {
         .namespace(if leader { "hung-leader" } else { "hung-lease" })
         .space(4)
         .ttl(ttl)
+        .reservation(ttl)
         .margin(Duration::from_secs(1))
         .renew_every(Duration::from_millis(500))
         .acquire()?;
@@ -484,6 +485,7 @@ fn clock_step_child() -> TestResult {
         .namespace(CLOCK_STEP_NAMESPACE)
         .space(CLOCK_STEP_SPACE)
         .ttl(CLOCK_STEP_TTL)
+        .reservation(CLOCK_STEP_TTL)
         .margin(Duration::from_secs(1))
         .renew_every(Duration::from_millis(500))
         .acquire()?;
@@ -505,12 +507,13 @@ fn clock_step_child() -> TestResult {
         match generator.next_raw() {
             Ok(id) if fenced => {
                 assert!(id > last, "{id} after {last}");
-                // The wall clock did step back, and the lease was lost and acquired again.
+                // The wall clock did step back, and the lease, expired meanwhile, was renewed
+                // again (its worker ID was still its own) or acquired again.
                 let ahead = MonotonicClock.now_ms() - wall_ms();
                 let stats = lease.stats();
                 println!("resumed on worker {}, the clock {ahead} ms ahead of the wall: {stats:?}", stats.worker);
                 assert!(ahead >= 4_000, "the wall clock did not step back: the clock is {ahead} ms ahead of it");
-                assert!(stats.recoveries >= 1, "{stats:?}");
+                assert!(stats.recoveries + stats.late_renewals >= 1, "{stats:?}");
                 break;
             }
             Ok(id) => last = id,

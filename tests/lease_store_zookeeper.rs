@@ -389,6 +389,7 @@ fn worker_znodes_deleted_under_issuing_processes_never_duplicate_an_id() -> Test
         space: 1,
         ttl: Duration::from_secs(2),
         margin: Duration::from_millis(500),
+        reservation: None,
     };
     let bound = Duration::from_secs(15);
     // Apart, so that c can be stopped alone.
@@ -620,6 +621,7 @@ mod over_tls {
             .env(CA_ENV, certificates.ca())
             .env("SNOWFLAKE_NAMESPACE", "environment")
             .env("SNOWFLAKE_LEASE_TTL", "2s")
+            .env("SNOWFLAKE_LEASE_RESERVATION", "2s")
             .env_remove("SNOWFLAKE_WORKER_ID")
             .env_remove("SNOWFLAKE_WORKER_SPACE")
             .env("LEASE_TEST_COUNT", "1000")

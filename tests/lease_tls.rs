@@ -55,6 +55,7 @@ fn zero_code(url: &str, ca: Option<&std::path::Path>, namespace: &str) {
         .env("SNOWFLAKE_WORKER_LEASE", url)
         .env("SNOWFLAKE_NAMESPACE", namespace)
         .env("SNOWFLAKE_LEASE_TTL", "2s")
+        .env("SNOWFLAKE_LEASE_RESERVATION", "2s")
         .env("SNOWFLAKE_LEASE_WAIT", "0")
         .env_remove("SNOWFLAKE_WORKER_ID")
         .env_remove("SNOWFLAKE_WORKER_SPACE")

@@ -139,7 +139,12 @@ fn an_environment_lease_covers_the_narrowest_type() -> TestResult {
     let _cleanup = servers::RedisKeys { url: url.clone(), pattern: format!("*{namespace}*") };
     for _ in 0..4 {
         // A short TTL: each fresh worker ID waits out a TTL before its first ID.
-        let env = [(LEASE_VAR, url.as_str()), ("SNOWFLAKE_NAMESPACE", &namespace), ("SNOWFLAKE_LEASE_TTL", "1s")];
+        let env = [
+            (LEASE_VAR, url.as_str()),
+            ("SNOWFLAKE_NAMESPACE", &namespace),
+            ("SNOWFLAKE_LEASE_TTL", "1s"),
+            ("SNOWFLAKE_LEASE_RESERVATION", "1s"),
+        ];
         run("lease_narrowest", &env)?;
     }
     Ok(())
@@ -163,7 +168,12 @@ fn processes_that_stop_early_leave_no_lease_held() -> TestResult {
     // Every worker ID of the space has a record (an old high water, and the namespace's fence
     // counter), so a grant does not wait out the long TTL before its first ID.
     servers::seed_redis_lease_records(&url, &namespace, 1024)?;
-    let env = [(LEASE_VAR, url.as_str()), ("SNOWFLAKE_NAMESPACE", &namespace), ("SNOWFLAKE_LEASE_TTL", "60s")];
+    let env = [
+        (LEASE_VAR, url.as_str()),
+        ("SNOWFLAKE_NAMESPACE", &namespace),
+        ("SNOWFLAKE_LEASE_TTL", "60s"),
+        ("SNOWFLAKE_LEASE_RESERVATION", "60s"),
+    ];
     for scenario in ["lease_failed_check", "lease_early_return"] {
         run(scenario, &env)?;
         assert_eq!(held(&mut connection)?, Vec::<String>::new(), "{scenario} left its worker ID held");

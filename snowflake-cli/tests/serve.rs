@@ -38,7 +38,7 @@ fn serve_with_a_redis_lease_answers_curl_and_stops_on_sigterm() {
     let namespace = format!("cli-serve-{}-{nanos}", std::process::id());
     let mut child = Command::new(env!("CARGO_BIN_EXE_snowflake"))
         .args(["serve", "--id", "order=preset=leaf,epoch=2020-01-01", "--lease", &redis])
-        .args(["--namespace", &namespace, "--lease-ttl", "2s", "--listen", "127.0.0.1:0"])
+        .args(["--namespace", &namespace, "--lease-ttl", "2s", "--lease-reservation", "2s", "--listen", "127.0.0.1:0"])
         .env_remove("SNOWFLAKE_WORKER_ID")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use snowflake_types::worker::{
-    LEASE_TTL_ENV, LEASE_WAIT_ENV, NAMESPACE_ENV, WORKER_ID_ENV, WORKER_LEASE_ENV, WORKER_SPACE_ENV,
-    lease::MAX_WORKER_SPACE, parse_duration,
+    LEASE_RESERVATION_ENV, LEASE_TTL_ENV, LEASE_WAIT_ENV, NAMESPACE_ENV, WORKER_ID_ENV, WORKER_LEASE_ENV,
+    WORKER_SPACE_ENV, lease::MAX_WORKER_SPACE, parse_duration,
 };
 use snowflake_types::{Labels, Layout, Preset};
 
@@ -201,6 +201,9 @@ pub struct LeaseConfig {
     pub ttl: Option<Duration>,
     /// How long the first acquisition waits for a store that does not answer.
     pub wait: Option<Duration>,
+    /// The reservation `W`: how long the server keeps issuing while the store does not answer
+    /// (the library's default when `None`).
+    pub reservation: Option<Duration>,
     /// The worker IDs to lease from, `0..space` (default: as many as the narrowest type's
     /// worker field holds).
     pub space: Option<u64>,
@@ -214,6 +217,7 @@ impl LeaseConfig {
             namespace: snowflake_types::worker::lease::DEFAULT_NAMESPACE.to_owned(),
             ttl: None,
             wait: None,
+            reservation: None,
             space: None,
         }
     }
@@ -313,6 +317,11 @@ pub struct ServeArgs {
     /// [env: SNOWFLAKE_LEASE_WAIT] [default: 30s].
     #[arg(long, value_name = "DURATION")]
     pub lease_wait: Option<String>,
+    /// How long the server keeps issuing while the store does not answer: the time it reserves
+    /// ahead in the store at each renewal, never below the TTL; a start the store cannot vouch
+    /// for waits about this long [env: SNOWFLAKE_LEASE_RESERVATION] [default: 60s].
+    #[arg(long, value_name = "DURATION")]
+    pub lease_reservation: Option<String>,
     /// Lease from worker IDs 0..N [env: SNOWFLAKE_WORKER_SPACE] [default: the narrowest type's
     /// whole worker field].
     #[arg(long, value_name = "N")]
@@ -331,6 +340,7 @@ struct FileConfig {
     namespace: Option<String>,
     lease_ttl: Option<String>,
     lease_wait: Option<String>,
+    lease_reservation: Option<String>,
     worker_space: Option<u64>,
 }
 
@@ -464,6 +474,12 @@ impl ServeArgs {
                 };
                 lease.ttl = duration(&self.lease_ttl, LEASE_TTL_ENV, &file.lease_ttl, "--lease-ttl")?;
                 lease.wait = duration(&self.lease_wait, LEASE_WAIT_ENV, &file.lease_wait, "--lease-wait")?;
+                lease.reservation = duration(
+                    &self.lease_reservation,
+                    LEASE_RESERVATION_ENV,
+                    &file.lease_reservation,
+                    "--lease-reservation",
+                )?;
                 let space_text = self
                     .worker_space
                     .clone()

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use snowflake_types::worker::lease::{DEFAULT_MARGIN, LeaseStatus, WorkerLease, redact_url};
+use snowflake_types::worker::lease::{DEFAULT_MARGIN, DEFAULT_RESERVATION, LeaseStatus, WorkerLease, redact_url};
 use snowflake_types::{GenerateError, Generator, WorkerSource};
 
 use crate::config::{Config, IdSpec, WorkerConfig};
@@ -226,6 +226,7 @@ impl AppState {
             .namespace(settings.namespace.clone())
             .space(config.lease_space())
             .ttl(ttl)
+            .reservation(settings.reservation.unwrap_or(DEFAULT_RESERVATION).max(ttl))
             .margin(DEFAULT_MARGIN.min(ttl / 5));
         if let Some(wait) = settings.wait {
             builder = builder.wait_for_store(wait);

@@ -28,7 +28,20 @@ fn three_servers_on_one_lease_store_issue_no_duplicates() {
     let Some(url) = common::redis_url() else { return };
     let namespace = common::unique("serve-many");
     // A space of 3 worker IDs: the three servers take all of them.
-    let args = ["--id", ORDER, "--lease", &url, "--namespace", &namespace, "--lease-ttl", "2s", "--worker-space", "3"];
+    let args = [
+        "--id",
+        ORDER,
+        "--lease",
+        &url,
+        "--namespace",
+        &namespace,
+        "--lease-ttl",
+        "2s",
+        "--lease-reservation",
+        "2s",
+        "--worker-space",
+        "3",
+    ];
     let servers: Vec<Server> = (0..3).map(|_| Server::start(&args)).collect();
     let agent = agent();
     for s in &servers {
@@ -91,7 +104,18 @@ fn three_servers_on_one_lease_store_issue_no_duplicates() {
 fn a_server_whose_store_goes_away_answers_503_then_recovers_by_itself() {
     let Some(mut redis) = PrivateRedis::start() else { return };
     let url = redis.url();
-    let mut server = Server::start(&["--id", ORDER, "--lease", &url, "--lease-ttl", "2s", "--namespace", "outage"]);
+    let mut server = Server::start(&[
+        "--id",
+        ORDER,
+        "--lease",
+        &url,
+        "--lease-ttl",
+        "2s",
+        "--lease-reservation",
+        "2s",
+        "--namespace",
+        "outage",
+    ]);
     let agent = agent();
     let before = eventually(Duration::from_secs(30), "the server issues", || {
         let (status, _, body) = get(&agent, &server.url("/v1/ids/order?count=10"));
@@ -193,8 +217,18 @@ fn leases_from_postgres_and_mysql() {
             }
         };
         let namespace = common::unique("serve-sql");
-        let mut server =
-            Server::start(&["--id", ORDER, "--lease", &url, "--namespace", &namespace, "--lease-ttl", "2s"]);
+        let mut server = Server::start(&[
+            "--id",
+            ORDER,
+            "--lease",
+            &url,
+            "--namespace",
+            &namespace,
+            "--lease-ttl",
+            "2s",
+            "--lease-reservation",
+            "2s",
+        ]);
         let agent = agent();
         let ids = eventually(Duration::from_secs(30), "the server issues", || {
             let (status, _, body) = get(&agent, &server.url("/v1/ids/order?count=5"));

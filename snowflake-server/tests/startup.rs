@@ -45,6 +45,8 @@ fn a_server_waiting_for_its_lease_answers_at_once_then_issues_once_the_store_is_
         &namespace,
         "--lease-ttl",
         "2s",
+        "--lease-reservation",
+        "2s",
         "--lease-wait",
         "60s",
     ]);
@@ -143,7 +145,18 @@ fn a_server_waiting_for_its_lease_answers_at_once_then_issues_once_the_store_is_
 fn refused_requests_are_logged_as_a_count_every_few_seconds() {
     let Some(redis) = PrivateRedis::start() else { return };
     let url = redis.url();
-    let mut server = Server::start(&["--id", ORDER, "--lease", &url, "--lease-ttl", "2s", "--namespace", "quiet"]);
+    let mut server = Server::start(&[
+        "--id",
+        ORDER,
+        "--lease",
+        &url,
+        "--lease-ttl",
+        "2s",
+        "--lease-reservation",
+        "2s",
+        "--namespace",
+        "quiet",
+    ]);
     let agent = agent();
     eventually(Duration::from_secs(30), "the server is ready", || {
         (get(&agent, &server.url("/readyz")).0 == 200).then_some(())
@@ -200,7 +213,18 @@ fn a_store_paused_at_start_does_not_hold_up_the_answers() {
     let url = redis.url();
     redis.pause();
     let started = Instant::now();
-    let mut server = Server::start(&["--id", ORDER, "--lease", &url, "--lease-ttl", "2s", "--lease-wait", "60s"]);
+    let mut server = Server::start(&[
+        "--id",
+        ORDER,
+        "--lease",
+        &url,
+        "--lease-ttl",
+        "2s",
+        "--lease-reservation",
+        "2s",
+        "--lease-wait",
+        "60s",
+    ]);
     let agent = agent();
     let (status, _, body) = get(&agent, &server.url("/readyz"));
     let to_not_ready = started.elapsed();

@@ -266,6 +266,8 @@ pub struct HolderSpec {
     pub space: u64,
     pub ttl: Duration,
     pub margin: Duration,
+    /// The lease's reservation `W`; `None`: the TTL (a holder stops with its store).
+    pub reservation: Option<Duration>,
 }
 
 /// Child processes, killed when dropped (also when the test fails). Each writes
@@ -277,12 +279,14 @@ pub struct Holders {
     max: Duration,
     /// Each process's name, scenario (`holder`, `registry`) and, until it is reaped, itself.
     procs: Vec<(String, &'static str, Option<Child>)>,
+    /// The processes killed on purpose ([`Holders::kill`]): they never finish.
+    killed: Vec<String>,
 }
 
 impl Holders {
     /// No process yet; every one started later ends after `max` at the latest.
     pub fn new(max: Duration) -> std::io::Result<Holders> {
-        Ok(Holders { dir: tempfile::tempdir()?, max, procs: Vec::new() })
+        Ok(Holders { dir: tempfile::tempdir()?, max, procs: Vec::new(), killed: Vec::new() })
     }
 
     /// Starts a holder process: `WorkerLease::from_url(url)` with the spec, retried until it
@@ -294,8 +298,38 @@ impl Holders {
             ("FAULTS_SPACE", spec.space.to_string()),
             ("FAULTS_TTL_MS", spec.ttl.as_millis().to_string()),
             ("FAULTS_MARGIN_MS", spec.margin.as_millis().to_string()),
+            ("FAULTS_RESERVATION_MS", spec.reservation.unwrap_or(spec.ttl).as_millis().to_string()),
         ];
         self.spawn(name, "holder", &env)
+    }
+
+    /// Stops one process as a clean shutdown does (it releases its lease), and waits for it to
+    /// exit: whether it exited by itself within 30 s.
+    pub fn release(&mut self, name: &str) -> std::io::Result<bool> {
+        File::create(self.path(name, "stop"))?;
+        let Some((_, _, slot)) = self.procs.iter_mut().find(|(n, _, _)| n == name) else { return Ok(false) };
+        let Some(mut child) = slot.take() else { return Ok(false) };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Some(status) = child.try_wait()? {
+                return Ok(status.success());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        Ok(false)
+    }
+
+    /// Kills one process with `SIGKILL`: its lease stays held until its TTL runs out.
+    pub fn kill(&mut self, name: &str) {
+        self.killed.push(name.to_owned());
+        if let Some((_, _, slot)) = self.procs.iter_mut().find(|(n, _, _)| n == name)
+            && let Some(mut child) = slot.take()
+        {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 
     /// Starts a process configured only by `SNOWFLAKE_WORKER_LEASE=url` and
@@ -417,7 +451,7 @@ impl Holders {
         let mut runs = Vec::new();
         for (name, scenario) in finished {
             let out = std::fs::read_to_string(self.path(&name, "out")).unwrap_or_default();
-            if !out.contains(&format!("scenario {scenario} done")) {
+            if !self.killed.contains(&name) && !out.contains(&format!("scenario {scenario} done")) {
                 return Err(format!("{name} did not finish:\n{}", self.describe()));
             }
             let bytes = std::fs::read(self.path(&name, "ids")).map_err(|e| format!("{name}: {e}"))?;
@@ -683,7 +717,8 @@ pub fn child_main() -> Result<(), BoxError> {
     let dir = PathBuf::from(std::env::var("FAULTS_DIR")?);
     let name = std::env::var("FAULTS_NAME")?;
     let max = Duration::from_millis(std::env::var("FAULTS_MAX_MS")?.parse()?);
-    let stop = StopWhen { file: dir.join("stop"), deadline: Instant::now() + max };
+    let stop =
+        StopWhen { file: dir.join("stop"), own: dir.join(format!("{name}.stop")), deadline: Instant::now() + max };
     let log = EventLog { file: File::create(dir.join(format!("{name}.events")))? };
     let ids = BufWriter::with_capacity(1 << 20, File::create(dir.join(format!("{name}.ids")))?);
     match scenario.as_str() {
@@ -697,12 +732,14 @@ pub fn child_main() -> Result<(), BoxError> {
 
 struct StopWhen {
     file: PathBuf,
+    /// This process's own stop file (`Holders::release`).
+    own: PathBuf,
     deadline: Instant,
 }
 
 impl StopWhen {
     fn now(&self) -> bool {
-        Instant::now() >= self.deadline || self.file.exists()
+        Instant::now() >= self.deadline || self.file.exists() || self.own.exists()
     }
 }
 
@@ -810,6 +847,7 @@ fn holder(stop: &StopWhen, mut issuer: Issuer) -> Result<(), BoxError> {
     let space: u64 = std::env::var("FAULTS_SPACE")?.parse()?;
     let ttl = env_ms("FAULTS_TTL_MS")?;
     let margin = env_ms("FAULTS_MARGIN_MS")?;
+    let reservation = env_ms("FAULTS_RESERVATION_MS")?;
     let mut held: Option<(WorkerLease, Generator)> = None;
     let mut failed_acquisitions = 0u64;
     let mut round = 0u32;
@@ -823,6 +861,7 @@ fn holder(stop: &StopWhen, mut issuer: Issuer) -> Result<(), BoxError> {
                 .namespace(namespace.as_str())
                 .space(space)
                 .ttl(ttl)
+                .reservation(reservation)
                 .margin(margin)
                 .clock_tolerance(Duration::from_millis(200))
                 .acquire();

@@ -221,7 +221,14 @@ pub fn the_store_clock_is_close<S: LeaseStore>(store: &S, namespace: &str) {
 /// before anything is sent, each with its own error.
 pub fn bad_arguments_are_refused<S: LeaseStore>(store: &S, namespace: &str) {
     let long = "n".repeat(65);
-    let grant = Grant { worker: 0, token: "0".repeat(32), fence: 1, previous_high_water_ms: None, store_now_ms: 0 };
+    let grant = Grant {
+        worker: 0,
+        token: "0".repeat(32),
+        fence: 1,
+        previous_high_water_ms: None,
+        store_now_ms: 0,
+        namespace_since_ms: None,
+    };
     for hostile in ["", long.as_str(), "a b", "shop*", "{shop}", "x'; DROP TABLE users; --", "shop\r\nDEL x", "café"] {
         for result in [
             store.acquire(&Claim::new(hostile, 32, TTL)).map(drop),

@@ -201,7 +201,7 @@ macro_rules! sql_lease_store_tests {
             let _context = table.runtime.enter();
             let mut locker = table.runtime.block_on(table.pool.begin()).expect("a transaction");
             let lock = AssertSqlSafe(format!(
-                "SELECT holder FROM {} WHERE namespace = {} FOR UPDATE",
+                "SELECT holder FROM {} WHERE namespace = {} AND worker_id >= 0 FOR UPDATE",
                 table.name, $placeholder
             ));
             let rows = table.runtime.block_on(sqlx::query(lock).bind(&namespace).fetch_all(&mut *locker));
