@@ -243,7 +243,12 @@ fn child() -> TestResult {
         "install_after_bad_env" => {
             // A refused default is not a configuration in use: install() says nothing of
             // "already installed", and takes over.
-            assert!(Wide::try_generate().is_err());
+            let refused = Wide::try_generate().expect_err("SNOWFLAKE_WORKER_ID=forty must be refused");
+            assert!(
+                matches!(&refused, GenerateError::Worker(WorkerError::BadEnv { var, value, .. })
+                    if var == WORKER_VAR && value == "forty"),
+                "{refused}"
+            );
             Registry::builder().worker_id(6).install()?;
             assert_eq!(Wide::generate().worker(), 6);
         }

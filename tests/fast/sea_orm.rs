@@ -130,11 +130,28 @@ async fn suite(url: &str, create: &str) -> Result<(), Box<dyn std::error::Error>
 #[test]
 fn values_built_in_memory_are_checked() {
     assert_eq!(<OrderId as ValueType>::try_from(QueryValue::BigInt(Some(5))).map(|id| id.get()).ok(), Some(5));
-    assert!(<OrderId as ValueType>::try_from(QueryValue::BigInt(Some(-5))).is_err());
-    assert!(<OrderId as ValueType>::try_from(QueryValue::BigInt(Some(i64::MIN))).is_err());
-    assert!(<SmallId as ValueType>::try_from(QueryValue::BigInt(Some(ABOVE_SMALL))).is_err());
-    assert!(<OrderId as ValueType>::try_from(QueryValue::BigInt(None)).is_err());
-    assert!(<OrderId as ValueType>::try_from(QueryValue::String(Some("5".into()))).is_err());
+    // sea-query's `ValueTypeErr` carries no reason: each hostile value is shown to be an `i64`
+    // that sea-query itself takes, so that the refusal is the layout's, for the layout's reason.
+    let [negative, min, wide] = expected_reasons();
+    let refusals = [
+        (-5, negative, <OrderId as ValueType>::try_from(QueryValue::BigInt(Some(-5))).map(|id| id.get())),
+        (i64::MIN, min, <OrderId as ValueType>::try_from(QueryValue::BigInt(Some(i64::MIN))).map(|id| id.get())),
+        (ABOVE_SMALL, wide, <SmallId as ValueType>::try_from(QueryValue::BigInt(Some(ABOVE_SMALL))).map(|id| id.get())),
+    ];
+    for (raw, (ty, reason), refused) in refusals {
+        assert_eq!(<i64 as ValueType>::try_from(QueryValue::BigInt(Some(raw))).ok(), Some(raw), "{ty} {raw}");
+        assert!(refused.is_err(), "{ty} {raw} was taken: {refused:?}");
+        let layout_says = match ty {
+            "OrderId" => OrderId::LAYOUT.validate(raw),
+            _ => SmallId::LAYOUT.validate(raw),
+        };
+        assert_eq!(layout_says.err(), Some(reason), "{ty} {raw}");
+    }
+    // No BIGINT at all: refused by sea-query's own `i64` conversion, before any layout.
+    for not_a_bigint in [QueryValue::BigInt(None), QueryValue::String(Some("5".into()))] {
+        assert!(<i64 as ValueType>::try_from(not_a_bigint.clone()).is_err());
+        assert!(<OrderId as ValueType>::try_from(not_a_bigint).is_err());
+    }
     assert_eq!(<OrderId as ValueType>::type_name(), "OrderId");
     assert_eq!(QueryValue::from(<OrderId as TryFrom<i64>>::try_from(5).expect("5")), QueryValue::BigInt(Some(5)));
     assert_eq!(<OrderId as TryFromU64>::try_from_u64(5).map(|id| id.get()).ok(), Some(5));

@@ -189,8 +189,9 @@ async fn a_64_bit_type_is_stored_below_2_63_and_refused_above() -> Result<(), Bo
             .await?;
         let refused = sqlx::query_scalar::<_, MessageId>(AssertSqlSafe(format!("SELECT id FROM {table} WHERE id < 0")))
             .fetch_one(&pool)
-            .await;
-        assert!(refused.is_err());
+            .await
+            .expect_err("-1 is no MessageId");
+        assert_eq!(decode_reason(&refused), Some(("MessageId", LayoutError::Negative { value: -1 })), "{refused}");
         Ok(())
     })
     .await
