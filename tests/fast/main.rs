@@ -36,6 +36,7 @@ mod sqlx_common;
 mod diesel_common;
 
 // Layouts, presets, decoding.
+#[cfg(feature = "serde")]
 mod derived_schemes;
 mod generic;
 mod layout;

@@ -4,6 +4,7 @@
 //! variable), as in `tests/registry_env.rs`.
 
 use crate::child;
+#[cfg(feature = "lease-redis")]
 use crate::servers;
 
 use std::sync::Arc;

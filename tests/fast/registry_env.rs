@@ -4,6 +4,7 @@
 //! child ran to the end.
 
 use crate::child;
+#[cfg(feature = "lease-redis")]
 use crate::servers;
 
 use std::ffi::OsStr;
