@@ -2,7 +2,8 @@
 //! lost, acquired again and released, seen by a process-wide test subscriber and recorder (the events come
 //! from the lease's own thread). The one test here that emits, so nothing else reaches them.
 
-use crate::servers;
+#[path = "../common/servers.rs"]
+mod servers;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

@@ -2,14 +2,16 @@
 //! waiting (TTLs run out, renewals cut off). Private servers of the tests' own (redis-server
 //! killed, restarted empty and paused; Sentinel; etcd and ZooKeeper clusters; TLS servers), a
 //! proxy that stalls and drops, holders in child processes, churn, a process killed and
-//! restarted. It is one test binary that `cargo test` leaves out (`test = false` in
+//! restarted. It is a test binary that `cargo test` leaves out (`test = false` in
 //! `Cargo.toml`); run it with
 //!
 //! ```sh
-//! cargo test --workspace --all-features --test faults
+//! cargo test --workspace --all-features --test 'faults*'
 //! ```
 //!
-//! which also runs `snowflake-server`'s `faults` (servers whose store goes away). `.ci/run`
+//! which also runs `faults_events` (`events_lease.rs`, a binary of its own: it installs a
+//! global `tracing` subscriber and `metrics` recorder, which would collect every other test's
+//! events) and `snowflake-server`'s `faults` (servers whose store goes away). `.ci/run`
 //! runs both tiers. Child processes run this binary again through `child`, each for its own
 //! module's `child` entry.
 
@@ -52,10 +54,5 @@ mod lease_store_zookeeper;
 // PostgreSQL, MariaDB).
 #[cfg(all(feature = "lease-redis", feature = "lease-postgres", feature = "lease-mysql"))]
 mod lease_tls;
-// Lease events through a real Redis, until a lost lease is acquired again. The only module
-// that installs a global `tracing` subscriber and `metrics` recorder; it reads only its own
-// namespace's events.
-#[cfg(all(feature = "tracing", feature = "metrics", feature = "lease-redis"))]
-mod events_lease;
 // A process killed while it issues, and started again on the same high-water directory.
 mod restart_kill;
