@@ -89,6 +89,8 @@ pub use crate::integrations::redis::support::{from_value as redis_from_value, wr
 pub use crate::integrations::schemars::json_schema as schemars_json_schema;
 #[cfg(feature = "sea-orm")]
 pub use crate::integrations::sea_orm::helpers as sea_orm_helpers;
+#[cfg(feature = "serde")]
+pub use crate::integrations::serde::{deserialize as serde_deserialize, serialize as serde_serialize};
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
 pub use crate::integrations::sqlx::helpers as sqlx;
 #[cfg(any(feature = "sqlx08-postgres", feature = "sqlx08-mysql"))]

@@ -7,6 +7,9 @@ use thiserror::Error;
 
 pub use crate::fence::FenceReason;
 
+/// `LeaseError`, below this file and the leases; `worker::lease` re-exports it.
+pub(crate) mod lease;
+
 // The layout's own errors live with the layout rules (`snowflake-layout`), which the derive
 // shares; they are errors of this crate as much as the others.
 pub use snowflake_layout::{InvalidLayout, LayoutError, ParseIdError, ParseLayoutError};
@@ -66,7 +69,7 @@ pub enum WorkerError {
     },
     /// The worker ID could not be leased.
     #[error(transparent)]
-    Lease(#[from] crate::worker::lease::LeaseError),
+    Lease(#[from] lease::LeaseError),
     /// The hostname could not be read: `HOSTNAME` is unset or empty, and so are the
     /// hostname files (`/proc/sys/kernel/hostname`, `/etc/hostname`).
     #[error("the hostname could not be read: HOSTNAME is unset and {path} gave no name")]

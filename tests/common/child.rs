@@ -1,7 +1,7 @@
 //! Scenarios in a fresh process, for what is configured once per process (the registry, a
 //! high-water directory, a lease from the environment): the test binary runs itself again
-//! with `--exact child`, the scenario's name in [`SCENARIO`] and the environment the
-//! scenario needs. The `child` test is the entry point; it is ignored in the parent (the
+//! with `--exact <module>::child` (the `child` entry of the module whose test asks), the
+//! scenario's name in [`SCENARIO`] and the environment the scenario needs. The `child` test is the entry point; it is ignored in the parent (the
 //! other tests run it) and does nothing there even when asked to run ignored tests. A
 //! child that finishes its scenario prints `scenario <name> done`, and the parent fails
 //! unless it exited with success and printed that line.
@@ -39,13 +39,30 @@ pub fn done(scenario: &str) {
     println!("scenario {scenario} done");
 }
 
-/// A command that runs this test binary's `child` test alone, for `scenario`, with this
-/// process's environment; add or remove variables before running it.
+/// A command that runs the `child` test of the calling test's module alone, for `scenario`,
+/// with this process's environment; add or remove variables before running it. Call it on
+/// the test's own thread: the module is the first part of the running test's name, which the
+/// test harness gives that thread (`lease_faults::a_store_restarted_empty` runs
+/// `lease_faults::child`).
 pub fn command(scenario: &str) -> Command {
     let exe = std::env::current_exe().expect("the test binary's path");
     let mut command = Command::new(exe);
-    command.args(["--exact", "child", "--include-ignored", "--nocapture", "--test-threads=1"]).env(SCENARIO, scenario);
+    let entry = format!("{}::child", module_of_running_test());
+    command.args(["--exact", &entry, "--include-ignored", "--nocapture", "--test-threads=1"]).env(SCENARIO, scenario);
     command
+}
+
+/// The module (a file of the test binary) of the test running on this thread.
+fn module_of_running_test() -> String {
+    let thread = std::thread::current();
+    match thread.name().and_then(|name| name.split_once("::")) {
+        Some((module, _)) => module.to_owned(),
+        None => panic!(
+            "child::command is called on a thread named {:?}: call it on the test's own thread, named \
+             `<module>::<test>` by the harness",
+            thread.name()
+        ),
+    }
 }
 
 /// Checks that a child ran `scenario` to the end: exit status 0 and `scenario <name> done`

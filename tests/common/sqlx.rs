@@ -1,12 +1,10 @@
-//! What the sqlx test files share: the ID types (those of `ids.rs`), a row type, and how to
-//! read a decode error's reason. Included by each with `#[path]`, so each compiles only with
-//! its feature.
+//! What the sqlx test files share: the ID types (those of `ids.rs`, its sibling module), a row
+//! type, and how to read a decode error's reason. Declared once by `tests/fast/main.rs`, under
+//! the sqlx features.
 
 use typed_snowflake::{DecodeIdError, LayoutError};
 
-#[path = "ids.rs"]
-mod ids;
-pub use ids::{OrderId, SmallId};
+pub use super::ids::{OrderId, SmallId};
 
 #[derive(sqlx::FromRow, Debug, PartialEq)]
 pub struct Order {

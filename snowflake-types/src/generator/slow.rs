@@ -74,7 +74,7 @@ impl Generator {
             // when it breaks, the clock really stepped back. Uniqueness never depends on any
             // of this: a clock misread as behind costs a wait, an error under
             // `StepBack::Error`, or a borrowed tick, never a repeated ID.
-            // `tests/generate_concurrency.rs` stresses this with many threads on a clock
+            // `tests/fast/generate_concurrency.rs` stresses this with many threads on a clock
             // that never steps back and `StepBack::Error`: a misread is an error there.
             let cur = self.hot.state.load(Ordering::Acquire);
             // The limit before the clock too: a limit raised past a resumed mark was raised

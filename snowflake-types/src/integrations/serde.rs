@@ -589,7 +589,7 @@ macro_rules! __impl_serde {
                 &self,
                 serializer: __S,
             ) -> $crate::__private::Result<__S::Ok, __S::Error> {
-                $crate::serialization::serialize(self, serializer)
+                $crate::__private::serde_serialize(self, serializer)
             }
         }
 
@@ -599,7 +599,7 @@ macro_rules! __impl_serde {
             fn deserialize<__D: $crate::__private::serde::Deserializer<'de>>(
                 deserializer: __D,
             ) -> $crate::__private::Result<Self, __D::Error> {
-                $crate::serialization::deserialize(deserializer)
+                $crate::__private::serde_deserialize(deserializer)
             }
         }
     };

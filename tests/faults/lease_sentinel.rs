@@ -1,0 +1,499 @@
+//! Leases through Redis Sentinel, with real processes on private loopback ports: one master,
+//! two replicas, three sentinels. The master is killed (`SIGKILL`) while holders issue; after
+//! the failover every holder issues again, with 0 duplicate IDs overall. The master is frozen
+//! (`SIGSTOP`), alone or with a holder, until the sentinels replace it, then continued: it
+//! still says it is the master, but no replica acknowledges its writes any more, so nothing
+//! it grants or renews counts, and no ID is issued twice. A replica promoted without its
+//! master's last writes does not vouch for the high waters it holds: a grant there says the
+//! store has no record.
+//!
+//! Two replicas, so that a failover leaves the new master a replica (the other one) and the
+//! store's default `min_replicas=1` lets holders lease again without waiting for the old
+//! master to come back; the master and one replica are a majority of the three servers.
+
+use crate::faults;
+use crate::lease_store;
+use crate::servers;
+
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use faults::{HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, check_workers, count_duplicates, segments_of, wall_ms};
+use typed_snowflake::Layout;
+use typed_snowflake::worker::lease::{Claim, LeaseStore, RedisLeaseStore};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+const TTL: Duration = Duration::from_secs(2);
+const MARGIN: Duration = Duration::from_millis(500);
+const MASTER_NAME: &str = "snowflake-test";
+
+/// `faults::RegistryId`'s layout, to read the registry process's IDs.
+const REGISTRY_LAYOUT: Layout = match Layout::new(41, 5, 6, 1_704_067_200_000) {
+    Ok(layout) => layout,
+    Err(_) => panic!("a valid layout"),
+};
+
+/// One deployment at a time: each runs six servers and three busy child processes on a small
+/// machine, and the sentinels' 500 ms failure detection must not take a starved master for a
+/// dead one.
+static ONE_DEPLOYMENT: Mutex<()> = Mutex::new(());
+
+/// The child processes' entry point (holders); ignored in the parent (the other tests run it),
+/// and does nothing there.
+#[test]
+#[ignore = "the entry point of the child processes: the other tests run it"]
+fn child() -> TestResult {
+    faults::child_main()
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port()
+}
+
+/// A `redis-server` (or sentinel) process, killed when dropped, with a directory of its own
+/// (a master writes its data there to sync a replica).
+struct Process {
+    child: Option<Child>,
+    port: u16,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Process {
+    /// `redis-server` with `args`, listening on `port` within 10 s, or `None` (which fails
+    /// under CI).
+    fn start(port: u16, args: &[&str]) -> Option<Process> {
+        let child = Command::new("redis-server").args(args).stdout(Stdio::null()).stderr(Stdio::null()).spawn();
+        let mut child = match child {
+            Ok(child) => child,
+            Err(e) => {
+                assert!(!servers::under_ci(), "redis-server could not be started: {e}");
+                eprintln!("SKIPPED: redis-server could not be started: {e}");
+                return None;
+            }
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            let exited = child.try_wait().ok().flatten();
+            assert!(exited.is_none() && Instant::now() < deadline, "redis-server {args:?} did not listen: {exited:?}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Some(Process { child: Some(child), port, _dir: None })
+    }
+
+    fn redis(port: u16, extra: &[&str]) -> Option<Process> {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let (port_text, dir_text) = (port.to_string(), dir.path().display().to_string());
+        let mut args =
+            vec!["--port", &port_text, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", &dir_text];
+        args.extend_from_slice(extra);
+        let mut process = Process::start(port, &args)?;
+        process._dir = Some(dir);
+        Some(process)
+    }
+
+    fn kill9(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Freezes the process (`SIGSTOP`), as a stalled VM or a debugger would.
+    fn stop(&self) {
+        signal("STOP", self.child.as_ref().expect("a running process").id());
+    }
+
+    /// Lets a frozen process run again (`SIGCONT`).
+    fn cont(&self) {
+        signal("CONT", self.child.as_ref().expect("a running process").id());
+    }
+
+    fn connection(&self) -> redis::Connection {
+        redis::Client::open(format!("redis://127.0.0.1:{}", self.port))
+            .and_then(|client| client.get_connection())
+            .expect("connecting to a private redis-server")
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+/// Sends `SIGSTOP`, `SIGCONT`… to `pid` with kill(1).
+fn signal(name: &str, pid: u32) {
+    let status = Command::new("kill").arg(format!("-{name}")).arg(pid.to_string()).status().expect("running kill");
+    assert!(status.success(), "kill -{name} {pid}: {status}");
+}
+
+/// The pid of this process's holder child named `name` in `namespace` (read from /proc: the
+/// child's parent and environment).
+fn holder_pid(name: &str, namespace: &str) -> u32 {
+    let me = std::process::id();
+    let wanted = [format!("FAULTS_NAME={name}"), format!("FAULTS_NAMESPACE={namespace}")];
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<u32>().ok()) else { continue };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // `pid (comm) state ppid …`: the command name may hold spaces and parentheses.
+        let parent = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
+        if parent != Some(me) {
+            continue;
+        }
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        let vars: Vec<&[u8]> = environ.split(|&b| b == 0).collect();
+        if wanted.iter().all(|w| vars.contains(&w.as_bytes())) {
+            return pid;
+        }
+    }
+    panic!("no holder process {name} in namespace {namespace}");
+}
+
+/// Whether the process's last run of IDs began at or after `since_ms` and it has not
+/// stopped since: it is issuing now, on a lease taken or renewed after `since_ms`.
+fn issuing_since(holders: &Holders, name: &str, since_ms: i64) -> bool {
+    let events = holders.events(name);
+    let last = events.iter().rev().find(|e| e.begins_run() || e.kind == "stopped");
+    last.is_some_and(|e| e.begins_run() && e.at_ms >= since_ms)
+}
+
+/// Waits until `check` holds, for up to `within`.
+fn wait_until(within: Duration, what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + within;
+    while !check() {
+        assert!(Instant::now() < deadline, "{what}: not within {within:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Whether the replica at `replica` has caught up with its master.
+fn in_sync(replica: &Process) -> bool {
+    let info: String = redis::cmd("INFO").arg("replication").query(&mut replica.connection()).unwrap_or_default();
+    info.contains("master_link_status:up")
+}
+
+/// A sentinel's configuration file (a sentinel rewrites it, so each has its own).
+fn sentinel_config(dir: &Path, port: u16, master_port: u16) -> String {
+    let path = dir.join(format!("sentinel-{port}.conf"));
+    std::fs::write(
+        &path,
+        format!(
+            "port {port}\nbind 127.0.0.1\ndir {dir}\nsentinel monitor {MASTER_NAME} 127.0.0.1 {master_port} 2\n\
+             sentinel down-after-milliseconds {MASTER_NAME} 500\nsentinel failover-timeout {MASTER_NAME} 5000\n\
+             sentinel parallel-syncs {MASTER_NAME} 1\n",
+            dir = dir.display()
+        ),
+    )
+    .expect("writing a sentinel's configuration");
+    path.display().to_string()
+}
+
+/// A master, its two replicas and three sentinels watching them.
+struct Deployment {
+    master: Process,
+    replicas: Vec<Process>,
+    sentinels: Vec<Process>,
+    _dir: tempfile::TempDir,
+}
+
+impl Deployment {
+    fn start() -> Option<Deployment> {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let master = Process::redis(free_port(), &[])?;
+        let master_port = master.port.to_string();
+        let mut replicas = Vec::new();
+        for _ in 0..2 {
+            let replica = Process::redis(free_port(), &["--replicaof", "127.0.0.1", &master_port])?;
+            wait_until(Duration::from_secs(10), "the replica syncs", || in_sync(&replica));
+            replicas.push(replica);
+        }
+        let mut sentinels = Vec::new();
+        for _ in 0..3 {
+            let port = free_port();
+            let config = sentinel_config(dir.path(), port, master.port);
+            sentinels.push(Process::start(port, &[&config, "--sentinel"])?);
+        }
+        // Every sentinel knows the replicas (learned from the master's INFO) and the others.
+        for sentinel in &sentinels {
+            wait_until(Duration::from_secs(20), "a sentinel sees the replicas and its peers", || {
+                let mut c = sentinel.connection();
+                let replicas: Vec<redis::Value> =
+                    redis::cmd("SENTINEL").arg("replicas").arg(MASTER_NAME).query(&mut c).unwrap_or_default();
+                let peers: Vec<redis::Value> =
+                    redis::cmd("SENTINEL").arg("sentinels").arg(MASTER_NAME).query(&mut c).unwrap_or_default();
+                replicas.len() == 2 && peers.len() == 2
+            });
+        }
+        Some(Deployment { master, replicas, sentinels, _dir: dir })
+    }
+
+    /// Whether the first sentinel names one of the replicas as the master: it promoted one.
+    fn promoted(&self) -> bool {
+        self.master_port().is_some_and(|port| self.replicas.iter().any(|replica| replica.port == port))
+    }
+
+    fn url(&self) -> String {
+        let hosts: Vec<String> = self.sentinels.iter().map(|s| format!("127.0.0.1:{}", s.port)).collect();
+        format!("redis+sentinel://{}/{MASTER_NAME}", hosts.join(","))
+    }
+
+    /// The master's port as the first sentinel names it.
+    fn master_port(&self) -> Option<u16> {
+        let mut c = self.sentinels[0].connection();
+        let address: Option<(String, u16)> =
+            redis::cmd("SENTINEL").arg("get-master-addr-by-name").arg(MASTER_NAME).query(&mut c).ok()?;
+        address.map(|(_, port)| port)
+    }
+}
+
+/// Holders issue through `redis+sentinel://` (two lease holders, and a process configured
+/// only by `SNOWFLAKE_WORKER_LEASE`); the master is killed; the sentinels promote the replica;
+/// every holder issues again, and no ID is issued twice.
+#[test]
+fn a_failover_under_load_issues_no_duplicate_and_recovers() -> TestResult {
+    let _one = ONE_DEPLOYMENT.lock().unwrap_or_else(PoisonError::into_inner);
+    let Some(mut deployment) = Deployment::start() else { return Ok(()) };
+    let url = deployment.url();
+    let store = RedisLeaseStore::open(&url)?;
+    assert!(store.describe().starts_with("redis+sentinel://127.0.0.1:"), "{}", store.describe());
+    assert!(store.now_ms().is_ok(), "the master is reached through the sentinels");
+    // The store contract, through the sentinels.
+    let stores: Vec<RedisLeaseStore> = (0..4).map(|_| RedisLeaseStore::open(&url)).collect::<Result<_, _>>()?;
+    lease_store::thirty_two_holders_share_a_five_bit_space(&stores, &lease_store::unique("sentinel_32"));
+    lease_store::a_stale_token_is_lost(&store, &lease_store::unique("sentinel_stale"));
+    lease_store::the_store_clock_is_close(&store, &lease_store::unique("sentinel_clock"));
+
+    let namespace = format!("t{}-sentinel", std::process::id());
+    let spec = HolderSpec {
+        url: url.clone(),
+        namespace: namespace.clone(),
+        space: 2,
+        ttl: TTL,
+        margin: MARGIN,
+        reservation: None,
+    };
+    let mut holders = Holders::new(Duration::from_secs(120))?;
+    holders.spawn_holder("a", &spec)?;
+    holders.spawn_holder("b", &spec)?;
+    holders.spawn_registry("registry", &url, &format!("{namespace}-registry"))?;
+    let first = TTL * 3 + Duration::from_secs(10);
+    assert!(
+        holders.wait_for(first, |h| h.count_issuing_since(0) == 3),
+        "the holders never all issued:\n{}",
+        holders.describe()
+    );
+    std::thread::sleep(Duration::from_millis(500));
+
+    let old_port = deployment.master.port;
+    let killed_ms = wall_ms();
+    deployment.master.kill9();
+    wait_until(Duration::from_secs(30), "the sentinels promote a replica", || deployment.promoted());
+    let promoted_ms = wall_ms();
+    eprintln!("failover: master on port {old_port} killed, replica promoted {} ms later", promoted_ms - killed_ms);
+    // The holders (TTL 2 s) stop while there is no master, and issue again on the new one
+    // (which their store may find through the sentinels before this test sees it).
+    let recovered = holders.wait_for(TTL * 4 + Duration::from_secs(10), |h| {
+        h.resumed_after_stopping_since("a", killed_ms) && h.resumed_after_stopping_since("b", killed_ms)
+    });
+    // The registry's lease (TTL 10 s, fenced 8 s after its last renewal) rides through the
+    // failover: still issuing 9 s after it, it renewed on the new master.
+    let renewed_by = promoted_ms + 9_000;
+    while wall_ms() < renewed_by + 300 {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let description = holders.describe();
+    let runs = holders.finish()?;
+    assert!(recovered, "not every holder issued again after the failover:\n{description}");
+    // The two holders share a namespace and a layout; the registry process has its own.
+    let (holders_runs, registry_runs): (Vec<_>, Vec<_>) = runs.iter().partition(|run| run.name != "registry");
+    let (ids, duplicates) = count_duplicates(holders_runs.iter().map(|run| run.ids.as_slice()));
+    let (registry_ids, registry_duplicates) = count_duplicates(registry_runs.iter().map(|run| run.ids.as_slice()));
+    eprintln!("failover under load: {ids} + {registry_ids} IDs, {duplicates} + {registry_duplicates} duplicates");
+    for run in &runs {
+        if let Some(event) = run.resumed_after(killed_ms) {
+            eprintln!("{}: issuing again {} ms after the kill", run.name, event.at_ms - killed_ms);
+        }
+    }
+    assert_eq!((duplicates, registry_duplicates), (0, 0), "{description}");
+    let segments: Vec<_> =
+        holders_runs.iter().enumerate().flat_map(|(holder, run)| run.segments(holder, &HOLDER_LAYOUT)).collect();
+    let findings = check_workers(&segments);
+    assert!(findings.is_empty(), "{}\n{description}", findings.join("\n"));
+    assert!(ids > 1000 && registry_ids > 0, "{ids} + {registry_ids} IDs");
+    let registry_after: usize =
+        registry_runs.iter().map(|run| run.stamped_within(&REGISTRY_LAYOUT, renewed_by, i64::MAX)).sum();
+    assert!(registry_after > 0, "the registry process issued nothing 9 s after the failover:\n{description}");
+    Ok(())
+}
+
+/// The master is frozen (`SIGSTOP`) while the holders A and B hold the two worker IDs of a
+/// 1-bit space and C waits for one, until the sentinels promote a replica, then continued
+/// (`SIGCONT`): it wakes up still saying it is the master, with its replication ID, and the
+/// connections that waited on it get their answers. With A frozen too, A wakes up on the old
+/// master after C took its worker ID on the new one. Nothing the old master grants or renews
+/// counts (no replica acknowledges it): 0 duplicate IDs, every worker ID's holders one after
+/// the other, and within 25 s of the continuation both worker IDs issue again on leases taken
+/// or renewed after the freeze.
+fn freeze_the_master(label: &str, with_holder_a: bool) -> TestResult {
+    let _one = ONE_DEPLOYMENT.lock().unwrap_or_else(PoisonError::into_inner);
+    let Some(deployment) = Deployment::start() else { return Ok(()) };
+    let namespace = format!("t{}-{label}", std::process::id());
+    let spec = HolderSpec {
+        url: deployment.url(),
+        namespace: namespace.clone(),
+        space: 2,
+        ttl: TTL,
+        margin: MARGIN,
+        reservation: None,
+    };
+    let mut holders = Holders::new(Duration::from_secs(120))?;
+    holders.spawn_holder("a", &spec)?;
+    holders.spawn_holder("b", &spec)?;
+    let first = TTL * 3 + Duration::from_secs(10);
+    assert!(
+        holders.wait_for(first, |h| h.count_issuing_since(0) == 2),
+        "A and B never both issued:\n{}",
+        holders.describe()
+    );
+    holders.spawn_holder("c", &spec)?;
+    // C finds both worker IDs taken and asks again and again.
+    std::thread::sleep(Duration::from_millis(1000));
+    let a_pid = holder_pid("a", &namespace);
+
+    let frozen_ms = wall_ms();
+    deployment.master.stop();
+    if with_holder_a {
+        signal("STOP", a_pid);
+    }
+    wait_until(Duration::from_secs(30), "the sentinels promote a replica", || deployment.promoted());
+    let promoted_ms = wall_ms();
+    if with_holder_a {
+        // Until A's lease expired on the new master and C took it there (its grant waits a TTL:
+        // the new master vouches for no high water), or 12 s.
+        holders.wait_for(Duration::from_secs(12), |h| h.issues_since("c", frozen_ms));
+    }
+    deployment.master.cont();
+    if with_holder_a {
+        signal("CONT", a_pid);
+    }
+    let continued_ms = wall_ms();
+    eprintln!(
+        "{label}: replica promoted {} ms after the freeze, master continued {} ms after it",
+        promoted_ms - frozen_ms,
+        continued_ms - frozen_ms
+    );
+    let recovery = Duration::from_secs(25);
+    let recovered = holders
+        .wait_for(recovery, |h| ["a", "b", "c"].iter().filter(|name| issuing_since(h, name, frozen_ms)).count() >= 2);
+    let recovered_ms = wall_ms();
+    // Time for a holder that the old master still serves to issue what the new one granted.
+    while wall_ms() < recovered_ms.max(continued_ms + 4_000) + 1_000 {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let description = holders.describe();
+    let runs = holders.finish()?;
+    let (ids, duplicates) = count_duplicates(runs.iter().map(|run| run.ids.as_slice()));
+    eprintln!("{label}: {ids} IDs, {duplicates} duplicates");
+    report_runs(&runs, frozen_ms, continued_ms);
+    assert_eq!(duplicates, 0, "{description}");
+    let findings = check_workers(&segments_of(&runs, &HOLDER_LAYOUT));
+    assert!(findings.is_empty(), "{}\n{description}", findings.join("\n"));
+    assert!(recovered, "both worker IDs did not issue again within {recovery:?} of the continuation:\n{description}");
+    eprintln!("{label}: both worker IDs issuing again {} ms after the continuation", recovered_ms - continued_ms);
+    Ok(())
+}
+
+/// Prints when each holder stopped and issued again around the freeze.
+fn report_runs(runs: &[HolderRun], frozen_ms: i64, continued_ms: i64) {
+    for run in runs {
+        let stop = run.stop_after(frozen_ms).map(|stop| stop.at_ms - frozen_ms);
+        let resumed = run.resumed_after(frozen_ms).map(|event| event.at_ms - continued_ms);
+        eprintln!(
+            "{}: {} IDs; stopped {stop:?} ms after the freeze, issuing again {resumed:?} ms after the continuation",
+            run.name,
+            run.ids.len()
+        );
+    }
+}
+
+/// The master alone is frozen until the sentinels promote a replica, then continued.
+#[test]
+fn a_master_frozen_until_replaced_issues_no_duplicate() -> TestResult {
+    freeze_the_master("frozen-master", false)
+}
+
+/// The master and holder A are frozen together until the sentinels promoted a replica and C
+/// took A's worker ID there, then both continued: A's lease on the old master, which still
+/// holds its records under the same replication ID, must not count.
+#[test]
+fn a_master_frozen_with_a_holder_issues_no_duplicate() -> TestResult {
+    freeze_the_master("frozen-master-and-holder", true)
+}
+
+/// A replica promoted to master (`REPLICAOF NO ONE`) holds the high waters its old master
+/// wrote, but may lack the last ones: a grant there says the store has no record (the holder
+/// waits out any earlier one), while the old master still vouches for them.
+#[test]
+fn a_promoted_replica_vouches_for_no_high_water_its_master_wrote() -> TestResult {
+    let Some(master) = Process::redis(free_port(), &[]) else { return Ok(()) };
+    let master_port = master.port.to_string();
+    let Some(replica) = Process::redis(free_port(), &["--replicaof", "127.0.0.1", &master_port]) else {
+        return Ok(());
+    };
+    wait_until(Duration::from_secs(10), "the replica syncs", || in_sync(&replica));
+    let namespace = "promoted";
+    let ttl = Duration::from_secs(30);
+    let on_master = RedisLeaseStore::open(&format!("redis://127.0.0.1:{}", master.port))?;
+    let grant = on_master.acquire(&Claim::new(namespace, 1, ttl))?;
+    on_master.renew(namespace, &grant, ttl, 1_700_000_000_000)?;
+    on_master.release(namespace, &grant, 1_700_000_000_123)?;
+    // The old master vouches for what it wrote.
+    let again = on_master.acquire(&Claim::new(namespace, 1, ttl))?;
+    assert_eq!(again.previous_high_water_ms, Some(1_700_000_000_123));
+    on_master.release(namespace, &again, 1_700_000_000_456)?;
+    // The replica has it all, once it caught up.
+    let mut c = replica.connection();
+    wait_until(Duration::from_secs(10), "the replica has the last release", || {
+        redis::cmd("GET").arg("snowflake:{promoted}:hw:0").query::<Option<String>>(&mut c).ok().flatten().as_deref()
+            == Some("1700000000456")
+    });
+    let () = redis::cmd("REPLICAOF").arg("NO").arg("ONE").query(&mut c)?;
+    let on_replica = RedisLeaseStore::open(&format!("redis://127.0.0.1:{}", replica.port))?;
+    let promoted = on_replica.acquire(&Claim::new(namespace, 1, ttl))?;
+    assert_eq!(promoted.previous_high_water_ms, None, "a promoted replica must not vouch for its master's writes");
+    assert!(promoted.fence > again.fence, "fences still grow: {} after {}", promoted.fence, again.fence);
+    // What it records itself, it vouches for.
+    on_replica.release(namespace, &promoted, 1_700_000_000_789)?;
+    let next = on_replica.acquire(&Claim::new(namespace, 1, ttl))?;
+    assert_eq!(next.previous_high_water_ms, Some(1_700_000_000_789));
+    on_replica.release(namespace, &next, 1_700_000_000_790)?;
+    Ok(())
+}
+
+/// Sentinel URLs are checked before anything is sent.
+#[test]
+fn sentinel_urls() {
+    for (url, shown) in [
+        ("redis+sentinel://127.0.0.1:26379/main", "redis+sentinel://127.0.0.1:26379/main/0"),
+        ("redis+sentinel://:secret@10.0.0.1,10.0.0.2:26380/main/3", "redis+sentinel://10.0.0.1,10.0.0.2:26380/main/3"),
+        ("rediss+sentinel://app:secret@[::1]:26379/main", "rediss+sentinel://app@[::1]:26379/main/0"),
+    ] {
+        let store = RedisLeaseStore::open(url).unwrap_or_else(|e| panic!("{url}: {e}"));
+        assert_eq!(store.describe(), shown);
+    }
+    for bad in [
+        "redis+sentinel://127.0.0.1:26379",
+        "redis+sentinel://127.0.0.1:26379/",
+        "redis+sentinel://127.0.0.1:26379/main/x",
+        "redis+sentinel://127.0.0.1:26379,/main",
+        "redis+sentinel://:secret@127.0.0.1:26379/main?db=2",
+    ] {
+        let error = RedisLeaseStore::open(bad).expect_err(bad).to_string();
+        assert!(error.starts_with("bad lease store URL"), "{bad}: {error}");
+        assert!(!error.contains("secret"), "{error}");
+    }
+}

@@ -1,0 +1,267 @@
+//! The etcd lease store over TLS and with etcd's user/password authentication, against
+//! private etcd servers (Debian's `etcd-server`) with a CA and certificates made for the run:
+//! an etcd that serves TLS only on its client port, and a plain one with authentication
+//! turned on through the JSON API. The right CA works (named in the URL or in
+//! `SNOWFLAKE_LEASE_CA`), a wrong CA is refused naming the certificate problem, TLS against a
+//! plain etcd and plain text against the TLS one are refused within the store's timeout; the
+//! right password works (also after its token expired), a wrong one and none are refused
+//! naming authentication; and `SNOWFLAKE_WORKER_LEASE=etcds://…` or `etcd://user:…@…` alone
+//! leases a worker ID in a fresh process.
+
+use crate::child;
+use crate::lease_store;
+use crate::servers;
+use crate::tls;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use lease_store::{HIGH_WATER, TTL};
+use typed_snowflake::worker::lease::{CA_ENV, Claim, EtcdLeaseStore, LeaseError, LeaseStore, open_store};
+use typed_snowflake::{Registry, SnowflakeId};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+/// Five worker bits: workers 0..=31.
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+struct EtcdId(i64);
+
+/// The password of etcd's `root` user in the authentication tests: every character a URL
+/// must percent-encode, and a few more.
+const PASSWORD: &str = "p@ss:w/rd?#%&= é";
+
+/// How long a refusal may take beyond nothing: the store's timeout in these tests.
+const BOUND: Duration = Duration::from_secs(2);
+
+/// Acquires, renews and releases one worker ID: the store works.
+fn one_cycle(store: &dyn LeaseStore, namespace: &str) {
+    let grant = store.acquire(&Claim::new(namespace, 32, TTL)).unwrap_or_else(|e| panic!("acquiring: {e}"));
+    store.renew(namespace, &grant, TTL, HIGH_WATER).unwrap_or_else(|e| panic!("renewing: {e}"));
+    store.release(namespace, &grant, HIGH_WATER + 1).unwrap_or_else(|e| panic!("releasing: {e}"));
+}
+
+/// The error of an acquisition that must fail, within the store's timeout.
+fn refused(store: &EtcdLeaseStore) -> LeaseError {
+    let began = Instant::now();
+    let result = store.acquire(&Claim::new("shop", 32, TTL));
+    let took = began.elapsed();
+    assert!(took < BOUND + Duration::from_millis(500), "the refusal took {took:?}");
+    match result {
+        Err(error) => error,
+        Ok(grant) => panic!("expected a refusal, got {grant:?}"),
+    }
+}
+
+/// The last cause of `error`'s chain.
+fn deepest(error: &LeaseError) -> String {
+    let mut cause: &dyn std::error::Error = error;
+    while let Some(inner) = cause.source() {
+        cause = inner;
+    }
+    cause.to_string()
+}
+
+/// Everything a URL does not leave as it is, as `%XX`.
+fn percent_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// The zero-code path in a fresh process: `SNOWFLAKE_WORKER_LEASE=<url>` (and the CA in
+/// `SNOWFLAKE_LEASE_CA` when given) leases a worker ID at the first `generate()`.
+fn zero_code(url: &str, ca: Option<&std::path::Path>) {
+    let mut command = child::command("env_lease");
+    command
+        .env("SNOWFLAKE_WORKER_LEASE", url)
+        .env("SNOWFLAKE_NAMESPACE", "zero_code")
+        .env("SNOWFLAKE_LEASE_TTL", "2s")
+        .env("SNOWFLAKE_LEASE_RESERVATION", "2s")
+        .env("SNOWFLAKE_LEASE_WAIT", "0")
+        .env_remove("SNOWFLAKE_WORKER_ID")
+        .env_remove("SNOWFLAKE_WORKER_SPACE")
+        .env_remove(CA_ENV);
+    if let Some(ca) = ca {
+        command.env(CA_ENV, ca);
+    }
+    let output = command.output().expect("running the child");
+    child::check("env_lease", &output, &url.replace(&percent_encode(PASSWORD), "…"));
+}
+
+#[test]
+#[ignore = "the entry point of the child processes: the other tests run it"]
+fn child() -> TestResult {
+    let Some(scenario) = child::scenario() else { return Ok(()) };
+    match scenario.as_str() {
+        // A store opened on a URL that names no CA: the one of the environment is trusted.
+        "env_ca" => {
+            let url = std::env::var("LEASE_TEST_URL")?;
+            let store = EtcdLeaseStore::open(&url)?.timeout(BOUND);
+            one_cycle(&store, "env_ca");
+        }
+        "env_lease" => {
+            let _shutdown = Registry::shutdown_guard();
+            let first = EtcdId::try_generate()?;
+            let second = EtcdId::try_generate()?;
+            assert!(second > first, "{second:?} after {first:?}");
+            let worker = Registry::worker_id()?;
+            assert_eq!(first.worker(), worker);
+            assert!(worker < 32, "worker {worker}");
+        }
+        other => panic!("unknown scenario {other}"),
+    }
+    child::done(&scenario);
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// TLS
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn etcd_over_tls() {
+    let Some(certificates) = tls::Certificates::make() else { return };
+    let (cert, key) = (certificates.server_cert(), certificates.server_key());
+    let Some(server) = servers::PrivateEtcd::start_with(Some((&cert, &key)), &[]) else { return };
+    let ca = certificates.ca().display().to_string();
+    let open = |url: &str| EtcdLeaseStore::open(url).expect("an etcds:// URL").timeout(BOUND);
+    assert_eq!(server.url(), format!("etcds://127.0.0.1:{}", server.port()));
+
+    // The right CA, named in the URL (percent-encoded or not): certificate and host name check.
+    let store = open(&format!("{}?ca={}", server.url(), percent_encode(&ca)));
+    assert_eq!(store.describe(), format!("etcds://127.0.0.1:{}/", server.port()));
+    one_cycle(&store, "tls_param");
+    let store = open(&format!("etcd+https://localhost:{}/apps?ca={ca}", server.port()));
+    assert_eq!(store.describe(), format!("etcds://localhost:{}/apps", server.port()));
+    one_cycle(&store, "tls_https_scheme");
+    // 32 acquisitions at once, each store's first ones with a handshake of their own: a
+    // longer timeout than the refusals below, for a loaded machine.
+    let stores: Vec<EtcdLeaseStore> =
+        (0..4).map(|_| open(&format!("{}?ca={ca}", server.url())).timeout(Duration::from_secs(10))).collect();
+    lease_store::thirty_two_holders_share_a_five_bit_space(&stores, "tls_32");
+
+    // The right CA from the environment, in a fresh process.
+    let output = child::command("env_ca")
+        .env("LEASE_TEST_URL", server.url())
+        .env(CA_ENV, &ca)
+        .output()
+        .expect("running the child");
+    child::check("env_ca", &output, &server.url());
+
+    // A wrong CA, or none (the system's roots do not know the test CA): refused, saying the
+    // certificate was not trusted, rustls's error as the last cause.
+    let wrong = format!("{}?ca={}", server.url(), certificates.wrong_ca().display());
+    for (url, trust) in [(wrong, "the CA file"), (server.url(), "the system's trusted roots")] {
+        let error = refused(&open(&url));
+        let message = error.to_string();
+        eprintln!("a wrong CA: {message}");
+        assert!(matches!(error, LeaseError::Store { .. }), "{error:?}");
+        assert!(message.contains("the server's certificate was not trusted"), "{message}");
+        assert!(message.contains(trust), "{message}");
+        let cause = deepest(&error);
+        assert!(cause.contains("invalid peer certificate") && cause.contains("UnknownIssuer"), "{cause}");
+        assert!(message.ends_with(&cause), "the message names its cause: {message}");
+    }
+
+    // Plain text against the TLS etcd: it hangs up, and the message says TLS may be why.
+    let error = refused(&open(&format!("etcd://127.0.0.1:{}", server.port())));
+    eprintln!("plain text against a TLS etcd: {error}");
+    assert!(error.to_string().contains("hung up without a reply (if it serves TLS, the URL is etcds://"), "{error}");
+
+    // TLS against a plain etcd: it hangs up on the handshake, and the message says TLS may be
+    // why.
+    let Some(plain) = servers::PrivateEtcd::start() else { return };
+    let error = refused(&open(&format!("etcds://127.0.0.1:{}?ca={ca}", plain.port())));
+    eprintln!("TLS against a plain etcd: {error}");
+    assert!(matches!(error, LeaseError::Store { .. }), "{error:?}");
+    let message = error.to_string();
+    assert!(message.contains("hung up without a reply (if it does not serve TLS on this port"), "{message}");
+
+    // The zero-code path, the CA from the environment.
+    zero_code(&server.url(), Some(&certificates.ca()));
+}
+
+// ---------------------------------------------------------------------------------------
+// Users and passwords
+// ---------------------------------------------------------------------------------------
+
+/// Posts `body` to the plain etcd on `port` (`/v3/auth/…`), as etcd's own tools would: the
+/// reply's body, which must come with status 200.
+fn etcd_post(port: u16, path: &str, body: &str) -> String {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connecting to etcd");
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("sending");
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).expect("reading the reply");
+    assert!(reply.starts_with("HTTP/1.1 200"), "{path}: {reply}");
+    reply
+}
+
+/// Turns authentication on: user `root` with [`PASSWORD`], granted the role `root`.
+fn enable_auth(port: u16) {
+    let password = serde_json::to_string(PASSWORD).expect("a JSON string");
+    etcd_post(port, "/v3/auth/user/add", &format!(r#"{{"name":"root","password":{password}}}"#));
+    etcd_post(port, "/v3/auth/user/grant", r#"{"user":"root","role":"root"}"#);
+    etcd_post(port, "/v3/auth/enable", "{}");
+}
+
+#[test]
+fn etcd_with_a_password() {
+    // Tokens expire after 1 s unused; passwords hashed cheaply, for a quick test.
+    let Some(server) = servers::PrivateEtcd::start_with(None, &["--auth-token-ttl", "1", "--bcrypt-cost", "4"]) else {
+        return;
+    };
+    enable_auth(server.port());
+    let url = format!("etcd://root:{}@127.0.0.1:{}/apps", percent_encode(PASSWORD), server.port());
+    let open = |url: &str| EtcdLeaseStore::open(url).expect("an etcd URL").timeout(BOUND);
+
+    // The right password: the store works, and shows the user, never the password.
+    let store = open(&url);
+    assert_eq!(store.describe(), format!("etcd://root@127.0.0.1:{}/apps", server.port()));
+    assert!(!format!("{store:?}").contains("ss:w"), "{store:?}");
+    one_cycle(&store, "password");
+    lease_store::a_stale_token_is_lost(&store, "password_stale");
+    // Its token expires unused: the store authenticates again and goes on.
+    let grant = store.acquire(&Claim::new("expiry", 32, TTL)).expect("acquiring");
+    std::thread::sleep(Duration::from_millis(2500));
+    store.renew("expiry", &grant, TTL, HIGH_WATER).expect("renewing with an expired token");
+    std::thread::sleep(Duration::from_millis(2500));
+    store.release("expiry", &grant, HIGH_WATER).expect("releasing with an expired token");
+
+    // A wrong password: refused, naming the authentication, without the password.
+    let wrong = url.replace(&percent_encode(PASSWORD), "not-it");
+    let error = refused(&open(&wrong));
+    let message = error.to_string();
+    eprintln!("a wrong password: {message}");
+    assert!(message.contains("etcd refused to authenticate user \"root\""), "{message}");
+    assert!(message.contains("authentication failed"), "{message}");
+    assert!(!message.contains("not-it"), "{message}");
+
+    // No user: refused, saying that the server asks for one.
+    let error = refused(&open(&format!("etcd://127.0.0.1:{}/apps", server.port())));
+    let message = error.to_string();
+    eprintln!("no user: {message}");
+    assert!(message.contains("etcd has authentication on"), "{message}");
+    assert!(message.contains("user name is empty"), "{message}");
+
+    // A user without a password: the URL is refused before anything is sent.
+    let err = EtcdLeaseStore::open(&format!("etcd://root@127.0.0.1:{}", server.port())).unwrap_err();
+    assert!(matches!(err, LeaseError::BadUrl { .. }), "{err:?}");
+
+    // The zero-code path, the password in the URL.
+    let store = open_store(&url).expect("an etcd URL");
+    assert!(!store.describe().contains("ss:w"), "{}", store.describe());
+    zero_code(&url, None);
+}

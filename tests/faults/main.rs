@@ -1,0 +1,63 @@
+//! The slow tier: the lease stores tested the way they fail, with real processes and real
+//! waiting (TTLs run out, renewals cut off). Private servers of the tests' own (redis-server
+//! killed, restarted empty and paused; Sentinel; etcd and ZooKeeper clusters; TLS servers), a
+//! proxy that stalls and drops, holders in child processes, churn, a process killed and
+//! restarted. It is a test binary that `cargo test` leaves out (`test = false` in
+//! `Cargo.toml`); run it with
+//!
+//! ```sh
+//! cargo test --workspace --all-features --test 'faults*'
+//! ```
+//!
+//! which also runs `faults_events` (`events_lease.rs`, a binary of its own: it installs a
+//! global `tracing` subscriber and `metrics` recorder, which would collect every other test's
+//! events) and `snowflake-server`'s `faults` (servers whose store goes away). `.ci/run`
+//! runs both tiers. Child processes run this binary again through `child`, each for its own
+//! module's `child` entry.
+
+// The helpers every module may use, shared once (each module imports what it needs).
+#[path = "../common/child.rs"]
+mod child;
+#[path = "../common/faults.rs"]
+mod faults;
+#[path = "../common/lease_cluster.rs"]
+mod lease_cluster;
+#[path = "../common/lease_store.rs"]
+mod lease_store;
+#[path = "../common/rng.rs"]
+mod rng;
+#[path = "../common/servers.rs"]
+mod servers;
+#[path = "../common/tls.rs"]
+mod tls;
+
+// Real processes on Redis, PostgreSQL and MariaDB: churn, renewals cut off, a stopped Redis.
+#[cfg(all(feature = "lease-redis", feature = "lease-postgres", feature = "lease-mysql"))]
+mod lease;
+// Store faults from outside: private redis-servers killed, flushed and paused, a proxy in
+// front of PostgreSQL and MariaDB, holders in child processes.
+#[cfg(all(feature = "lease-redis", feature = "lease-postgres", feature = "lease-mysql"))]
+mod lease_faults;
+// Running holders through store outages shorter than the reservation, stores back empty, and
+// restarts: private redis-servers and etcds paused or restarted empty, a TCP proxy that cuts
+// PostgreSQL off.
+#[cfg(all(feature = "lease-redis", feature = "lease-postgres", feature = "lease-etcd"))]
+mod lease_outage;
+// Leases through Redis Sentinel: a master, a replica and three sentinels of the test's own;
+// the master killed under load.
+#[cfg(feature = "lease-redis")]
+mod lease_sentinel;
+#[cfg(feature = "lease-etcd")]
+mod lease_store_etcd;
+// The etcd store over TLS (a CA made for the run, a private etcd serving TLS) and with etcd's
+// user/password authentication.
+#[cfg(feature = "lease-etcd")]
+mod lease_store_etcd_tls;
+#[cfg(feature = "lease-zookeeper")]
+mod lease_store_zookeeper;
+// The lease stores over TLS: a CA made for the run, private TLS servers (redis-server,
+// PostgreSQL, MariaDB).
+#[cfg(all(feature = "lease-redis", feature = "lease-postgres", feature = "lease-mysql"))]
+mod lease_tls;
+// A process killed while it issues, and started again on the same high-water directory.
+mod restart_kill;
