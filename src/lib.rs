@@ -24,8 +24,10 @@
 //!
 //! # The ID
 //!
-//! One sign bit (always 0, so every ID is a positive `i64`), then `time` bits of ticks
-//! since the epoch, then `worker` bits, then `seq` bits:
+//! `time` bits of ticks since the epoch, then `worker` bits, then `seq` bits, in the lowest
+//! bits of the integer. On an `i64` field at most 63 bits are used, so the sign bit stays 0
+//! and every ID is a positive `i64`; a `u64` field may use all 64 (as Discord, Instagram and
+//! Mastodon do):
 //!
 //! ```text
 //! | 0 | time (ticks since epoch) | worker | seq |
@@ -88,7 +90,8 @@
 //! # Crate features
 //!
 //! Every integration is a feature, off by default except `serde`; the worker-ID lease stores
-//! are features of their own (`lease-redis`, `lease-postgres`, `lease-mysql`), apart from the
+//! are features of their own (`lease-redis`, `lease-postgres`, `lease-mysql`, `lease-etcd`,
+//! `lease-zookeeper`, `lease-zookeeper-tls`), apart from the
 //! type integrations (`redis`, `sqlx-postgres`, `sqlx-mysql`), which bring no runtime. The
 //! README's table ("Crate features") lists every feature, the crate it targets and what it
 //! brings; docs.rs marks each feature-gated item with its feature.

@@ -17,7 +17,8 @@ pub mod lease;
 pub const WORKER_ID_ENV: &str = "SNOWFLAKE_WORKER_ID";
 
 /// The environment variable that makes the default registry lease its worker ID: a store
-/// URL (`redis://…`, `postgres://…`, `mysql://…`).
+/// URL (`redis://…`, `postgres://…`, `mysql://…`, `etcd://…`, `zk://…`; the forms of
+/// [`lease::open_store`]).
 ///
 /// ```
 /// use typed_snowflake::worker::WORKER_LEASE_ENV;
