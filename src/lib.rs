@@ -46,6 +46,7 @@
 //! | `epoch = "YYYY-MM-DD"` | UTC midnight of that day; or an RFC 3339 instant (`"2010-11-04T01:42:54.657Z"`); or Unix milliseconds (`epoch = 1288834974657`, quoted or not); not before 1970 |
 //! | `unit = "1ms"` | tick length: `"1ms"` (default), `"10ms"` (Sonyflake), `"1s"` (Baidu uid-generator) |
 //! | `order = "time-worker-seq"` | field order: the default, or `"time-seq-worker"` (Sonyflake's sequence above the machine ID) |
+//! | `#[layout("time=42,worker=5,seq=16,epoch=2021-05-05")]` | the whole layout as one string in the text form that [`Layout`] prints and parses, and that `snowflake --layout` and `snowflake serve`'s `/v1/types` use: a layout pasted from either compiles |
 //! | `#[snowflake(crate = "path")]` | where the runtime is, for users who rename the crate |
 //! | `#[snowflake(decode_only)]` | a type that only decodes IDs of an existing scheme (whose time field may have run out): no generator |
 //!

@@ -134,7 +134,9 @@ async fn serve_inner(
     };
     let watch = tokio::spawn(watch_readiness(Arc::clone(&state)));
     let app = router(Arc::clone(&state), metrics);
-    tracing::info!(%addr, worker_source = state.worker_source(), "listening");
+    // The process ID is what `snowflake leases` shows of a holder beside its host (`host:pid`):
+    // logged with the address, it tells which replica on a host holds which worker ID.
+    tracing::info!(%addr, pid = std::process::id(), worker_source = state.worker_source(), "listening");
     if announce {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
