@@ -616,6 +616,24 @@ mod tests {
         assert!(listen.resolve_with(&no_env).unwrap_err().0.contains("--listen"));
     }
 
+    /// A lease URL of a store this build left out is refused at start with what to install.
+    #[test]
+    fn a_store_left_out_of_the_build_names_the_install_command() {
+        let base = ServeArgs { ids: vec!["order=preset=leaf".into()], ..Default::default() };
+        let zks = ServeArgs { lease: Some("zks://zk:2281/".into()), ..base.clone() };
+        match zks.resolve_with(&no_env) {
+            Ok(_) => assert!(cfg!(feature = "lease-zookeeper-tls")),
+            Err(e) => {
+                assert!(e.0.contains("install `cargo install snowflake-cli --features full,zookeeper-tls`"), "{e}")
+            }
+        }
+        // From the environment too, before anything else is read.
+        let env = |var: &str| (var == "SNOWFLAKE_WORKER_LEASE").then(|| "zk+tls://zk:2281/".to_owned());
+        if !cfg!(feature = "lease-zookeeper-tls") {
+            assert!(base.resolve_with(&env).unwrap_err().0.contains("this build has no zk+tls:// lease store"));
+        }
+    }
+
     #[test]
     fn durations() {
         assert_eq!(parse_duration("1500ms"), Ok(Duration::from_millis(1500)));
