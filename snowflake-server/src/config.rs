@@ -621,11 +621,10 @@ mod tests {
     fn a_store_left_out_of_the_build_names_the_install_command() {
         let base = ServeArgs { ids: vec!["order=preset=leaf".into()], ..Default::default() };
         let zks = ServeArgs { lease: Some("zks://zk:2281/".into()), ..base.clone() };
-        match zks.resolve_with(&no_env) {
-            Ok(_) => assert!(cfg!(feature = "lease-zookeeper-tls")),
-            Err(e) => {
-                assert!(e.0.contains("install `cargo install snowflake-cli --features full,zookeeper-tls`"), "{e}")
-            }
+        let resolved = zks.resolve_with(&no_env);
+        assert_eq!(resolved.is_ok(), cfg!(feature = "lease-zookeeper-tls"), "{resolved:?}");
+        if let Err(e) = resolved {
+            assert!(e.0.contains("install `cargo install snowflake-cli --features full,zookeeper-tls`"), "{e}");
         }
         // From the environment too, before anything else is read.
         let env = |var: &str| (var == "SNOWFLAKE_WORKER_LEASE").then(|| "zk+tls://zk:2281/".to_owned());
