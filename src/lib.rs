@@ -24,8 +24,10 @@
 //!
 //! # The ID
 //!
-//! One sign bit (always 0, so every ID is a positive `i64`), then `time` bits of ticks
-//! since the epoch, then `worker` bits, then `seq` bits:
+//! `time` bits of ticks since the epoch, then `worker` bits, then `seq` bits, in the lowest
+//! bits of the integer. On an `i64` field at most 63 bits are used, so the sign bit stays 0
+//! and every ID is a positive `i64`; a `u64` field may use all 64 (as Discord, Instagram and
+//! Mastodon do):
 //!
 //! ```text
 //! | 0 | time (ticks since epoch) | worker | seq |
@@ -44,6 +46,7 @@
 //! | `epoch = "YYYY-MM-DD"` | UTC midnight of that day; or an RFC 3339 instant (`"2010-11-04T01:42:54.657Z"`); or Unix milliseconds (`epoch = 1288834974657`, quoted or not); not before 1970 |
 //! | `unit = "1ms"` | tick length: `"1ms"` (default), `"10ms"` (Sonyflake), `"1s"` (Baidu uid-generator) |
 //! | `order = "time-worker-seq"` | field order: the default, or `"time-seq-worker"` (Sonyflake's sequence above the machine ID) |
+//! | `#[layout("time=42,worker=5,seq=16,epoch=2021-05-05")]` | the whole layout as one string in the text form that [`Layout`] prints and parses, and that `snowflake --layout` and `snowflake serve`'s `/v1/types` use: a layout pasted from either compiles |
 //! | `#[snowflake(crate = "path")]` | where the runtime is, for users who rename the crate |
 //! | `#[snowflake(decode_only)]` | a type that only decodes IDs of an existing scheme (whose time field may have run out): no generator |
 //!
@@ -88,7 +91,8 @@
 //! # Crate features
 //!
 //! Every integration is a feature, off by default except `serde`; the worker-ID lease stores
-//! are features of their own (`lease-redis`, `lease-postgres`, `lease-mysql`), apart from the
+//! are features of their own (`lease-redis`, `lease-postgres`, `lease-mysql`, `lease-etcd`,
+//! `lease-zookeeper`, `lease-zookeeper-tls`), apart from the
 //! type integrations (`redis`, `sqlx-postgres`, `sqlx-mysql`), which bring no runtime. The
 //! README's table ("Crate features") lists every feature, the crate it targets and what it
 //! brings; docs.rs marks each feature-gated item with its feature.
@@ -146,48 +150,64 @@ pub mod prelude {
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
-/// The guides' Rust blocks, compiled and run as doctests like the README's.
-#[cfg(all(
-    doctest,
-    feature = "serde",
-    feature = "redis",
-    feature = "lease-redis",
-    feature = "public-id",
-    feature = "jiff"
+/// The guides of the repository's `docs/` directory, one module each, rendered here on docs.rs
+/// (as jiff renders its own) and compiled and run as doctests like the README's: a guide's
+/// Rust cannot drift from the crate. Their links point at the repository's files.
+///
+/// Start with [`troubleshooting`](guide::troubleshooting) when an error needs explaining,
+/// [`kubernetes`](guide::kubernetes) to deploy, [`testing`](guide::testing) to test code that
+/// makes IDs, and [`migrating`](guide::migrating) to move a table from `BIGSERIAL` or UUIDs.
+// Rendered by `cargo doc` (every guide, whatever the features); compiled as doctests only
+// with the features their examples use.
+#[cfg(any(
+    all(doc, not(doctest)),
+    all(
+        doctest,
+        feature = "serde",
+        feature = "redis",
+        feature = "lease-redis",
+        feature = "lease-postgres",
+        feature = "public-id",
+        feature = "jiff"
+    )
 ))]
-mod guides {
-    #[doc = include_str!("../docs/dates.md")]
-    pub struct Dates;
+pub mod guide {
+    #[doc = include_str!("../docs/troubleshooting.md")]
+    pub mod troubleshooting {}
+    #[doc = include_str!("../docs/kubernetes.md")]
+    pub mod kubernetes {}
+    #[doc = include_str!("../docs/testing.md")]
+    pub mod testing {}
+    #[doc = include_str!("../docs/migrating.md")]
+    pub mod migrating {}
     #[doc = include_str!("../docs/generation.md")]
-    pub struct Generation;
+    pub mod generation {}
+    #[doc = include_str!("../docs/layouts.md")]
+    pub mod layouts {}
+    #[doc = include_str!("../docs/dates.md")]
+    pub mod dates {}
     #[doc = include_str!("../docs/errors.md")]
-    pub struct Errors;
-    #[doc = include_str!("../docs/cli.md")]
-    pub struct Cli;
+    pub mod errors {}
     #[doc = include_str!("../docs/storage.md")]
-    pub struct Storage;
+    pub mod storage {}
     #[doc = include_str!("../docs/redis.md")]
-    pub struct Redis;
+    pub mod redis {}
     #[doc = include_str!("../docs/public-ids.md")]
-    pub struct PublicIds;
+    pub mod public_ids {}
     #[doc = include_str!("../docs/tracing.md")]
-    pub struct Tracing;
-    #[doc = include_str!("../docs/reliability.md")]
-    pub struct Reliability;
+    pub mod tracing {}
     #[doc = include_str!("../docs/many-nodes.md")]
-    pub struct ManyNodes;
+    pub mod many_nodes {}
     #[doc = include_str!("../docs/stores.md")]
-    pub struct Stores;
+    pub mod stores {}
+    // Compiled as doctests with the two stores' features, ZooKeeper's with TLS.
+    #[cfg(any(all(doc, not(doctest)), all(doctest, feature = "lease-etcd", feature = "lease-zookeeper-tls")))]
+    #[doc = include_str!("../docs/etcd-zookeeper.md")]
+    pub mod etcd_zookeeper {}
+    #[doc = include_str!("../docs/cli.md")]
+    pub mod cli {}
+    #[doc = include_str!("../docs/service.md")]
+    pub mod service {}
+    #[doc = include_str!("../docs/reliability.md")]
+    pub mod reliability {}
 }
-
-/// docs/etcd-zookeeper.md's Rust blocks, compiled as doctests with the two stores' features
-/// (ZooKeeper's with TLS).
-#[cfg(all(doctest, feature = "lease-etcd", feature = "lease-zookeeper-tls"))]
-#[doc = include_str!("../docs/etcd-zookeeper.md")]
-pub struct EtcdZooKeeperGuideDoctests;
-
-/// docs/layouts.md's Rust blocks, compiled and run as doctests. (docs/web.md needs axum, which
-/// only the examples package depends on: it is compiled there.)
-#[cfg(doctest)]
-#[doc = include_str!("../docs/layouts.md")]
-pub struct LayoutsGuideDoctests;

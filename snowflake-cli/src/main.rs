@@ -1,5 +1,6 @@
 //! `snowflake`: decode, draw, generate and convert Snowflake IDs of any public scheme or of a
-//! layout given as text, from the command line.
+//! layout given as text, list the presets, serve IDs over HTTP (feature `serve`) and read the
+//! worker-ID lease stores (feature `leases`), from the command line.
 
 use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
 use std::process::ExitCode;
@@ -19,9 +20,23 @@ preset). `snowflake layouts` lists the presets.
 Colour: on a terminal, unless NO_COLOR is set; CLICOLOR_FORCE=1 forces it.
 
 Exit status: 0 when every input was handled, 1 when some input was not an ID (each one is
-reported on stderr), 2 for a usage error.";
+reported on stderr), 2 for a usage error.
 
-/// Decode, draw, generate and convert Snowflake IDs.
+Install: cargo install snowflake-cli --features full
+  (serve and leases, with every lease store: Redis, PostgreSQL, MySQL/MariaDB, etcd, ZooKeeper);
+  cargo install snowflake-cli --features full,zookeeper-tls adds ZooKeeper over TLS (zks://),
+  which builds aws-lc-rs, a C library.";
+
+/// The command that installs every subcommand with every lease store, as `--help` and the
+/// docs give it.
+#[cfg_attr(feature = "leases", allow(dead_code))]
+const INSTALL: &str = "cargo install snowflake-cli --features full";
+/// The same with ZooKeeper over TLS.
+#[cfg_attr(not(feature = "leases"), allow(dead_code))]
+const INSTALL_ZOOKEEPER_TLS: &str = "cargo install snowflake-cli --features full,zookeeper-tls";
+
+/// Decode, draw, generate and convert Snowflake IDs; list the presets; serve IDs over HTTP
+/// (`serve`); list a lease store's worker IDs (`leases`).
 #[derive(Parser)]
 #[command(name = "snowflake", version, after_help = AFTER_HELP)]
 struct Cli {
@@ -115,7 +130,8 @@ Example:
     /// postgres://, mysql://, mariadb://, etcd://, etcds://, zk:// (the URL of
     /// SNOWFLAKE_WORKER_LEASE).
     /// Each worker ID with a live lease or a recorded high water is listed; the holder is the
-    /// `host:pid` it recorded. Needs the `leases` feature of snowflake-cli.
+    /// `host:pid` it recorded. Needs the
+    /// `leases` feature of snowflake-cli (`cargo install snowflake-cli --features full`).
     #[command(after_help = "\
 Examples:
   snowflake leases redis://127.0.0.1:6379 --namespace orders
@@ -160,9 +176,6 @@ struct Scheme {
     labels: Labels,
 }
 
-const DEFAULT_LABELS: Labels =
-    Labels { node: "worker", datacenter: "datacenter", machine: "machine", sequence: "sequence" };
-
 impl Scheme {
     fn from_text(text: &str) -> Result<Scheme, String> {
         if !text.contains('=') {
@@ -171,15 +184,10 @@ impl Scheme {
             return Ok(Scheme { name: preset.name.to_owned(), layout: preset.layout, labels: preset.labels });
         }
         let layout: Layout = text.parse().map_err(|e| format!("--layout {text:?}: {e}"))?;
-        // A preset with an overridden epoch keeps the preset's field names.
-        let preset = text
-            .split(',')
-            .find_map(|part| part.trim().strip_prefix("preset="))
-            .and_then(|name| Preset::get(name.trim()))
-            .or_else(|| Preset::of(&layout));
-        Ok(match preset {
-            Some(preset) => Scheme { name: preset.name.to_owned(), layout, labels: preset.labels },
-            None => Scheme { name: layout.to_string(), layout, labels: DEFAULT_LABELS },
+        let labels = Preset::labels_of(text, &layout);
+        Ok(match Preset::named_in(text, &layout) {
+            Some(preset) => Scheme { name: preset.name.to_owned(), layout, labels },
+            None => Scheme { name: layout.to_string(), layout, labels },
         })
     }
 
@@ -209,7 +217,7 @@ impl Scheme {
         self.layout
             .parse_id(text)
             .map(i64::cast_unsigned)
-            .map_err(|e| format!("{text:?} is not a {} ID: {e}", self.name))
+            .map_err(|e| format!("{text:?} is not an ID of the {} layout: {e}", self.name))
     }
 }
 
@@ -358,7 +366,7 @@ fn inspect(scheme: &Scheme, raw: u64, json: bool, out: &mut dyn Write) -> io::Re
             "time": instant,
             "unix_ms": parts.timestamp_ms,
             "ticks": parts.ticks,
-            "node": parts.worker,
+            "worker": parts.worker,
             "datacenter": parts.datacenter,
             "machine": parts.machine,
             "sequence": parts.sequence,
@@ -453,7 +461,12 @@ fn explain(scheme: &Scheme, raw: u64, colour: bool, out: &mut dyn Write) -> io::
     }
 
     let paint = |text: &str, code: &str| if colour { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() };
-    writeln!(out, "{raw} ({}: {layout})", scheme.name)?;
+    // A layout given as text is named by its text: printed once.
+    if scheme.name == layout.to_string() {
+        writeln!(out, "{raw} ({layout})")?;
+    } else {
+        writeln!(out, "{raw} ({}: {layout})", scheme.name)?;
+    }
     let bits = format!("{raw:064b}");
     let bar: Vec<String> =
         fields.iter().map(|f| paint(&bits[(63 - f.high) as usize..=(63 - f.low) as usize], f.colour)).collect();
@@ -491,6 +504,12 @@ fn explain(scheme: &Scheme, raw: u64, colour: bool, out: &mut dyn Write) -> io::
 fn leases(url: &str, namespace: &str, json: bool, out: &mut dyn Write) -> Result<(), String> {
     use snowflake_types::worker::lease::open_store;
 
+    let scheme = url.trim().split_once("://").map_or(String::new(), |(scheme, _)| scheme.to_ascii_lowercase());
+    if matches!(scheme.as_str(), "zks" | "zk+tls") && !cfg!(feature = "zookeeper-tls") {
+        return Err(format!(
+            "this snowflake was built without ZooKeeper over TLS ({scheme}://): install it with `{INSTALL_ZOOKEEPER_TLS}`"
+        ));
+    }
     let store = open_store(url).map_err(|e| e.to_string())?;
     let records = store.list(namespace).map_err(|e| e.to_string())?;
     let now_ms = store.now_ms().map_err(|e| e.to_string())?;
@@ -544,7 +563,7 @@ fn leases(url: &str, namespace: &str, json: bool, out: &mut dyn Write) -> Result
 
 #[cfg(not(feature = "leases"))]
 fn leases(_url: &str, _namespace: &str, _json: bool, _out: &mut dyn Write) -> Result<(), String> {
-    Err("this snowflake was built without the lease stores: install it with `--features leases`".to_owned())
+    Err(format!("this snowflake was built without the lease stores: install it with `{INSTALL}`"))
 }
 
 fn layouts(json: bool, out: &mut dyn Write) -> io::Result<()> {

@@ -120,8 +120,14 @@ fn inspect_reads_stdin_and_reports_bad_lines_by_number() {
     assert_eq!(out.lines().count(), 2, "{out}");
     assert!(out.contains("increment 7") && out.contains("increment 8"));
     let err = stderr(&output);
-    assert!(err.contains("line 2: \"abc\" is not a discord ID: an ID is written in decimal digits"), "{err}");
-    assert!(err.contains("line 5: \"-5\" is not a discord ID: an ID is written without a sign"), "{err}");
+    assert!(
+        err.contains("line 2: \"abc\" is not an ID of the discord layout: an ID is written in decimal digits"),
+        "{err}"
+    );
+    assert!(
+        err.contains("line 5: \"-5\" is not an ID of the discord layout: an ID is written without a sign"),
+        "{err}"
+    );
     assert!(err.contains("line 6: \"99999999999999999999\""), "{err}");
     assert!(!err.contains("line 3"), "blank lines are skipped: {err}");
 
@@ -152,7 +158,7 @@ fn inspect_refuses_values_outside_the_layout_with_exit_code_1() {
     // 2^63 has the sign bit set: no Twitter ID; a 64-bit Discord ID.
     let output = snowflake(&["inspect", "9223372036854775808", "1", "--preset", "twitter"], None);
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("argument 1: \"9223372036854775808\" is not a twitter ID"));
+    assert!(stderr(&output).contains("argument 1: \"9223372036854775808\" is not an ID of the twitter layout"));
     assert_eq!(stdout(&output).lines().count(), 1);
     assert!(
         ok(&["inspect", "18446744073709551615", "--preset", "discord"])
@@ -292,7 +298,7 @@ fn generate_issues_increasing_ids_of_the_layout_and_worker() {
     let decoded = inspect_json(&[id], rebased);
     let ms = decoded[0]["unix_ms"].as_i64().expect("an integer");
     assert!((before - before % 1_000..=after).contains(&ms), "{id} at {ms}, generated between {before} and {after}");
-    assert_eq!((decoded[0]["node"].as_u64(), decoded[0]["sequence"].as_u64()), (Some(0), Some(0)), "{}", decoded[0]);
+    assert_eq!((decoded[0]["worker"].as_u64(), decoded[0]["sequence"].as_u64()), (Some(0), Some(0)), "{}", decoded[0]);
 }
 
 #[test]
@@ -363,4 +369,35 @@ fn usage_errors_exit_with_2_and_every_subcommand_has_an_example() {
         let help = ok(&[sub, "--help"]);
         assert!(help.contains("Example") && help.contains(&format!("snowflake {sub} ")), "{sub}: {help}");
     }
+}
+
+/// A layout given as text is its own name: `explain` prints it once, not as `name: layout`.
+#[test]
+fn explain_prints_a_text_layout_once() {
+    let layout = "time=42,worker=5,seq=16,epoch=2021-05-05";
+    let out = ok(&["explain", "1", "--layout", layout]);
+    assert_eq!(out.lines().next(), Some(format!("1 ({layout})").as_str()), "{out}");
+    // A preset keeps its name beside its layout.
+    let leaf = ok(&["explain", "1", "--layout", "preset=leaf,epoch=2020-01-01"]);
+    assert_eq!(leaf.lines().next(), Some("1 (leaf: time=41,worker=10,seq=12,epoch=2020-01-01)"), "{leaf}");
+}
+
+/// `--help` names the one install command the docs give, and a build without a subcommand's
+/// feature says which crate and flag give it.
+#[test]
+fn help_and_missing_features_name_the_install_command() {
+    let help = ok(&["--help"]);
+    assert!(help.contains("Install: cargo install snowflake-cli --features full\n"), "{help}");
+    assert!(help.contains("cargo install snowflake-cli --features full,zookeeper-tls adds"), "{help}");
+    let leases = snowflake(&["leases", "zks://127.0.0.1:1/"], None);
+    if cfg!(feature = "zookeeper-tls") {
+        return;
+    }
+    assert_eq!(leases.status.code(), Some(1));
+    let want = if cfg!(feature = "leases") {
+        "install it with `cargo install snowflake-cli --features full,zookeeper-tls`"
+    } else {
+        "install it with `cargo install snowflake-cli --features full`"
+    };
+    assert!(stderr(&leases).contains(want), "{}", stderr(&leases));
 }

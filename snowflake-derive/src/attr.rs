@@ -6,7 +6,7 @@ use quote::ToTokens;
 use syn::parse::ParseStream;
 use syn::{Attribute, Lit, LitStr};
 
-use snowflake_layout::rules::{EPOCH_EXPECTED, ORDER_EXPECTED, Spelling, UNIT_EXPECTED};
+use snowflake_layout::rules::{EPOCH_EXPECTED, Given, ORDER_EXPECTED, Spelling, UNIT_EXPECTED};
 use snowflake_layout::{EpochError, FieldOrder, KEYS as LAYOUT_KEYS, Preset, TickUnit, parse_epoch};
 
 use crate::ctxt::Ctxt;
@@ -35,6 +35,9 @@ pub struct LayoutAttr {
     pub unit: Option<Value<TickUnit>>,
     pub order: Option<Value<FieldOrder>>,
     pub preset: Option<Value<&'static Preset>>,
+    /// Whether the layout was given in the text form (`#[layout("time=42,…")]`): messages
+    /// then spell keys as the text form does.
+    pub text_form: bool,
 }
 
 pub struct Attrs {
@@ -56,6 +59,11 @@ pub fn parse(cx: &Ctxt, attrs: &[Attribute]) -> Attrs {
                 continue;
             }
             layout.attr = Some(attr.to_token_stream());
+            // The text form in a string: what `--layout`, `/v1/types` and `T::LAYOUT` print.
+            if let Ok(text) = attr.parse_args::<LitStr>() {
+                parse_layout_text(cx, &mut layout, &text);
+                continue;
+            }
             match attr.parse_nested_meta(|meta| parse_layout_key(cx, &mut layout, &meta.path, meta.input)) {
                 Ok(()) => layout.complete = true,
                 Err(e) => cx.push(e),
@@ -97,6 +105,35 @@ pub fn parse(cx: &Ctxt, attrs: &[Attribute]) -> Attrs {
         }
     }
     Attrs { layout, krate, decode_only }
+}
+
+/// `#[layout("time=42,worker=5,seq=16,epoch=2021-05-05")]`: the layout in the text form of
+/// `Layout`'s `FromStr` and `Display`, read by the same parser, each key's value stored with
+/// the string's tokens (errors point at the string). A key the parser refuses is reported
+/// with its message, and no key is then reported missing.
+fn parse_layout_text(cx: &Ctxt, layout: &mut LayoutAttr, text: &LitStr) {
+    layout.text_form = true;
+    let keys = match snowflake_layout::parse_keys(&text.value()) {
+        Ok(keys) => keys,
+        Err(e) => {
+            cx.error_spanned(text, format!("{e}; e.g. #[layout(\"time=42,worker=5,seq=16,epoch=2021-05-05\")]"));
+            return;
+        }
+    };
+    let tokens = text.to_token_stream();
+    fn slot<T: Copy>(given: Given<T>, tokens: &TokenStream) -> Option<Value<T>> {
+        given.is_given().then(|| Value { tokens: tokens.clone(), value: given.value() })
+    }
+    layout.time = slot(keys.time, &tokens);
+    layout.worker = slot(keys.worker, &tokens);
+    layout.datacenter = slot(keys.datacenter, &tokens);
+    layout.machine = slot(keys.machine, &tokens);
+    layout.seq = slot(keys.seq, &tokens);
+    layout.epoch = slot(keys.epoch, &tokens);
+    layout.unit = slot(keys.unit, &tokens);
+    layout.order = slot(keys.order, &tokens);
+    layout.preset = slot(keys.preset, &tokens);
+    layout.complete = keys.complete;
 }
 
 /// An example of a key with a value, for messages.

@@ -34,6 +34,11 @@ fn keys(layout: &LayoutAttr) -> Keys {
     }
 }
 
+/// How messages spell keys: as the attribute was written.
+fn spelling(layout: &LayoutAttr) -> Spelling {
+    if layout.text_form { Spelling::Text } else { Spelling::Attribute }
+}
+
 /// The tokens an issue concerns: its key's value, else the whole attribute.
 fn tokens<'a>(layout: &'a LayoutAttr, attr: &'a TokenStream, key: Option<Key>) -> &'a TokenStream {
     let slot = match key {
@@ -67,7 +72,7 @@ pub fn check(cx: &Ctxt, ident: &syn::Ident, layout: &LayoutAttr, inner: Option<I
     let bits = if inner == Some(Inner::I64) { 63 } else { 64 };
     let (resolved, issues) = rules::resolve(&keys(layout), bits);
     for issue in &issues {
-        cx.error_spanned(tokens(layout, attr, issue.key()), issue.message(Spelling::Attribute));
+        cx.error_spanned(tokens(layout, attr, issue.key()), issue.message(spelling(layout)));
     }
     resolved
 }
@@ -105,7 +110,7 @@ pub fn check_dates(cx: &Ctxt, layout: &LayoutAttr, resolved: Option<&Layout>) {
     match build_date_ms() {
         Ok(build_ms) => {
             if let Some(expired) = rules::expiry(&keys, resolved, build_ms) {
-                cx.error_spanned(tokens(layout, attr, Some(expired.key())), expired.message(Spelling::Attribute));
+                cx.error_spanned(tokens(layout, attr, Some(expired.key())), expired.message(spelling(layout)));
             }
         }
         Err(why) => cx.error_spanned(attr, why),

@@ -32,4 +32,4 @@ pub use error::{EpochError, InvalidLayout, LayoutError, ParseIdError, ParseLayou
 pub use layout::{FieldOrder, Layout, Parts, TickUnit};
 pub use preset::{Labels, Preset};
 pub use rules::KEYS;
-pub use text::parse_epoch;
+pub use text::{parse_epoch, parse_keys};

@@ -112,6 +112,19 @@ pub struct Labels {
     pub sequence: &'static str,
 }
 
+impl Labels {
+    /// The field names of a layout that no preset names: `worker` (split: `datacenter` and
+    /// `machine`) and `sequence`.
+    ///
+    /// ```
+    /// use snowflake_layout::Labels;
+    ///
+    /// assert_eq!((Labels::DEFAULT.node, Labels::DEFAULT.sequence), ("worker", "sequence"));
+    /// ```
+    pub const DEFAULT: Labels =
+        Labels { node: "worker", datacenter: "datacenter", machine: "machine", sequence: "sequence" };
+}
+
 /// A public Snowflake scheme: its layout, what it calls its fields, and what it leaves to
 /// the user.
 ///
@@ -243,5 +256,44 @@ impl Preset {
     /// ```
     pub fn of(layout: &Layout) -> Option<&'static Preset> {
         Preset::ALL.iter().find(|preset| preset.layout == *layout)
+    }
+
+    /// The preset a layout given as `text` (and read as `layout`) belongs to: the one its
+    /// `preset=` key names (a preset with its epoch or widths overridden keeps the preset's
+    /// field names), else the one whose layout it is exactly. The rule `snowflake inspect` and
+    /// `snowflake serve` name fields by.
+    ///
+    /// ```
+    /// use snowflake_layout::{Layout, Preset};
+    ///
+    /// let text = "preset=leaf,epoch=2020-01-01";
+    /// assert_eq!(Preset::named_in(text, &text.parse()?).map(|p| p.name), Some("leaf"));
+    /// let twitter = Layout::TWITTER.to_string();
+    /// assert_eq!(Preset::named_in(&twitter, &Layout::TWITTER).map(|p| p.name), Some("twitter"));
+    /// assert!(Preset::named_in("time=30,worker=4,seq=8,epoch=0", &Layout::new(30, 4, 8, 0)?).is_none());
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn named_in(text: &str, layout: &Layout) -> Option<&'static Preset> {
+        text.split(',')
+            .find_map(|part| {
+                let (key, value) = part.split_once('=')?;
+                (key.trim() == "preset").then(|| value.trim().trim_matches('"'))
+            })
+            .and_then(Preset::get)
+            .or_else(|| Preset::of(layout))
+    }
+
+    /// The field names of a layout given as `text`: its preset's ([`Preset::named_in`]), else
+    /// [`Labels::DEFAULT`].
+    ///
+    /// ```
+    /// use snowflake_layout::{Labels, Layout, Preset};
+    ///
+    /// assert_eq!(Preset::labels_of("preset=discord", &Layout::DISCORD).sequence, "increment");
+    /// assert_eq!(Preset::labels_of("time=30,worker=4,seq=8,epoch=0", &Layout::new(30, 4, 8, 0)?), Labels::DEFAULT);
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn labels_of(text: &str, layout: &Layout) -> Labels {
+        Preset::named_in(text, layout).map_or(Labels::DEFAULT, |preset| preset.labels)
     }
 }

@@ -80,52 +80,7 @@ impl FromStr for Layout {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     fn from_str(text: &str) -> Result<Layout, ParseLayoutError> {
-        let text = attribute_inside(text);
-        if text.trim().is_empty() {
-            return Err(ParseLayoutError::Empty);
-        }
-        let mut keys = Keys::default();
-        for part in text.split(',') {
-            let Some((key, value)) = part.split_once('=') else {
-                return Err(ParseLayoutError::NotKeyValue { part: part.trim().to_owned() });
-            };
-            let key = key.trim();
-            // Widths are numbers in the attribute too: only the other values may be quoted.
-            let value = match key {
-                "time" | "worker" | "datacenter" | "machine" | "seq" => value.trim(),
-                _ => unquote(key, value.trim())?,
-            };
-            match key {
-                "time" => set(&mut keys.time, key, width("time", value)?)?,
-                "worker" => set(&mut keys.worker, key, width("worker", value)?)?,
-                "datacenter" => set(&mut keys.datacenter, key, width("datacenter", value)?)?,
-                "machine" => set(&mut keys.machine, key, width("machine", value)?)?,
-                "seq" => set(&mut keys.seq, key, width("seq", value)?)?,
-                "epoch" => {
-                    let ms = parse_epoch(value)
-                        .map_err(|e| ParseLayoutError::BadEpoch { value: value.to_owned(), reason: e.to_string() })?;
-                    set(&mut keys.epoch, key, ms)?;
-                }
-                "unit" => {
-                    let unit =
-                        TickUnit::parse(value).ok_or_else(|| ParseLayoutError::BadUnit { value: value.to_owned() })?;
-                    set(&mut keys.unit, key, unit)?;
-                }
-                "order" => {
-                    let order = FieldOrder::parse(value)
-                        .ok_or_else(|| ParseLayoutError::BadOrder { value: value.to_owned() })?;
-                    set(&mut keys.order, key, order)?;
-                }
-                "preset" => {
-                    let preset = Preset::get(value).ok_or_else(|| ParseLayoutError::UnknownPreset {
-                        name: value.to_owned(),
-                        known: Preset::NAMES,
-                    })?;
-                    set(&mut keys.preset, key, preset)?;
-                }
-                _ => return Err(ParseLayoutError::UnknownKey { key: key.to_owned(), known: KEYS }),
-            }
-        }
+        let keys = parse_keys(text)?;
         // The rules of `#[layout(...)]`, with the first mistake reported.
         match rules::resolve(&keys, 64) {
             (Some(layout), _) => Ok(layout),
@@ -134,6 +89,67 @@ impl FromStr for Layout {
             }
         }
     }
+}
+
+/// The keys of a layout's text form, each read and checked alone, before the rules that span
+/// several keys ([`rules::resolve`]) and the expiry: what `FromStr` reads, for the derive,
+/// which resolves them against its field's width (`#[layout("time=42,…")]`). The error is the
+/// first key that cannot be read.
+///
+/// ```
+/// use snowflake_layout::parse_keys;
+///
+/// let keys = parse_keys("time=42,worker=5,seq=16,epoch=2021-05-05")?;
+/// assert_eq!((keys.time.value(), keys.epoch.value()), (Some(42), Some(1_620_172_800_000)));
+/// assert!(parse_keys("time=42,wroker=5").is_err());
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn parse_keys(text: &str) -> Result<Keys, ParseLayoutError> {
+    let text = attribute_inside(text);
+    if text.trim().is_empty() {
+        return Err(ParseLayoutError::Empty);
+    }
+    let mut keys = Keys::default();
+    for part in text.split(',') {
+        let Some((key, value)) = part.split_once('=') else {
+            return Err(ParseLayoutError::NotKeyValue { part: part.trim().to_owned() });
+        };
+        let key = key.trim();
+        // Widths are numbers in the attribute too: only the other values may be quoted.
+        let value = match key {
+            "time" | "worker" | "datacenter" | "machine" | "seq" => value.trim(),
+            _ => unquote(key, value.trim())?,
+        };
+        match key {
+            "time" => set(&mut keys.time, key, width("time", value)?)?,
+            "worker" => set(&mut keys.worker, key, width("worker", value)?)?,
+            "datacenter" => set(&mut keys.datacenter, key, width("datacenter", value)?)?,
+            "machine" => set(&mut keys.machine, key, width("machine", value)?)?,
+            "seq" => set(&mut keys.seq, key, width("seq", value)?)?,
+            "epoch" => {
+                let ms = parse_epoch(value)
+                    .map_err(|e| ParseLayoutError::BadEpoch { value: value.to_owned(), reason: e.to_string() })?;
+                set(&mut keys.epoch, key, ms)?;
+            }
+            "unit" => {
+                let unit =
+                    TickUnit::parse(value).ok_or_else(|| ParseLayoutError::BadUnit { value: value.to_owned() })?;
+                set(&mut keys.unit, key, unit)?;
+            }
+            "order" => {
+                let order =
+                    FieldOrder::parse(value).ok_or_else(|| ParseLayoutError::BadOrder { value: value.to_owned() })?;
+                set(&mut keys.order, key, order)?;
+            }
+            "preset" => {
+                let preset = Preset::get(value)
+                    .ok_or_else(|| ParseLayoutError::UnknownPreset { name: value.to_owned(), known: Preset::NAMES })?;
+                set(&mut keys.preset, key, preset)?;
+            }
+            _ => return Err(ParseLayoutError::UnknownKey { key: key.to_owned(), known: KEYS }),
+        }
+    }
+    Ok(keys)
 }
 
 /// What lies inside `#[layout(...)]` or `layout(...)` when the attribute was pasted whole;

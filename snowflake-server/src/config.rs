@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use snowflake_types::worker::{
-    LEASE_RESERVATION_ENV, LEASE_TTL_ENV, LEASE_WAIT_ENV, NAMESPACE_ENV, WORKER_ID_ENV, WORKER_LEASE_ENV,
-    WORKER_SPACE_ENV, lease::MAX_WORKER_SPACE, parse_duration,
+    LEASE_RESERVATION_ENV, LEASE_TTL_ENV, LEASE_WAIT_ENV, WORKER_ID_ENV, duration_in, lease::MAX_WORKER_SPACE,
+    lease_url_in, namespace_in, parse_duration, space_in,
 };
 use snowflake_types::{Labels, Layout, Preset};
 
@@ -50,10 +50,6 @@ pub const CONFIG_ENV: &str = "SNOWFLAKE_CONFIG";
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const DEFAULT_LISTEN: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), 8080);
-
-/// The fields of an ID type when no preset names them.
-const DEFAULT_LABELS: Labels =
-    Labels { node: "worker", datacenter: "datacenter", machine: "machine", sequence: "sequence" };
 
 /// A configuration that cannot be served, with the reason.
 ///
@@ -142,13 +138,8 @@ impl IdSpec {
             });
         }
         let layout: Layout = text.parse().map_err(|e| ConfigError(format!("ID type {name:?}: {text:?}: {e}")))?;
-        // A preset with an overridden epoch keeps the preset's field names.
-        let preset = text
-            .split(',')
-            .find_map(|part| part.trim().strip_prefix("preset="))
-            .and_then(|name| Preset::get(name.trim()))
-            .or_else(|| Preset::of(&layout));
-        let labels = preset.map_or(DEFAULT_LABELS, |p| p.labels);
+        let preset = Preset::named_in(text, &layout);
+        let labels = Preset::labels_of(text, &layout);
         Ok(IdSpec { name: name.to_owned(), layout, preset, labels })
     }
 }
@@ -193,7 +184,8 @@ pub enum WorkerConfig {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LeaseConfig {
-    /// The store: `redis://…`, `postgres://…`, `mysql://…`.
+    /// The store's URL: `redis://…`, `postgres://…`, `mysql://…`, `etcd://…`, `zk://…` (the
+    /// forms of `snowflake_types::worker::lease::open_store`).
     pub url: String,
     /// The namespace shared by every server that issues the same types.
     pub namespace: String,
@@ -301,7 +293,8 @@ pub struct ServeArgs {
     /// The worker ID is the StatefulSet ordinal of the host's name (orders-7 → 7).
     #[arg(long, conflicts_with = "lease")]
     pub worker_from_hostname: bool,
-    /// Lease the worker ID from a store: redis://…, postgres://…, mysql://…
+    /// Lease the worker ID from a store: redis://, rediss://, redis+sentinel://, postgres://,
+    /// mysql://, mariadb://, etcd://, etcds://, zk:// (zks:// with the zookeeper-tls feature)
     /// [env: SNOWFLAKE_WORKER_LEASE].
     #[arg(long, value_name = "URL")]
     pub lease: Option<String>,
@@ -419,24 +412,24 @@ impl ServeArgs {
             })?,
         };
 
-        // The lease URL: the flag, else the environment (set but blank is an error: read as
-        // unset, it would give every replica the same worker ID), else the file.
-        let lease_url = match (&self.lease, env(WORKER_LEASE_ENV)) {
-            (Some(url), _) => Some(url.clone()),
-            (None, Some(value)) if value.trim().is_empty() => {
-                return err(format!(
-                    "{WORKER_LEASE_ENV} is set but empty: give it a store URL (redis://…, postgres://…, mysql://…), or unset it"
-                ));
-            }
-            (None, Some(value)) => Some(value),
-            (None, None) => file.lease.clone(),
+        // The `SNOWFLAKE_*` lease variables, read by the library's rules (set but blank is an
+        // error: read as unset, it would give every replica the same worker ID).
+        let vars = |var: &str| Ok(env(var));
+        let env_rule = |e: snowflake_types::WorkerError| ConfigError(e.to_string());
+        // The lease URL: the flag, else the environment, else the file.
+        let lease_url = match &self.lease {
+            Some(url) => Some(url.clone()),
+            None => lease_url_in(&vars).map_err(env_rule)?.or(file.lease.clone()),
         };
-        let fixed = self.worker.or(match &file.worker {
+        // A flag wins over its variable, which wins over the file: the file's "worker" counts
+        // only while SNOWFLAKE_WORKER_ID is unset.
+        let file_worker = if env(WORKER_ID_ENV).is_some() { None } else { file.worker.as_ref() };
+        let fixed = self.worker.or(match file_worker {
             Some(FileWorker::Fixed(n)) => Some(*n),
             _ => None,
         });
         let hostname = self.worker_from_hostname
-            || match &file.worker {
+            || match file_worker {
                 Some(FileWorker::Named(name)) if name == "hostname" => true,
                 Some(FileWorker::Named(other)) => {
                     return err(format!(
@@ -448,6 +441,7 @@ impl ServeArgs {
         let worker = match lease_url {
             Some(url) => {
                 let url = url.trim().to_owned();
+                crate::stores::check_compiled(&url).map_err(ConfigError)?;
                 if fixed.is_some() || hostname {
                     return err("a lease and a fixed worker ID are both given: keep one");
                 }
@@ -457,20 +451,27 @@ impl ServeArgs {
                     ));
                 }
                 let mut lease = LeaseConfig::new(url);
-                if let Some(ns) = self.namespace.clone().or_else(|| env(NAMESPACE_ENV)).or(file.namespace.clone()) {
+                let env_namespace = match &self.namespace {
+                    Some(_) => None,
+                    None => namespace_in(&vars).map_err(env_rule)?,
+                };
+                if let Some(ns) = self.namespace.clone().or(env_namespace).or(file.namespace.clone()) {
                     if ns.trim().is_empty() {
                         return err("the lease namespace is empty: give one, or leave it unset for the default");
                     }
                     lease.namespace = ns.trim().to_owned();
                 }
                 let duration = |flag: &Option<String>, var: &str, file: &Option<String>, what: &str| {
-                    flag.clone()
-                        .or_else(|| env(var))
-                        .or(file.clone())
-                        .map(|text| {
-                            parse_duration(&text).map_err(|reason| ConfigError(format!("{what} {text:?}: {reason}")))
-                        })
-                        .transpose()
+                    let parse = |text: &String| {
+                        parse_duration(text).map_err(|reason| ConfigError(format!("{what} {text:?}: {reason}")))
+                    };
+                    match flag {
+                        Some(text) => parse(text).map(Some),
+                        None => match duration_in(&vars, var).map_err(env_rule)? {
+                            Some(duration) => Ok(Some(duration)),
+                            None => file.as_ref().map(parse).transpose(),
+                        },
+                    }
                 };
                 lease.ttl = duration(&self.lease_ttl, LEASE_TTL_ENV, &file.lease_ttl, "--lease-ttl")?;
                 lease.wait = duration(&self.lease_wait, LEASE_WAIT_ENV, &file.lease_wait, "--lease-wait")?;
@@ -480,12 +481,18 @@ impl ServeArgs {
                     &file.lease_reservation,
                     "--lease-reservation",
                 )?;
-                let space_text = self
-                    .worker_space
-                    .clone()
-                    .or_else(|| env(WORKER_SPACE_ENV))
-                    .or(file.worker_space.map(|n| n.to_string()));
-                if let Some(text) = space_text {
+                // The narrowest type's worker field bounds the space the environment may give.
+                let narrowest =
+                    ids.iter().min_by_key(|id| id.layout.max_worker()).map(|id| (id.name.as_str(), &id.layout));
+                let env_space = match &self.worker_space {
+                    Some(_) => None,
+                    None => space_in(&vars, narrowest).map_err(env_rule)?,
+                };
+                if let Some(space) = env_space {
+                    lease.space = Some(space.min(MAX_WORKER_SPACE));
+                }
+                let space_text = self.worker_space.clone().or(file.worker_space.map(|n| n.to_string()));
+                if let (None, Some(text)) = (env_space, space_text) {
                     let whole = Config { ids: Vec::clone(&ids), worker: WorkerConfig::EnvOrZero, listen }.field_space();
                     match text.trim().parse::<u64>() {
                         Ok(space)
@@ -521,6 +528,7 @@ fn read_file(path: &Path) -> Result<FileConfig, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use snowflake_types::worker::WORKER_LEASE_ENV;
 
     fn no_env(_: &str) -> Option<String> {
         None
@@ -540,6 +548,16 @@ mod tests {
         let names: Vec<&str> = config.ids.iter().map(|i| i.name.as_str()).collect();
         assert_eq!(names, ["order", "tweet", "user"]);
         assert_eq!(config.worker, WorkerConfig::Fixed(5));
+
+        // SNOWFLAKE_WORKER_ID wins over the file's "worker", as a variable wins over the file.
+        let worker_env = |var: &str| match var {
+            IDS_ENV => Some("tweet=twitter".to_owned()),
+            WORKER_ID_ENV => Some("9".to_owned()),
+            _ => None,
+        };
+        assert_eq!(args.resolve_with(&worker_env).unwrap().worker, WorkerConfig::EnvOrZero);
+        let flagged = ServeArgs { worker: Some(4), ..args.clone() };
+        assert_eq!(flagged.resolve_with(&worker_env).unwrap().worker, WorkerConfig::Fixed(4));
 
         let twice = |var: &str| (var == IDS_ENV).then(|| "order=twitter".to_owned());
         let e = args.resolve_with(&twice).unwrap_err();
@@ -584,9 +602,19 @@ mod tests {
         assert_eq!(l.namespace, "orders");
 
         let blank = |var: &str| (var == WORKER_LEASE_ENV).then(|| " ".to_owned());
-        assert!(base.resolve_with(&blank).unwrap_err().0.contains("set but empty"));
+        let e = base.resolve_with(&blank).unwrap_err();
+        assert!(
+            e.0.contains("SNOWFLAKE_WORKER_LEASE=\" \" cannot be used: it is set but blank"),
+            "the library's rule: {e}"
+        );
         let both = |var: &str| (var == WORKER_ID_ENV).then(|| "3".to_owned());
         assert!(lease.resolve_with(&both).unwrap_err().0.contains("SNOWFLAKE_WORKER_ID and a lease"));
+        // SNOWFLAKE_WORKER_SPACE by the library's rule: no wider than the narrowest type's field.
+        let wide = |var: &str| (var == "SNOWFLAKE_WORKER_SPACE").then(|| "2048".to_owned());
+        let e = lease.resolve_with(&wide).unwrap_err();
+        assert!(e.0.contains("wider than the worker field of order"), "{e}");
+        let narrow = |var: &str| (var == "SNOWFLAKE_WORKER_SPACE").then(|| "16".to_owned());
+        assert_eq!(lease.resolve_with(&narrow).unwrap().lease_space(), 16);
         let spaced = ServeArgs { worker_space: Some("64".into()), ..lease.clone() };
         let config = spaced.resolve_with(&no_env).unwrap();
         assert_eq!(config.lease_space(), 64);
@@ -602,6 +630,23 @@ mod tests {
         assert_eq!(host.resolve_with(&no_env).unwrap().worker, WorkerConfig::HostnameOrdinal);
         let listen = ServeArgs { listen: Some("localhost".into()), ..base };
         assert!(listen.resolve_with(&no_env).unwrap_err().0.contains("--listen"));
+    }
+
+    /// A lease URL of a store this build left out is refused at start with what to install.
+    #[test]
+    fn a_store_left_out_of_the_build_names_the_install_command() {
+        let base = ServeArgs { ids: vec!["order=preset=leaf".into()], ..Default::default() };
+        let zks = ServeArgs { lease: Some("zks://zk:2281/".into()), ..base.clone() };
+        let resolved = zks.resolve_with(&no_env);
+        assert_eq!(resolved.is_ok(), cfg!(feature = "lease-zookeeper-tls"), "{resolved:?}");
+        if let Err(e) = resolved {
+            assert!(e.0.contains("install `cargo install snowflake-cli --features full,zookeeper-tls`"), "{e}");
+        }
+        // From the environment too, before anything else is read.
+        let env = |var: &str| (var == "SNOWFLAKE_WORKER_LEASE").then(|| "zk+tls://zk:2281/".to_owned());
+        if !cfg!(feature = "lease-zookeeper-tls") {
+            assert!(base.resolve_with(&env).unwrap_err().0.contains("this build has no zk+tls:// lease store"));
+        }
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //!
 //! ID types are configured at run time by name and layout (`--id order=preset=leaf,epoch=2020-01-01`),
 //! each with its own lock-free generator, all on one worker ID: fixed, from
-//! `SNOWFLAKE_WORKER_ID`, a StatefulSet ordinal, or a lease from Redis, PostgreSQL or
-//! MySQL/MariaDB that recovers by itself from its store's outages and data loss. The routes
+//! `SNOWFLAKE_WORKER_ID`, a StatefulSet ordinal, or a lease from Redis, PostgreSQL,
+//! MySQL/MariaDB, etcd or ZooKeeper that recovers by itself from its store's outages and data
+//! loss. The routes
 //! are in [`mod@router`]; `docs/service.md` shows clients in curl, Python and Node, a Kubernetes
 //! Deployment, and what differs from Leaf.
 //!
@@ -12,11 +13,14 @@
 //! | `lease-redis` | on | `--lease redis://…`, `rediss://…`, `redis+sentinel://…` |
 //! | `lease-postgres` | on | `--lease postgres://…` |
 //! | `lease-mysql` | on | `--lease mysql://…` (MySQL, MariaDB) |
-//! | `lease-etcd` | off | `--lease etcd://…` |
-//! | `lease-zookeeper` | off | `--lease zk://…` |
+//! | `lease-etcd` | on | `--lease etcd://…`, `etcds://…` |
+//! | `lease-zookeeper` | on | `--lease zk://…` |
+//! | `lease-zookeeper-tls` | off (it builds aws-lc-rs, a C library) | `--lease zks://…` |
 //!
 //! Without them the worker ID is fixed, from `SNOWFLAKE_WORKER_ID`, or the StatefulSet
-//! ordinal, and a lease URL of a store left out is refused at start, saying which feature it needs.
+//! ordinal, and a lease URL of a store left out is refused at start, saying what to install
+//! ([`stores::check_compiled`]). `cargo install snowflake-cli --features full` gives
+//! `snowflake serve` with every store.
 //!
 //! The server answers from the moment its port is open. A leased worker ID is acquired in
 //! the background (about one TTL in a new namespace, up to `--lease-wait` while the store
@@ -39,6 +43,7 @@ pub mod config;
 mod progress;
 pub mod router;
 pub mod state;
+pub mod stores;
 
 use std::future::Future;
 use std::process::ExitCode;
@@ -129,7 +134,9 @@ async fn serve_inner(
     };
     let watch = tokio::spawn(watch_readiness(Arc::clone(&state)));
     let app = router(Arc::clone(&state), metrics);
-    tracing::info!(%addr, worker_source = state.worker_source(), "listening");
+    // The process ID is what `snowflake leases` shows of a holder beside its host (`host:pid`):
+    // logged with the address, it tells which replica on a host holds which worker ID.
+    tracing::info!(%addr, pid = std::process::id(), worker_source = state.worker_source(), "listening");
     if announce {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
@@ -228,8 +235,10 @@ pub fn run(args: &ServeArgs) -> ExitCode {
             && fields.field("worker").is_some()
             && fields.field("error").is_some())
     });
-    // Colours only on a terminal: a collected log gets plain text.
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    // Colours only on a terminal, and not there when NO_COLOR is set (https://no-color.org):
+    // a log file, a pipe or a collector gets plain text.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
     let fmt = tracing_subscriber::fmt::layer()
         .with_ansi(ansi)
         .with_writer(std::io::stderr)

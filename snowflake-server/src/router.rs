@@ -254,9 +254,9 @@ fn json_text(body: String) -> Response {
 
 /// Parses `text` as an ID of the type `spec`, or a 400 saying why not.
 fn parse_id(spec: &IdSpec, text: &str) -> Result<i64, ApiError> {
-    spec.layout
-        .parse_id(text)
-        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, format!("{text:?} is not a {} ID: {e}", spec.name)))
+    spec.layout.parse_id(text).map_err(|e| {
+        ApiError::new(StatusCode::BAD_REQUEST, format!("{text:?} is not an ID of type {:?}: {e}", spec.name))
+    })
 }
 
 /// The node and sequence fields, by the type's names for them.

@@ -186,7 +186,7 @@ async fn bad_ids_are_400_with_the_reason() {
     }
     // The ID of the wrong layout is named as such.
     let a = get(&app, "/v1/ids/small/1152921504606846976").await;
-    assert!(a.error().contains("is not a small ID"), "{}", a.error());
+    assert!(a.error().contains("is not an ID of type \"small\""), "{}", a.error());
 }
 
 #[tokio::test]

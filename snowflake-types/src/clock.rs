@@ -4,7 +4,7 @@
 //! |---|---|---|---|
 //! | [`MonotonicClock`] (default) | a cached millisecond published by one ticker thread | never: it follows the wall clock forward and ignores steps back | one relaxed atomic load |
 //! | [`PreciseMonotonicClock`] | the same time, read precisely on every call | never | two vDSO clock reads (~80 ns on the benchmark machine) |
-//! | [`SystemClock`] | `SystemTime::now()` on every call | yes: its [`StepBack`] policy decides | one vDSO clock read (~30 ns) |
+//! | [`SystemClock`] | `SystemTime::now()` on every call | yes: its [`StepBack`] policy decides | one vDSO clock read (47.8 ns on the benchmark machine, BENCHMARKS.md) |
 //! | [`ManualClock`] | a value you set | when you set it back | one atomic load |
 
 use std::fmt;

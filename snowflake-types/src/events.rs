@@ -306,7 +306,7 @@ pub(crate) fn lease_released(namespace: &str, worker: u64, ok: bool) {
 /// one process and wrong for two. Said once per process: a `tracing` warning with the
 /// feature, one line on stderr without it.
 pub(crate) fn default_worker_zero() {
-    let message = "typed-snowflake: no worker ID is configured, so this process issues IDs as worker 0; a second process doing the same repeats its IDs. Set SNOWFLAKE_WORKER_ID=<n> for a fixed worker ID, or SNOWFLAKE_WORKER_LEASE=redis://... (or postgres://..., mysql://...) to lease one.";
+    let message = "typed-snowflake: no worker ID is configured, so this process issues IDs as worker 0; a second process doing the same repeats its IDs. Set SNOWFLAKE_WORKER_ID=<n> for a fixed worker ID, or SNOWFLAKE_WORKER_LEASE=redis://... (or postgres://..., mysql://..., etcd://..., zk://...) to lease one.";
     #[cfg(feature = "tracing")]
     tracing::warn!(target: "typed_snowflake", "{message}");
     #[cfg(not(feature = "tracing"))]

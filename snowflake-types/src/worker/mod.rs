@@ -17,7 +17,8 @@ pub mod lease;
 pub const WORKER_ID_ENV: &str = "SNOWFLAKE_WORKER_ID";
 
 /// The environment variable that makes the default registry lease its worker ID: a store
-/// URL (`redis://…`, `postgres://…`, `mysql://…`).
+/// URL (`redis://…`, `postgres://…`, `mysql://…`, `etcd://…`, `zk://…`; the forms of
+/// [`lease::open_store`]).
 ///
 /// ```
 /// use typed_snowflake::worker::WORKER_LEASE_ENV;
@@ -230,12 +231,31 @@ pub(crate) fn from_environment(
 /// UTF-8, is an error naming the variable: read as unset, it would give the process the worker
 /// ID of `SNOWFLAKE_WORKER_ID`, or 0, where a lease was asked for, and two replicas the same one.
 pub(crate) fn lease_url_from_environment() -> Result<Option<String>, WorkerError> {
-    let Some(value) = env_value(WORKER_LEASE_ENV)? else { return Ok(None) };
+    lease_url_in(&env_value)
+}
+
+/// The store URL of [`WORKER_LEASE_ENV`] in the environment `env` (a variable's value, `None`
+/// when unset), by the rules the default registry applies to the process's environment: set
+/// but empty or blank is an error naming the variable. `snowflake serve` reads its variables
+/// through these functions ([`namespace_in`], [`duration_in`], [`space_in`]), so that a
+/// variable means the same to the library and to the service.
+///
+/// ```
+/// use typed_snowflake::worker::lease_url_in;
+///
+/// let env = |var: &str| Ok((var == "SNOWFLAKE_WORKER_LEASE").then(|| " redis://cache:6379 ".to_owned()));
+/// assert_eq!(lease_url_in(&env)?.as_deref(), Some("redis://cache:6379"));
+/// let blank = |_: &str| Ok(Some(" ".to_owned()));
+/// assert!(lease_url_in(&blank).unwrap_err().to_string().contains("set but blank"));
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn lease_url_in(env: &dyn Fn(&str) -> Result<Option<String>, WorkerError>) -> Result<Option<String>, WorkerError> {
+    let Some(value) = env(WORKER_LEASE_ENV)? else { return Ok(None) };
     if value.trim().is_empty() {
         return Err(WorkerError::UnusableEnv {
             var: WORKER_LEASE_ENV.to_owned(),
             reason: format!(
-                "it is set but {}; give it a store URL (redis://…, postgres://…, mysql://…) to lease a worker ID, or unset it to take the worker ID from {WORKER_ID_ENV} (or 0)",
+                "it is set but {}; give it a store URL (redis://…, postgres://…, mysql://…, etcd://…, zk://…) to lease a worker ID, or unset it to take the worker ID from {WORKER_ID_ENV} (or 0)",
                 if value.is_empty() { "empty" } else { "blank" }
             ),
             value,
@@ -248,8 +268,23 @@ pub(crate) fn lease_url_from_environment() -> Result<Option<String>, WorkerError
 /// but empty or blank, or not UTF-8, is an error naming the variable, not the default: two
 /// services meant to be apart would otherwise share one.
 fn namespace_from_environment() -> Result<String, WorkerError> {
-    match env_value(NAMESPACE_ENV)? {
-        None => Ok(lease::DEFAULT_NAMESPACE.to_owned()),
+    Ok(namespace_in(&env_value)?.unwrap_or_else(|| lease::DEFAULT_NAMESPACE.to_owned()))
+}
+
+/// The namespace of [`NAMESPACE_ENV`] in the environment `env` (`None` when unset; see
+/// [`lease_url_in`]): set but empty or blank is an error naming the variable.
+///
+/// ```
+/// use typed_snowflake::worker::namespace_in;
+///
+/// assert_eq!(namespace_in(&|_| Ok(Some("shop".to_owned())))?.as_deref(), Some("shop"));
+/// assert_eq!(namespace_in(&|_| Ok(None))?, None);
+/// assert!(namespace_in(&|_| Ok(Some(String::new()))).is_err());
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn namespace_in(env: &dyn Fn(&str) -> Result<Option<String>, WorkerError>) -> Result<Option<String>, WorkerError> {
+    match env(NAMESPACE_ENV)? {
+        None => Ok(None),
         Some(value) if value.trim().is_empty() => Err(WorkerError::UnusableEnv {
             var: NAMESPACE_ENV.to_owned(),
             reason: format!(
@@ -259,7 +294,7 @@ fn namespace_from_environment() -> Result<String, WorkerError> {
             ),
             value,
         }),
-        Some(value) => Ok(value),
+        Some(value) => Ok(Some(value)),
     }
 }
 
@@ -273,9 +308,30 @@ fn namespace_from_environment() -> Result<String, WorkerError> {
 /// is 1024 or above), at random from one start to the next.
 fn space_from_environment(field: Option<(&'static str, &Layout)>) -> Result<u64, WorkerError> {
     let whole = |layout: &Layout| layout.max_worker().saturating_add(1);
-    let Some(value) = env_value(WORKER_SPACE_ENV)? else {
-        return Ok(field.map_or(32, |(_, layout)| whole(layout).min(lease::MAX_WORKER_SPACE)));
-    };
+    Ok(space_in(&env_value, field)?
+        .unwrap_or_else(|| field.map_or(32, |(_, layout)| whole(layout).min(lease::MAX_WORKER_SPACE))))
+}
+
+/// The worker-ID space of [`WORKER_SPACE_ENV`] in the environment `env` (`None` when unset;
+/// see [`lease_url_in`]): a decimal integer from 1 to [`lease::MAX_WORKER_SPACE`], and no
+/// wider than the worker field of `field` (a type's name and layout), else an error naming
+/// the variable, the type and its field.
+///
+/// ```
+/// use typed_snowflake::Layout;
+/// use typed_snowflake::worker::space_in;
+///
+/// let env = |_: &str| Ok(Some("64".to_owned()));
+/// assert_eq!(space_in(&env, None)?, Some(64));
+/// assert!(space_in(&env, Some(("OrderId", &Layout::new(41, 5, 17, 0)?))).is_err()); // 32 worker IDs
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn space_in(
+    env: &dyn Fn(&str) -> Result<Option<String>, WorkerError>,
+    field: Option<(&str, &Layout)>,
+) -> Result<Option<u64>, WorkerError> {
+    let whole = |layout: &Layout| layout.max_worker().saturating_add(1);
+    let Some(value) = env(WORKER_SPACE_ENV)? else { return Ok(None) };
     let unusable =
         |reason: String| WorkerError::UnusableEnv { var: WORKER_SPACE_ENV.to_owned(), value: value.clone(), reason };
     let digits = value.trim();
@@ -300,13 +356,31 @@ fn space_from_environment(field: Option<(&'static str, &Layout)>) -> Result<u64,
             whole(layout),
         )));
     }
-    Ok(space)
+    Ok(Some(space))
 }
 
-/// A variable's value, `None` when it is unset; not UTF-8 is an error naming it.
 /// A duration from the environment: `None` when the variable is unset.
 fn duration_from_environment(var: &str) -> Result<Option<std::time::Duration>, WorkerError> {
-    let Some(value) = env_value(var)? else { return Ok(None) };
+    duration_in(&env_value, var)
+}
+
+/// A duration variable ([`LEASE_TTL_ENV`], [`LEASE_WAIT_ENV`]) in the environment `env`
+/// (`None` when unset; see [`lease_url_in`]), read by [`parse_duration`]; a value it refuses
+/// is an error naming the variable.
+///
+/// ```
+/// use std::time::Duration;
+/// use typed_snowflake::worker::{LEASE_TTL_ENV, duration_in};
+///
+/// assert_eq!(duration_in(&|_| Ok(Some("3s".to_owned())), LEASE_TTL_ENV)?, Some(Duration::from_secs(3)));
+/// assert!(duration_in(&|_| Ok(Some("ten".to_owned())), LEASE_TTL_ENV).is_err());
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn duration_in(
+    env: &dyn Fn(&str) -> Result<Option<String>, WorkerError>,
+    var: &str,
+) -> Result<Option<std::time::Duration>, WorkerError> {
+    let Some(value) = env(var)? else { return Ok(None) };
     parse_duration(&value).map(Some).map_err(|reason| WorkerError::UnusableEnv {
         var: var.to_owned(),
         value: value.clone(),
@@ -345,6 +419,8 @@ pub fn parse_duration(value: &str) -> Result<std::time::Duration, &'static str> 
     ms.map(std::time::Duration::from_millis).ok_or("longer than a day")
 }
 
+/// A variable's value in the process's environment, `None` when it is unset; not UTF-8 is an
+/// error naming it.
 fn env_value(var: &str) -> Result<Option<String>, WorkerError> {
     match std::env::var(var) {
         Ok(value) => Ok(Some(value)),

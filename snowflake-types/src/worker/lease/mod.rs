@@ -1,6 +1,6 @@
 //! Worker-ID leases in a coordination store: Redis (feature `lease-redis`), PostgreSQL or
-//! MySQL/MariaDB (features `lease-postgres`, `lease-mysql`), each over TLS where the URL asks
-//! for it.
+//! MySQL/MariaDB (features `lease-postgres`, `lease-mysql`), etcd (`lease-etcd`) or ZooKeeper
+//! (`lease-zookeeper`, `lease-zookeeper-tls`), each over TLS where the URL asks for it.
 //!
 //! A lease gives one worker ID of a space (`0..32`, say) inside a namespace (the name of the
 //! ID space shared by every process that generates the same types) for a TTL. Each

@@ -299,7 +299,8 @@ impl StoreFaults {
 
 /// A coordination store that leases worker IDs: Redis (`RedisLeaseStore`, feature
 /// `lease-redis`), PostgreSQL or MySQL/MariaDB (`SqlLeaseStore`, features `lease-postgres`,
-/// `lease-mysql`).
+/// `lease-mysql`), etcd (`EtcdLeaseStore`, `lease-etcd`) or ZooKeeper (`ZooKeeperLeaseStore`,
+/// `lease-zookeeper`).
 ///
 /// Every method blocks for at most the store's timeout per round trip (an acquisition reads
 /// which worker IDs are held, up to 1024 per round trip, and makes one more for each free one

@@ -1,0 +1,7 @@
+use typed_snowflake::SnowflakeId;
+
+#[derive(SnowflakeId)]
+#[layout("time=42,worker=6,seq=16,epoch=2021-05-05")]
+struct OrderId(i64);
+
+fn main() {}
