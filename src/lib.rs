@@ -137,7 +137,8 @@ pub mod prelude {
     #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql", feature = "sqlx-sqlite"))]
     pub use snowflake_types::DecodeIdError;
     pub use snowflake_types::{
-        GenerateError, IntoUnixMs, LayoutError, ParseIdError, Registry, RegistryError, SnowflakeId, WorkerSource,
+        GenerateError, IntoUnixMs, LayoutError, ParseIdError, PrefixedIdError, Registry, RegistryError, SnowflakeId,
+        WorkerSource,
     };
 }
 

@@ -15,6 +15,17 @@ pub(crate) fn fmt_decimal<T: SnowflakeId>(id: &T, f: &mut std::fmt::Formatter<'_
     std::fmt::Display::fmt(&id.to_raw().cast_unsigned(), f)
 }
 
+/// An ID's text form: `ord_…` for a prefixed type, else its decimal value. The derived
+/// `Display` (and a prefixed type's `Debug`) and every integration that writes an ID as text
+/// call it.
+#[inline]
+pub(crate) fn fmt_text<T: SnowflakeId>(id: &T, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    match T::PREFIX {
+        Some(prefix) => std::fmt::Display::fmt(&crate::prefixed::Written::new(prefix, id.to_raw()), f),
+        None => fmt_decimal(id, f),
+    }
+}
+
 /// A typed Snowflake ID: a newtype over `i64` or `u64` with a compile-time [`Layout`].
 ///
 /// Implemented by `#[derive(SnowflakeId)]`, which also adds inherent methods and consts
@@ -79,6 +90,28 @@ pub trait SnowflakeId: Sized + Send + Sync + 'static {
     /// methods through this trait return [`GenerateError::DecodeOnly`] (and
     /// [`SnowflakeId::generate`] panics with it); the type itself has none.
     const DECODE_ONLY: bool = false;
+    /// The type's prefix, from `#[snowflake(prefix = "ord")]`: its text form is then
+    /// `ord_` and 13 base32 characters (see [`crate::prefixed`]) instead of decimal digits.
+    /// `None` for a type without one.
+    ///
+    /// ```
+    /// use typed_snowflake::SnowflakeId;
+    ///
+    /// #[derive(SnowflakeId, Clone, Copy)]
+    /// #[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657)]
+    /// #[snowflake(prefix = "ord")]
+    /// struct OrderId(i64);
+    ///
+    /// fn prefix_of<T: SnowflakeId>() -> Option<&'static str> {
+    ///     T::PREFIX
+    /// }
+    /// assert_eq!(prefix_of::<OrderId>(), Some("ord"));
+    /// ```
+    const PREFIX: Option<&'static str> = None;
+    /// Whether a prefixed type also reads bare decimal text (`#[snowflake(prefix = "ord",
+    /// accept_decimal)]`), for a type moving from decimal strings; it always writes the
+    /// prefixed form.
+    const ACCEPTS_DECIMAL: bool = false;
 
     /// The raw value as an `i64` within the layout: non-negative for layouts of at most 63
     /// bits; a 64-bit layout's IDs at or above 2^63 keep their bits and read as negative.
@@ -118,7 +151,9 @@ pub trait SnowflakeId: Sized + Send + Sync + 'static {
         Self::LAYOUT.validate_u64(raw).map(Self::from_raw_unchecked)
     }
 
-    /// Parses decimal text (see [`Layout::parse_id`]).
+    /// Parses decimal text (see [`Layout::parse_id`]): the form an ID is stored in (a Redis
+    /// value, a decimal column), whatever its text form. A prefixed type's text form is read
+    /// by its `FromStr` (and [`crate::prefixed::parse_id`]).
     fn parse_str(text: &str) -> Result<Self, ParseIdError> {
         Self::LAYOUT.parse_id(text).map(Self::from_raw_unchecked)
     }
