@@ -219,11 +219,10 @@ async fn a_prefixed_type_still_stores_the_bigint() -> Result<(), Box<dyn std::er
                 .fetch_one(&pool)
                 .await?;
         assert_eq!((raw, kind.as_str()), (id.get(), "bigint"));
-        let back: PrefixedOrderId =
-            sqlx::query_scalar(AssertSqlSafe(format!("SELECT id FROM {table} WHERE id = $1")))
-                .bind(id)
-                .fetch_one(&pool)
-                .await?;
+        let back: PrefixedOrderId = sqlx::query_scalar(AssertSqlSafe(format!("SELECT id FROM {table} WHERE id = $1")))
+            .bind(id)
+            .fetch_one(&pool)
+            .await?;
         assert!(back == id);
         Ok(())
     })

@@ -239,6 +239,80 @@ pub fn parse(prefix: &str, layout: &Layout, decimal: Decimal, text: &str) -> Res
     layout.validate_u64(value).map_err(PrefixedIdError::Layout)
 }
 
+/// Parses prefixed text whatever its prefix, for a tool that was given the layout: the
+/// prefix found (checked against the prefix rule) and the raw ID, checked against the layout.
+///
+/// ```
+/// use typed_snowflake::Layout;
+///
+/// let (prefix, raw) = typed_snowflake::prefixed::parse_any(&Layout::TWITTER, "usr_1fvpp347wxqzz")?;
+/// assert_eq!((prefix, raw), ("usr", 1_724_551_110_457_221_119));
+/// assert!(typed_snowflake::prefixed::parse_any(&Layout::TWITTER, "1724551110457221119").is_err());
+/// assert!(typed_snowflake::prefixed::parse_any(&Layout::TWITTER, "USR_1fvpp347wxqzz").is_err());
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn parse_any<'t>(layout: &Layout, text: &'t str) -> Result<(&'t str, i64), PrefixedIdError> {
+    let Some((prefix, suffix)) = split(text) else {
+        return Err(PrefixedIdError::NotPrefixed { found: shorten(text) });
+    };
+    if let Err(reason) = check_prefix(prefix) {
+        return Err(PrefixedIdError::BadPrefix { found: shorten(prefix), reason });
+    }
+    let value = decode_suffix(suffix, prefix.len() + 1, prefix)?;
+    let raw = layout.validate_u64(value).map_err(PrefixedIdError::Layout)?;
+    Ok((prefix, raw))
+}
+
+/// Takes the `prefix=…` entry out of a layout's text form, as `snowflake serve --id` and
+/// `snowflake inspect --id` read a type (`order=prefix=ord,preset=leaf,epoch=2020-01-01`):
+/// the checked prefix (if any) and the layout's text without it.
+///
+/// ```
+/// use typed_snowflake::prefixed::{PrefixKeyError, take_prefix};
+///
+/// assert_eq!(take_prefix("prefix=ord,preset=leaf")?, (Some("ord".to_owned()), "preset=leaf".to_owned()));
+/// assert_eq!(take_prefix("twitter, prefix = \"usr\"")?, (Some("usr".to_owned()), "twitter".to_owned()));
+/// assert_eq!(take_prefix("preset=leaf")?, (None, "preset=leaf".to_owned()));
+/// assert!(matches!(take_prefix("prefix=Ord,preset=leaf"), Err(PrefixKeyError::Invalid { .. })));
+/// assert_eq!(take_prefix("prefix=a,prefix=b,twitter"), Err(PrefixKeyError::Duplicate));
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn take_prefix(text: &str) -> Result<(Option<String>, String), PrefixKeyError> {
+    let mut prefix = None;
+    let mut rest = Vec::new();
+    for part in text.split(',') {
+        let value = part.split_once('=').filter(|(key, _)| key.trim() == "prefix").map(|(_, value)| value.trim());
+        let Some(value) = value else {
+            rest.push(part.trim());
+            continue;
+        };
+        if prefix.is_some() {
+            return Err(PrefixKeyError::Duplicate);
+        }
+        let value = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(value);
+        check_prefix(value).map_err(|reason| PrefixKeyError::Invalid { value: shorten(value), reason })?;
+        prefix = Some(value.to_owned());
+    }
+    Ok((prefix, rest.join(",")))
+}
+
+/// A `prefix=…` entry that [`take_prefix`] refuses.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum PrefixKeyError {
+    /// `prefix=` given twice.
+    #[error("`prefix` is given twice; give each key once")]
+    Duplicate,
+    /// A value that breaks the prefix rule.
+    #[error("prefix={value:?}: {reason}")]
+    Invalid {
+        /// The value (at most 40 characters, then `…`).
+        value: String,
+        /// Why.
+        reason: PrefixError,
+    },
+}
+
 /// The value of a 13-character suffix that starts at byte `offset` of the text (for the
 /// positions errors give).
 fn decode_suffix(suffix: &str, offset: usize, prefix: &str) -> Result<u64, PrefixedIdError> {
@@ -354,6 +428,21 @@ pub enum PrefixedIdError {
         expected: String,
         /// The prefix found (at most 40 characters, then `…`).
         found: String,
+    },
+    /// Text without `_`, where any prefix is accepted ([`parse_any`]).
+    #[error("expected a prefixed ID (a prefix, `_` and 13 base32 characters), found {found:?}")]
+    NotPrefixed {
+        /// The text (at most 40 characters, then `…`).
+        found: String,
+    },
+    /// A prefix that breaks the prefix rule, where any prefix is accepted
+    /// ([`parse_any`]).
+    #[error("{found:?} is not a prefix: {reason}")]
+    BadPrefix {
+        /// The prefix found (at most 40 characters, then `…`).
+        found: String,
+        /// Why.
+        reason: PrefixError,
     },
     /// A character of the suffix outside the alphabet.
     #[error("{found:?} at byte {position} is not a base32 character: {}", invalid_char_hint(*found))]
