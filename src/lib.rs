@@ -46,6 +46,8 @@
 //! | `order = "time-worker-seq"` | field order: the default, or `"time-seq-worker"` (Sonyflake's sequence above the machine ID) |
 //! | `#[snowflake(crate = "path")]` | where the runtime is, for users who rename the crate |
 //! | `#[snowflake(decode_only)]` | a type that only decodes IDs of an existing scheme (whose time field may have run out): no generator |
+//! | `#[snowflake(prefix = "ord")]` | text form `ord_` + 13 lowercase base32 characters (`Display`, `Debug`, `FromStr`, serde, schemas, GraphQL; stored as the integer): see [`prefixed`] |
+//! | `#[snowflake(prefix = "ord", accept_decimal)]` | the same, reading bare decimal text too, for a type moving from decimal strings |
 //!
 //! The widths sum to at most 63 on an `i64` field, at most 64 on a `u64` field (whose IDs
 //! at or above 2^63 `get()` returns with the same bits, as a negative `i64`). The epoch must
@@ -73,7 +75,8 @@
 //!   or those crates' instants (any [`IntoUnixMs`]), saturating outside the layout;
 //! - Redis: `id.redis_score()`, `T::score_at(unix_ms)`, `id.redis_member()`;
 //! - traits: [`SnowflakeId`], `Display`, `FromStr`, `From<T> for i64`/`u64`,
-//!   `TryFrom<i64>`/`TryFrom<u64>` for `T`, and the integrations below.
+//!   `TryFrom<i64>`/`TryFrom<u64>` for `T`, and the integrations below; for a prefixed type
+//!   also `Debug` and the const `PREFIX`.
 //!
 //! Everything above that is not a const is also a method of the [`SnowflakeId`] trait, so
 //! generic code (`fn save<T: SnowflakeId>(id: T)`) can generate and decode.
@@ -171,6 +174,8 @@ mod guides {
     pub struct Redis;
     #[doc = include_str!("../docs/public-ids.md")]
     pub struct PublicIds;
+    #[doc = include_str!("../docs/prefixed-ids.md")]
+    pub struct PrefixedIds;
     #[doc = include_str!("../docs/tracing.md")]
     pub struct Tracing;
     #[doc = include_str!("../docs/reliability.md")]

@@ -221,3 +221,11 @@ const base = process.argv[1];
     let (code, log) = server.stop();
     assert_eq!(code, Some(0), "a clean exit on SIGTERM:\n{log}");
 }
+
+#[test]
+fn the_decoders_in_docs_service_md_are_the_ones_tested() {
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/service.md")).expect("docs/service.md");
+    assert!(doc.contains(PYTHON_DECODE.trim()), "docs/service.md's Python decoder differs from PYTHON_DECODE");
+    assert!(doc.contains(NODE_DECODE.trim()), "docs/service.md's Node decoder differs from NODE_DECODE");
+}
