@@ -185,7 +185,7 @@ pub fn fmt<T: SnowflakeId>(id: &T, f: &mut Formatter<'_>) -> FmtResult {
 /// A prefixed type's `FromStr`.
 #[inline]
 pub fn parse_prefixed<T: SnowflakeId>(text: &str) -> Result<T, PrefixedIdError> {
-    crate::prefixed::parse_id(text)
+    <T as SnowflakeId>::parse_text(text)
 }
 
 /// `T::generate()`: panics where `try_generate` errs, with that error.

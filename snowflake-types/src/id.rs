@@ -6,6 +6,7 @@ use crate::dates::{IntoUnixMs, system_time_of};
 use crate::error::{GenerateError, LayoutError, ParseIdError};
 use crate::generator::Generator;
 use crate::layout::{Layout, Parts};
+use crate::prefixed::{Decimal, PrefixedIdError};
 use crate::registry::GeneratorSlot;
 
 /// An ID's `Display`: the decimal value of its `u64` bit pattern, so a 64-bit layout's IDs
@@ -153,9 +154,39 @@ pub trait SnowflakeId: Sized + Send + Sync + 'static {
 
     /// Parses decimal text (see [`Layout::parse_id`]): the form an ID is stored in (a Redis
     /// value, a decimal column), whatever its text form. A prefixed type's text form is read
-    /// by its `FromStr` (and [`crate::prefixed::parse_id`]).
+    /// by its `FromStr` (and [`SnowflakeId::parse_text`]).
     fn parse_str(text: &str) -> Result<Self, ParseIdError> {
         Self::LAYOUT.parse_id(text).map(Self::from_raw_unchecked)
+    }
+
+    /// Parses the type's text form, what its `FromStr` reads, for generic code: `ord_…` for
+    /// a prefixed type (with decimal text too when it says `accept_decimal`), else decimal
+    /// digits (whose error comes as [`PrefixedIdError::Decimal`]).
+    ///
+    /// ```
+    /// use typed_snowflake::{PrefixedIdError, SnowflakeId};
+    ///
+    /// #[derive(SnowflakeId, Clone, Copy, PartialEq)]
+    /// #[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657)]
+    /// #[snowflake(prefix = "ord")]
+    /// struct OrderId(i64);
+    ///
+    /// fn read<T: SnowflakeId>(text: &str) -> Result<T, PrefixedIdError> {
+    ///     T::parse_text(text)
+    /// }
+    /// assert_eq!(read::<OrderId>("ord_1fvpp347wxqzz")?.get(), 1_724_551_110_457_221_119);
+    /// assert!(matches!(read::<OrderId>("1724551110457221119"), Err(PrefixedIdError::BareNumber { .. })));
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn parse_text(text: &str) -> Result<Self, PrefixedIdError> {
+        let raw = match Self::PREFIX {
+            Some(prefix) => {
+                let decimal = if Self::ACCEPTS_DECIMAL { Decimal::Accept } else { Decimal::Refuse };
+                crate::prefixed::parse(prefix, &Self::LAYOUT, decimal, text)?
+            }
+            None => Self::LAYOUT.parse_id(text).map_err(PrefixedIdError::Decimal)?,
+        };
+        Ok(Self::from_raw_unchecked(raw))
     }
 
     /// The decoded fields.

@@ -56,7 +56,6 @@ use std::fmt;
 
 use thiserror::Error;
 
-use crate::SnowflakeId;
 use crate::error::LayoutError;
 use crate::layout::Layout;
 
@@ -474,31 +473,6 @@ pub enum PrefixedIdError {
 
 fn capital(article: &str) -> &'static str {
     if article == "an" { "An" } else { "A" }
-}
-
-/// A prefixed type's `FromStr`: `T::PREFIX` and `T::LAYOUT`, with decimal text accepted when
-/// the type says `accept_decimal`. A type without a prefix reads decimal text here.
-///
-/// ```
-/// use typed_snowflake::SnowflakeId;
-///
-/// #[derive(SnowflakeId, Clone, Copy, PartialEq)]
-/// #[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657)]
-/// #[snowflake(prefix = "ord")]
-/// struct OrderId(i64);
-///
-/// let id: OrderId = typed_snowflake::prefixed::parse_id("ord_1fvpp347wxqzz")?;
-/// assert_eq!(id.get(), 1_724_551_110_457_221_119);
-/// Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn parse_id<T: SnowflakeId>(text: &str) -> Result<T, PrefixedIdError> {
-    let raw = match T::PREFIX {
-        Some(prefix) => {
-            parse(prefix, &T::LAYOUT, if T::ACCEPTS_DECIMAL { Decimal::Accept } else { Decimal::Refuse }, text)?
-        }
-        None => T::LAYOUT.parse_id(text).map_err(PrefixedIdError::Decimal)?,
-    };
-    Ok(T::from_raw_unchecked(raw))
 }
 
 /// The regular expression of a prefixed ID of `layout`, for schemas: the prefix, `_`, a first

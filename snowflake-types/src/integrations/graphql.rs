@@ -40,13 +40,13 @@ pub mod helpers {
     pub fn parse<T: SnowflakeId + InputType>(value: Value) -> InputValueResult<T> {
         match value {
             Value::String(text) if T::PREFIX.is_some() => {
-                crate::prefixed::parse_id(&text).map_err(InputValueError::custom)
+                T::parse_text(&text).map_err(InputValueError::custom)
             }
             Value::String(text) => T::parse_str(&text).map_err(InputValueError::custom),
             // A prefixed type is a string; a number is its decimal form, read only by a type
             // that accepts it, else refused with the bare number's message.
             Value::Number(number) if T::PREFIX.is_some() && !T::ACCEPTS_DECIMAL => {
-                crate::prefixed::parse_id(&number.to_string()).map_err(InputValueError::custom)
+                T::parse_text(&number.to_string()).map_err(InputValueError::custom)
             }
             Value::Number(number) => from_number::<T>(&number),
             other => Err(InputValueError::expected_type(other)),

@@ -523,7 +523,7 @@ mod imp {
         /// A JSON number where a prefixed type's string belongs: the bare number's message.
         #[cold]
         fn refuse_number<E: de::Error>(self, value: impl fmt::Display) -> Result<T, E> {
-            match crate::prefixed::parse_id::<T>(&value.to_string()) {
+            match T::parse_text(&value.to_string()) {
                 Err(e) => Err(invalid::<T, E>(e)),
                 // Only a type that accepts decimal text reads the number, and it reads numbers.
                 Ok(_) => Err(invalid::<T, E>(format_args!("{value} is a number; expected a string"))),
@@ -547,7 +547,7 @@ mod imp {
         #[inline]
         fn visit_str<E: de::Error>(self, text: &str) -> Result<T, E> {
             if T::PREFIX.is_some() {
-                crate::prefixed::parse_id(text).map_err(invalid::<T, E>)
+                T::parse_text(text).map_err(invalid::<T, E>)
             } else {
                 T::parse_str(text).map_err(invalid::<T, E>)
             }
