@@ -39,9 +39,7 @@ pub mod helpers {
     /// A string of digits or an integer, checked; anything else is an error that says why.
     pub fn parse<T: SnowflakeId + InputType>(value: Value) -> InputValueResult<T> {
         match value {
-            Value::String(text) if T::PREFIX.is_some() => {
-                T::parse_text(&text).map_err(InputValueError::custom)
-            }
+            Value::String(text) if T::PREFIX.is_some() => T::parse_text(&text).map_err(InputValueError::custom),
             Value::String(text) => T::parse_str(&text).map_err(InputValueError::custom),
             // A prefixed type is a string; a number is its decimal form, read only by a type
             // that accepts it, else refused with the bare number's message.

@@ -60,6 +60,30 @@
 //! assert!(says("null", "invalid type: null"));
 //! ```
 //!
+//! # Prefixed types
+//!
+//! A type declared with `#[snowflake(prefix = "ord")]` is written `"ord_…"` in
+//! human-readable formats and read from that string only: a JSON number or a bare decimal
+//! string is refused with a message that gives its prefixed spelling, unless the type says
+//! `accept_decimal` (see [`crate::prefixed`]). Binary formats carry the integer, as for
+//! every type; [`as_string`] writes the prefixed string there too, [`as_number`] the integer
+//! everywhere.
+//!
+//! ```
+//! use typed_snowflake::SnowflakeId;
+//!
+//! #[derive(SnowflakeId, Clone, Copy, PartialEq)]
+//! #[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657)]
+//! #[snowflake(prefix = "ord")]
+//! struct OrderId(i64);
+//!
+//! let id = OrderId::try_from(1_724_551_110_457_221_119i64)?;
+//! assert_eq!(serde_json::to_string(&id)?, r#""ord_1fvpp347wxqzz""#);
+//! assert!(serde_json::from_str::<OrderId>("1724551110457221119").is_err());
+//! assert_eq!(postcard::to_stdvec(&id)?, postcard::to_stdvec(&1_724_551_110_457_221_119i64)?);
+//! Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Adapters
 //!
 //! - [`as_number`]: a JSON number both ways, for APIs whose clients are known to keep
