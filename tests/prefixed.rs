@@ -154,7 +154,7 @@ fn every_character_of_every_position_is_read_exactly() -> Result<(), Box<dyn std
             suffix[position] = c;
             let text = format!("ord_{}", std::str::from_utf8(&suffix)?);
             let id: OrderId = text.parse()?;
-            let expected = (value as i64) << (5 * (SUFFIX_LEN - 1 - position));
+            let expected = i64::try_from(value)? << (5 * (SUFFIX_LEN - 1 - position));
             assert_eq!(id.get(), expected, "{text}");
             assert_eq!(id.to_string(), text);
         }

@@ -94,7 +94,7 @@ const DECODE: [u8; 256] = {
 /// ```
 #[inline]
 pub const fn encode_suffix(raw: i64) -> [u8; SUFFIX_LEN] {
-    let value = raw as u64;
+    let value = raw.cast_unsigned();
     let mut out = [0u8; SUFFIX_LEN];
     let mut i = 0;
     while i < SUFFIX_LEN {
