@@ -1,6 +1,8 @@
 //! What the string costs: an ID serialized and deserialized as a JSON string of digits,
 //! beside a plain `i64` as a JSON number, in one run; the ratios are printed at the end.
 //! postcard rows show the binary path: the plain `i64` encoding, plus the layout check.
+//! The prefixed form (`ord_…`, 13 base32 characters) is measured beside the decimal string:
+//! in JSON both ways, and as `Display` and `FromStr`.
 //!
 //! `cargo bench --bench serde` (a filter after `--` runs a subset; the ratios need all rows).
 
@@ -14,6 +16,12 @@ use typed_snowflake::SnowflakeId;
 #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, Debug)]
 #[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657)]
 struct TweetId(i64);
+
+/// The same layout, written `ord_…`.
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq)]
+#[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657)]
+#[snowflake(prefix = "ord")]
+struct OrderId(i64);
 
 /// A 19-digit ID: the longest text an ID has, so the string's cost is at its worst.
 const REFERENCE: i64 = 1_724_551_110_457_221_119;
@@ -64,6 +72,8 @@ fn json(c: &mut Criterion) {
     });
     group.finish();
 
+    prefixed(c);
+
     let mut buf = [0u8; 16];
     let bytes = postcard::to_stdvec(&raw).expect("serializes");
     let mut group = c.benchmark_group("postcard");
@@ -78,6 +88,52 @@ fn json(c: &mut Criterion) {
     });
     group.bench_function("deserialize_i64", |b| {
         b.iter(|| postcard::from_bytes::<i64>(black_box(&bytes)).expect("deserializes"));
+    });
+    group.finish();
+}
+
+/// The prefixed form beside the decimal string: JSON both ways, `Display` into a reused
+/// `String`, and `FromStr`.
+fn prefixed(c: &mut Criterion) {
+    use std::fmt::Write as _;
+
+    let id = TweetId::try_from(REFERENCE).expect("the reference vector is a TweetId");
+    let prefixed = OrderId::try_from(REFERENCE).expect("the reference vector is an OrderId");
+    let mut out = Vec::with_capacity(64);
+    let mut group = c.benchmark_group("prefixed");
+    group.bench_function("json_serialize", |b| {
+        b.iter(|| {
+            out.clear();
+            serde_json::to_writer(&mut out, black_box(&prefixed)).expect("serializes");
+            black_box(out.len())
+        });
+    });
+    let prefixed_json = serde_json::to_string(&prefixed).expect("serializes");
+    group.bench_function("json_deserialize", |b| {
+        b.iter(|| serde_json::from_str::<OrderId>(black_box(&prefixed_json)).expect("deserializes"));
+    });
+    let mut text = String::with_capacity(64);
+    group.bench_function("display", |b| {
+        b.iter(|| {
+            text.clear();
+            write!(text, "{}", black_box(&prefixed)).expect("writes");
+            black_box(text.len())
+        });
+    });
+    group.bench_function("display_decimal", |b| {
+        b.iter(|| {
+            text.clear();
+            write!(text, "{}", black_box(&id)).expect("writes");
+            black_box(text.len())
+        });
+    });
+    let prefixed_text = prefixed.to_string();
+    let decimal_text = id.to_string();
+    group.bench_function("from_str", |b| {
+        b.iter(|| black_box(&prefixed_text).parse::<OrderId>().expect("parses"));
+    });
+    group.bench_function("from_str_decimal", |b| {
+        b.iter(|| black_box(&decimal_text).parse::<TweetId>().expect("parses"));
     });
     group.finish();
 }
@@ -108,6 +164,23 @@ fn median_ns(dir: &std::path::Path, id: &str, since: SystemTime) -> Option<f64> 
     estimates["median"]["point_estimate"].as_f64()
 }
 
+fn print_prefixed_ratios(dir: &std::path::Path, since: SystemTime) {
+    let rows = [
+        ("JSON serialize", "prefixed/json_serialize", "json_serialize/id_string"),
+        ("JSON deserialize", "prefixed/json_deserialize", "json_deserialize/id_string"),
+        ("Display", "prefixed/display", "prefixed/display_decimal"),
+        ("FromStr", "prefixed/from_str", "prefixed/from_str_decimal"),
+    ];
+    println!();
+    println!("{:<36} {:>14} {:>14} {:>7}", "median (ns)", "ord_… text", "decimal text", "ratio");
+    for (label, prefixed, decimal) in rows {
+        match (median_ns(dir, prefixed, since), median_ns(dir, decimal, since)) {
+            (Some(p_ns), Some(d_ns)) => println!("{label:<36} {p_ns:>14.2} {d_ns:>14.2} {:>6.2}x", p_ns / d_ns),
+            _ => println!("{label:<36} {:>14} {:>14} {:>7}", "-", "-", "(not run)"),
+        }
+    }
+}
+
 fn print_ratios(dir: &std::path::Path, since: SystemTime) {
     let rows = [
         ("JSON serialize", "json_serialize/id_string", "json_serialize/i64_number"),
@@ -136,4 +209,5 @@ fn main() {
     json(&mut criterion);
     criterion.final_summary();
     print_ratios(&dir, started);
+    print_prefixed_ratios(&dir, started);
 }

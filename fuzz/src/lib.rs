@@ -45,3 +45,36 @@ where
     let back: T = text.parse().expect("the printed form of a valid ID parses");
     assert_eq!(&back, id, "{} {id:?} does not round-trip through {text:?}", T::NAME);
 }
+
+/// A prefixed type (`ord_…`) over [`OrderId`]'s layout.
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+#[snowflake(prefix = "ord")]
+pub struct PrefixedOrderId(i64);
+
+/// A prefixed type of all 64 bits (Discord's layout on a `u64`): suffixes from `0` to `f`.
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[layout(preset = "discord")]
+#[snowflake(prefix = "msg", decode_only)]
+pub struct PrefixedMessageId(u64);
+
+/// A prefixed type that also reads decimal text (a migration), over [`SmallId`]'s layout.
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[layout(time = 30, worker = 4, seq = 8, epoch = "2024-01-01")]
+#[snowflake(prefix = "line_item", accept_decimal, decode_only)]
+pub struct PrefixedSmallId(i64);
+
+/// The prefixed form's reference decoder, written apart from the library's: `prefix`, `_`,
+/// exactly 13 characters of the lowercase Crockford alphabet, a value of at most 64 bits.
+pub fn reference_prefixed(prefix: &str, text: &str) -> Option<u64> {
+    const ALPHABET: &str = "0123456789abcdefghjkmnpqrstvwxyz";
+    let suffix = text.strip_prefix(prefix)?.strip_prefix('_')?;
+    if suffix.len() != 13 {
+        return None;
+    }
+    let mut value: u128 = 0;
+    for c in suffix.chars() {
+        value = value * 32 + ALPHABET.find(c)? as u128;
+    }
+    u64::try_from(value).ok()
+}

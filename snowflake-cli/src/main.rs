@@ -15,7 +15,9 @@ const AFTER_HELP: &str = "\
 Layouts: --preset twitter|discord|instagram|sonyflake|mastodon|leaf|baidu, or --layout with the
 text form, e.g. --layout time=42,worker=5,seq=16,epoch=2021-05-05 (keys: time, worker,
 datacenter, machine, seq, epoch, unit=1ms|10ms|1s, order=time-worker-seq|time-seq-worker,
-preset). `snowflake layouts` lists the presets.
+preset). `snowflake layouts` lists the presets. inspect and explain also take ID types
+(--id order=prefix=ord,preset=twitter, or --config with serve's file): a prefixed ID
+(ord_1fvpp347wxqzz) is decoded as the type of its prefix.
 
 Colour: on a terminal, unless NO_COLOR is set; CLICOLOR_FORCE=1 forces it.
 
@@ -54,25 +56,28 @@ enum Command {
     #[command(after_help = "\
 Examples:
   snowflake inspect 175928847299117063 --preset discord
-  grep -oE '[0-9]{17,20}' app.log | snowflake inspect --preset discord --json")]
+  grep -oE '[0-9]{17,20}' app.log | snowflake inspect --preset discord --json
+  snowflake inspect ord_1fvpp347wxqzz usr_1fvpp347wxqzz --id order=prefix=ord,preset=twitter \\
+      --id user=prefix=usr,preset=twitter")]
     Inspect {
-        /// IDs in decimal; none: read standard input.
+        /// IDs in decimal or prefixed (ord_…); none: read standard input.
         ids: Vec<String>,
         #[command(flatten)]
-        layout: LayoutArgs,
+        layout: DecodeArgs,
         /// One JSON object per line.
         #[arg(long)]
         json: bool,
     },
     /// Draw an ID's 64 bits as a bar, each field labelled with its width and value.
     #[command(after_help = "\
-Example:
-  snowflake explain 1724551110457221119 --preset twitter")]
+Examples:
+  snowflake explain 1724551110457221119 --preset twitter
+  snowflake explain ord_1fvpp347wxqzz --id order=prefix=ord,preset=twitter")]
     Explain {
-        /// The ID, in decimal.
+        /// The ID, in decimal or prefixed (ord_…).
         id: String,
         #[command(flatten)]
-        layout: LayoutArgs,
+        layout: DecodeArgs,
     },
     /// Generate IDs now, as the given worker.
     #[command(after_help = "\
@@ -169,11 +174,132 @@ struct LayoutArgs {
     layout: Option<String>,
 }
 
+/// The layout of the IDs to decode: given outright, or ID types whose prefixes pick one.
+#[derive(Args)]
+#[group(required = true, multiple = true)]
+struct DecodeArgs {
+    /// A public scheme's layout (see `snowflake layouts`).
+    #[arg(long, conflicts_with_all = ["layout", "types", "config"])]
+    preset: Option<String>,
+    /// A layout in the text form, e.g. time=42,worker=5,seq=16,epoch=2021-05-05.
+    #[arg(long, conflicts_with_all = ["types", "config"])]
+    layout: Option<String>,
+    /// An ID type, as `snowflake serve` takes it: NAME=LAYOUT with its prefix among the
+    /// layout's keys, e.g. order=prefix=ord,preset=twitter. A prefixed ID (ord_…) is decoded
+    /// as the type of its prefix; a decimal one needs a single type. Repeat for more types.
+    #[arg(long = "id", id = "types", value_name = "NAME=LAYOUT")]
+    types: Vec<String>,
+    /// `snowflake serve`'s JSON configuration file: its "ids" are read as --id.
+    #[arg(long, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
+}
+
 /// A layout and what its fields are called.
 struct Scheme {
     name: String,
     layout: Layout,
     labels: Labels,
+    /// The type's prefix, when it is a prefixed ID type (`--id order=prefix=ord,…`).
+    prefix: Option<String>,
+}
+
+/// How IDs are decoded: one scheme for every ID, or the ID types of `--id` and `--config`.
+enum Decoder {
+    Scheme(Scheme),
+    Types(Vec<Scheme>),
+}
+
+/// An ID read from text: its value and the scheme it was decoded with.
+struct Decoded<'a> {
+    scheme: &'a Scheme,
+    raw: u64,
+    /// The prefixed text, when the ID was given (or its type is written) prefixed.
+    prefixed: Option<String>,
+}
+
+impl Decoder {
+    fn from_args(args: &DecodeArgs) -> Result<Decoder, String> {
+        if args.preset.is_some() || args.layout.is_some() {
+            let layout = LayoutArgs { preset: args.preset.clone(), layout: args.layout.clone() };
+            return Scheme::from_args(&layout).map(Decoder::Scheme);
+        }
+        let mut specs: Vec<(String, String)> = Vec::new();
+        for spec in &args.types {
+            let Some((name, text)) = spec.split_once('=') else {
+                return Err(format!("--id {spec:?}: write NAME=LAYOUT, e.g. order=prefix=ord,preset=twitter"));
+            };
+            specs.push((name.trim().to_owned(), text.trim().to_owned()));
+        }
+        if let Some(path) = &args.config {
+            let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let file: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            if let Some(ids) = file.get("ids").and_then(Value::as_object) {
+                for (name, text) in ids {
+                    let text = text
+                        .as_str()
+                        .ok_or_else(|| format!("{}: \"ids\".{name}: expected a layout string", path.display()))?;
+                    specs.push((name.clone(), text.to_owned()));
+                }
+            }
+        }
+        let mut types: Vec<Scheme> = Vec::new();
+        for (name, text) in specs {
+            let (prefix, layout) =
+                snowflake_types::prefixed::take_prefix(&text).map_err(|e| format!("ID type {name:?}: {e}"))?;
+            let mut scheme = Scheme::from_text(&layout).map_err(|e| format!("ID type {name:?}: {e}"))?;
+            if let Some(other) = types.iter().find(|t| t.name == name || (prefix.is_some() && t.prefix == prefix)) {
+                return Err(format!("ID types {:?} and {name:?} share a name or a prefix", other.name));
+            }
+            scheme.name = name;
+            scheme.prefix = prefix;
+            types.push(scheme);
+        }
+        if types.is_empty() {
+            return Err("no ID type given: add --id NAME=LAYOUT, or --preset or --layout".to_owned());
+        }
+        Ok(Decoder::Types(types))
+    }
+
+    /// Reads `text`: a prefixed ID by its prefix (any prefix under a layout given outright),
+    /// decimal digits by the one layout there is.
+    fn decode(&self, text: &str) -> Result<Decoded<'_>, String> {
+        use snowflake_types::prefixed;
+
+        let prefixed_text = text.contains('_');
+        match self {
+            Decoder::Scheme(scheme) if prefixed_text => match prefixed::parse_any(&scheme.layout, text) {
+                Ok((_, raw)) => Ok(Decoded { scheme, raw: raw.cast_unsigned(), prefixed: Some(text.to_owned()) }),
+                Err(e) => Err(format!("{text:?} is not a {} ID: {e}", scheme.name)),
+            },
+            Decoder::Scheme(scheme) => Ok(Decoded { scheme, raw: scheme.parse(text)?, prefixed: None }),
+            Decoder::Types(types) if prefixed_text => {
+                let found = prefixed::split(text).map_or(text, |(prefix, _)| prefix);
+                let Some(scheme) = types.iter().find(|t| t.prefix.as_deref() == Some(found)) else {
+                    let known: Vec<String> =
+                        types.iter().filter_map(|t| t.prefix.as_ref().map(|p| format!("{p}_ ({})", t.name))).collect();
+                    return Err(format!(
+                        "{text:?}: no ID type has the prefix {found:?}; the prefixes are: {}",
+                        if known.is_empty() { "none (add prefix=… to an --id)".to_owned() } else { known.join(", ") }
+                    ));
+                };
+                let prefix = scheme.prefix.as_deref().unwrap_or_default();
+                let raw = prefixed::parse(prefix, &scheme.layout, prefixed::Decimal::Refuse, text)
+                    .map_err(|e| format!("{text:?} is not a {} ID: {e}", scheme.name))?;
+                Ok(Decoded { scheme, raw: raw.cast_unsigned(), prefixed: Some(text.to_owned()) })
+            }
+            Decoder::Types(types) => match types.as_slice() {
+                [scheme] => {
+                    let raw = scheme.parse(text)?;
+                    let prefixed = scheme.prefix.as_deref().map(|prefix| prefixed::format(prefix, raw.cast_signed()));
+                    Ok(Decoded { scheme, raw, prefixed })
+                }
+                _ => Err(format!(
+                    "{text:?} is a bare number and there are {} ID types: give it prefixed, or one --id (or --layout)",
+                    types.len()
+                )),
+            },
+        }
+    }
 }
 
 impl Scheme {
@@ -181,13 +307,18 @@ impl Scheme {
         if !text.contains('=') {
             let preset = Preset::get(text)
                 .ok_or_else(|| format!("unknown preset {text:?}; the presets are: {}", Preset::NAMES))?;
-            return Ok(Scheme { name: preset.name.to_owned(), layout: preset.layout, labels: preset.labels });
+            return Ok(Scheme {
+                name: preset.name.to_owned(),
+                layout: preset.layout,
+                labels: preset.labels,
+                prefix: None,
+            });
         }
         let layout: Layout = text.parse().map_err(|e| format!("--layout {text:?}: {e}"))?;
         let labels = Preset::labels_of(text, &layout);
         Ok(match Preset::named_in(text, &layout) {
-            Some(preset) => Scheme { name: preset.name.to_owned(), layout, labels },
-            None => Scheme { name: layout.to_string(), layout, labels },
+            Some(preset) => Scheme { name: preset.name.to_owned(), layout, labels, prefix: None },
+            None => Scheme { name: layout.to_string(), layout, labels, prefix: None },
         })
     }
 
@@ -254,11 +385,11 @@ fn io_err(e: io::Error) -> String {
 fn run(command: Command, out: &mut impl Write, colour: bool) -> Result<ExitCode, String> {
     match command {
         Command::Inspect { ids, layout, json } => {
-            let scheme = Scheme::from_args(&layout)?;
+            let decoder = Decoder::from_args(&layout)?;
             let mut failed = 0_usize;
             let mut handle = |text: &str, place: &str, out: &mut dyn Write| -> Result<(), String> {
-                match scheme.parse(text) {
-                    Ok(raw) => inspect(&scheme, raw, json, out).map_err(io_err),
+                match decoder.decode(text) {
+                    Ok(decoded) => inspect(&decoded, json, out).map_err(io_err),
                     Err(message) => {
                         failed += 1;
                         eprintln!("snowflake: {place}: {message}");
@@ -284,9 +415,9 @@ fn run(command: Command, out: &mut impl Write, colour: bool) -> Result<ExitCode,
             Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
         Command::Explain { id, layout } => {
-            let scheme = Scheme::from_args(&layout)?;
-            let raw = scheme.parse(&id)?;
-            explain(&scheme, raw, colour, out).map_err(io_err)?;
+            let decoder = Decoder::from_args(&layout)?;
+            let decoded = decoder.decode(&id)?;
+            explain(&decoded, colour, out).map_err(io_err)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Generate { count, layout, worker, json } => {
@@ -347,7 +478,8 @@ fn run(command: Command, out: &mut impl Write, colour: bool) -> Result<ExitCode,
     }
 }
 
-fn inspect(scheme: &Scheme, raw: u64, json: bool, out: &mut dyn Write) -> io::Result<()> {
+fn inspect(decoded: &Decoded<'_>, json: bool, out: &mut dyn Write) -> io::Result<()> {
+    let (scheme, raw) = (decoded.scheme, decoded.raw);
     let layout = &scheme.layout;
     let parts = layout.parts_of(raw.cast_signed());
     let instant = format_rfc3339(parts.timestamp_ms);
@@ -360,7 +492,7 @@ fn inspect(scheme: &Scheme, raw: u64, json: bool, out: &mut dyn Write) -> io::Re
         for &(name, value) in &fields {
             named.insert(name.to_owned(), json!(value));
         }
-        let line = json!({
+        let mut line = json!({
             "id": raw.to_string(),
             "layout": layout.to_string(),
             "time": instant,
@@ -373,10 +505,18 @@ fn inspect(scheme: &Scheme, raw: u64, json: bool, out: &mut dyn Write) -> io::Re
             "fields": Value::Object(named),
             "redis_score": score,
         });
+        if let Some(text) = &decoded.prefixed {
+            line["prefixed"] = json!(text);
+            line["type"] = json!(scheme.name);
+        }
         writeln!(out, "{line}")
     } else {
         let fields: Vec<String> = fields.iter().map(|(name, value)| format!("{name} {value}")).collect();
-        writeln!(out, "{raw}: {instant} ({} ms), {}, redis score {score}", parts.timestamp_ms, fields.join(", "))
+        let id = match &decoded.prefixed {
+            Some(text) => format!("{text} ({} {raw})", scheme.name),
+            None => raw.to_string(),
+        };
+        writeln!(out, "{id}: {instant} ({} ms), {}, redis score {score}", parts.timestamp_ms, fields.join(", "))
     }
 }
 
@@ -390,7 +530,8 @@ struct Field {
     is_time: bool,
 }
 
-fn explain(scheme: &Scheme, raw: u64, colour: bool, out: &mut dyn Write) -> io::Result<()> {
+fn explain(decoded: &Decoded<'_>, colour: bool, out: &mut dyn Write) -> io::Result<()> {
+    let (scheme, raw) = (decoded.scheme, decoded.raw);
     let layout = &scheme.layout;
     let parts = layout.parts_of(raw.cast_signed());
     let mut fields = Vec::new();
@@ -461,11 +602,15 @@ fn explain(scheme: &Scheme, raw: u64, colour: bool, out: &mut dyn Write) -> io::
     }
 
     let paint = |text: &str, code: &str| if colour { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() };
-    // A layout given as text is named by its text: printed once.
+    // A layout given as text is named by its text: printed once; a prefixed ID first.
+    let head = match &decoded.prefixed {
+        Some(text) => format!("{text} = {raw}"),
+        None => raw.to_string(),
+    };
     if scheme.name == layout.to_string() {
-        writeln!(out, "{raw} ({layout})")?;
+        writeln!(out, "{head} ({layout})")?;
     } else {
-        writeln!(out, "{raw} ({}: {layout})", scheme.name)?;
+        writeln!(out, "{head} ({}: {layout})", scheme.name)?;
     }
     let bits = format!("{raw:064b}");
     let bar: Vec<String> =

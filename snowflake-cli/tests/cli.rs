@@ -401,3 +401,71 @@ fn help_and_missing_features_name_the_install_command() {
     };
     assert!(stderr(&leases).contains(want), "{}", stderr(&leases));
 }
+
+/// Prefixed IDs (`ord_…`): the prefix picks the type among `--id`s (or a `--config` file's
+/// `ids`), or any prefix is read under a layout given outright.
+#[test]
+fn inspect_and_explain_decode_prefixed_ids() {
+    let types =
+        ["--id", "order=prefix=ord,preset=twitter", "--id", "user=prefix=usr,time=42,worker=5,seq=16,epoch=2021-05-05"];
+    let mut args = vec!["inspect", "ord_1fvpp347wxqzz"];
+    args.extend(types);
+    assert_eq!(
+        ok(&args),
+        "ord_1fvpp347wxqzz (order 1724551110457221119): 2023-11-14T22:13:20.000Z (1700000000000 ms), datacenter 7, \
+         machine 13, sequence 4095, redis score 1684131943805879\n"
+    );
+    // Another prefix, another type: the same bits decode under the user layout.
+    let mut args = vec!["inspect", "usr_1fvpp347wxqzz", "--json"];
+    args.extend(types);
+    let line: serde_json::Value = serde_json::from_str(&ok(&args)).expect("JSON");
+    assert_eq!(line["type"], "user");
+    assert_eq!(line["prefixed"], "usr_1fvpp347wxqzz");
+    assert_eq!(line["id"], "1724551110457221119");
+    assert_eq!(line["layout"], "time=42,worker=5,seq=16,epoch=2021-05-05");
+    // A layout given outright reads any prefix.
+    let out = ok(&["inspect", "cus_1fvpp347wxqzz", "--preset", "twitter"]);
+    assert!(out.starts_with("cus_1fvpp347wxqzz (twitter 1724551110457221119): 2023-11-14T22:13:20.000Z"), "{out}");
+    // explain draws it, naming both spellings.
+    let mut args = vec!["explain", "ord_1fvpp347wxqzz"];
+    args.extend(types);
+    let out = ok(&args);
+    assert!(out.starts_with("ord_1fvpp347wxqzz = 1724551110457221119 (order: time=41,datacenter=5"), "{out}");
+    // With one type, a decimal ID is read and shown prefixed too.
+    let out = ok(&["inspect", "1724551110457221119", "--id", "order=prefix=ord,preset=twitter"]);
+    assert!(out.starts_with("ord_1fvpp347wxqzz (order 1724551110457221119)"), "{out}");
+
+    // The same types from serve's configuration file.
+    let dir = std::env::temp_dir().join(format!("snowflake-cli-prefixed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let file = dir.join("serve.json");
+    std::fs::write(&file, r#"{"ids": {"order": "prefix=ord,preset=twitter"}, "worker": 1}"#).expect("written");
+    let out = ok(&["inspect", "ord_1fvpp347wxqzz", "--config", file.to_str().expect("UTF-8")]);
+    assert!(out.starts_with("ord_1fvpp347wxqzz (order 1724551110457221119)"), "{out}");
+    std::fs::remove_dir_all(&dir).expect("removed");
+
+    // Each bad input is reported with its reason; the others are still decoded.
+    let mut args = vec!["inspect", "cus_1fvpp347wxqzz", "ord_1fvpp347wxqzZ", "123", "ord_", "ord_1fvpp347wxqzz"];
+    args.extend(types);
+    let output = snowflake(&args, None);
+    assert_eq!(output.status.code(), Some(1));
+    let errors = stderr(&output);
+    for says in [
+        "argument 1: \"cus_1fvpp347wxqzz\": no ID type has the prefix \"cus\"; the prefixes are: ord_ (order), usr_ (user)",
+        "argument 2: \"ord_1fvpp347wxqzZ\" is not a order ID: 'Z' at byte 16 is not a base32 character: IDs are written in lowercase",
+        "argument 3: \"123\" is a bare number and there are 2 ID types",
+        "argument 4: \"ord_\" is not a order ID: An ord_ ID has 13 characters after `ord_`; found 0",
+    ] {
+        assert!(errors.contains(says), "{says}\n{errors}");
+    }
+    assert_eq!(stdout(&output).lines().count(), 1);
+    let bad_type = snowflake(&["inspect", "ord_1fvpp347wxqzz", "--id", "order=prefix=Ord,preset=twitter"], None);
+    assert_eq!(bad_type.status.code(), Some(1));
+    assert!(
+        stderr(&bad_type).contains("ID type \"order\": prefix=\"Ord\": a prefix is lowercase"),
+        "{}",
+        stderr(&bad_type)
+    );
+    let twice = snowflake(&["inspect", "x", "--id", "a=prefix=ord,twitter", "--id", "b=prefix=ord,discord"], None);
+    assert!(stderr(&twice).contains("share a name or a prefix"), "{}", stderr(&twice));
+}

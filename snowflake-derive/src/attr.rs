@@ -11,7 +11,7 @@ use snowflake_layout::{EpochError, FieldOrder, KEYS as LAYOUT_KEYS, Preset, Tick
 
 use crate::ctxt::Ctxt;
 
-pub const SNOWFLAKE_KEYS: &str = "crate, decode_only";
+pub const SNOWFLAKE_KEYS: &str = "crate, decode_only, prefix, accept_decimal";
 
 /// A value as written: its tokens (for spans) and its meaning, when it had one.
 pub struct Value<T> {
@@ -46,12 +46,18 @@ pub struct Attrs {
     /// `#[snowflake(decode_only)]`: a type that decodes IDs of a scheme (perhaps one whose
     /// time field has run out) and never generates.
     pub decode_only: bool,
+    /// `#[snowflake(prefix = "ord")]`: the checked prefix of the text form.
+    pub prefix: Option<Value<String>>,
+    /// `#[snowflake(accept_decimal)]`: a prefixed type that also reads bare decimal text.
+    pub accept_decimal: Option<syn::Path>,
 }
 
 pub fn parse(cx: &Ctxt, attrs: &[Attribute]) -> Attrs {
     let mut layout = LayoutAttr::default();
     let mut krate = None;
     let mut decode_only = false;
+    let mut prefix: Option<Value<String>> = None;
+    let mut accept_decimal: Option<syn::Path> = None;
     for attr in attrs {
         if attr.path().is_ident("layout") {
             if layout.attr.is_some() {
@@ -90,6 +96,28 @@ pub fn parse(cx: &Ctxt, attrs: &[Attribute]) -> Attrs {
                     }
                     decode_only = true;
                     Ok(())
+                } else if meta.path.is_ident("prefix") {
+                    let tokens = take_value(meta.input, "prefix")?;
+                    let value = prefix_value(cx, &tokens);
+                    if prefix.is_some() {
+                        cx.error_spanned(&meta.path, "duplicate key `prefix`");
+                    } else {
+                        prefix = Some(Value { tokens, value });
+                    }
+                    Ok(())
+                } else if meta.path.is_ident("accept_decimal") {
+                    if accept_decimal.is_some() {
+                        cx.error_spanned(&meta.path, "duplicate key `accept_decimal`");
+                    }
+                    if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
+                        cx.error_spanned(
+                            &meta.path,
+                            "`accept_decimal` takes no value: write `#[snowflake(prefix = \"ord\", accept_decimal)]`",
+                        );
+                        skip_value(meta.input)?;
+                    }
+                    accept_decimal = Some(meta.path.clone());
+                    Ok(())
                 } else {
                     let key = meta.path.to_token_stream().to_string().replace(' ', "");
                     cx.error_spanned(
@@ -104,7 +132,30 @@ pub fn parse(cx: &Ctxt, attrs: &[Attribute]) -> Attrs {
             }
         }
     }
-    Attrs { layout, krate, decode_only }
+    if let (Some(path), None) = (&accept_decimal, &prefix) {
+        cx.error_spanned(
+            path,
+            "`accept_decimal` is for a prefixed type moving from decimal text: add `prefix = \"...\"`, or remove it \
+             (a type without a prefix reads decimal text already)",
+        );
+    }
+    Attrs { layout, krate, decode_only, prefix, accept_decimal }
+}
+
+/// `prefix = "ord"`: a string that passes the TypeID rule (`snowflake_layout::check_prefix`).
+fn prefix_value(cx: &Ctxt, tokens: &TokenStream) -> Option<String> {
+    let Literal::Str(lit) = literal(tokens) else {
+        cx.error_spanned(tokens, "expected `prefix = \"ord\"`: a string of lowercase ASCII letters and `_`");
+        return None;
+    };
+    let text = lit.value();
+    match snowflake_layout::check_prefix(&text) {
+        Ok(()) => Some(text),
+        Err(e) => {
+            cx.error_spanned(&lit, format!("invalid prefix {text:?}: {e}"));
+            None
+        }
+    }
 }
 
 /// `#[layout("time=42,worker=5,seq=16,epoch=2021-05-05")]`: the layout in the text form of
@@ -149,6 +200,7 @@ fn example(key: &str) -> String {
         "order" => "order = \"time-seq-worker\"".to_owned(),
         "preset" => "preset = \"twitter\"".to_owned(),
         "crate" => "crate = \"::typed_snowflake\"".to_owned(),
+        "prefix" => "prefix = \"ord\"".to_owned(),
         other => format!("{other} = ..."),
     }
 }

@@ -25,7 +25,16 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
     // that fits either field, so the mistake does not cascade into errors at every use.
     let spec = layout.unwrap_or(PLACEHOLDER);
     let krate = attrs.krate.unwrap_or_else(|| syn::parse_quote!(::typed_snowflake));
-    let expansion = inner.map(|inner| expand(input, inner, &spec, &krate, attrs.decode_only));
+    // A prefix that was refused (reported) still makes a prefixed type, so its `FromStr`
+    // error type does not change under the caller's code.
+    let text = match &attrs.prefix {
+        Some(value) => Text::Prefixed {
+            prefix: value.value.clone().unwrap_or_else(|| "invalid".to_owned()),
+            accept_decimal: attrs.accept_decimal.is_some(),
+        },
+        None => Text::Decimal,
+    };
+    let expansion = inner.map(|inner| expand(input, inner, &spec, &krate, attrs.decode_only, &text));
     let errors = cx.into_error().map(|e| e.to_compile_error());
     quote! {
         #errors
@@ -38,11 +47,24 @@ const PLACEHOLDER: Layout = match Layout::new(41, 10, 12, 0) {
     Err(_) => panic!("the placeholder layout is valid"),
 };
 
+/// The type's text form: decimal digits, or `prefix_` and 13 base32 characters.
+enum Text {
+    Decimal,
+    Prefixed { prefix: String, accept_decimal: bool },
+}
+
 fn doc(text: String) -> TokenStream {
     quote!(#[doc = #text])
 }
 
-fn expand(input: &DeriveInput, inner: Inner, spec: &Layout, krate: &syn::Path, decode_only: bool) -> TokenStream {
+fn expand(
+    input: &DeriveInput,
+    inner: Inner,
+    spec: &Layout,
+    krate: &syn::Path,
+    decode_only: bool,
+    text: &Text,
+) -> TokenStream {
     let ident = &input.ident;
     let name = ident.to_string();
     let p = quote!(#krate::__private);
@@ -93,6 +115,13 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Layout, krate: &syn::Path, d
         format_rfc3339(epoch_ms),
         if decode_only { "; this type only decodes (`#[snowflake(decode_only)]`) and has no generator" } else { "" },
     ));
+    let d_text = match text {
+        Text::Decimal => doc("Text form: decimal digits.".to_owned()),
+        Text::Prefixed { prefix, .. } => doc(format!(
+            "Text form (`Display`, `Debug`, `FromStr`, serde): `{prefix}_` and 13 lowercase base32 characters, \
+             sorting as the IDs do; stored as the integer."
+        )),
+    };
 
     let split_items = split.then(|| {
         quote! {
@@ -196,8 +225,16 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Layout, krate: &syn::Path, d
         }
     });
 
+    let text_items = text_items(ident, &p, text);
+    let (trait_prefix, trait_accepts_decimal) = match text {
+        Text::Decimal => (quote!(::core::option::Option::None), false),
+        Text::Prefixed { prefix, accept_decimal } => (quote!(::core::option::Option::Some(#prefix)), *accept_decimal),
+    };
+
     quote! {
         #d_impl
+        #[doc = ""]
+        #d_text
         #[automatically_derived]
         impl #ident {
             #d_time
@@ -304,6 +341,8 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Layout, krate: &syn::Path, d
             const NAME: &'static #str = #name;
             const PATH: &'static #str = ::core::concat!(::core::module_path!(), "::", #name);
             const DECODE_ONLY: ::core::primitive::bool = #decode_only;
+            const PREFIX: ::core::option::Option<&'static #str> = #trait_prefix;
+            const ACCEPTS_DECIMAL: ::core::primitive::bool = #trait_accepts_decimal;
 
             #[inline]
             fn to_raw(&self) -> #i64 {
@@ -356,17 +395,56 @@ fn expand(input: &DeriveInput, inner: Inner, spec: &Layout, krate: &syn::Path, d
             }
         }
 
-        #[automatically_derived]
-        impl #p::FromStr for #ident {
-            type Err = #p::ParseIdError;
-            fn from_str(text: &#str) -> #p::Result<Self, #p::ParseIdError> {
-                <Self as #p::SnowflakeId>::parse_str(text)
-            }
-        }
+        #text_items
 
         #p::impl_integrations!(#ident);
         #generation_async
 
         #field_check
+    }
+}
+
+/// `FromStr`, and for a prefixed type its `PREFIX` const and `Debug` (the text form, as
+/// `Display` writes it).
+fn text_items(ident: &syn::Ident, p: &TokenStream, text: &Text) -> TokenStream {
+    let str = quote!(::core::primitive::str);
+    match text {
+        Text::Decimal => quote! {
+            #[automatically_derived]
+            impl #p::FromStr for #ident {
+                type Err = #p::ParseIdError;
+                fn from_str(text: &#str) -> #p::Result<Self, #p::ParseIdError> {
+                    <Self as #p::SnowflakeId>::parse_str(text)
+                }
+            }
+        },
+        Text::Prefixed { prefix, accept_decimal } => {
+            let d_prefix = doc(format!(
+                "The prefix of this type's text form: `{prefix}_` and 13 lowercase base32 characters{}.",
+                if *accept_decimal { "; bare decimal text is read too (`accept_decimal`)" } else { "" }
+            ));
+            quote! {
+                #[automatically_derived]
+                impl #ident {
+                    #d_prefix
+                    pub const PREFIX: &'static #str = #prefix;
+                }
+
+                #[automatically_derived]
+                impl #p::FromStr for #ident {
+                    type Err = #p::PrefixedIdError;
+                    fn from_str(text: &#str) -> #p::Result<Self, #p::PrefixedIdError> {
+                        #p::parse_prefixed::<Self>(text)
+                    }
+                }
+
+                #[automatically_derived]
+                impl #p::Debug for #ident {
+                    fn fmt(&self, f: &mut #p::Formatter<'_>) -> #p::FmtResult {
+                        #p::fmt(self, f)
+                    }
+                }
+            }
+        }
     }
 }

@@ -86,6 +86,8 @@ fn err<T>(message: impl Into<String>) -> Result<T, ConfigError> {
 /// assert_eq!(order.preset.map(|p| p.name), Some("leaf"));
 /// // A bare preset name is read as `preset=NAME`.
 /// assert_eq!(IdSpec::parse("tweet=twitter")?.layout, IdSpec::parse("tweet=preset=twitter")?.layout);
+/// // A prefix: the type's IDs are `ord_…` on the v1 routes.
+/// assert_eq!(IdSpec::parse("order=prefix=ord,preset=leaf")?.prefix.as_deref(), Some("ord"));
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,6 +100,9 @@ pub struct IdSpec {
     pub preset: Option<&'static Preset>,
     /// The names of the node and sequence fields (the preset's, else `worker`, `sequence`).
     pub labels: Labels,
+    /// The type's prefix (`prefix=ord` among the layout's keys): its IDs are then written and
+    /// read as `ord_` and 13 base32 characters on the v1 routes (Leaf's stay numeric).
+    pub prefix: Option<String>,
 }
 
 impl IdSpec {
@@ -123,6 +128,15 @@ impl IdSpec {
     /// ```
     pub fn new(name: &str, text: &str) -> Result<IdSpec, ConfigError> {
         check_name(name)?;
+        // `prefix=ord` is the type's, not the layout's: taken out before the layout is read.
+        let (prefix, layout_text) =
+            snowflake_types::prefixed::take_prefix(text).map_err(|e| ConfigError(format!("ID type {name:?}: {e}")))?;
+        let mut spec = IdSpec::of_layout(name, &layout_text)?;
+        spec.prefix = prefix;
+        Ok(spec)
+    }
+
+    fn of_layout(name: &str, text: &str) -> Result<IdSpec, ConfigError> {
         if !text.contains('=') {
             let Some(preset) = Preset::get(text) else {
                 return err(format!(
@@ -135,12 +149,13 @@ impl IdSpec {
                 layout: preset.layout,
                 preset: Some(preset),
                 labels: preset.labels,
+                prefix: None,
             });
         }
         let layout: Layout = text.parse().map_err(|e| ConfigError(format!("ID type {name:?}: {text:?}: {e}")))?;
         let preset = Preset::named_in(text, &layout);
         let labels = Preset::labels_of(text, &layout);
-        Ok(IdSpec { name: name.to_owned(), layout, preset, labels })
+        Ok(IdSpec { name: name.to_owned(), layout, preset, labels, prefix: None })
     }
 }
 
@@ -274,8 +289,9 @@ impl Config {
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct ServeArgs {
     /// An ID type: name=layout, the layout in the text form or a preset, e.g.
-    /// order=preset=leaf,epoch=2020-01-01 or tweet=preset=twitter. Repeat for more types; also
-    /// from SNOWFLAKE_IDS (entries separated by `;`) and the config file.
+    /// order=preset=leaf,epoch=2020-01-01 or tweet=preset=twitter; prefix=ord among the keys
+    /// makes its IDs ord_… on the v1 routes. Repeat for more types; also from SNOWFLAKE_IDS
+    /// (entries separated by `;`) and the config file.
     #[arg(long = "id", value_name = "NAME=LAYOUT")]
     pub ids: Vec<String>,
     /// A JSON file: {"ids": {"order": "preset=leaf"}, "listen": "0.0.0.0:8080", "worker": 3,
@@ -378,6 +394,16 @@ impl ServeArgs {
         let mut add = |spec: IdSpec, place: String| -> Result<(), ConfigError> {
             if let Some((_, first)) = ids.iter().find(|(known, _)| known.name == spec.name) {
                 return err(format!("ID type {:?} is given twice: in {first} and in {place}", spec.name));
+            }
+            if let Some((known, first)) =
+                ids.iter().find(|(known, _)| spec.prefix.is_some() && known.prefix == spec.prefix)
+            {
+                return err(format!(
+                    "ID types {:?} ({first}) and {:?} ({place}) have the same prefix {:?}: a prefix names one type",
+                    known.name,
+                    spec.name,
+                    spec.prefix.as_deref().unwrap_or_default()
+                ));
             }
             ids.push((spec, place));
             Ok(())
@@ -647,6 +673,23 @@ mod tests {
         if !cfg!(feature = "lease-zookeeper-tls") {
             assert!(base.resolve_with(&env).unwrap_err().0.contains("this build has no zk+tls:// lease store"));
         }
+    }
+
+    #[test]
+    fn prefixes_are_checked_and_name_one_type() {
+        let order = IdSpec::parse("order=prefix=ord,preset=leaf,epoch=2020-01-01").unwrap();
+        assert_eq!((order.prefix.as_deref(), order.layout.epoch_ms()), (Some("ord"), 1_577_836_800_000));
+        assert_eq!(IdSpec::parse("tweet=twitter,prefix=tw").unwrap().prefix.as_deref(), Some("tw"));
+        assert_eq!(IdSpec::parse("tweet=twitter").unwrap().prefix, None);
+        let e = IdSpec::parse("order=prefix=Ord,preset=leaf").unwrap_err();
+        assert!(e.0.contains("ID type \"order\": prefix=\"Ord\": a prefix is lowercase"), "{e}");
+        assert!(IdSpec::parse("order=prefix=ord,prefix=o,preset=leaf").unwrap_err().0.contains("twice"));
+        let args = ServeArgs {
+            ids: vec!["order=prefix=ord,preset=leaf".into(), "user=preset=twitter,prefix=ord".into()],
+            ..Default::default()
+        };
+        let e = args.resolve_with(&no_env).unwrap_err();
+        assert!(e.0.contains("have the same prefix \"ord\""), "{e}");
     }
 
     #[test]

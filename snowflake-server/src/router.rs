@@ -6,7 +6,11 @@
 //! | `GET /v1/ids/{name}` | `{"id":"…"}` |
 //! | `GET /v1/ids/{name}?count=N` | `{"ids":["…",…]}`, in issuing order, `N` up to the type's batch limit |
 //! | `GET /v1/ids/{name}/{id}` | the decoded parts, the time as RFC 3339 |
-//! | `GET /v1/types` | each type's layout |
+//! | `GET /v1/types` | each type's layout and prefix |
+//!
+//! A type with a prefix (`--id order=prefix=ord,…`) has its IDs written `ord_…` on the v1
+//! routes (decoded from that form only, with the stored integer as `decimal` beside them);
+//! Leaf's routes stay numeric.
 //! | `GET /v1/ping` | `pong` (the cost of HTTP alone, for benchmarks) |
 //! | `GET /api/snowflake/get/{key}` | Leaf: the ID as plain text |
 //! | `GET /decodeSnowflakeId?snowflakeId=…` | Leaf: `{"timestamp":"ms(yyyy-MM-dd HH:mm:ss.SSS)","workerId":"…","sequenceId":"…"}` |
@@ -198,6 +202,14 @@ fn decimal(raw: i64) -> String {
     raw.cast_unsigned().to_string()
 }
 
+/// An ID as the v1 routes write it: `ord_…` for a prefixed type, else decimal.
+fn text_of(spec: &IdSpec, raw: i64) -> String {
+    match &spec.prefix {
+        Some(prefix) => snowflake_types::prefixed::format(prefix, raw),
+        None => decimal(raw),
+    }
+}
+
 async fn next_ids(
     State(shared): State<Shared>,
     Segments(name): Segments<String>,
@@ -208,7 +220,7 @@ async fn next_ids(
     let generator = &id_type.generator;
     let Some(count) = query.count else {
         let raw = generator.next_raw().map_err(|e| ApiError::generate(&shared.app, id_type, &e))?;
-        return Ok(json_text(format!("{{\"id\":\"{}\"}}", decimal(raw))));
+        return Ok(json_text(format!("{{\"id\":\"{}\"}}", text_of(&id_type.spec, raw))));
     };
     let count = parse_count(&count, generator.batch_limit())?;
     if count > LARGE_BATCH {
@@ -230,8 +242,10 @@ const LARGE_BATCH: usize = 4096;
 /// `{"ids":[…]}`: `count` IDs in issuing order.
 fn batch(state: &AppState, id_type: &IdType, count: usize) -> Result<Response, ApiError> {
     let generator = &id_type.generator;
-    // At most 20 digits, 2 quotes and a comma each.
-    let mut body = String::with_capacity(10 + count * 23);
+    let prefix = id_type.spec.prefix.as_deref();
+    // At most 20 digits (or a prefix, `_` and 13 characters), 2 quotes and a comma each.
+    let width = prefix.map_or(20, |p| p.len() + 14);
+    let mut body = String::with_capacity(10 + count * (width + 3));
     body.push_str("{\"ids\":[");
     let mut first = true;
     generator
@@ -241,7 +255,10 @@ fn batch(state: &AppState, id_type: &IdType, count: usize) -> Result<Response, A
             }
             first = false;
             // Writing to a String cannot fail.
-            let _ = write!(body, "\"{}\"", raw.cast_unsigned());
+            let _ = match prefix {
+                Some(prefix) => write!(body, "\"{}\"", snowflake_types::prefixed::Written::new(prefix, raw)),
+                None => write!(body, "\"{}\"", raw.cast_unsigned()),
+            };
         })
         .map_err(|e| ApiError::generate(state, id_type, &e))?;
     body.push_str("]}");
@@ -252,10 +269,22 @@ fn json_text(body: String) -> Response {
     ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response()
 }
 
-/// Parses `text` as an ID of the type `spec`, or a 400 saying why not.
+/// Parses decimal `text` as an ID of the type `spec` (Leaf's routes), or a 400 saying why not.
 fn parse_id(spec: &IdSpec, text: &str) -> Result<i64, ApiError> {
     spec.layout.parse_id(text).map_err(|e| {
         ApiError::new(StatusCode::BAD_REQUEST, format!("{text:?} is not an ID of type {:?}: {e}", spec.name))
+    })
+}
+
+/// Parses `text` as the v1 routes write an ID of `spec`: `ord_…` for a prefixed type (a bare
+/// number is refused, naming its prefixed spelling), else decimal; or a 400 saying why not.
+fn parse_text(spec: &IdSpec, text: &str) -> Result<i64, ApiError> {
+    use snowflake_types::prefixed::{Decimal, parse};
+
+    let Some(prefix) = &spec.prefix else { return parse_id(spec, text) };
+    parse(prefix, &spec.layout, Decimal::Refuse, text).map_err(|e| {
+        let shown: String = text.chars().take(40).collect();
+        ApiError::new(StatusCode::BAD_REQUEST, format!("{shown:?} is not a {} ID: {e}", spec.name))
     })
 }
 
@@ -278,10 +307,12 @@ async fn decode(
     Segments((name, id)): Segments<(String, String)>,
 ) -> Result<Response, ApiError> {
     let spec = spec(&shared.app, &name)?;
-    let raw = parse_id(spec, &id)?;
+    let raw = parse_text(spec, &id)?;
     let parts = spec.layout.parts_of(raw);
     Ok(Json(json!({
-        "id": decimal(raw),
+        "id": text_of(spec, raw),
+        // The stored integer (a prefixed type's `id` is its text form).
+        "decimal": decimal(raw),
         "type": spec.name,
         "layout": spec.layout.to_string(),
         "time": format_rfc3339(parts.timestamp_ms),
@@ -299,7 +330,7 @@ async fn decode(
 /// `/v1/ids/{name}/`: an empty ID, refused as the decoder refuses it.
 async fn decode_empty(State(shared): State<Shared>, Segments(name): Segments<String>) -> Result<Response, ApiError> {
     let spec = spec(&shared.app, &name)?;
-    parse_id(spec, "")?;
+    parse_text(spec, "")?;
     Err(ApiError::new(StatusCode::BAD_REQUEST, "an empty ID"))
 }
 
@@ -313,6 +344,8 @@ async fn types(State(shared): State<Shared>) -> Json<Value> {
             let mut described = json!(LayoutSummary(&spec.layout));
             described["name"] = json!(spec.name);
             described["preset"] = json!(spec.preset.map(|p| p.name));
+            // `ord` for a type whose v1 IDs are `ord_…`; null for decimal IDs.
+            described["prefix"] = json!(spec.prefix);
             // No worker ID yet while the lease is being acquired.
             described["worker"] = json!(generator.map(Generator::worker));
             described["batch_limit"] = json!(generator.map_or(DEFAULT_BATCH_LIMIT, Generator::batch_limit));

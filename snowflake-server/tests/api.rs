@@ -320,3 +320,65 @@ async fn fenced_is_503_with_retry_after_and_not_ready() {
     assert_eq!(get(&app, "/readyz").await.status, StatusCode::SERVICE_UNAVAILABLE);
     common::delete_namespace(&url, &namespace);
 }
+
+/// A prefixed type: `ord_…` on the v1 routes (issued, batched, decoded, listed), numbers on
+/// Leaf's.
+#[tokio::test]
+async fn a_prefixed_type_is_served_and_decoded_prefixed_and_leaf_stays_numeric() {
+    const PREFIXED: &str = "order=prefix=ord,preset=leaf,epoch=2020-01-01";
+    let app = app(&[PREFIXED, SMALL], 5);
+    let layout = leaf();
+    let parse = |text: &str| {
+        snowflake_types::prefixed::parse("ord", &layout, snowflake_types::prefixed::Decimal::Refuse, text)
+            .unwrap_or_else(|e| panic!("{text:?}: {e}"))
+    };
+    let one = get(&app, "/v1/ids/order").await;
+    assert_eq!(one.status, StatusCode::OK);
+    let text = one.json()["id"].as_str().expect("a string").to_owned();
+    assert!(text.starts_with("ord_") && text.len() == 17, "{text}");
+    let raw = parse(&text);
+    assert_eq!(layout.worker_of(raw), 5);
+
+    let batch = get(&app, "/v1/ids/order?count=50").await;
+    let texts: Vec<String> =
+        batch.json()["ids"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect();
+    assert_eq!(texts.len(), 50);
+    assert!(texts.windows(2).all(|w| w[0] < w[1]), "text order is issuing order: {texts:?}");
+    assert!(texts.iter().map(|t| parse(t)).collect::<Vec<_>>().windows(2).all(|w| w[0] < w[1]));
+    // The other type stays decimal.
+    let small = get(&app, "/v1/ids/small").await;
+    assert!(small.json()["id"].as_str().unwrap().parse::<u64>().is_ok());
+
+    let decoded = get(&app, &format!("/v1/ids/order/{text}")).await;
+    assert_eq!(decoded.status, StatusCode::OK);
+    let d = decoded.json();
+    assert_eq!(d["id"], text.as_str());
+    assert_eq!(d["decimal"], raw.to_string());
+    assert_eq!((d["type"].as_str(), d["worker"].as_u64()), (Some("order"), Some(5)));
+
+    for (uri, says) in [
+        (format!("/v1/ids/order/{raw}"), format!("it is written {text}")),
+        (format!("/v1/ids/order/usr_{}", &text[4..]), "expected an ord_ ID, found usr_…".to_owned()),
+        (format!("/v1/ids/order/ORD_{}", &text[4..]), "(prefixes are written in lowercase)".to_owned()),
+        ("/v1/ids/order/ord_".to_owned(), "13 characters after `ord_`; found 0".to_owned()),
+        ("/v1/ids/order/ord_zzzzzzzzzzzzz".to_owned(), "'z' cannot start an ID".to_owned()),
+        ("/v1/ids/order/ord_0000000000%C3%A9".to_owned(), "'é' at byte 14 is not a base32 character".to_owned()),
+        ("/v1/ids/order/".to_owned(), "empty text is not an ID; expected an ord_ ID".to_owned()),
+    ] {
+        let answer = get(&app, &uri).await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{uri}");
+        assert!(answer.error().contains(&says), "{uri}: {}", answer.error());
+    }
+
+    let types = get(&app, "/v1/types").await.json();
+    assert_eq!(types["types"][0]["prefix"], "ord");
+    assert_eq!(types["types"][1]["prefix"], Value::Null);
+
+    // Leaf's routes: numbers, both ways.
+    let leaf_id: i64 = get(&app, "/api/snowflake/get/order").await.body.parse().expect("a number");
+    assert_eq!(layout.worker_of(leaf_id), 5);
+    let d = get(&app, &format!("/decodeSnowflakeId?snowflakeId={raw}&type=order")).await;
+    assert_eq!((d.status, d.json()["workerId"].as_str()), (StatusCode::OK, Some("5")));
+    let d = get(&app, &format!("/decodeSnowflakeId?snowflakeId={text}&type=order")).await;
+    assert_eq!(d.status, StatusCode::BAD_REQUEST, "Leaf's decoder reads numbers only");
+}

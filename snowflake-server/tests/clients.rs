@@ -112,3 +112,120 @@ const base = process.argv[1];
     let (code, log) = server.stop();
     assert_eq!(code, Some(0), "a clean exit on SIGTERM:\n{log}");
 }
+
+/// The decoders of docs/service.md ("Prefixed IDs in other languages"), kept here word for
+/// word: each reads `ord_…` into its integer and parts with the layout `/v1/types` gives.
+const PYTHON_DECODE: &str = r#"
+ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # Crockford's base32, lowercase
+
+def decode(text, t):  # t: the type's entry of GET /v1/types
+    prefix, _, suffix = text.rpartition("_")
+    if prefix != t["prefix"] or len(suffix) != 13 or suffix[0] > "f" or any(c not in ALPHABET for c in suffix):
+        raise ValueError("not a %s_ ID: %r" % (t["prefix"], text))
+    n = 0
+    for c in suffix:
+        n = n * 32 + ALPHABET.index(c)
+    seq = n & ((1 << t["seq_bits"]) - 1)
+    worker = (n >> t["seq_bits"]) & ((1 << t["worker_bits"]) - 1)
+    unix_ms = (n >> (t["seq_bits"] + t["worker_bits"])) + t["epoch_ms"]  # 1 ms ticks, time-worker-seq
+    return {"id": str(n), "unix_ms": unix_ms, "worker": worker, "sequence": seq}
+"#;
+
+const NODE_DECODE: &str = r#"
+const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"; // Crockford's base32, lowercase
+
+function decode(text, t) { // t: the type's entry of GET /v1/types
+  const at = text.lastIndexOf("_"), suffix = text.slice(at + 1);
+  if (text.slice(0, at) !== t.prefix || !/^[0-9a-f][0-9a-hjkmnp-tv-z]{12}$/.test(suffix))
+    throw new Error(`not a ${t.prefix}_ ID: ${text}`);
+  let n = 0n;
+  for (const c of suffix) n = n * 32n + BigInt(ALPHABET.indexOf(c));
+  const seqBits = BigInt(t.seq_bits), workerBits = BigInt(t.worker_bits);
+  const sequence = Number(n & ((1n << seqBits) - 1n));
+  const worker = Number((n >> seqBits) & ((1n << workerBits) - 1n));
+  const unix_ms = Number(n >> (seqBits + workerBits)) + t.epoch_ms; // 1 ms ticks, time-worker-seq
+  return { id: n.toString(), unix_ms, worker, sequence };
+}
+"#;
+
+/// What each client prints for a prefixed type: the ID, its parts decoded by the client, and
+/// the server's decoding of the same ID.
+fn check_prefixed(client: &str, out: &str) {
+    let v: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{client}: {e}: {out:?}"));
+    let spec = IdSpec::parse(PREFIXED).unwrap();
+    let text = v["text"].as_str().unwrap_or_else(|| panic!("{client}: {v}"));
+    let raw = snowflake_types::prefixed::parse("ord", &spec.layout, snowflake_types::prefixed::Decimal::Refuse, text)
+        .unwrap_or_else(|e| panic!("{client}: {text}: {e}"));
+    let parts = spec.layout.parts_of(raw);
+    let mine = &v["mine"];
+    assert_eq!(mine["id"], raw.to_string(), "{client}");
+    assert_eq!(mine["unix_ms"], parts.timestamp_ms, "{client}");
+    assert_eq!((mine["worker"].as_u64(), mine["sequence"].as_u64()), (Some(5), Some(parts.sequence)), "{client}");
+    // The server's decoding says the same.
+    let server = &v["server"];
+    assert_eq!((&server["id"], &server["decimal"]), (&v["text"], &mine["id"]), "{client}");
+    assert_eq!(
+        (&server["unix_ms"], &server["worker"], &server["sequence"]),
+        (&mine["unix_ms"], &mine["worker"], &mine["sequence"])
+    );
+    assert_eq!(v["refused"], true, "{client}: another prefix is refused");
+}
+
+const PREFIXED: &str = "order=prefix=ord,preset=leaf,epoch=2020-01-01";
+
+#[test]
+fn python_and_node_decode_prefixed_ids_into_their_parts() {
+    let mut server = Server::start_env(&[], &[("SNOWFLAKE_IDS", PREFIXED), ("SNOWFLAKE_WORKER_ID", "5")]);
+    let base = server.base.clone();
+
+    if common::tool("python3").is_some() {
+        let script = format!(
+            r#"
+import json, sys, urllib.request
+{PYTHON_DECODE}
+base = sys.argv[1]
+def get(path):
+    with urllib.request.urlopen(base + path) as r:
+        return json.loads(r.read())
+t = next(t for t in get("/v1/types")["types"] if t["name"] == "order")
+text = get("/v1/ids/order")["id"]
+try:
+    decode("usr" + text[3:], t)
+    refused = False
+except ValueError:
+    refused = True
+print(json.dumps({{"text": text, "mine": decode(text, t), "server": get("/v1/ids/order/" + text), "refused": refused}}))
+"#
+        );
+        check_prefixed("python3", &run("python3", &["-c", &script, &base]));
+    }
+
+    if common::tool("node").is_some() {
+        let script = format!(
+            r#"
+const base = process.argv[1];
+{NODE_DECODE}
+(async () => {{
+  const get = async (path) => (await fetch(base + path)).json();
+  const t = (await get("/v1/types")).types.find((t) => t.name === "order");
+  const text = (await get("/v1/ids/order")).id;
+  let refused = false;
+  try {{ decode("usr" + text.slice(3), t); }} catch {{ refused = true; }}
+  console.log(JSON.stringify({{ text, mine: decode(text, t), server: await get("/v1/ids/order/" + text), refused }}));
+}})().catch((e) => {{ console.error(e); process.exit(1); }});
+"#
+        );
+        check_prefixed("node", &run("node", &["-e", &script, &base]));
+    }
+
+    let (code, log) = server.stop();
+    assert_eq!(code, Some(0), "a clean exit on SIGTERM:\n{log}");
+}
+
+#[test]
+fn the_decoders_in_docs_service_md_are_the_ones_tested() {
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/service.md")).expect("docs/service.md");
+    assert!(doc.contains(PYTHON_DECODE.trim()), "docs/service.md's Python decoder differs from PYTHON_DECODE");
+    assert!(doc.contains(NODE_DECODE.trim()), "docs/service.md's Node decoder differs from NODE_DECODE");
+}

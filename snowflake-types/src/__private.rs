@@ -2,8 +2,10 @@
 //! signatures here change without notice.
 
 pub use crate::registry::GeneratorSlot;
-pub use crate::{FieldOrder, GenerateError, Layout, LayoutError, ParseIdError, Parts, SnowflakeId, TickUnit};
-pub use core::fmt::{Display, Formatter, Result as FmtResult};
+pub use crate::{
+    FieldOrder, GenerateError, Layout, LayoutError, ParseIdError, Parts, PrefixedIdError, SnowflakeId, TickUnit,
+};
+pub use core::fmt::{Debug, Display, Formatter, Result as FmtResult};
 pub use core::result::Result;
 pub use core::str::FromStr;
 pub use std::time::SystemTime;
@@ -174,11 +176,18 @@ pub fn from_node_parts<T: SnowflakeId>(
     from_parts(unix_ms, worker, seq)
 }
 
-/// `Display`: the decimal value (of the `u64` bit pattern, so a 64-bit layout's IDs at or
-/// above 2^63 print as what they are).
+/// `Display` (and a prefixed type's `Debug`): `ord_…` for a prefixed type, else the decimal
+/// value (of the `u64` bit pattern, so a 64-bit layout's IDs at or above 2^63 print as what
+/// they are).
 #[inline]
 pub fn fmt<T: SnowflakeId>(id: &T, f: &mut Formatter<'_>) -> FmtResult {
-    crate::id::fmt_decimal(id, f)
+    crate::id::fmt_text(id, f)
+}
+
+/// A prefixed type's `FromStr`.
+#[inline]
+pub fn parse_prefixed<T: SnowflakeId>(text: &str) -> Result<T, PrefixedIdError> {
+    <T as SnowflakeId>::parse_text(text)
 }
 
 /// `T::generate()`: panics where `try_generate` errs, with that error.

@@ -6,6 +6,7 @@ use crate::dates::{IntoUnixMs, system_time_of};
 use crate::error::{GenerateError, LayoutError, ParseIdError};
 use crate::generator::Generator;
 use crate::layout::{Layout, Parts};
+use crate::prefixed::{Decimal, PrefixedIdError};
 use crate::registry::GeneratorSlot;
 
 /// An ID's `Display`: the decimal value of its `u64` bit pattern, so a 64-bit layout's IDs
@@ -13,6 +14,17 @@ use crate::registry::GeneratorSlot;
 /// writes an ID as text call it.
 pub(crate) fn fmt_decimal<T: SnowflakeId>(id: &T, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
     std::fmt::Display::fmt(&id.to_raw().cast_unsigned(), f)
+}
+
+/// An ID's text form: `ord_…` for a prefixed type, else its decimal value. The derived
+/// `Display` (and a prefixed type's `Debug`) and every integration that writes an ID as text
+/// call it.
+#[inline]
+pub(crate) fn fmt_text<T: SnowflakeId>(id: &T, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    match T::PREFIX {
+        Some(prefix) => std::fmt::Display::fmt(&crate::prefixed::Written::new(prefix, id.to_raw()), f),
+        None => fmt_decimal(id, f),
+    }
 }
 
 /// A typed Snowflake ID: a newtype over `i64` or `u64` with a compile-time [`Layout`].
@@ -79,6 +91,28 @@ pub trait SnowflakeId: Sized + Send + Sync + 'static {
     /// methods through this trait return [`GenerateError::DecodeOnly`] (and
     /// [`SnowflakeId::generate`] panics with it); the type itself has none.
     const DECODE_ONLY: bool = false;
+    /// The type's prefix, from `#[snowflake(prefix = "ord")]`: its text form is then
+    /// `ord_` and 13 base32 characters (see [`crate::prefixed`]) instead of decimal digits.
+    /// `None` for a type without one.
+    ///
+    /// ```
+    /// use typed_snowflake::SnowflakeId;
+    ///
+    /// #[derive(SnowflakeId, Clone, Copy)]
+    /// #[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657)]
+    /// #[snowflake(prefix = "ord")]
+    /// struct OrderId(i64);
+    ///
+    /// fn prefix_of<T: SnowflakeId>() -> Option<&'static str> {
+    ///     T::PREFIX
+    /// }
+    /// assert_eq!(prefix_of::<OrderId>(), Some("ord"));
+    /// ```
+    const PREFIX: Option<&'static str> = None;
+    /// Whether a prefixed type also reads bare decimal text (`#[snowflake(prefix = "ord",
+    /// accept_decimal)]`), for a type moving from decimal strings; it always writes the
+    /// prefixed form.
+    const ACCEPTS_DECIMAL: bool = false;
 
     /// The raw value as an `i64` within the layout: non-negative for layouts of at most 63
     /// bits; a 64-bit layout's IDs at or above 2^63 keep their bits and read as negative.
@@ -118,9 +152,41 @@ pub trait SnowflakeId: Sized + Send + Sync + 'static {
         Self::LAYOUT.validate_u64(raw).map(Self::from_raw_unchecked)
     }
 
-    /// Parses decimal text (see [`Layout::parse_id`]).
+    /// Parses decimal text (see [`Layout::parse_id`]): the form an ID is stored in (a Redis
+    /// value, a decimal column), whatever its text form. A prefixed type's text form is read
+    /// by its `FromStr` (and [`SnowflakeId::parse_text`]).
     fn parse_str(text: &str) -> Result<Self, ParseIdError> {
         Self::LAYOUT.parse_id(text).map(Self::from_raw_unchecked)
+    }
+
+    /// Parses the type's text form, what its `FromStr` reads, for generic code: `ord_…` for
+    /// a prefixed type (with decimal text too when it says `accept_decimal`), else decimal
+    /// digits (whose error comes as [`PrefixedIdError::Decimal`]).
+    ///
+    /// ```
+    /// use typed_snowflake::{PrefixedIdError, SnowflakeId};
+    ///
+    /// #[derive(SnowflakeId, Clone, Copy, PartialEq)]
+    /// #[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657)]
+    /// #[snowflake(prefix = "ord")]
+    /// struct OrderId(i64);
+    ///
+    /// fn read<T: SnowflakeId>(text: &str) -> Result<T, PrefixedIdError> {
+    ///     T::parse_text(text)
+    /// }
+    /// assert_eq!(read::<OrderId>("ord_1fvpp347wxqzz")?.get(), 1_724_551_110_457_221_119);
+    /// assert!(matches!(read::<OrderId>("1724551110457221119"), Err(PrefixedIdError::BareNumber { .. })));
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn parse_text(text: &str) -> Result<Self, PrefixedIdError> {
+        let raw = match Self::PREFIX {
+            Some(prefix) => {
+                let decimal = if Self::ACCEPTS_DECIMAL { Decimal::Accept } else { Decimal::Refuse };
+                crate::prefixed::parse(prefix, &Self::LAYOUT, decimal, text)?
+            }
+            None => Self::LAYOUT.parse_id(text).map_err(PrefixedIdError::Decimal)?,
+        };
+        Ok(Self::from_raw_unchecked(raw))
     }
 
     /// The decoded fields.

@@ -19,6 +19,7 @@ pub mod generator;
 mod id;
 mod integrations;
 pub mod layout;
+pub mod prefixed;
 #[cfg(feature = "public-id")]
 pub mod public;
 #[cfg(feature = "public-id")]
@@ -40,6 +41,7 @@ pub use error::{
 pub use generator::{DEFAULT_BATCH_LIMIT, Generator, GeneratorBuilder, GeneratorStats, MAX_HIGH_WATER_RESERVE};
 pub use id::SnowflakeId;
 pub use layout::{FieldOrder, Labels, Layout, Parts, Preset, TickUnit};
+pub use prefixed::PrefixedIdError;
 #[cfg(feature = "public-id")]
 pub use public::{PublicIdError, PublicIdKey, PublicIdKeyError};
 pub use registry::{Registry, RegistryBuilder, ShutdownGuard};

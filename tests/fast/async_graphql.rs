@@ -14,6 +14,12 @@ struct OrderId(i64);
 #[layout(time = 31, worker = 2, seq = 6, epoch = "2024-01-01", unit = "1s")]
 struct SmallId(u64);
 
+/// A prefixed type: the scalar is the `ord_…` text.
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq)]
+#[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+#[snowflake(prefix = "ord")]
+struct PrefixedOrderId(i64);
+
 struct Query;
 
 #[Object]
@@ -29,6 +35,9 @@ impl Query {
         id
     }
     async fn maybe(&self, id: Option<OrderId>) -> Option<OrderId> {
+        id
+    }
+    async fn prefixed(&self, id: PrefixedOrderId) -> PrefixedOrderId {
         id
     }
 }
@@ -97,5 +106,29 @@ async fn bad_ids_are_refused_with_the_reason() -> Result<(), Box<dyn std::error:
         .variables(Variables::from_json(json!({"id": "-5"})));
     let response = schema().execute(request).await;
     assert!(!response.errors.is_empty(), "a bad variable is an error");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_prefixed_type_is_its_prefixed_text_both_ways() -> Result<(), Box<dyn std::error::Error>> {
+    let id = PrefixedOrderId::from_parts(1_700_000_000_000, 3, 7)?;
+    let text = id.to_string();
+    assert!(text.starts_with("ord_"), "{text}");
+    let response = schema().execute(format!(r#"{{ prefixed(id: "{text}") }}"#)).await;
+    assert!(response.errors.is_empty(), "{:?}", response.errors);
+    assert_eq!(response.data.into_json()?, json!({ "prefixed": text }));
+    let sdl = schema().sdl();
+    assert!(sdl.contains("scalar PrefixedOrderId"), "{sdl}");
+    let decimal = id.get().to_string();
+    for (field, expected) in [
+        (format!(r#"prefixed(id: "usr_{}")"#, &text[4..]), "expected an ord_ ID, found usr_…".to_owned()),
+        (format!(r#"prefixed(id: "{decimal}")"#), format!("it is written {text}")),
+        (format!("prefixed(id: {decimal})"), format!("it is written {text}")),
+        (r#"prefixed(id: "ord_")"#.to_owned(), "13 characters after `ord_`; found 0".to_owned()),
+    ] {
+        let response = schema().execute(format!("{{ {field} }}")).await;
+        let message = response.errors.iter().map(|e| e.message.as_str()).collect::<Vec<_>>().join("; ");
+        assert!(message.contains(&expected), "{field}: {message}");
+    }
     Ok(())
 }

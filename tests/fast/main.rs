@@ -36,11 +36,14 @@ mod sqlx_common;
 mod diesel_common;
 
 // Layouts, presets, decoding.
+// Prefixed IDs (`ord_…`): the text form, its order, its errors, serde.
 #[cfg(feature = "serde")]
 mod derived_schemes;
 mod generic;
 mod layout;
 mod layout64;
+#[cfg(feature = "serde")]
+mod prefixed;
 mod presets;
 #[cfg(all(feature = "chrono", feature = "time", feature = "jiff"))]
 mod proptest_dates;

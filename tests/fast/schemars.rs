@@ -82,3 +82,38 @@ fn a_64_bit_type_admits_20_digits() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(json.as_str().map(str::len), Some(20));
     Ok(())
 }
+
+/// A prefixed type (`ord_…`).
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq)]
+#[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+#[snowflake(prefix = "ord")]
+struct PrefixedOrderId(i64);
+
+/// Whether `text` matches `^ord_[0-7][0-9a-hjkmnp-tv-z]{12}$`, the pattern below, by hand.
+fn matches_prefixed_pattern(text: &str) -> bool {
+    let Some(suffix) = text.strip_prefix("ord_") else { return false };
+    let class = |b: u8| b.is_ascii_digit() || (b.is_ascii_lowercase() && !b"ilou".contains(&b));
+    suffix.len() == 13 && (b'0'..=b'7').contains(&suffix.as_bytes()[0]) && suffix.bytes().all(class)
+}
+
+#[test]
+fn a_prefixed_type_has_its_pattern_and_example() -> Result<(), Box<dyn std::error::Error>> {
+    let schema = serde_json::to_value(schema_for!(PrefixedOrderId))?;
+    assert_eq!(schema["type"], "string");
+    assert_eq!(schema["pattern"], "^ord_[0-7][0-9a-hjkmnp-tv-z]{12}$");
+    assert_eq!((schema["minLength"].as_u64(), schema["maxLength"].as_u64()), (Some(17), Some(17)));
+    let description = schema["description"].as_str().ok_or("no description")?;
+    assert!(description.contains("`ord_` and 13 lowercase Crockford base32 characters"), "{description}");
+    let example = schema["examples"][0].as_str().ok_or("no example")?;
+    let id: PrefixedOrderId = example.parse()?;
+    assert_eq!((id.timestamp_ms(), id.worker()), (1_767_225_600_000, 1), "2026-01-01 on worker 1");
+    // What serde writes for the smallest and largest IDs matches the pattern.
+    for raw in [0, 31, 32, i64::MAX >> 1, (1 << 63 >> 1) - 1] {
+        let raw = raw & PrefixedOrderId::LAYOUT.max_id();
+        let json = serde_json::to_value(PrefixedOrderId::try_from(raw)?)?;
+        let text = json.as_str().ok_or("not a string")?;
+        assert!(matches_prefixed_pattern(text), "{text}");
+    }
+    assert!(!matches_prefixed_pattern("ord_8000000000000") && !matches_prefixed_pattern("ord_000000000000l"));
+    Ok(())
+}

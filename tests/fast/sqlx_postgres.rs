@@ -196,3 +196,34 @@ async fn a_64_bit_type_is_stored_below_2_63_and_refused_above() -> Result<(), Bo
     })
     .await
 }
+
+/// A prefixed type (`ord_…` as text).
+#[derive(typed_snowflake::SnowflakeId, Clone, Copy, PartialEq, Eq)]
+#[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+#[snowflake(prefix = "ord")]
+struct PrefixedOrderId(i64);
+
+#[tokio::test]
+async fn a_prefixed_type_still_stores_the_bigint() -> Result<(), Box<dyn std::error::Error>> {
+    with_table("prefixed", |pool, table| async move {
+        let id = PrefixedOrderId::from_parts(1_700_000_000_000, 3, 7)?;
+        assert!(id.to_string().starts_with("ord_"));
+        sqlx::query(AssertSqlSafe(format!("INSERT INTO {table} (id, total_cents) VALUES ($1, 0)")))
+            .bind(id)
+            .execute(&pool)
+            .await?;
+        // The column holds the integer, as BIGINT, and reads back as the type.
+        let (raw, kind): (i64, String) =
+            sqlx::query_as(AssertSqlSafe(format!("SELECT id, pg_typeof(id)::text FROM {table}")))
+                .fetch_one(&pool)
+                .await?;
+        assert_eq!((raw, kind.as_str()), (id.get(), "bigint"));
+        let back: PrefixedOrderId = sqlx::query_scalar(AssertSqlSafe(format!("SELECT id FROM {table} WHERE id = $1")))
+            .bind(id)
+            .fetch_one(&pool)
+            .await?;
+        assert!(back == id);
+        Ok(())
+    })
+    .await
+}

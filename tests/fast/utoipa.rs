@@ -73,3 +73,28 @@ fn structs_refer_to_the_id_schema() -> Result<(), Box<dyn std::error::Error>> {
     assert!(required.contains(&json!("id")) && !required.contains(&json!("parent")), "{required:?}");
     Ok(())
 }
+
+/// A prefixed type (`ord_…`): its pattern, length and example are the prefixed form's.
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq)]
+#[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+#[snowflake(prefix = "ord")]
+struct PrefixedOrderId(i64);
+
+#[test]
+fn a_prefixed_type_has_the_prefixed_pattern() -> Result<(), Box<dyn std::error::Error>> {
+    let schema = serde_json::to_value(<PrefixedOrderId as PartialSchema>::schema())?;
+    assert_eq!(schema["type"], "string");
+    assert_eq!(schema["pattern"], "^ord_[0-7][0-9a-hjkmnp-tv-z]{12}$");
+    assert_eq!((schema["minLength"].as_u64(), schema["maxLength"].as_u64()), (Some(17), Some(17)));
+    let example = schema["examples"][0].as_str().ok_or("no example")?;
+    assert!(example.starts_with("ord_"), "{example}");
+    let id: PrefixedOrderId = example.parse()?;
+    assert_eq!((id.timestamp_ms(), id.worker()), (1_767_225_600_000, 1), "2026-01-01 on worker 1");
+    // The same schema as schemars' (the prefixed fields).
+    let other = serde_json::to_value(schemars::schema_for!(PrefixedOrderId))?;
+    for key in ["type", "pattern", "minLength", "maxLength", "description"] {
+        assert_eq!(schema[key], other[key], "{key}");
+    }
+    assert_eq!(schema["examples"], other["examples"]);
+    Ok(())
+}

@@ -10,6 +10,10 @@
 //! `Failed to parse "OrderId": -5 is negative; ...`. A literal of another kind (`true`, an
 //! object) is refused when the query is validated, before anything runs.
 //!
+//! A prefixed type (`#[snowflake(prefix = "ord")]`) is written and read as `ord_…`; a number
+//! or a bare decimal string is refused with a message that names the prefixed spelling,
+//! unless the type also accepts decimal text (`accept_decimal`).
+//!
 //! ```ignore
 //! struct Query;
 //!
@@ -35,7 +39,13 @@ pub mod helpers {
     /// A string of digits or an integer, checked; anything else is an error that says why.
     pub fn parse<T: SnowflakeId + InputType>(value: Value) -> InputValueResult<T> {
         match value {
+            Value::String(text) if T::PREFIX.is_some() => T::parse_text(&text).map_err(InputValueError::custom),
             Value::String(text) => T::parse_str(&text).map_err(InputValueError::custom),
+            // A prefixed type is a string; a number is its decimal form, read only by a type
+            // that accepts it, else refused with the bare number's message.
+            Value::Number(number) if T::PREFIX.is_some() && !T::ACCEPTS_DECIMAL => {
+                T::parse_text(&number.to_string()).map_err(InputValueError::custom)
+            }
             Value::Number(number) => from_number::<T>(&number),
             other => Err(InputValueError::expected_type(other)),
         }
@@ -60,16 +70,16 @@ pub mod helpers {
         matches!(value, Value::String(_) | Value::Number(_))
     }
 
-    /// The ID as a string of decimal digits: its `Display`, through the function the derived
-    /// `Display` calls (`__private::fmt` calls it too).
+    /// The ID in its text form (`ord_…` or decimal digits): its `Display`, through the
+    /// function the derived `Display` calls (`__private::fmt` calls it too).
     pub fn to_value<T: SnowflakeId>(id: &T) -> Value {
-        struct Decimal<'a, T>(&'a T);
-        impl<T: SnowflakeId> core::fmt::Display for Decimal<'_, T> {
+        struct Text<'a, T>(&'a T);
+        impl<T: SnowflakeId> core::fmt::Display for Text<'_, T> {
             fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                crate::id::fmt_decimal(self.0, f)
+                crate::id::fmt_text(self.0, f)
             }
         }
-        Value::String(Decimal(id).to_string())
+        Value::String(Text(id).to_string())
     }
 
     /// The scalar's description.

@@ -59,11 +59,28 @@ pub(crate) const ID_PATTERN: &str = "^[0-9]{1,19}$";
 /// The description of `T` in a schema (JSON Schema, OpenAPI, GraphQL).
 #[allow(dead_code, reason = "used by the schema features only")]
 pub(crate) fn schema_description<T: SnowflakeId>() -> String {
-    format!(
-        "{} Snowflake ID: a positive 64-bit integer written as a string of decimal digits \
-         (a JSON number would lose digits above 2^53 in JavaScript).",
-        T::NAME
-    )
+    match T::PREFIX {
+        Some(prefix) => format!(
+            "{} Snowflake ID: `{prefix}_` and 13 lowercase Crockford base32 characters (0-9, a-z without i, l, o, \
+             u) holding the 64-bit ID, most significant first; sorts as text in time order.",
+            T::NAME
+        ),
+        None => format!(
+            "{} Snowflake ID: a positive 64-bit integer written as a string of decimal digits \
+             (a JSON number would lose digits above 2^53 in JavaScript).",
+            T::NAME
+        ),
+    }
+}
+
+/// [`schema_example`] in `T`'s text form (`ord_…` or digits).
+#[allow(dead_code, reason = "used by the schema features only")]
+pub(crate) fn schema_example_text<T: SnowflakeId>() -> String {
+    let raw = schema_example::<T>();
+    match T::PREFIX {
+        Some(prefix) => crate::prefixed::format(prefix, raw),
+        None => raw.cast_unsigned().to_string(),
+    }
 }
 
 /// An ID of `T` to show in a schema: 2026-01-01 on worker 1, or the largest ID where the

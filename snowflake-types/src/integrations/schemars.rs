@@ -1,6 +1,7 @@
 //! The `schemars` integration: a JSON Schema for every derived type, describing what the
 //! `serde` integration writes in JSON: a string of 1 to 19 decimal digits (1 to 20 for a
-//! 64-bit layout, whose largest ID is `u64::MAX`).
+//! 64-bit layout, whose largest ID is `u64::MAX`), or for a prefixed type (`ord_…`) the
+//! prefix, `_` and 13 base32 characters, as a `pattern` with an example.
 
 #[cfg(feature = "schemars")]
 pub use imp::*;
@@ -21,6 +22,20 @@ mod imp {
     /// What the derived `JsonSchema::json_schema` returns.
     pub fn json_schema<T: SnowflakeId>(_generator: &mut SchemaGenerator) -> Schema {
         let description = crate::integrations::schema_description::<T>();
+        if let Some(prefix) = T::PREFIX {
+            // A prefixed type's JSON is its prefixed form only (a type that also reads
+            // decimal text during a migration still writes, and documents, the new form).
+            let pattern = crate::prefixed::pattern(prefix, &T::LAYOUT);
+            let length = prefix.len() + 1 + crate::prefixed::SUFFIX_LEN;
+            return json_schema!({
+                "type": "string",
+                "pattern": pattern,
+                "minLength": length,
+                "maxLength": length,
+                "description": description,
+                "examples": [crate::integrations::schema_example_text::<T>()],
+            });
+        }
         json_schema!({
             "type": "string",
             "pattern": if T::LAYOUT.fits_i64() { PATTERN } else { PATTERN_64 },

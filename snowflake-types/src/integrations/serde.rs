@@ -60,6 +60,30 @@
 //! assert!(says("null", "invalid type: null"));
 //! ```
 //!
+//! # Prefixed types
+//!
+//! A type declared with `#[snowflake(prefix = "ord")]` is written `"ord_…"` in
+//! human-readable formats and read from that string only: a JSON number or a bare decimal
+//! string is refused with a message that gives its prefixed spelling, unless the type says
+//! `accept_decimal` (see [`crate::prefixed`]). Binary formats carry the integer, as for
+//! every type; [`as_string`] writes the prefixed string there too, [`as_number`] the integer
+//! everywhere.
+//!
+//! ```
+//! use typed_snowflake::SnowflakeId;
+//!
+//! #[derive(SnowflakeId, Clone, Copy, PartialEq)]
+//! #[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657)]
+//! #[snowflake(prefix = "ord")]
+//! struct OrderId(i64);
+//!
+//! let id = OrderId::try_from(1_724_551_110_457_221_119i64)?;
+//! assert_eq!(serde_json::to_string(&id)?, r#""ord_1fvpp347wxqzz""#);
+//! assert!(serde_json::from_str::<OrderId>("1724551110457221119").is_err());
+//! assert_eq!(postcard::to_stdvec(&id)?, postcard::to_stdvec(&1_724_551_110_457_221_119i64)?);
+//! Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Adapters
 //!
 //! - [`as_number`]: a JSON number both ways, for APIs whose clients are known to keep
@@ -100,11 +124,7 @@ mod imp {
     /// ```
     #[inline]
     pub fn serialize<T: SnowflakeId, S: Serializer>(id: &T, serializer: S) -> Result<S::Ok, S::Error> {
-        if serializer.is_human_readable() {
-            serialize_str(id.to_raw().cast_unsigned(), serializer)
-        } else {
-            serialize_number(id, serializer)
-        }
+        if serializer.is_human_readable() { serialize_text(id, serializer) } else { serialize_number(id, serializer) }
     }
 
     /// Deserializes an ID from a string of decimal digits or an integer, checked against
@@ -127,13 +147,25 @@ mod imp {
     /// ```
     #[inline]
     pub fn deserialize<'de, T: SnowflakeId, D: Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
+        // A prefixed type's text form is a string: a JSON number is the decimal form, read
+        // only by a type that accepts it (`accept_decimal`), as a bare number in a string is.
+        deserialize_with(deserializer, T::PREFIX.is_none() || T::ACCEPTS_DECIMAL)
+    }
+
+    /// [`deserialize`], with integers in human-readable formats accepted or not (binary
+    /// formats always carry the integer).
+    #[inline]
+    fn deserialize_with<'de, T: SnowflakeId, D: Deserializer<'de>>(
+        deserializer: D,
+        numbers: bool,
+    ) -> Result<T, D::Error> {
         if deserializer.is_human_readable() {
-            deserializer.deserialize_any(IdVisitor::<T>(PhantomData))
+            deserializer.deserialize_any(IdVisitor::<T>::new(numbers))
         } else {
             if T::LAYOUT.fits_i64() {
-                deserializer.deserialize_i64(IdVisitor::<T>(PhantomData))
+                deserializer.deserialize_i64(IdVisitor::<T>::new(true))
             } else {
-                deserializer.deserialize_u64(IdVisitor::<T>(PhantomData))
+                deserializer.deserialize_u64(IdVisitor::<T>::new(true))
             }
         }
     }
@@ -203,7 +235,7 @@ mod imp {
         /// ```
         #[inline]
         pub fn deserialize<'de, T: SnowflakeId, D: Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
-            super::deserialize(deserializer)
+            super::deserialize_with(deserializer, true)
         }
     }
 
@@ -310,7 +342,7 @@ mod imp {
             }
 
             fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<T>, D::Error> {
-                super::deserialize(deserializer).map(Some)
+                super::deserialize_with(deserializer, true).map(Some)
             }
         }
     }
@@ -344,8 +376,6 @@ mod imp {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub mod as_string {
-        use core::marker::PhantomData;
-
         use ::serde::{Deserializer, Serializer};
 
         use crate::SnowflakeId;
@@ -367,7 +397,7 @@ mod imp {
         /// ```
         #[inline]
         pub fn serialize<T: SnowflakeId, S: Serializer>(id: &T, serializer: S) -> Result<S::Ok, S::Error> {
-            super::serialize_str(id.to_raw().cast_unsigned(), serializer)
+            super::serialize_text(id, serializer)
         }
 
         /// Deserializes an ID from a string (or, in a self-describing format, an integer).
@@ -387,9 +417,9 @@ mod imp {
         #[inline]
         pub fn deserialize<'de, T: SnowflakeId, D: Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
             if deserializer.is_human_readable() {
-                deserializer.deserialize_any(super::IdVisitor::<T>(PhantomData))
+                deserializer.deserialize_any(super::IdVisitor::<T>::new(T::PREFIX.is_none() || T::ACCEPTS_DECIMAL))
             } else {
-                deserializer.deserialize_str(super::IdVisitor::<T>(PhantomData))
+                deserializer.deserialize_str(super::IdVisitor::<T>::new(true))
             }
         }
     }
@@ -481,6 +511,16 @@ mod imp {
         serializer.serialize_str(text)
     }
 
+    /// Serializes an ID's text form: `ord_…` for a prefixed type, else its decimal digits;
+    /// from a stack buffer either way.
+    #[inline]
+    fn serialize_text<T: SnowflakeId, S: Serializer>(id: &T, serializer: S) -> Result<S::Ok, S::Error> {
+        match T::PREFIX {
+            Some(prefix) => serializer.serialize_str(crate::prefixed::Written::new(prefix, id.to_raw()).as_str()),
+            None => serialize_str(id.to_raw().cast_unsigned(), serializer),
+        }
+    }
+
     /// The error for input that is the right kind of value but not an ID of `T`.
     fn invalid<T: SnowflakeId, E: de::Error>(reason: impl fmt::Display) -> E {
         E::custom(format_args!("invalid {}: {reason}", T::NAME))
@@ -488,31 +528,75 @@ mod imp {
 
     /// Accepts a string of digits or an integer, checked against `T`'s layout; every other
     /// kind of value falls to serde's "invalid type" error, which names the kind found.
-    struct IdVisitor<T>(PhantomData<fn() -> T>);
+    /// A prefixed type's text is its prefixed form (or, with `accept_decimal`, digits too).
+    /// `numbers`: whether integers are accepted (binary formats, the number adapters, types
+    /// without a prefix or with `accept_decimal`); a refused one gets the message of a bare
+    /// number in a string, which names its prefixed spelling.
+    struct IdVisitor<T> {
+        numbers: bool,
+        ty: PhantomData<fn() -> T>,
+    }
+
+    impl<T> IdVisitor<T> {
+        fn new(numbers: bool) -> Self {
+            Self { numbers, ty: PhantomData }
+        }
+    }
+
+    impl<T: SnowflakeId> IdVisitor<T> {
+        /// A JSON number where a prefixed type's string belongs: the bare number's message.
+        #[cold]
+        fn refuse_number<E: de::Error>(self, value: impl fmt::Display) -> Result<T, E> {
+            match T::parse_text(&value.to_string()) {
+                Err(e) => Err(invalid::<T, E>(e)),
+                // Only a type that accepts decimal text reads the number, and it reads numbers.
+                Ok(_) => Err(invalid::<T, E>(format_args!("{value} is a number; expected a string"))),
+            }
+        }
+    }
 
     impl<T: SnowflakeId> Visitor<'_> for IdVisitor<T> {
         type Value = T;
 
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            write!(f, "a Snowflake ID ({}): a string of decimal digits or a non-negative integer", T::NAME)
+            match T::PREFIX {
+                Some(prefix) if self.numbers => {
+                    write!(f, "a Snowflake ID ({}): a string {prefix}_… or a non-negative integer", T::NAME)
+                }
+                Some(prefix) => write!(f, "a Snowflake ID ({}): a string {prefix}_…", T::NAME),
+                None => write!(f, "a Snowflake ID ({}): a string of decimal digits or a non-negative integer", T::NAME),
+            }
         }
 
         #[inline]
         fn visit_str<E: de::Error>(self, text: &str) -> Result<T, E> {
-            T::parse_str(text).map_err(invalid::<T, E>)
+            if T::PREFIX.is_some() {
+                T::parse_text(text).map_err(invalid::<T, E>)
+            } else {
+                T::parse_str(text).map_err(invalid::<T, E>)
+            }
         }
 
         #[inline]
         fn visit_i64<E: de::Error>(self, value: i64) -> Result<T, E> {
+            if !self.numbers {
+                return self.refuse_number(value);
+            }
             T::from_raw(value).map_err(invalid::<T, E>)
         }
 
         #[inline]
         fn visit_u64<E: de::Error>(self, value: u64) -> Result<T, E> {
+            if !self.numbers {
+                return self.refuse_number(value);
+            }
             T::LAYOUT.validate_u64(value).map(T::from_raw_unchecked).map_err(invalid::<T, E>)
         }
 
         fn visit_i128<E: de::Error>(self, value: i128) -> Result<T, E> {
+            if !self.numbers {
+                return self.refuse_number(value);
+            }
             match i64::try_from(value) {
                 Ok(value) => self.visit_i64(value),
                 Err(_) if value < 0 => {
@@ -526,6 +610,9 @@ mod imp {
         }
 
         fn visit_u128<E: de::Error>(self, value: u128) -> Result<T, E> {
+            if !self.numbers {
+                return self.refuse_number(value);
+            }
             match u64::try_from(value) {
                 Ok(value) => self.visit_u64(value),
                 Err(_) => Err(invalid::<T, E>(format_args!("{value} is larger than u64::MAX, the largest ID"))),

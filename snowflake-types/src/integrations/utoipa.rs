@@ -1,6 +1,7 @@
 //! The `utoipa` integration: an OpenAPI schema for every derived type, describing what the
 //! `serde` integration writes in JSON, as the `schemars` integration does: a string of 1 to 19
-//! decimal digits, with the type's name, a description and an example ID.
+//! decimal digits, with the type's name, a description and an example ID; for a prefixed type
+//! (`ord_…`), the prefix, `_` and 13 base32 characters as its `pattern`.
 //!
 //! ```ignore
 //! #[derive(utoipa::ToSchema, serde::Serialize)]
@@ -18,10 +19,21 @@ mod imp {
     use ::utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 
     use crate::SnowflakeId;
-    use crate::integrations::{ID_PATTERN, schema_description, schema_example};
+    use crate::integrations::{ID_PATTERN, schema_description, schema_example, schema_example_text};
 
     /// The schema of `T`: what the derived `PartialSchema::schema` returns.
     pub fn schema<T: SnowflakeId>() -> RefOr<Schema> {
+        if let Some(prefix) = T::PREFIX {
+            let length = prefix.len() + 1 + crate::prefixed::SUFFIX_LEN;
+            return ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some(crate::prefixed::pattern(prefix, &T::LAYOUT)))
+                .min_length(Some(length))
+                .max_length(Some(length))
+                .description(Some(schema_description::<T>()))
+                .examples([::serde_json::Value::String(schema_example_text::<T>())])
+                .into();
+        }
         ObjectBuilder::new()
             .schema_type(Type::String)
             .pattern(Some(ID_PATTERN))

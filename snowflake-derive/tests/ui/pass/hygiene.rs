@@ -35,6 +35,8 @@ pub mod shadows {
     /// Not core's.
     pub trait Display {}
     /// Not core's.
+    pub trait Debug {}
+    /// Not core's.
     pub trait FromStr {}
     /// Not core's.
     pub trait Sized {}
@@ -79,6 +81,12 @@ pub mod serde {}
 #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
 pub struct OrderId(i64);
 
+/// A documented public prefixed ID (`ord_…`), whose `Debug` the derive writes.
+#[derive(Derive, Clone, Copy, PartialEq, Eq)]
+#[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
+#[snowflake(prefix = "ord", accept_decimal)]
+pub struct PrefixedId(i64);
+
 /// Shadows the other integer: a `u64` field is still read as the primitive.
 pub mod unsigned {
     /// Not the primitive.
@@ -98,4 +106,7 @@ fn main() {
     let tweet = unsigned::TweetId::from_node_parts(1_700_000_000_000, 7, 13, 4095).expect("in range");
     assert_eq!(tweet.get(), 1_724_551_110_457_221_119);
     assert_eq!(tweet.datacenter(), 7);
+    let prefixed = PrefixedId::from_parts(1_700_000_000_000, 3, 9).expect("in range");
+    let text = format!("{prefixed:?}");
+    assert!(text.starts_with("ord_") && text.parse::<PrefixedId>().is_ok_and(|back| back == prefixed));
 }
