@@ -67,7 +67,9 @@ fn serve_with_a_redis_lease_answers_curl_and_stops_on_sigterm() {
     let body = curl(&format!("{base}/v1/ids/order"));
     let id: &str = body.strip_prefix("{\"id\":\"").and_then(|s| s.strip_suffix("\"}")).expect("{\"id\":\"…\"}");
     assert!(id.parse::<u64>().is_ok(), "{body}");
-    assert_eq!(curl(&format!("{base}/readyz")), "{\"ready\":true}");
+    let ready = curl(&format!("{base}/readyz"));
+    assert!(ready.starts_with("{\"lease\":{\"issuing_for_ms\":") && ready.ends_with(",\"ready\":true}"), "{ready}");
+    assert!(ready.contains("\"store_answering\":true"), "{ready}");
     let types = curl(&format!("{base}/v1/types"));
     assert!(types.contains(&format!("in namespace \\\"{namespace}\\\"")), "{types}");
 

@@ -423,7 +423,15 @@ async fn leaf_decode(
 
 async fn readyz(State(shared): State<Shared>) -> Response {
     match shared.app.not_ready() {
-        None => Json(json!({ "ready": true })).into_response(),
+        None => match shared.app.lease_issuing() {
+            // A store that does not answer leaves the server ready while its reservation lasts.
+            Some((worker, issuing_for_ms, store_answering)) => Json(json!({
+                "ready": true,
+                "lease": { "worker": worker, "issuing_for_ms": issuing_for_ms, "store_answering": store_answering }
+            }))
+            .into_response(),
+            None => Json(json!({ "ready": true })).into_response(),
+        },
         Some(reason) => {
             (StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "ready": false, "reason": reason }))).into_response()
         }

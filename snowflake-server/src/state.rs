@@ -293,6 +293,18 @@ impl AppState {
         self.readiness().1
     }
 
+    /// The lease while it issues: its worker ID, how long it may still issue without its store
+    /// (ms), and whether the store answers. `None` without a lease, or while it cannot issue.
+    pub fn lease_issuing(&self) -> Option<(u64, u128, bool)> {
+        let lease = self.issuing.get()?.lease.as_ref()?;
+        match lease.status() {
+            LeaseStatus::Issuing { worker, issuing_for, store_answering, .. } => {
+                Some((worker, issuing_for.as_millis(), store_answering))
+            }
+            _ => None,
+        }
+    }
+
     /// The phase the server is in (`issuing`, `acquiring`, `waiting out`, `fenced`,
     /// `recovering`, `released`, `failed`), and why it cannot issue, if it cannot.
     pub(crate) fn readiness(&self) -> (&'static str, Option<String>) {

@@ -263,6 +263,7 @@ async fn fenced_is_503_with_retry_after_and_not_ready() {
         .namespace(namespace.clone())
         .space(1024)
         .ttl(Duration::from_millis(1500))
+        .reservation(Duration::from_millis(1500))
         .margin(Duration::from_millis(300))
         .acquire_async()
         .await

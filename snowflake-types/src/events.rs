@@ -28,6 +28,7 @@
 //! | a grant has no record in the store, so generation waits out earlier holders | `WARN`, `namespace`, `worker` | |
 //! | the first acquisition waits for a store that does not answer (said every 5 s), and the store answers | `WARN`, then `INFO`, `namespace` | |
 //! | the lease is released, or its release fails | `INFO` or `WARN`, `namespace`, `worker` | [`LEASE_RELEASES`] (`namespace`, `worker`, `result`: `ok` or `failed`) |
+//! | the lease thread wakes (at least once per renewal interval) | | [`LEASE_WORKER`], [`LEASE_ISSUING_FOR`], [`LEASE_STORE_UP`] (`namespace`) |
 //!
 //! The `error` label of [`ERRORS`] is one of `clock_backwards`, `clock_before_epoch`,
 //! `time_exhausted`, `worker_out_of_range`, `worker`, `batch_too_large`, `high_water`,
@@ -66,6 +67,16 @@ pub const LEASE_RELEASES: &str = "snowflake_lease_releases_total";
 /// Gauge: 1 while a namespace's lease is fenced (a renewal overdue) or being acquired again
 /// after a loss, 0 while it issues. Labelled `namespace`.
 pub const LEASE_FENCED: &str = "snowflake_lease_fenced";
+/// Gauge: the worker ID a namespace's lease holds (the one held before, while it is being
+/// acquired again). Labelled `namespace`.
+pub const LEASE_WORKER: &str = "snowflake_lease_worker";
+/// Gauge: how many seconds a namespace's lease may still issue if no renewal succeeds from now
+/// on (what is left of its reservation; 0 while fenced). Stays near `W - margin` while the store
+/// answers, counts down through an outage. Labelled `namespace`.
+pub const LEASE_ISSUING_FOR: &str = "snowflake_lease_issuing_for_seconds";
+/// Gauge: 1 while a namespace's lease store answered its last call, 0 while it does not.
+/// Labelled `namespace`.
+pub const LEASE_STORE_UP: &str = "snowflake_lease_store_up";
 
 /// The `error` label of [`ERRORS`].
 #[cfg(any(feature = "tracing", feature = "metrics"))]
@@ -282,6 +293,18 @@ fn say_lease(level: Level, namespace: &str, worker: u64, message: &str, error: O
 fn fenced_gauge(namespace: &str, fenced: bool) {
     #[cfg(feature = "metrics")]
     metrics::gauge!(LEASE_FENCED, "namespace" => namespace.to_owned()).set(if fenced { 1.0 } else { 0.0 });
+}
+
+/// The lease's state as gauges: [`LEASE_WORKER`], [`LEASE_ISSUING_FOR`], [`LEASE_STORE_UP`]
+/// (set by the lease thread at every wake, at least once per renewal interval).
+pub(crate) fn lease_gauges(namespace: &str, worker: u64, issuing_for: std::time::Duration, store_up: bool) {
+    #[cfg(feature = "metrics")]
+    {
+        let label = namespace.to_owned();
+        metrics::gauge!(LEASE_WORKER, "namespace" => label.clone()).set(worker as f64);
+        metrics::gauge!(LEASE_ISSUING_FOR, "namespace" => label.clone()).set(issuing_for.as_secs_f64());
+        metrics::gauge!(LEASE_STORE_UP, "namespace" => label).set(if store_up { 1.0 } else { 0.0 });
+    }
 }
 
 /// A lease was released (or its release failed).

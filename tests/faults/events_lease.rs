@@ -106,6 +106,13 @@ fn lease_events_reach_the_subscriber_and_the_recorder() -> TestResult {
     let worker = lease.worker().to_string();
     let labels = [("namespace", namespace.as_str()), ("worker", worker.as_str())];
     assert_eq!(seen.counter(events::LEASE_ACQUIRED, &labels), 1);
+    // The lease thread's gauges: the worker ID held, the store answering.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !seen.gauge_was(events::LEASE_STORE_UP, &labels[..1], 1.0) {
+        assert!(Instant::now() < deadline, "no store gauge");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(seen.gauge_was(events::LEASE_WORKER, &labels[..1], lease.worker() as f64), "the worker gauge");
     lease.release()?;
     let released = [labels[0], labels[1], ("result", "ok")];
     assert_eq!(seen.counter(events::LEASE_RELEASES, &released), 1);

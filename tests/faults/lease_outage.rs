@@ -5,9 +5,10 @@
 //! can into a file of its own; the IDs of all files are counted for duplicates, and each
 //! holder's log says whether, and for how long, it stopped issuing.
 //!
-//! The settings are the defaults scaled down (TTL 3 s, `W` 9 s, margin 500 ms; the defaults are
-//! 10 s, 60 s, 2 s), so that a run takes seconds; `docs/many-nodes.md` has the timelines at the
-//! defaults. Figures are printed to stderr, also for passing tests.
+//! The settings are the defaults scaled down (TTL 3 s, `W` 9 s, margin 500 ms, the store away
+//! 6 s; the defaults are 10 s, 60 s, 2 s), so that a run takes seconds;
+//! `LEASE_OUTAGE_DEFAULTS=1` runs them at the defaults, the store away 30 s (the figures of
+//! `docs/many-nodes.md`). Figures are printed to stderr, also for passing tests.
 
 use crate::faults;
 use crate::servers;
@@ -22,11 +23,24 @@ use faults::{
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
-const TTL: Duration = Duration::from_secs(3);
-const MARGIN: Duration = Duration::from_millis(500);
-const RESERVATION: Duration = Duration::from_secs(9);
-/// Longer than the TTL, shorter than `W - margin`.
-const OUTAGE: Duration = Duration::from_secs(6);
+/// The settings: the defaults scaled down, or, with `LEASE_OUTAGE_DEFAULTS=1`, the defaults
+/// themselves (TTL 10 s, `W` 60 s, margin 2 s, the store away 30 s; a run takes minutes).
+struct Settings {
+    ttl: Duration,
+    margin: Duration,
+    reservation: Duration,
+    /// Longer than the TTL, shorter than `W - margin`.
+    outage: Duration,
+}
+
+fn settings() -> Settings {
+    let s = Duration::from_secs;
+    if std::env::var("LEASE_OUTAGE_DEFAULTS").is_ok_and(|v| v == "1") {
+        Settings { ttl: s(10), margin: s(2), reservation: s(60), outage: s(30) }
+    } else {
+        Settings { ttl: s(3), margin: Duration::from_millis(500), reservation: s(9), outage: s(6) }
+    }
+}
 
 /// The tests take turns: together they would starve the lease threads of CPU.
 static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -48,16 +62,16 @@ fn spec(url: &str, namespace: &str) -> HolderSpec {
         url: url.to_owned(),
         namespace: namespace.to_owned(),
         space: 2,
-        ttl: TTL,
-        margin: MARGIN,
-        reservation: Some(RESERVATION),
+        ttl: settings().ttl,
+        margin: settings().margin,
+        reservation: Some(settings().reservation),
     }
 }
 
 /// The first IDs of a fresh namespace wait out `W` (the store cannot vouch for it), then
 /// process start on a loaded machine.
 fn first_ids_bound() -> Duration {
-    RESERVATION * 2 + Duration::from_secs(10)
+    settings().reservation * 2 + Duration::from_secs(10)
 }
 
 #[test]
@@ -111,7 +125,7 @@ fn ride_through(
     fault(&namespace)?;
     std::thread::sleep(away);
     heal()?;
-    std::thread::sleep(TTL);
+    std::thread::sleep(settings().ttl);
     let runs = holders.finish()?;
     let (ids, duplicates) = count_duplicates(runs.iter().map(|r| r.ids.as_slice()));
     let findings = check_workers(&segments_of(&runs, &HOLDER_LAYOUT));
@@ -134,7 +148,7 @@ fn never_stopped(tag: &str, stops: &[Vec<i64>]) {
 fn only_blips(tag: &str, stops: &[Vec<i64>]) {
     let longest = stops.iter().flatten().copied().max().unwrap_or(0);
     assert!(
-        u128::try_from(longest).unwrap_or(0) < RESERVATION.as_millis() / 3,
+        u128::try_from(longest).unwrap_or(0) < settings().reservation.as_millis() / 3,
         "{tag}: a holder stopped for {longest} ms, as if it waited out the reservation: {stops:?}"
     );
 }
@@ -147,7 +161,7 @@ fn redis_paused_longer_than_the_ttl_costs_no_holder_an_id() -> TestResult {
     let stops = ride_through(
         "redis-paused",
         &redis.url(),
-        OUTAGE,
+        settings().outage,
         |_| {
             redis.stop();
             Ok(())
@@ -193,7 +207,7 @@ fn postgres_cut_off_longer_than_the_ttl_costs_no_holder_an_id() -> TestResult {
     let stops = ride_through(
         "pg-cut-off",
         &proxied,
-        OUTAGE,
+        settings().outage,
         |_| {
             proxy.stall();
             Ok(())
@@ -233,7 +247,7 @@ fn etcd_paused_longer_than_the_ttl_costs_no_holder_an_id() -> TestResult {
     let stops = ride_through(
         "etcd-paused",
         &etcd.url(),
-        OUTAGE,
+        settings().outage,
         |_| {
             etcd.stop();
             Ok(())
@@ -300,7 +314,7 @@ fn restarted_at_once(tag: &str, url: &str, kill: bool) -> TestResult {
     assert_eq!(duplicates, 0, "{tag}: duplicates");
     let latency = latency.ok_or("no first ID event")?;
     assert!(
-        u128::try_from(latency).unwrap_or(u128::MAX) < RESERVATION.as_millis(),
+        u128::try_from(latency).unwrap_or(u128::MAX) < settings().reservation.as_millis(),
         "{tag}: the restarted holder waited {latency} ms, as if out the reservation"
     );
     Ok(())

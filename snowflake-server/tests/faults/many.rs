@@ -121,7 +121,11 @@ fn a_server_whose_store_goes_away_answers_503_then_recovers_by_itself() {
         let (status, _, body) = get(&agent, &server.url("/v1/ids/order?count=10"));
         (status == 200).then(|| ids_of(&body))
     });
-    assert_eq!(get(&agent, &server.url("/readyz")).0, 200);
+    let (status, _, ready) = get(&agent, &server.url("/readyz"));
+    assert_eq!(status, 200);
+    // Ready, with the lease's worker ID, how long it may issue without its store, and the store
+    // answering.
+    assert!(ready.contains("\"store_answering\":true") && ready.contains("\"issuing_for_ms\":"), "{ready}");
 
     redis.kill();
     let (retry, error) = eventually(Duration::from_secs(30), "503 once the lease is not renewed", || {

@@ -660,7 +660,10 @@ impl WorkerLease {
 
     fn send_release(&self) -> Receive<()> {
         let (reply, receive) = channel::channel();
-        let sent = self.handle.commands.send(Command::Release(reply));
+        // Released already (by a clone, or an earlier call): nothing is left to release, and the
+        // thread may be gone before it reads a command sent now.
+        let released = self.shared.lock().phase == Phase::Released;
+        let sent = if released { Err(()) } else { self.handle.commands.send(Command::Release(reply)).map_err(drop) };
         if sent.is_err() {
             // The thread is gone: the lease was released already.
             let (reply, receive) = channel::channel();
@@ -680,7 +683,7 @@ impl WorkerLease {
 
     /// Sends no renewal for `pause`, as a process paused that long (by a debugger, a stalled
     /// VM, a long garbage collection elsewhere in it) would not: the generators fence once
-    /// `TTL - margin` has passed since the last renewal, and resume if the renewal after the
+    /// `W - margin` has passed since the last renewal, and resume if the renewal after the
     /// pause succeeds. For tests and simulations of pauses.
     pub fn pause_renewals(&self, pause: Duration) {
         let _ = self.handle.commands.send(Command::Pause(pause));

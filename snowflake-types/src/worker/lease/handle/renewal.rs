@@ -232,6 +232,7 @@ impl Holder<'_> {
         let mut logged = Instant::now();
         loop {
             self.answer_if_ready();
+            self.gauges();
             // The first acquisition waits for a store that went away no longer than it would
             // have waited for one that never answered.
             if self.pending.is_some() && trouble.is_some_and(|since| since.elapsed() >= self.wait) {
@@ -331,6 +332,17 @@ impl Holder<'_> {
 
     fn worker(&self) -> u64 {
         self.shared.lock().grant.worker
+    }
+
+    /// The lease's gauges: its worker ID, how long it may still issue, whether the store answers.
+    fn gauges(&self) {
+        let now_ns = nanos_since_anchor(Instant::now());
+        let (worker, left, up) = {
+            let inner = self.shared.lock();
+            let left = if inner.phase == Phase::Holding { inner.valid_until_ns.saturating_sub(now_ns) } else { 0 };
+            (inner.grant.worker, Duration::from_nanos(left), inner.error.is_none())
+        };
+        crate::events::lease_gauges(&self.shared.namespace, worker, left, up);
     }
 
     /// Whether generators may issue now.
