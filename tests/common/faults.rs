@@ -335,7 +335,13 @@ impl Holders {
     /// Starts a process configured only by `SNOWFLAKE_WORKER_LEASE=url` and
     /// `SNOWFLAKE_NAMESPACE=namespace`, generating [`RegistryId`]s.
     pub fn spawn_registry(&mut self, name: &str, url: &str, namespace: &str) -> std::io::Result<()> {
-        let env = [("SNOWFLAKE_WORKER_LEASE", url.to_owned()), ("SNOWFLAKE_NAMESPACE", namespace.to_owned())];
+        // The reservation pinned to the default TTL: these processes show the protocol of the
+        // TTL alone (`lease_outage.rs` shows the reservation).
+        let env = [
+            ("SNOWFLAKE_WORKER_LEASE", url.to_owned()),
+            ("SNOWFLAKE_NAMESPACE", namespace.to_owned()),
+            ("SNOWFLAKE_LEASE_RESERVATION", "10s".to_owned()),
+        ];
         self.spawn(name, "registry", &env)
     }
 

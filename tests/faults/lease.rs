@@ -510,8 +510,12 @@ fn leases_are_acquired_and_released_from_async_code() -> TestResult {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
         for url in [&redis_url, &pg_url] {
-            let lease =
-                WorkerLease::from_url(url.as_str()).namespace(namespace.as_str()).space(4).acquire_async().await?;
+            let lease = WorkerLease::from_url(url.as_str())
+                .namespace(namespace.as_str())
+                .space(4)
+                .reservation(typed_snowflake::worker::lease::DEFAULT_TTL)
+                .acquire_async()
+                .await?;
             let generator = Generator::builder(layout()).lease(lease.clone()).build()?;
             let before = wall_ms();
             let id = generator.next_raw()?;
