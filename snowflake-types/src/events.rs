@@ -290,6 +290,7 @@ fn say_lease(level: Level, namespace: &str, worker: u64, message: &str, error: O
 
 /// [`LEASE_FENCED`]: 1 while the namespace's lease is fenced or being acquired again, 0
 /// while it issues.
+#[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
 fn fenced_gauge(namespace: &str, fenced: bool) {
     #[cfg(feature = "metrics")]
     metrics::gauge!(LEASE_FENCED, "namespace" => namespace.to_owned()).set(if fenced { 1.0 } else { 0.0 });
@@ -297,6 +298,7 @@ fn fenced_gauge(namespace: &str, fenced: bool) {
 
 /// The lease's state as gauges: [`LEASE_WORKER`], [`LEASE_ISSUING_FOR`], [`LEASE_STORE_UP`]
 /// (set by the lease thread at every wake, at least once per renewal interval).
+#[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
 pub(crate) fn lease_gauges(namespace: &str, worker: u64, issuing_for: std::time::Duration, store_up: bool) {
     #[cfg(feature = "metrics")]
     {
