@@ -42,21 +42,22 @@ const TTL: Duration = Duration::from_secs(2);
 const MARGIN: Duration = Duration::from_millis(500);
 
 /// The tests that start processes, servers or many holders take turns: together they would
-/// starve the lease threads of CPU on a small machine, and their timings would mean nothing.
+/// starve the lease threads of CPU on a small machine, and their timings would mean nothing
+/// (`lease_outage.rs` takes the same turns).
 static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn heavy() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn heavy() -> std::sync::MutexGuard<'static, ()> {
     HEAVY.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// A namespace of this process and test.
-fn unique(test: &str) -> String {
+pub(crate) fn unique(test: &str) -> String {
     format!("t{}-{test}", std::process::id())
 }
 
 /// A line on stderr that the test harness does not capture: the figures are wanted from
 /// passing tests too.
-fn report(line: &str) {
+pub(crate) fn report(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 

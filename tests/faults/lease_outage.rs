@@ -11,9 +11,9 @@
 //! `docs/many-nodes.md`). Figures are printed to stderr, also for passing tests.
 
 use crate::faults;
+use crate::lease_faults::{heavy, report, unique};
 use crate::servers;
 
-use std::io::Write;
 use std::time::Duration;
 
 use faults::{
@@ -40,21 +40,6 @@ fn settings() -> Settings {
     } else {
         Settings { ttl: s(3), margin: Duration::from_millis(500), reservation: s(9), outage: s(6) }
     }
-}
-
-/// The tests take turns: together they would starve the lease threads of CPU.
-static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn heavy() -> std::sync::MutexGuard<'static, ()> {
-    HEAVY.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn unique(test: &str) -> String {
-    format!("t{}-{test}", std::process::id())
-}
-
-fn report(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 fn spec(url: &str, namespace: &str) -> HolderSpec {

@@ -41,7 +41,8 @@ mod lease_faults;
 // Running holders through store outages shorter than the reservation, stores back empty, and
 // restarts: private redis-servers and etcds paused or restarted empty, a TCP proxy that cuts
 // PostgreSQL off.
-#[cfg(all(feature = "lease-redis", feature = "lease-postgres", feature = "lease-etcd"))]
+// (It shares `lease_faults`'s turns and helpers, hence MariaDB's feature too.)
+#[cfg(all(feature = "lease-redis", feature = "lease-postgres", feature = "lease-mysql", feature = "lease-etcd"))]
 mod lease_outage;
 // Leases through Redis Sentinel: a master, a replica and three sentinels of the test's own;
 // the master killed under load.
