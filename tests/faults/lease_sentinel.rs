@@ -479,7 +479,10 @@ fn a_promoted_replica_vouches_for_no_high_water_its_master_wrote() -> TestResult
 fn sentinel_urls() {
     for (url, shown) in [
         ("redis+sentinel://127.0.0.1:26379/main", "redis+sentinel://127.0.0.1:26379/main/0"),
-        ("redis+sentinel://:secret@10.0.0.1,10.0.0.2:26380/main/3", "redis+sentinel://10.0.0.1,10.0.0.2:26380/main/3"),
+        (
+            "redis+sentinel://:secret@10.0.0.1,10.0.0.2:26380/main/3",
+            "redis+sentinel://10.0.0.1:26379,10.0.0.2:26380/main/3",
+        ),
         ("rediss+sentinel://app:secret@[::1]:26379/main", "rediss+sentinel://app@[::1]:26379/main/0"),
     ] {
         let store = RedisLeaseStore::open(url).unwrap_or_else(|e| panic!("{url}: {e}"));

@@ -10,13 +10,14 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 use thiserror::Error;
 
-use super::DEFAULT_CLOCK_TOLERANCE;
-use super::cluster_url::{ClusterUrl, redact};
 use super::store::support::{
     SCAN_CHUNK, UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name, listing, new_token,
     recorded_holder, scan_order, ttl_ms,
 };
-use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, StoreFaults, WorkerRecord};
+use super::store::{
+    Claim, DEFAULT_CLOCK_TOLERANCE, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, StoreFaults, WorkerRecord,
+};
+use super::url::{StoreKind, StoreUrl};
 use crate::clock::{Clock, MonotonicClock, wall_us};
 
 /// Worker IDs are written with this many digits in keys, so that the keys of a range of worker
@@ -50,10 +51,6 @@ fn ranges(chunk: std::ops::Range<u64>, size: &mut u64) -> Vec<std::ops::Range<u6
 /// Idle connections kept open to each etcd server, for the threads that share the store.
 const IDLE_CONNECTIONS: usize = 16;
 
-/// The query parameter of an `etcds://` URL that names a PEM file of CA certificates to trust
-/// instead of the system's.
-const CA_PARAM: &str = "ca";
-
 /// Worker-ID leases in an etcd cluster (v3 API), through the JSON API that every etcd since
 /// 3.4 serves on its client port (its gRPC gateway, `/v3/kv/txn` and the like).
 ///
@@ -63,7 +60,7 @@ const CA_PARAM: &str = "ca";
 /// - **TLS**: `etcds://…` (or `etcd+https://`) for etcd's `https://` client URLs, through rustls
 ///   (ring; no OpenSSL). The server's certificate and host name are checked against the CA
 ///   certificates of the PEM file that the query parameter `ca=<path>` (percent-encoded where
-///   needed) or else the environment variable [`CA_ENV`] names, or else against the system's
+///   needed) or else the environment variable [`CA_ENV`](super::CA_ENV) names, or else against the system's
 ///   trusted roots. A CA file that cannot be read is refused by `open`
 ///   ([`LeaseError::BadUrl`]); a certificate the roots do not vouch for fails the first call,
 ///   saying the certificate was not trusted, with rustls's error as the last cause. Client
@@ -249,10 +246,30 @@ impl EtcdLeaseStore {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn open(url: &str) -> Result<Self, LeaseError> {
-        let schemes = ["etcd", "etcd+http", "etcds", "etcd+https"];
-        let parsed = ClusterUrl::parse_with(url, &schemes, 2379, true, &[CA_PARAM])?;
-        let tls = matches!(parsed.scheme.as_str(), "etcds" | "etcd+https");
-        let name = parsed.describe(if tls { "etcds" } else { "etcd" });
+        Self::from_url(&StoreUrl::parse(url)?)
+    }
+
+    /// A store for a URL already parsed: `etcd://`, `etcd+http://`, `etcds://` or
+    /// `etcd+https://`, as [`open`](Self::open) takes them.
+    ///
+    /// ```
+    /// use typed_snowflake::worker::lease::{EtcdLeaseStore, LeaseStore, StoreUrl};
+    ///
+    /// let url = StoreUrl::parse("etcd+http://10.0.0.1/apps")?;
+    /// assert_eq!(EtcdLeaseStore::from_url(&url)?.describe(), "etcd://10.0.0.1:2379/apps");
+    /// assert!(EtcdLeaseStore::from_url(&StoreUrl::parse("zk://h")?).is_err());
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_url(url: &StoreUrl) -> Result<Self, LeaseError> {
+        if url.kind() != StoreKind::Etcd {
+            return Err(LeaseError::BadUrl {
+                url: url.to_string(),
+                reason: "expected etcd://, etcd+http://, etcds:// or etcd+https://".into(),
+                source: None,
+            });
+        }
+        let tls = url.is_tls();
+        let name = url.describe_as(if tls { "etcds" } else { "etcd" });
         // Every status is read as a reply (etcd's error objects come with 4xx and 5xx), no
         // proxy from the environment stands between the store and etcd, and a redirect is an
         // error, not a request replayed elsewhere.
@@ -260,11 +277,11 @@ impl EtcdLeaseStore {
             .http_status_as_error(false)
             .proxy(None)
             .max_redirects(0)
-            .max_idle_connections(IDLE_CONNECTIONS * parsed.servers.len())
+            .max_idle_connections(IDLE_CONNECTIONS * url.servers().len())
             .max_idle_connections_per_host(IDLE_CONNECTIONS);
         let mut trust = None;
         if tls {
-            let (roots, trusted) = trusted_roots(url, parsed.param(CA_PARAM))?;
+            let (roots, trusted) = trusted_roots(url)?;
             // rustls with ring, handed to ureq: the process's default provider is neither
             // needed nor changed.
             let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -279,15 +296,19 @@ impl EtcdLeaseStore {
         let scheme = if tls { "https" } else { "http" };
         Ok(EtcdLeaseStore {
             agent: config.build().into(),
-            endpoints: parsed.servers.iter().map(|server| format!("{scheme}://{server}")).collect(),
+            endpoints: url.servers().iter().map(|server| format!("{scheme}://{server}")).collect(),
             current: AtomicUsize::new(0),
-            prefix: parsed.path,
+            prefix: url.path().to_owned(),
             timeout: DEFAULT_STORE_TIMEOUT,
             tolerance: DEFAULT_CLOCK_TOLERANCE,
             clock: Arc::new(MonotonicClock),
             name,
             trust,
-            auth: parsed.credentials.map(|(user, password)| Auth { user, password, token: Mutex::new(None) }),
+            auth: url.user().map(|user| Auth {
+                user: user.to_owned(),
+                password: url.password().unwrap_or_default().to_owned(),
+                token: Mutex::new(None),
+            }),
         })
     }
 
@@ -982,19 +1003,15 @@ fn cannot_connect(error: &ureq::Error) -> bool {
 }
 
 /// The roots a TLS store checks server certificates against: the CA certificates of the PEM
-/// file that `ca=` or else [`CA_ENV`] names, or the system's trusted roots; and how messages
+/// file that `ca=` or else [`CA_ENV`](super::CA_ENV) names, or the system's trusted roots; and how messages
 /// name them. A CA file that cannot be read, or holds no certificate, makes the URL unusable.
-fn trusted_roots(url: &str, ca_param: Option<&str>) -> Result<(ureq::tls::RootCerts, String), LeaseError> {
+fn trusted_roots(url: &StoreUrl) -> Result<(ureq::tls::RootCerts, String), LeaseError> {
     let bad = |reason: String, source: Option<Arc<dyn StdError + Send + Sync>>| LeaseError::BadUrl {
-        url: redact(url),
+        url: url.to_string(),
         reason,
         source,
     };
-    let ca_file = match ca_param {
-        Some(path) => Some(path.to_owned()),
-        None => std::env::var(CA_ENV).ok().filter(|path| !path.trim().is_empty()),
-    };
-    let Some(path) = ca_file else {
+    let Some(path) = url.ca_file() else {
         // Certificates the system's store holds but rustls cannot parse are left out, as are
         // stores that cannot be read: a server is then refused as untrusted, naming its CA.
         let native = rustls_native_certs::load_native_certs();
@@ -1354,14 +1371,14 @@ mod tests {
         let LeaseError::BadUrl { reason, source, url } = &err else { panic!("{err:?}") };
         assert!(reason.starts_with("the CA file \"/no/such/ca.pem\" could not be read: "), "{reason}");
         assert!(source.is_some());
-        assert_eq!(url, "etcds://root@h?ca=/no/such/ca.pem");
+        assert_eq!(url, "etcds://root@h:2379?ca=/no/such/ca.pem");
         assert!(!err.to_string().contains("secret"), "{err}");
         let empty = dir.join("empty.pem");
         std::fs::write(&empty, "no certificate here\n").unwrap();
         let err = EtcdLeaseStore::open(&format!("etcds://h?ca={}", empty.display())).unwrap_err();
         assert!(err.to_string().contains("holds no PEM certificate"), "{err}");
         let err = EtcdLeaseStore::open("etcds://h?ca=").unwrap_err();
-        assert!(err.to_string().contains("the CA file \"\" could not be read"), "{err}");
+        assert!(err.to_string().contains("`ca=` names no file"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
 
         let store = super::super::open_store("etcd+https://u:secret@h:1/x").unwrap();

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant, SystemTime};
 use self::channel::{Receive, Reply};
 use super::protocol::{self, Phase};
 use super::store::support::{check_namespace, check_space, ttl_ms};
-use super::store::{LeaseError, LeaseStore};
+use super::store::{DEFAULT_CLOCK_TOLERANCE, LeaseError, LeaseStore};
 use crate::clock::{Clock, MonotonicClock};
 use crate::fence::{Fence, FenceReason, GrantView, Limit, Refusal};
 use crate::generator::GeneratorBuilder;
@@ -52,9 +52,6 @@ pub const DEFAULT_MARGIN: Duration = Duration::from_secs(2);
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const DEFAULT_RESERVATION: Duration = Duration::from_secs(60);
-
-/// The default largest difference between the local clock and the store's at acquisition: 1 s.
-pub const DEFAULT_CLOCK_TOLERANCE: Duration = Duration::from_secs(1);
 
 /// How long an acquisition keeps trying a store that does not answer before it fails: 30 s by
 /// default. A process started during a store outage waits this long (logging every few

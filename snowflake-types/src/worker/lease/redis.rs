@@ -7,17 +7,14 @@ use redis::{Connection, ConnectionAddr, IntoConnectionInfo, RedisError, Script, 
 
 use super::store::support::{
     UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name, install_crypto_provider, listing,
-    new_token, percent_decode, recorded_holder, redact_url, scan_order, ttl_ms,
+    new_token, recorded_holder, scan_order, ttl_ms,
 };
-use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, StoreFaults, WorkerRecord};
+use super::store::{Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, StoreFaults, WorkerRecord};
 
-/// The query parameter of a `rediss://` URL that names a PEM file of CA certificates to trust
-/// instead of the system's (redis-py's name for it).
-const CA_PARAM: &str = "ssl_ca_certs";
-
-/// The query parameter that names how many replicas must acknowledge each grant and renewal
-/// (`WAIT`) before it counts: 1 by default under Sentinel, 0 (none asked) for one server.
-const MIN_REPLICAS_PARAM: &str = "min_replicas";
+// `ssl_ca_certs` (redis-py's name) names a PEM file of CA certificates to trust instead of the
+// system's; `min_replicas` how many replicas must acknowledge each grant and renewal (`WAIT`)
+// before it counts: 1 by default under Sentinel, 0 (none asked) for one server.
+use super::url::{MIN_REPLICAS_PARAM, REDIS_CA_PARAM as CA_PARAM, StoreKind, StoreUrl};
 
 /// The default of [`MIN_REPLICAS_PARAM`] under Sentinel: a deployment of a master and one or
 /// two replicas (see [`RedisLeaseStore`] for more).
@@ -234,7 +231,7 @@ impl RedisLeaseStore {
     /// `rediss://…` for TLS (rustls), which checks the server's certificate and host name
     /// against the system's trusted roots, or against the CA certificates of the PEM file
     /// that the query parameter `ssl_ca_certs=<path>` or else the environment variable
-    /// [`CA_ENV`] names. The query parameter `min_replicas=<n>` (0 by default here, 1 for
+    /// [`CA_ENV`](super::CA_ENV) names. The query parameter `min_replicas=<n>` (0 by default here, 1 for
     /// `redis+sentinel://…/<master-name>?min_replicas=<n>`) counts a grant or a renewal only once
     /// `n` replicas acknowledged it: see the type's docs. Nothing is sent until the first call.
     ///
@@ -251,42 +248,68 @@ impl RedisLeaseStore {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn open(url: &str) -> Result<Self, LeaseError> {
-        if let Some((sentinel, min_replicas)) = Sentinel::parse(url)? {
-            install_crypto_provider();
-            let name = sentinel.describe();
-            let mut store = Self::with_target(Target::Sentinel(sentinel), name);
-            store.min_replicas = min_replicas.unwrap_or(SENTINEL_MIN_REPLICAS);
-            return Ok(store);
-        }
-        let bad_url = |e: RedisError| LeaseError::BadUrl {
-            url: redact_url(url),
-            reason: e.to_string(),
-            source: Some(std::sync::Arc::new(e)),
+        Self::from_url(&StoreUrl::parse(url)?)
+    }
+
+    /// A store for a URL already parsed: `redis://`, `rediss://`, `valkey://`, `valkeys://`,
+    /// `redis+sentinel://` or `rediss+sentinel://`, as [`open`](Self::open) takes them.
+    ///
+    /// ```
+    /// use typed_snowflake::worker::lease::{LeaseStore, RedisLeaseStore, StoreUrl};
+    ///
+    /// let url = StoreUrl::parse("redis+sentinel://:secret@s1,s2/main?min_replicas=2")?;
+    /// let store = RedisLeaseStore::from_url(&url)?;
+    /// assert_eq!(store.describe(), "redis+sentinel://s1:26379,s2:26379/main/0");
+    /// assert!(RedisLeaseStore::from_url(&StoreUrl::parse("etcd://h")?).is_err());
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_url(url: &StoreUrl) -> Result<Self, LeaseError> {
+        let bad = |reason: String, source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>| {
+            LeaseError::BadUrl { url: url.to_string(), reason, source }
         };
-        let (url_rest, min_replicas) = take_min_replicas(url, url)?;
-        let (rest, ca_param) = take_param(&url_rest, CA_PARAM);
-        let info = rest.as_str().into_connection_info().map_err(bad_url)?;
-        // No `CLIENT SETINFO` when connecting: it would add two replies to wait for, each
-        // with a timeout of its own.
-        let settings = info.redis_settings().clone().set_skip_set_lib_name();
-        let info = info.set_redis_settings(settings);
-        let tls = matches!(info.addr(), ConnectionAddr::TcpTls { .. });
-        let ca_file = ca_param.or_else(|| std::env::var(CA_ENV).ok().filter(|path| !path.trim().is_empty()));
-        let client = match ca_file {
-            Some(path) if tls => {
-                let pem = std::fs::read(&path).map_err(|e| LeaseError::BadUrl {
-                    url: redact_url(url),
-                    reason: format!("the CA file {path:?} could not be read: {e}"),
-                    source: Some(std::sync::Arc::new(e)),
-                })?;
-                let certificates = redis::TlsCertificates { client_tls: None, root_cert: Some(pem) };
-                redis::Client::build_with_tls(info, certificates).map_err(bad_url)?
+        let min_replicas =
+            url.param(MIN_REPLICAS_PARAM).map(super::url::min_replicas).transpose().map_err(|r| bad(r, None))?;
+        let ca_file = || -> Result<Option<Vec<u8>>, LeaseError> {
+            let Some(path) = url.ca_file().filter(|_| url.is_tls()) else { return Ok(None) };
+            std::fs::read(&path)
+                .map(Some)
+                .map_err(|e| bad(format!("the CA file {path:?} could not be read: {e}"), Some(std::sync::Arc::new(e))))
+        };
+        let driver_refused = |e: RedisError| bad(e.to_string(), Some(std::sync::Arc::new(e)));
+        let plain = if url.is_tls() { "rediss" } else { "redis" };
+        match url.kind() {
+            StoreKind::RedisSentinel => {
+                install_crypto_provider();
+                let tls = ca_file()?.map(|pem| redis::TlsCertificates { client_tls: None, root_cert: Some(pem) });
+                let sentinel = Sentinel::new(url, plain, tls).map_err(driver_refused)?;
+                let mut store = Self::with_target(Target::Sentinel(sentinel), url.describe_as(url.scheme()));
+                store.min_replicas = min_replicas.unwrap_or(SENTINEL_MIN_REPLICAS);
+                Ok(store)
             }
-            _ => redis::Client::open(info).map_err(bad_url)?,
-        };
-        let mut store = Self::new(client);
-        store.min_replicas = min_replicas.unwrap_or(0);
-        Ok(store)
+            StoreKind::Redis => {
+                let text = url.driver_url(plain, &[CA_PARAM, MIN_REPLICAS_PARAM]);
+                let info = text.as_str().into_connection_info().map_err(driver_refused)?;
+                // No `CLIENT SETINFO` when connecting: it would add two replies to wait for,
+                // each with a timeout of its own.
+                let settings = info.redis_settings().clone().set_skip_set_lib_name();
+                let info = info.set_redis_settings(settings);
+                let client = match ca_file()? {
+                    Some(pem) => {
+                        let certificates = redis::TlsCertificates { client_tls: None, root_cert: Some(pem) };
+                        redis::Client::build_with_tls(info, certificates).map_err(driver_refused)?
+                    }
+                    None => redis::Client::open(info).map_err(driver_refused)?,
+                };
+                let mut store = Self::new(client);
+                store.name = url.describe_as(plain);
+                store.min_replicas = min_replicas.unwrap_or(0);
+                Ok(store)
+            }
+            _ => Err(bad(
+                "expected redis://, rediss://, valkey://, valkeys://, redis+sentinel:// or rediss+sentinel://".into(),
+                None,
+            )),
+        }
     }
 
     /// A store for a client built by the caller. Whatever its connection info asks for when
@@ -655,59 +678,6 @@ impl RedisLeaseStore {
     }
 }
 
-/// `part` (of the URL `url`) without the query parameter [`MIN_REPLICAS_PARAM`], and its value
-/// if it was there: a whole number of replicas from 0 to 65535 (decimal digits only).
-fn take_min_replicas(url: &str, part: &str) -> Result<(String, Option<u16>), LeaseError> {
-    let (rest, value) = take_param(part, MIN_REPLICAS_PARAM);
-    let Some(value) = value else { return Ok((rest, None)) };
-    let parsed = Some(value.as_str())
-        .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
-        .and_then(|v| v.parse::<u16>().ok());
-    match parsed {
-        Some(count) => Ok((rest, Some(count))),
-        None => Err(LeaseError::BadUrl {
-            url: redact_url(url),
-            reason: format!(
-                "{MIN_REPLICAS_PARAM}={value:?}: expected how many replicas must acknowledge each write, a whole number from 0 to {}",
-                u16::MAX
-            ),
-            source: None,
-        }),
-    }
-}
-
-/// `url` without the query parameter `key`, and that parameter's value (percent-decoded),
-/// if it was there.
-fn take_param(url: &str, key: &str) -> (String, Option<String>) {
-    let (head, fragment) = match url.split_once('#') {
-        Some((head, fragment)) => (head, Some(fragment)),
-        None => (url, None),
-    };
-    let Some((base, query)) = head.split_once('?') else { return (url.to_owned(), None) };
-    let mut value = None;
-    let kept: Vec<&str> = query
-        .split('&')
-        .filter(|pair| match pair.split_once('=') {
-            Some((k, v)) if k == key => {
-                // A `%` that starts no escape is kept as written.
-                value = Some(percent_decode(v).unwrap_or_else(|_| v.to_owned()));
-                false
-            }
-            _ => true,
-        })
-        .collect();
-    let mut rest = base.to_owned();
-    if !kept.is_empty() {
-        rest.push('?');
-        rest.push_str(&kept.join("&"));
-    }
-    if let Some(fragment) = fragment {
-        rest.push('#');
-        rest.push_str(fragment);
-    }
-    (rest, value)
-}
-
 fn fence_key(namespace: &str) -> String {
     format!("snowflake:{{{namespace}}}:fence")
 }
@@ -762,79 +732,31 @@ struct Sentinel {
     /// The master's URL with `{host}:{port}` to fill in.
     master_url: String,
     tls: Option<redis::TlsCertificates>,
-    /// For messages: the URL without the password.
-    shown: String,
 }
 
 impl Sentinel {
-    /// `None` when `url` is not a Sentinel URL; else the sentinels, and `min_replicas` if the
-    /// URL gives it.
-    fn parse(url: &str) -> Result<Option<(Self, Option<u16>)>, LeaseError> {
-        let Some((scheme, rest)) = url.split_once("://") else { return Ok(None) };
-        let secure = match scheme.to_ascii_lowercase().as_str() {
-            "redis+sentinel" => false,
-            "rediss+sentinel" => true,
-            _ => return Ok(None),
-        };
-        let bad = |reason: String| LeaseError::BadUrl { url: redact_url(url), reason, source: None };
-        let (rest, min_replicas) = take_min_replicas(url, rest)?;
-        let (rest, ca_param) = take_param(&rest, CA_PARAM);
-        if rest.contains(['?', '#']) {
-            return Err(bad(format!("a Sentinel URL takes no parameter but {CA_PARAM} and {MIN_REPLICAS_PARAM}")));
-        }
-        let (authority, path) = rest.split_once('/').unwrap_or((rest.as_str(), ""));
-        let (userinfo, hosts) = match authority.rsplit_once('@') {
-            Some((userinfo, hosts)) => (Some(userinfo), hosts),
-            None => (None, authority),
-        };
-        let mut parts = path.split('/').filter(|part| !part.is_empty());
-        let master_name = parts.next().ok_or_else(|| bad("the master's name is missing: …/<master-name>".into()))?;
-        let db = parts.next().unwrap_or("0");
-        if parts.next().is_some() || db.parse::<i64>().is_err() {
-            return Err(bad("expected …/<master-name>[/<db>] after the sentinels".into()));
-        }
-        let plain = if secure { "rediss" } else { "redis" };
+    /// The sentinels of `url` (a `redis+sentinel://` URL), each reached by `plain` (`redis`
+    /// or `rediss`) and trusting `tls`'s CA.
+    fn new(url: &StoreUrl, plain: &str, tls: Option<redis::TlsCertificates>) -> Result<Self, RedisError> {
+        let mut parts = url.path().split('/').filter(|part| !part.is_empty());
+        let (master_name, db) = (parts.next().unwrap_or_default(), parts.next().unwrap_or("0"));
         let mut sentinels = Vec::new();
-        for host in hosts.split(',') {
-            let host = host.trim();
-            if host.is_empty() {
-                return Err(bad("an empty sentinel address".into()));
-            }
-            // A port-less IPv4 address or name gets Sentinel's port.
-            let address =
-                if host.ends_with(']') || !host.contains(':') { format!("{host}:26379") } else { host.to_owned() };
-            let info = format!("{plain}://{address}").as_str().into_connection_info().map_err(|e| {
-                LeaseError::BadUrl { url: redact_url(url), reason: e.to_string(), source: Some(std::sync::Arc::new(e)) }
-            })?;
+        for server in url.servers() {
+            let info = format!("{plain}://{server}").as_str().into_connection_info()?;
             let settings = info.redis_settings().clone().set_skip_set_lib_name();
-            sentinels.push(info.set_redis_settings(settings));
+            let info = info.set_redis_settings(settings);
+            sentinels.push(match &tls {
+                Some(certificates) => redis::Client::build_with_tls(info, certificates.clone())?,
+                None => redis::Client::open(info)?,
+            });
         }
-        let tls = match ca_param.or_else(|| std::env::var(CA_ENV).ok().filter(|path| !path.trim().is_empty())) {
-            Some(path) if secure => {
-                let pem = std::fs::read(&path).map_err(|e| LeaseError::BadUrl {
-                    url: redact_url(url),
-                    reason: format!("the CA file {path:?} could not be read: {e}"),
-                    source: Some(std::sync::Arc::new(e)),
-                })?;
-                Some(redis::TlsCertificates { client_tls: None, root_cert: Some(pem) })
-            }
-            _ => None,
-        };
-        let client = |info: redis::ConnectionInfo| match &tls {
-            Some(certificates) => redis::Client::build_with_tls(info, certificates.clone()),
-            None => redis::Client::open(info),
-        };
-        let sentinels = sentinels.into_iter().map(client).collect::<Result<Vec<_>, _>>().map_err(|e| {
-            LeaseError::BadUrl { url: redact_url(url), reason: e.to_string(), source: Some(std::sync::Arc::new(e)) }
-        })?;
-        let credentials = userinfo.map(|userinfo| format!("{userinfo}@")).unwrap_or_default();
-        let master_url = format!("{plain}://{credentials}{{host}}:{{port}}/{db}");
-        let shown = redact_url(&format!("{scheme}://{credentials}{hosts}/{master_name}/{db}"));
-        Ok(Some((Sentinel { sentinels, master_name: master_name.to_owned(), master_url, tls, shown }, min_replicas)))
-    }
-
-    fn describe(&self) -> String {
-        self.shown.clone()
+        // The master's URL, the credentials and database its own; `{host}` and `{port}` to fill in
+        // (the credentials are percent-encoded: no brace of theirs is left).
+        let master_url = url.driver_url(plain, &[CA_PARAM, MIN_REPLICAS_PARAM]);
+        let authority_end = master_url[plain.len() + 3..].find('/').map_or(master_url.len(), |i| i + plain.len() + 3);
+        let credentials_end = master_url[..authority_end].rfind('@').map_or(plain.len() + 3, |at| at + 1);
+        let master_url = format!("{}{{host}}:{{port}}/{db}", &master_url[..credentials_end]);
+        Ok(Sentinel { sentinels, master_name: master_name.to_owned(), master_url, tls })
     }
 
     /// Asks the sentinels in turn for the master's address (`SENTINEL
@@ -955,27 +877,31 @@ mod tests {
     #[test]
     fn a_bad_url_keeps_the_drivers_error_as_its_source() {
         use std::error::Error as _;
-        let err = RedisLeaseStore::open("redis://:secret@127.0.0.1:notaport").unwrap_err();
+        // A URL this crate reads whole, with a parameter of redis-rs's that redis-rs refuses.
+        let err = RedisLeaseStore::open("redis://:secret@127.0.0.1/0?protocol=resp9").unwrap_err();
         let LeaseError::BadUrl { reason, source: Some(driver), .. } = &err else { panic!("{err:?}") };
         assert!(driver.downcast_ref::<RedisError>().is_some(), "{driver:?}");
         // `source()` walks from the lease error to the driver's, which the message also names.
         let cause = err.source().expect("the driver's error as the source");
         assert_eq!(cause.to_string(), *reason);
         assert!(err.to_string().ends_with(reason.as_str()), "{err}");
-        assert!(!cause.to_string().contains("secret"), "{cause}");
+        assert!(!err.to_string().contains("secret"), "{err}");
     }
 
     #[test]
     fn a_ca_file_is_taken_from_the_url() {
-        let (rest, ca) =
-            take_param("rediss://:pw@cache:6380/2?ssl_ca_certs=%2Fetc%2Fca.pem&protocol=resp3#x", CA_PARAM);
-        assert_eq!(rest, "rediss://:pw@cache:6380/2?protocol=resp3#x");
-        assert_eq!(ca.as_deref(), Some("/etc/ca.pem"));
-        let (rest, ca) = take_param("rediss://cache/?ssl_ca_certs=/ca.pem", CA_PARAM);
-        assert_eq!((rest.as_str(), ca.as_deref()), ("rediss://cache/", Some("/ca.pem")));
-        assert_eq!(take_param("redis://cache:6379", CA_PARAM), ("redis://cache:6379".to_owned(), None));
-        // A `%` that starts no escape is kept as written.
-        assert_eq!(take_param("rediss://cache/?ssl_ca_certs=/ca%zz.pem", CA_PARAM).1.as_deref(), Some("/ca%zz.pem"));
+        let url = StoreUrl::parse("rediss://:pw@cache:6380/2?ssl_ca_certs=%2Fetc%2Fca.pem&protocol=resp3").unwrap();
+        assert_eq!(url.ca_file().as_deref(), Some("/etc/ca.pem"));
+        // Neither of this crate's parameters reaches the driver; the driver's own do.
+        assert_eq!(
+            url.driver_url("rediss", &[CA_PARAM, MIN_REPLICAS_PARAM]),
+            "rediss://:pw@cache:6380/2?protocol=resp3"
+        );
+        // A `%` that starts no escape is kept as written, as redis-rs keeps it.
+        assert_eq!(
+            StoreUrl::parse("rediss://cache/?ssl_ca_certs=/ca%zz.pem").unwrap().ca_file().as_deref(),
+            Some("/ca%zz.pem")
+        );
         // A CA file that cannot be read is refused before anything is sent, naming the file.
         let err = RedisLeaseStore::open("rediss://:secret@cache?ssl_ca_certs=/no/such/ca.pem").unwrap_err();
         let LeaseError::BadUrl { reason, .. } = &err else { panic!("{err:?}") };

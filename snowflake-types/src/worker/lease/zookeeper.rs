@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
 use zookeeper_client as zk;
 
-use super::cluster_url::ClusterUrl;
+use super::url::{StoreKind, StoreUrl};
 use crate::clock::wall_us;
 #[cfg(feature = "lease-zookeeper-tls")]
 use tls::{Tls, TlsHandshakeFailed};
@@ -16,21 +16,14 @@ use tls::{Tls, TlsHandshakeFailed};
 #[cfg(feature = "lease-zookeeper-tls")]
 mod tls;
 use super::store::support::{
-    UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name, listing, new_token, percent_decode,
-    recorded_holder, redact_url, scan_order, ttl_ms,
+    UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name, listing, new_token, recorded_holder,
+    scan_order, ttl_ms,
 };
-use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, StoreFaults, WorkerRecord};
+use super::store::{Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, StoreFaults, WorkerRecord};
 
 /// How many times a renewal or a release reads and writes again when the high-water znode
 /// changed between the two.
 const WRITE_ATTEMPTS: usize = 3;
-
-/// ZooKeeper's usual client ports: `clientPort` and `secureClientPort`.
-const PLAIN_PORT: u16 = 2181;
-const TLS_PORT: u16 = 2281;
-
-/// The query parameter naming a PEM file of CA certificates for `zks://`.
-const CA_PARAM: &str = "ca";
 
 /// The session timeout of the store's own session, which reads the servers' clock and lists
 /// the leases.
@@ -230,7 +223,7 @@ impl ZooKeeperLeaseStore {
     /// (port 2181 by default), or `zks://…` (also written `zk+tls://…`) for TLS, port 2281 by
     /// default (ZooKeeper's usual `secureClientPort`). Over TLS the store checks each server's
     /// certificate and host name against the CA certificates of the PEM file that the query
-    /// parameter `ca=<path>` (percent-decoded) or else the environment variable [`CA_ENV`]
+    /// parameter `ca=<path>` (percent-decoded) or else the environment variable [`CA_ENV`](super::CA_ENV)
     /// names, or else against the system's trusted roots. A user name or password is refused
     /// (authentication is not supported), and so is any other query parameter. Nothing is sent
     /// until the first call.
@@ -267,72 +260,42 @@ impl ZooKeeperLeaseStore {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn open(url: &str) -> Result<Self, LeaseError> {
-        let bad = |reason: String| LeaseError::BadUrl { url: redact_url(url), reason, source: None };
-        let scheme = url.split_once("://").map_or(String::new(), |(scheme, _)| scheme.to_ascii_lowercase());
-        let secure = matches!(scheme.as_str(), "zks" | "zk+tls");
-        if let Some((_, rest)) = url.split_once("://") {
-            // Before the query is taken apart: a password may hold a `?`.
-            let authority = rest.split('/').next().unwrap_or_default();
-            if let Some(at) = authority.rfind('@') {
-                // An `@` after a `?` may be a CA path's: it is written `%40` there.
-                let hint = if authority[..at].contains('?') { " (in `ca=`, write an `@` as `%40`)" } else { "" };
-                return Err(LeaseError::BadUrl {
-                    url: format!("{scheme}://{}", &rest[at + 1..]),
-                    reason: format!(
-                        "authentication is not supported: a user name or password cannot be used; name the servers \
-                         alone{hint}"
-                    ),
-                    source: None,
-                });
-            }
+        Self::from_url(&StoreUrl::parse(url)?)
+    }
+
+    /// A store for a URL already parsed: `zk://`, `zks://` or `zk+tls://`, as
+    /// [`open`](Self::open) takes them.
+    ///
+    /// ```
+    /// use typed_snowflake::worker::lease::{LeaseStore, StoreUrl, ZooKeeperLeaseStore};
+    ///
+    /// let url = StoreUrl::parse("zk://zk1,zk2:3181/apps")?;
+    /// assert_eq!(ZooKeeperLeaseStore::from_url(&url)?.describe(), "zk://zk1:2181,zk2:3181/apps");
+    /// assert!(ZooKeeperLeaseStore::from_url(&StoreUrl::parse("etcd://h")?).is_err());
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_url(url: &StoreUrl) -> Result<Self, LeaseError> {
+        let bad = |reason: String| LeaseError::BadUrl { url: url.to_string(), reason, source: None };
+        if url.kind() != StoreKind::ZooKeeper {
+            return Err(bad("expected zk://, zks:// or zk+tls://".into()));
         }
-        if url.contains('#') {
-            return Err(bad("a fragment (`#…`) is not supported".into()));
-        }
-        let (base, query) = url.split_once('?').map_or((url, None), |(base, query)| (base, Some(query)));
-        let mut ca_param = None;
-        for pair in query.into_iter().flat_map(|query| query.split('&')).filter(|pair| !pair.is_empty()) {
-            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            match key {
-                CA_PARAM if secure && !value.is_empty() => {
-                    ca_param =
-                        Some(percent_decode(value).map_err(|reason| bad(format!("the parameter ca=: {reason}")))?);
-                }
-                CA_PARAM if secure => return Err(bad("`ca=` names no file".into())),
-                CA_PARAM => return Err(bad("`ca=` is for TLS: write zks://".into())),
-                _ => {
-                    return Err(bad(format!(
-                        "unknown query parameter {key:?}: {}",
-                        if secure { "only `ca=<path of a PEM file>` is supported" } else { "none is supported" }
-                    )));
-                }
-            }
-        }
-        let default_port = if secure { TLS_PORT } else { PLAIN_PORT };
-        let parsed = ClusterUrl::parse(base, &["zk", "zks", "zk+tls"], default_port).map_err(|e| match e {
-            LeaseError::BadUrl { reason, source, .. } => LeaseError::BadUrl { url: redact_url(url), reason, source },
-            other => other,
-        })?;
-        let name = parsed.describe(if secure { "zks" } else { "zk" });
+        let secure = url.is_tls();
+        let name = url.describe_as(if secure { "zks" } else { "zk" });
         #[cfg(feature = "lease-zookeeper-tls")]
-        let tls = if secure {
-            let ca_file = ca_param.or_else(|| std::env::var(CA_ENV).ok().filter(|path| !path.trim().is_empty()));
-            Some(Tls::new(url, ca_file.as_deref())?)
-        } else {
-            None
-        };
+        let tls = if secure { Some(Tls::new(url)?) } else { None };
         #[cfg(not(feature = "lease-zookeeper-tls"))]
         if secure {
-            let _ = ca_param;
             return Err(bad(format!(
-                "this build has no {scheme} lease store: enable the `lease-zookeeper-tls` feature of typed-snowflake \
-                 (the environment's CA file would be {CA_ENV})"
+                "this build has no {} lease store: enable the `lease-zookeeper-tls` feature of typed-snowflake \
+                 (the environment's CA file would be {})",
+                url.scheme(),
+                super::CA_ENV
             )));
         }
         let servers = if secure {
-            parsed.servers.iter().map(|server| format!("tcp+tls://{server}")).collect::<Vec<_>>().join(",")
+            url.servers().iter().map(|server| format!("tcp+tls://{server}")).collect::<Vec<_>>().join(",")
         } else {
-            parsed.servers.join(",")
+            url.servers().join(",")
         };
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -345,10 +308,10 @@ impl ZooKeeperLeaseStore {
             runtime: Some(runtime),
             servers,
             #[cfg(feature = "lease-zookeeper-tls")]
-            addresses: parsed.servers,
+            addresses: url.servers().to_vec(),
             #[cfg(feature = "lease-zookeeper-tls")]
             tls,
-            prefix: parsed.path,
+            prefix: url.path().to_owned(),
             held: Arc::default(),
             clock: Mutex::new(None),
             timeout: DEFAULT_STORE_TIMEOUT,
@@ -1078,13 +1041,13 @@ K95VBejuL6RS3ShTQw==
             ("zks://zk1?ca=ca%402.pem".to_owned(), "the CA file \"ca@2.pem\" could not be read"),
             ("zks://zk1?ca=ca%zz.pem".to_owned(), "the parameter ca=: bad percent-encoding"),
             ("zks://zk1?ca=ca%ff.pem".to_owned(), "the parameter ca=: not UTF-8 once percent-decoded"),
-            (format!("zks://zk1?ca={ca}&timeout=5"), "unknown query parameter \"timeout\""),
+            (format!("zks://zk1?ca={ca}&timeout=5"), "unknown query parameter \"timeout\"; the parameters are ca="),
             (format!("zks://zk1?cafile={ca}"), "unknown query parameter \"cafile\""),
             ("zk://zk1?x=1".to_owned(), "unknown query parameter \"x\": none is supported"),
             (format!("zk://zk1?ca={ca}"), "`ca=` is for TLS: write zks://"),
             ("zks://zk1#frag".to_owned(), "a fragment"),
             (format!("zks://zk1?ca={ca}#frag"), "a fragment"),
-            ("zkss://zk1".to_owned(), "expected zk:// or zks:// or zk+tls://"),
+            ("zkss://zk1".to_owned(), "zk:// or zks://"),
         ] {
             let why = refusal(&url);
             assert!(why.contains(reason), "{url}: {why}");

@@ -159,8 +159,12 @@ fn patiently<T>(
 fn run(mut b: WorkerLeaseBuilder, reply: Reply<WorkerLease>) {
     let deadline = Instant::now() + b.wait_for_store;
     if let Store::Url(url) = &b.store {
-        let url = url.clone();
-        match patiently(&b, "connecting", deadline, || crate::worker::lease::open_store(&url)) {
+        // Parsed once: a bad URL is told at once, never waited on.
+        let url = match crate::worker::lease::url::StoreUrl::parse(url) {
+            Ok(url) => url,
+            Err(e) => return answer(reply, Err(e)),
+        };
+        match patiently(&b, "connecting", deadline, || url.open()) {
             Ok(store) => b.store = Store::Open(store),
             Err(e) => return answer(reply, Err(e)),
         }

@@ -20,9 +20,10 @@ use tokio::time::Instant;
 
 use super::store::support::{
     HOST_NAME_BYTES, UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name,
-    install_crypto_provider, listing, new_token, recorded_holder, redact_url, scan_order, ttl_ms,
+    install_crypto_provider, listing, new_token, recorded_holder, scan_order, ttl_ms,
 };
-use super::store::{CA_ENV, Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, StoreFaults, WorkerRecord};
+use super::store::{Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, StoreFaults, WorkerRecord};
+use super::url::{StoreKind, StoreUrl};
 
 #[cfg(feature = "lease-mysql")]
 mod mysql;
@@ -94,7 +95,8 @@ pub const MYSQL_TABLE_DDL: &str = "CREATE TABLE IF NOT EXISTS snowflake_worker_l
 #[derive(Clone)]
 #[must_use]
 pub struct SqlLeaseStoreBuilder {
-    url: String,
+    /// The URL, or why it is not one: told at `connect`.
+    url: Result<StoreUrl, LeaseError>,
     table: String,
     timeout: Duration,
 }
@@ -103,7 +105,7 @@ pub struct SqlLeaseStoreBuilder {
 impl fmt::Debug for SqlLeaseStoreBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SqlLeaseStoreBuilder")
-            .field("url", &redact_url(&self.url))
+            .field("url", &self.url.as_ref().map(ToString::to_string))
             .field("table", &self.table)
             .field("timeout", &self.timeout)
             .finish()
@@ -168,15 +170,16 @@ impl SqlLeaseStoreBuilder {
     pub fn connect(self) -> Result<SqlLeaseStore, LeaseError> {
         check_table(&self.table)?;
         install_crypto_provider();
-        let shown = redact_url(&self.url);
+        let url = self.url?;
+        let shown = url.to_string();
         let bad_url = |reason: String| LeaseError::BadUrl { url: shown.clone(), reason, source: None };
-        let scheme = self.url.split_once("://").map(|(scheme, _)| scheme.to_ascii_lowercase());
-        let kind = match scheme.as_deref() {
-            Some("postgres" | "postgresql") => Kind::Postgres,
-            Some("mysql" | "mariadb") => Kind::MySql,
+        let kind = match url.kind() {
+            StoreKind::Postgres => Kind::Postgres,
+            StoreKind::MySql => Kind::MySql,
             _ => return Err(bad_url("expected a postgres://, postgresql://, mysql:// or mariadb:// URL".into())),
         };
-        let ca = ca_from_env();
+        // The environment's CA, for a URL that names none of its own.
+        let ca = url.ca_file();
         // The driver refused the URL: its error is the cause, as text and as `source()`.
         let driver_refused = |e: sqlx_core::Error| LeaseError::BadUrl {
             url: shown.clone(),
@@ -193,14 +196,14 @@ impl SqlLeaseStoreBuilder {
         let (table, timeout) = (self.table.as_str(), self.timeout);
         let connected: Result<Result<Box<dyn Backend>, Failure>, sqlx_core::Error> = match kind {
             #[cfg(feature = "lease-postgres")]
-            Kind::Postgres => postgres::options(&self.url, ca.as_deref())
+            Kind::Postgres => postgres::options(&url, ca.as_deref())
                 .map(|options| runtime.block_on(postgres::connect(options, table, timeout))),
             #[cfg(not(feature = "lease-postgres"))]
             Kind::Postgres => {
                 return Err(bad_url("PostgreSQL leases need the feature `lease-postgres` of typed-snowflake".into()));
             }
             #[cfg(feature = "lease-mysql")]
-            Kind::MySql => mysql::options(&self.url, ca.as_deref())
+            Kind::MySql => mysql::options(&url, ca.as_deref())
                 .map(|options| runtime.block_on(mysql::connect(options, table, timeout))),
             #[cfg(not(feature = "lease-mysql"))]
             Kind::MySql => {
@@ -213,20 +216,6 @@ impl SqlLeaseStoreBuilder {
         let backend = connected.map_err(driver_refused)?.map_err(|f| f.into_error(&name, connecting(), timeout))?;
         Ok(SqlLeaseStore { runtime: Some(runtime), backend, timeout, name })
     }
-}
-
-/// The CA file of the environment (`SNOWFLAKE_LEASE_CA`), for a URL that names none.
-fn ca_from_env() -> Option<String> {
-    std::env::var(CA_ENV).ok().filter(|path| !path.trim().is_empty())
-}
-
-/// Whether `url`'s query names one of `keys` (a CA file the driver reads itself).
-fn names_param(url: &str, keys: &[&str]) -> bool {
-    let Some((_, query)) = url.split_once('?') else { return false };
-    let query = query.split('#').next().unwrap_or_default();
-    query
-        .split('&')
-        .any(|pair| keys.iter().any(|key| pair.split('=').next().is_some_and(|k| k.eq_ignore_ascii_case(key))))
 }
 
 enum Kind {
@@ -307,7 +296,24 @@ impl SqlLeaseStore {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn builder(url: impl Into<String>) -> SqlLeaseStoreBuilder {
-        SqlLeaseStoreBuilder { url: url.into(), table: DEFAULT_TABLE.to_owned(), timeout: DEFAULT_STORE_TIMEOUT }
+        Self::builder_with(StoreUrl::parse(&url.into()))
+    }
+
+    /// A builder for a store at a URL already parsed.
+    ///
+    /// ```no_run
+    /// use typed_snowflake::worker::lease::{SqlLeaseStore, StoreUrl};
+    ///
+    /// let url = StoreUrl::parse("postgres://postgres@127.0.0.1:5432/test")?;
+    /// let store = SqlLeaseStore::builder_from_url(url).table("worker_leases").connect()?;
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn builder_from_url(url: StoreUrl) -> SqlLeaseStoreBuilder {
+        Self::builder_with(Ok(url))
+    }
+
+    fn builder_with(url: Result<StoreUrl, LeaseError>) -> SqlLeaseStoreBuilder {
+        SqlLeaseStoreBuilder { url, table: DEFAULT_TABLE.to_owned(), timeout: DEFAULT_STORE_TIMEOUT }
     }
 
     /// Connects to `url` with the default table and timeout, creating the table if it does
@@ -757,10 +763,12 @@ mod tests {
     #[test]
     fn a_bad_url_keeps_the_drivers_error_as_its_source() {
         use std::error::Error as _;
-        let err = SqlLeaseStore::connect("postgres://app:secret@127.0.0.1:notaport/test").unwrap_err();
+        // A URL this crate reads whole, with a parameter value sqlx refuses.
+        let err = SqlLeaseStore::connect("postgres://app:secret@127.0.0.1/test?sslmode=nonsense").unwrap_err();
         let LeaseError::BadUrl { reason, source: Some(driver), .. } = &err else { panic!("{err:?}") };
         assert!(driver.downcast_ref::<sqlx_core::Error>().is_some(), "{driver:?}");
         assert_eq!(err.source().map(|cause| cause.to_string()).as_deref(), Some(reason.as_str()));
+        assert!(!err.to_string().contains("secret"), "{err}");
         // A scheme this crate refuses has no driver error behind it.
         let err = SqlLeaseStore::connect("redis://127.0.0.1:6379").unwrap_err();
         assert!(matches!(err, LeaseError::BadUrl { source: None, .. }) && err.source().is_none(), "{err:?}");
@@ -795,11 +803,11 @@ mod tests {
 
     #[test]
     fn a_ca_named_in_the_url_is_told_apart() {
-        let url = "postgres://db/ids?sslmode=verify-full&sslrootcert=/etc/ca.pem";
-        assert!(names_param(url, &["sslrootcert"]));
-        assert!(names_param("mysql://db/ids?ssl-mode=VERIFY_CA&SSL-CA=/ca.pem#x", &["ssl-ca"]));
-        assert!(!names_param("postgres://db/ids?sslmode=require", &["sslrootcert"]));
-        assert!(!names_param("postgres://db/sslrootcert", &["sslrootcert"]));
-        assert!(!names_param("postgres://db/ids?x=sslrootcert", &["sslrootcert"]));
+        let named = |url: &str, keys: &[&str]| StoreUrl::parse(url).unwrap().names_param(keys);
+        assert!(named("postgres://db/ids?sslmode=verify-full&sslrootcert=/etc/ca.pem", &["sslrootcert"]));
+        assert!(named("mysql://db/ids?ssl-mode=VERIFY_CA&SSL-CA=/ca.pem", &["ssl-ca"]));
+        assert!(!named("postgres://db/ids?sslmode=require", &["sslrootcert"]));
+        assert!(!named("postgres://db/sslrootcert", &["sslrootcert"]));
+        assert!(!named("postgres://db/ids?x=sslrootcert", &["sslrootcert"]));
     }
 }

@@ -8,9 +8,10 @@ use sqlx_core::executor::Executor;
 use sqlx_core::sql_str::AssertSqlSafe;
 use sqlx_mysql::{MySql, MySqlConnectOptions, MySqlDatabaseError, MySqlPool};
 
+use super::super::url::StoreUrl;
 use super::{
-    Attempt, Backend, Failure, LeaseRow, Listed, Op, Statements, Templates, Won, create_table, names_param,
-    pool_options, with_connection,
+    Attempt, Backend, Failure, LeaseRow, Listed, Op, Statements, Templates, Won, create_table, pool_options,
+    with_connection,
 };
 
 /// Unix milliseconds of `UTC_TIMESTAMP(3)`, by calendar arithmetic that no time zone
@@ -63,14 +64,11 @@ const SQL: Templates = Templates {
 /// The URL's options (`ssl-mode`, `ssl-ca` and the rest, read by sqlx), with the CA file of
 /// the environment when the URL names none. sqlx reads `mysql://`; MariaDB speaks the same
 /// protocol.
-pub(super) fn options(url: &str, ca: Option<&str>) -> Result<MySqlConnectOptions, sqlx_core::Error> {
-    let url = match url.split_once("://") {
-        Some((_, rest)) => format!("mysql://{rest}"),
-        None => url.to_owned(),
-    };
-    let options: MySqlConnectOptions = url.parse()?;
+pub(super) fn options(url: &StoreUrl, ca: Option<&str>) -> Result<MySqlConnectOptions, sqlx_core::Error> {
+    // sqlx reads `mariadb://` as `mysql://`.
+    let options: MySqlConnectOptions = url.driver_url("mysql", &[]).parse()?;
     Ok(match ca {
-        Some(ca) if !names_param(&url, &["ssl-ca", "sslca"]) => options.ssl_ca(ca),
+        Some(ca) if !url.names_param(&["ssl-ca", "sslca"]) => options.ssl_ca(ca),
         _ => options,
     })
 }

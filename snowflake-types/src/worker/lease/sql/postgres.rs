@@ -5,9 +5,10 @@ use std::time::Duration;
 use sqlx_core::sql_str::AssertSqlSafe;
 use sqlx_postgres::{PgConnectOptions, PgPool, Postgres};
 
+use super::super::url::StoreUrl;
 use super::{
-    Attempt, Backend, Failure, LeaseRow, Listed, Op, Statements, Templates, Won, create_table, names_param,
-    pool_options, with_connection,
+    Attempt, Backend, Failure, LeaseRow, Listed, Op, Statements, Templates, Won, create_table, pool_options,
+    with_connection,
 };
 
 const SQL: Templates = Templates {
@@ -42,10 +43,10 @@ const SQL: Templates = Templates {
 
 /// The URL's options (`sslmode`, `sslrootcert` and the rest, read by sqlx), with the CA file
 /// of the environment when the URL names none.
-pub(super) fn options(url: &str, ca: Option<&str>) -> Result<PgConnectOptions, sqlx_core::Error> {
-    let options: PgConnectOptions = url.parse()?;
+pub(super) fn options(url: &StoreUrl, ca: Option<&str>) -> Result<PgConnectOptions, sqlx_core::Error> {
+    let options: PgConnectOptions = url.driver_url("postgres", &[]).parse()?;
     Ok(match ca {
-        Some(ca) if !names_param(url, &["sslrootcert", "ssl-root-cert", "ssl-ca"]) => options.ssl_root_cert(ca),
+        Some(ca) if !url.names_param(&["sslrootcert", "ssl-root-cert", "ssl-ca"]) => options.ssl_root_cert(ca),
         _ => options,
     })
 }

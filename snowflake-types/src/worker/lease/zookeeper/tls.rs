@@ -6,8 +6,9 @@ use std::time::Instant;
 
 use zookeeper_client as zk;
 
-use super::super::store::support::{install_crypto_provider, redact_url};
+use super::super::store::support::install_crypto_provider;
 use super::super::store::{CA_ENV, LeaseError};
+use super::super::url::StoreUrl;
 
 /// What a `zks://` store trusts: the client's options, and the same roots for diagnosing a
 /// handshake the client failed (its error does not say why).
@@ -65,13 +66,15 @@ impl std::error::Error for TlsHandshakeFailed {
 
 impl Tls {
     /// The client's TLS options, trusting the CA certificates of `ca_file`, or the system's
-    /// roots when there is none. `url` is for error messages.
-    pub(super) fn new(url: &str, ca_file: Option<&str>) -> Result<Self, LeaseError> {
+    /// roots when there is none (see [`StoreUrl::ca_file`]).
+    pub(super) fn new(url: &StoreUrl) -> Result<Self, LeaseError> {
+        let ca_file = url.ca_file();
+        let ca_file = ca_file.as_deref();
         // zookeeper-client builds its rustls configuration with the process's default
         // provider (with two providers compiled in, as here, rustls picks none by itself).
         install_crypto_provider();
         let bad = |reason: String, source: Option<Arc<dyn std::error::Error + Send + Sync>>| LeaseError::BadUrl {
-            url: redact_url(url),
+            url: url.to_string(),
             reason,
             source,
         };
