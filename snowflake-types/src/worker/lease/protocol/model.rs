@@ -655,6 +655,20 @@ fn the_model_check_finds_no_duplicate_on_any_store() {
     }
 }
 
+/// Two holders over two worker IDs: a holder that lost one worker ID may take the other, and
+/// fences and records of both must keep them apart. A shorter horizon (5 model ms) keeps it to
+/// about a million states; the planted bugs need the longer horizon of one worker ID above.
+#[test]
+fn the_model_check_finds_no_duplicate_over_two_worker_ids() {
+    let horizon = std::env::var("MODEL_HORIZON_2").ok().and_then(|s| s.parse().ok()).unwrap_or(5);
+    for kind in ONE_FAULT {
+        let began = std::time::Instant::now();
+        let (counterexample, states) = check(LeaseModel::new(kind, 2, 2, horizon));
+        assert!(counterexample.is_none(), "{}: {}", kind.name, counterexample.unwrap_or_default());
+        eprintln!("{} over two worker IDs: {states} states in {:?}, no duplicate", kind.name, began.elapsed());
+    }
+}
+
 #[test]
 fn the_model_check_finds_each_planted_bug() {
     let [data_loss, _, two_primaries, deleted] = ONE_FAULT;
