@@ -15,7 +15,8 @@
 //! behind, the waits and the step-back policies); `limit.rs` raises the issuing limit (a
 //! high-water reservation, a lease's fence) and moves a generator to a new grant;
 //! `asynchronous.rs` awaits where the slow path would block; `high_water.rs` reads and writes
-//! the high-water file.
+//! the high-water file; `state.rs` holds the compare-and-swap steps that the hot path and a
+//! move to a new grant race on, and their model check under `loom`.
 
 #[cfg(feature = "tokio")]
 mod asynchronous;
@@ -24,6 +25,7 @@ mod fast;
 mod high_water;
 mod limit;
 mod slow;
+mod state;
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

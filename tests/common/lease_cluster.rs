@@ -269,8 +269,16 @@ pub fn processes_configured_by_the_environment_never_share_an_id(url: &str, coun
 }
 
 /// Acquisition latency as measured for every store: a space of 1024 worker IDs, 90 % leased,
-/// then 200 cycles of acquire and release; prints p50, p99 and max (no bound is asserted: the
-/// figures depend on the machine).
+/// then 200 cycles of acquire and release; prints p50, p99 and max.
+///
+/// The figures depend on the machine and are only printed; what is asserted is a property of
+/// the protocol: a grant of a free worker ID is a few round trips to the store and waits for
+/// nothing (the TTL of a lease held, an expiry, a backoff). So every acquisition, the slowest
+/// of the 200 included, must take well under the TTL asked for: under a quarter of it (7.5 s,
+/// several times the store's timeout for one round trip, 2 s). A store that waited out a
+/// lease, or retried until one expired, takes a TTL (30 s) and fails this; a correct one takes
+/// milliseconds (`docs/etcd-zookeeper.md`, "Measured": 47 ms at most; 0.5 s at most on a
+/// loaded machine).
 pub fn acquisition_latency(store: &dyn LeaseStore, name: &str) {
     let (namespace, space, ttl) = ("latency", 1024, Duration::from_secs(30));
     let held: Vec<Grant> = (0..space * 9 / 10)
@@ -285,15 +293,22 @@ pub fn acquisition_latency(store: &dyn LeaseStore, name: &str) {
     }
     took.sort();
     let at = |q: usize| took[(took.len() - 1) * q / 100];
+    let slowest = took[took.len() - 1];
     eprintln!(
-        "{name}: acquisition, 1024 worker IDs 90 % leased, 200 cycles: p50 {:?}, p99 {:?}, max {:?}",
+        "{name}: acquisition, 1024 worker IDs 90 % leased, 200 cycles: p50 {:?}, p99 {:?}, max {slowest:?}",
         at(50),
         at(99),
-        took[took.len() - 1]
     );
     for grant in &held {
         store.release(namespace, grant, 1).expect("releasing");
     }
+    assert!(
+        slowest < ttl / 4,
+        "{name}: an acquisition of a free worker ID took {slowest:?}, not well under the TTL of {ttl:?}: \
+         it waited for something (p50 {:?}, p99 {:?})",
+        at(50),
+        at(99)
+    );
 }
 
 /// Churn: holders (64 under CI, 16 elsewhere) contend for 32 worker IDs for a few seconds,

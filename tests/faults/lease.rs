@@ -13,6 +13,7 @@ use crate::servers;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::process::Stdio;
 use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use typed_snowflake::worker::lease::{
@@ -616,14 +617,35 @@ fn a_generator_moves_to_another_worker_id_under_many_threads() -> TestResult {
     let holder_a = Generator::builder(layout()).lease(lease_a.clone()).build()?;
     let holder_c = Generator::builder(layout()).lease(lease_c.clone()).build()?;
     let stop = std::sync::atomic::AtomicBool::new(false);
+    // How many IDs each of A's threads issued on `a`, and on `b`, so far.
+    let on_a: [AtomicUsize; 4] = Default::default();
+    let on_b_so_far: [AtomicUsize; 4] = Default::default();
+    // Polls `reached` every 5 ms for up to 20 s; fails naming `what` and A's lease if it never is.
+    let poll = |what: &str, reached: &dyn Fn() -> bool| -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !reached() {
+            if Instant::now() >= deadline {
+                return Err(format!("{what}: not reached within 20 s; A's lease: {:?}", lease_a.status()));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Ok(())
+    };
     let (ids_a, ids_b, ids_c) = std::thread::scope(|scope| -> Result<_, Box<dyn std::error::Error + Send + Sync>> {
         let threads: Vec<_> = (0..4)
-            .map(|_| {
-                scope.spawn(|| {
+            .map(|thread| {
+                let (on_a, on_b) = (&on_a[thread], &on_b_so_far[thread]);
+                let stop = &stop;
+                let holder_a = &holder_a;
+                scope.spawn(move || {
                     let mut ids = Vec::new();
                     while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                         match holder_a.next_raw() {
-                            Ok(id) => ids.push(id),
+                            Ok(id) => {
+                                let on = if layout().worker_of(id) == b { on_b } else { on_a };
+                                on.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                ids.push(id);
+                            }
                             Err(GenerateError::Fenced { .. }) => std::thread::sleep(Duration::from_millis(1)),
                             Err(e) => return Err(e),
                         }
@@ -633,7 +655,10 @@ fn a_generator_moves_to_another_worker_id_under_many_threads() -> TestResult {
             })
             .collect();
         let mut ids_c: Vec<i64> = (0..100_000).map(|_| holder_c.next_raw()).collect::<Result<_, _>>()?;
-        std::thread::sleep(Duration::from_millis(200));
+        // Every one of A's threads issues on `a` before it goes.
+        poll("each of A's threads issued on `a`", &|| {
+            on_a.iter().all(|n| n.load(std::sync::atomic::Ordering::Relaxed) > 0)
+        })?;
         // `a` vanishes from the store, and B takes it at once (`b` is C's).
         let mut connection = redis::Client::open(url.as_str())?.get_connection()?;
         let () = redis::cmd("DEL").arg(format!("snowflake:{{{namespace}}}:worker:{a}")).query(&mut connection)?;
@@ -641,16 +666,22 @@ fn a_generator_moves_to_another_worker_id_under_many_threads() -> TestResult {
         assert_eq!(lease_b.worker(), a);
         let holder_b = Generator::builder(layout()).lease(lease_b.clone()).build()?;
         let ids_b: Vec<i64> = (0..100_000).map(|_| holder_b.next_raw()).collect::<Result<_, _>>()?;
-        // A finds `a` taken and `b` held; once C releases `b`, A takes it.
-        std::thread::sleep(Duration::from_millis(500));
+        // A finds `a` taken and `b` held: its lease lost `a`, and acquiring again, it is told
+        // that no worker ID is free; once C releases `b`, A takes it.
+        poll("A's lease lost `a` and found no free worker ID", &|| {
+            matches!(
+                lease_a.status(),
+                LeaseStatus::Recovering { previous_worker, error: Some(LeaseError::NoFreeWorker { .. }), .. }
+                    if previous_worker == a
+            )
+        })?;
         ids_c.extend((0..1_000).map(|_| holder_c.next_raw()).collect::<Result<Vec<_>, _>>()?);
         lease_c.release()?;
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !(lease_a.worker() == b && lease_a.is_valid()) {
-            assert!(Instant::now() < deadline, "A never moved to {b}: {:?}", lease_a.status());
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        std::thread::sleep(Duration::from_millis(300));
+        poll(&format!("A moved to {b}"), &|| lease_a.worker() == b && lease_a.is_valid())?;
+        // Every one of A's threads issues on `b` before they stop.
+        poll(&format!("each of A's threads issued on {b}"), &|| {
+            on_b_so_far.iter().all(|n| n.load(std::sync::atomic::Ordering::Relaxed) > 0)
+        })?;
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         let mut ids_a = Vec::new();
         for thread in threads {
@@ -662,12 +693,14 @@ fn a_generator_moves_to_another_worker_id_under_many_threads() -> TestResult {
     .map_err(|e| e.to_string())?;
     let last_c = *ids_c.iter().max().ok_or("C issued nothing")?;
     let mut on_b = 0;
+    assert_eq!(ids_a.len(), 4);
     for ids in &ids_a {
         assert!(ids.windows(2).all(|w| w[0] < w[1]), "a thread's IDs went back");
         let workers: Vec<u64> = ids.iter().map(|&id| layout().worker_of(id)).collect();
         // Worker `a` first, then `b`, never back.
         let moved = workers.iter().position(|&w| w == b).unwrap_or(workers.len());
         assert!(workers[..moved].iter().all(|&w| w == a) && workers[moved..].iter().all(|&w| w == b));
+        assert!(moved > 0 && moved < workers.len(), "a thread of A issued on {a} first, then on {b}");
         assert!(ids[moved..].iter().all(|&id| id > last_c), "A issued on {b} at or below C's last ID");
         on_b += workers.len() - moved;
     }

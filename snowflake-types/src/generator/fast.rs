@@ -2,6 +2,7 @@
 
 use std::sync::atomic::Ordering;
 
+use super::state::{self, Packing};
 use super::{Generator, id_in};
 use crate::error::GenerateError;
 use crate::layout::Layout;
@@ -41,31 +42,7 @@ impl Generator {
         }
         let unit = layout.unit().as_millis();
         let now = if unit == 1 { since } else { since / unit }.cast_unsigned();
-        let seq_bits = layout.seq_bits();
-        let tick_shift = layout.worker_bits() + seq_bits;
-        let max_seq = layout.max_seq();
-        let mut cur = self.hot.state.load(Ordering::Relaxed);
-        loop {
-            let last = cur >> tick_shift;
-            let next = if now == last && cur & max_seq != max_seq {
-                cur + 1
-            } else if now > last && self.random_start == 0 && now <= self.limit.0.load(Ordering::Acquire) {
-                // The worker comes from the state it follows: a switch to another grant is a
-                // CAS on the state, so this CAS fails across one.
-                (now << tick_shift) | (cur & (layout.max_worker() << seq_bits))
-            } else {
-                return None;
-            };
-            // Uniqueness and order need no more than Relaxed: they come from the single
-            // modification order of this one atomic, in which every CAS reads the value
-            // just before its own. Release is for the slow path (see `take`): a caller that
-            // loads this state with Acquire also sees the clock reading this ID was stamped
-            // with, so it does not take this ID's tick for a clock step back. On x86-64 it
-            // is the same `lock cmpxchg` as Relaxed; on AArch64, `casl` instead of `cas`.
-            match self.hot.state.compare_exchange_weak(cur, next, Ordering::Release, Ordering::Relaxed) {
-                Ok(_) => return Some(id_in(next, layout)),
-                Err(actual) => cur = actual,
-            }
-        }
+        state::issue(&self.hot.state, &self.limit.0, now, Packing::of(layout), self.random_start == 0)
+            .map(|next| id_in(next, layout))
     }
 }

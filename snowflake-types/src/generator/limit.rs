@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 
 use super::Generator;
 use super::high_water::raise_mark;
+use super::state::{self, Packing};
 use crate::error::GenerateError;
 use crate::fence::{Fence, FenceReason, GrantView, Refusal};
 
@@ -51,15 +52,7 @@ impl Generator {
             Ok(tick) => tick.flatten().unwrap_or(0),
             Err(e) => return self.fail(e),
         };
-        self.limit.0.store(0, Ordering::Release);
-        let mut cur = self.hot.state.load(Ordering::Acquire);
-        loop {
-            let next = self.state_of(self.tick_in(cur).max(floor_tick), view.worker, self.max_seq);
-            match self.hot.state.compare_exchange(cur, next, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => break,
-                Err(actual) => cur = actual,
-            }
-        }
+        state::switch(&self.hot.state, &self.limit.0, floor_tick, view.worker, Packing::of(&self.layout));
         self.worker.store(view.worker, Ordering::Relaxed);
         self.lease_epoch.store(view.epoch, Ordering::Relaxed);
         Ok(())
