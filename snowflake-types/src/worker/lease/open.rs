@@ -20,7 +20,7 @@ use super::zookeeper::ZooKeeperLeaseStore;
 /// (feature `lease-mysql`), `etcd://`, `etcds://` (TLS), `etcd+http://` or `etcd+https://`
 /// (feature `lease-etcd`), `zk://` (feature `lease-zookeeper`), `zks://` or `zk+tls://` for
 /// TLS (feature `lease-zookeeper-tls`). A URL of a store whose feature is off is an error
-/// naming the feature. TLS and its CA are asked for in the URL (see [`CA_ENV`] for a CA file of the
+/// naming the feature. TLS and its CA are asked for in the URL (see [`CA_ENV`](super::CA_ENV) for a CA file of the
 /// environment); `docs/stores.md` lists the URL forms.
 ///
 /// ```
