@@ -300,8 +300,8 @@ impl RedisLeaseStore {
                     }
                     None => redis::Client::open(info).map_err(driver_refused)?,
                 };
-                let mut store = Self::new(client);
-                store.name = url.describe_as(plain);
+                install_crypto_provider();
+                let mut store = Self::with_target(Target::Server(client), url.describe_as(plain));
                 store.min_replicas = min_replicas.unwrap_or(0);
                 Ok(store)
             }
@@ -752,10 +752,7 @@ impl Sentinel {
         }
         // The master's URL, the credentials and database its own; `{host}` and `{port}` to fill in
         // (the credentials are percent-encoded: no brace of theirs is left).
-        let master_url = url.driver_url(plain, &[CA_PARAM, MIN_REPLICAS_PARAM]);
-        let authority_end = master_url[plain.len() + 3..].find('/').map_or(master_url.len(), |i| i + plain.len() + 3);
-        let credentials_end = master_url[..authority_end].rfind('@').map_or(plain.len() + 3, |at| at + 1);
-        let master_url = format!("{}{{host}}:{{port}}/{db}", &master_url[..credentials_end]);
+        let master_url = format!("{plain}://{}{{host}}:{{port}}/{db}", url.userinfo());
         Ok(Sentinel { sentinels, master_name: master_name.to_owned(), master_url, tls })
     }
 

@@ -341,15 +341,7 @@ impl StoreUrl {
         allow(dead_code)
     )]
     pub(crate) fn driver_url(&self, scheme: &str, drop: &[&str]) -> String {
-        let mut text = format!("{scheme}://");
-        if self.user.is_some() || self.password.is_some() {
-            text.push_str(&percent_encode(self.user.as_deref().unwrap_or_default()));
-            if let Some(password) = &self.password {
-                text.push(':');
-                text.push_str(&percent_encode(password));
-            }
-            text.push('@');
-        }
+        let mut text = format!("{scheme}://{}", self.userinfo());
         text.push_str(&self.servers.join(","));
         text.push_str(&self.path);
         let kept: Vec<String> = (self.params.iter())
@@ -361,6 +353,19 @@ impl StoreUrl {
             text.push_str(&kept.join("&"));
         }
         text
+    }
+
+    /// `user:password@`, `user@`, `:password@` or nothing, each part percent-encoded again, for
+    /// a driver's URL. It holds the password: never shown.
+    pub(crate) fn userinfo(&self) -> String {
+        if self.user.is_none() && self.password.is_none() {
+            return String::new();
+        }
+        let user = percent_encode(self.user.as_deref().unwrap_or_default());
+        match &self.password {
+            Some(password) => format!("{user}:{}@", percent_encode(password)),
+            None => format!("{user}@"),
+        }
     }
 
     /// `scheme://[user@]servers path`, with no query: how etcd and ZooKeeper describe
