@@ -43,8 +43,8 @@ const MARGIN: Duration = Duration::from_millis(500);
 
 /// The tests that start processes, servers or many holders take turns, one at a time, or
 /// `FAULTS_HEAVY_AT_ONCE` at a time: more together would starve the lease threads of CPU on a
-/// small machine, and their timings would mean nothing (`lease_outage.rs` takes the same
-/// turns). Most of what they do is wait for TTLs and outages: on a quiet machine two share 2
+/// small machine, and their timings would mean nothing (`lease.rs` and `lease_outage.rs` take
+/// the same turns). Most of what they do is wait for TTLs and outages: on a quiet machine two share 2
 /// cores (see CONTRIBUTING.md).
 static HEAVY: (std::sync::Mutex<usize>, std::sync::Condvar) = (std::sync::Mutex::new(0), std::sync::Condvar::new());
 
