@@ -4,7 +4,7 @@
 use alloc::string::String;
 use core::fmt;
 
-use crate::rules::{self, Spelling};
+use crate::spelling::{self as rules, Spelling};
 
 /// A layout that cannot work. The derive reports these at compile time; hand-written
 /// [`Layout`](crate::Layout)s get them from the `const fn` constructors.

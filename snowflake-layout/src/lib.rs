@@ -27,6 +27,7 @@ mod layout;
 mod prefix;
 mod preset;
 pub mod rules;
+mod spelling;
 mod text;
 
 pub use civil::{format_epoch, format_rfc3339, parse_date_or_instant};
