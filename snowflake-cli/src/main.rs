@@ -128,22 +128,31 @@ Example:
   snowflake serve --id order=preset=leaf,epoch=2020-01-01 --lease redis://127.0.0.1:6379
   curl localhost:8080/v1/ids/order")]
     Serve(Box<snowflake_server::ServeArgs>),
-    /// List a namespace's worker IDs as their lease store records them: holder, fence, time
-    /// left, high water.
+    /// List a namespace's worker IDs as their lease store records them (holder, fence, time
+    /// left, high water), or declare a namespace new (`init`), or fence it after a restore
+    /// (`fence`).
     ///
     /// Reads any store a lease can live in: redis://, rediss://, redis+sentinel://,
     /// postgres://, mysql://, mariadb://, etcd://, etcds://, zk:// (the URL of
     /// SNOWFLAKE_WORKER_LEASE).
-    /// Each worker ID with a live lease or a recorded high water is listed; the holder is the
-    /// `host:pid` it recorded. Needs the
-    /// `leases` feature of snowflake-cli (`cargo install snowflake-cli --features full`).
-    #[command(after_help = "\
+    /// Each worker ID with a record is listed; the holder is the `host:pid` it recorded. Needs
+    /// the `leases` feature of snowflake-cli (`cargo install snowflake-cli --features full`).
+    #[command(
+        args_conflicts_with_subcommands = true,
+        subcommand_negates_reqs = true,
+        after_help = "\
 Examples:
   snowflake leases redis://127.0.0.1:6379 --namespace orders
-  snowflake leases postgres://app@db/app --json | jq -r 'select(.leased) | .holder'")]
+  snowflake leases postgres://app@db/app --json | jq -r 'select(.leased) | .holder'
+  snowflake leases init redis://127.0.0.1:6379 --namespace orders
+  snowflake leases fence postgres://app@db/app --namespace orders"
+    )]
     Leases {
+        #[command(subcommand)]
+        action: Option<LeasesAction>,
         /// The lease store's URL.
-        url: String,
+        #[arg(required = true)]
+        url: Option<String>,
         /// The namespace (default: SNOWFLAKE_NAMESPACE, else typed-snowflake, as the
         /// leases themselves take it).
         #[arg(long)]
@@ -160,6 +169,39 @@ Example:
         /// One JSON object per line.
         #[arg(long)]
         json: bool,
+    },
+}
+
+/// What `snowflake leases` does besides listing.
+#[derive(Subcommand, Debug)]
+enum LeasesAction {
+    /// Declare a namespace new: its first holders issue at once instead of waiting out the
+    /// reservation (W, 60 s by default). Refused where the store holds anything of the
+    /// namespace (a marker or any record).
+    ///
+    /// Declare it before the namespace's first holder starts. What it cannot protect against:
+    /// a store that just lost its data (a Redis restarted without persistence, a table
+    /// emptied) while holders of the namespace still run holds nothing of it either, and
+    /// declaring it new then would let new holders issue beside them.
+    Init {
+        /// The lease store's URL.
+        url: String,
+        /// The namespace (default: SNOWFLAKE_NAMESPACE, else typed-snowflake).
+        #[arg(long)]
+        namespace: Option<String>,
+    },
+    /// Fence a namespace after its store was restored from a backup or a snapshot that the
+    /// store itself cannot tell (a table restored from a dump, a ZooKeeper data directory
+    /// put back): every worker ID's next holder waits out the reservation, and holders whose
+    /// records the restore rolled back stop and acquire again.
+    ///
+    /// Run it before the restored store serves the holders again.
+    Fence {
+        /// The lease store's URL.
+        url: String,
+        /// The namespace (default: SNOWFLAKE_NAMESPACE, else typed-snowflake).
+        #[arg(long)]
+        namespace: Option<String>,
     },
 }
 
@@ -466,11 +508,21 @@ fn run(command: Command, out: &mut impl Write, colour: bool) -> Result<ExitCode,
             layouts(json, out).map_err(io_err)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Leases { url, namespace, json } => {
-            let namespace = namespace
-                .or_else(|| std::env::var(snowflake_types::worker::NAMESPACE_ENV).ok().filter(|ns| !ns.is_empty()))
-                .unwrap_or_else(|| snowflake_types::worker::lease::DEFAULT_NAMESPACE.to_owned());
-            leases(&url, &namespace, json, out)?;
+        Command::Leases { action, url, namespace, json } => {
+            let namespace_of = |namespace: Option<String>| {
+                namespace
+                    .or_else(|| std::env::var(snowflake_types::worker::NAMESPACE_ENV).ok().filter(|ns| !ns.is_empty()))
+                    .unwrap_or_else(|| snowflake_types::worker::lease::DEFAULT_NAMESPACE.to_owned())
+            };
+            match action {
+                None => leases(&url.unwrap_or_default(), &namespace_of(namespace), json, out)?,
+                Some(LeasesAction::Init { url, namespace }) => {
+                    leases_admin(&url, &namespace_of(namespace), Admin::Init, out)?;
+                }
+                Some(LeasesAction::Fence { url, namespace }) => {
+                    leases_admin(&url, &namespace_of(namespace), Admin::Fence, out)?;
+                }
+            }
             Ok(ExitCode::SUCCESS)
         }
         #[cfg(feature = "serve")]
@@ -643,35 +695,80 @@ fn explain(decoded: &Decoded<'_>, colour: bool, out: &mut dyn Write) -> io::Resu
     Ok(())
 }
 
-/// `snowflake leases`: the store's records of `namespace`, one line (or JSON object) per
-/// worker ID.
-#[cfg(feature = "leases")]
-fn leases(url: &str, namespace: &str, json: bool, out: &mut dyn Write) -> Result<(), String> {
-    use snowflake_types::worker::lease::open_store;
+/// What `snowflake leases init` and `fence` do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Admin {
+    Init,
+    Fence,
+}
 
+/// The store a `snowflake leases` URL names, or why this build cannot open it.
+#[cfg(feature = "leases")]
+fn lease_store(url: &str) -> Result<std::sync::Arc<dyn snowflake_types::worker::lease::LeaseStore>, String> {
     let scheme = url.trim().split_once("://").map_or(String::new(), |(scheme, _)| scheme.to_ascii_lowercase());
     if matches!(scheme.as_str(), "zks" | "zk+tls") && !cfg!(feature = "zookeeper-tls") {
         return Err(format!(
             "this snowflake was built without ZooKeeper over TLS ({scheme}://): install it with `{INSTALL_ZOOKEEPER_TLS}`"
         ));
     }
-    let store = open_store(url).map_err(|e| e.to_string())?;
-    let records = store.list(namespace).map_err(|e| e.to_string())?;
-    let now_ms = store.now_ms().map_err(|e| e.to_string())?;
+    snowflake_types::worker::lease::open_store(url).map_err(|e| e.to_string())
+}
+
+/// `snowflake leases init` and `fence`.
+#[cfg(feature = "leases")]
+fn leases_admin(url: &str, namespace: &str, admin: Admin, out: &mut dyn Write) -> Result<(), String> {
+    use snowflake_types::worker::lease::{create_namespace, fence_namespace};
+
+    let store = lease_store(url)?;
+    let said = match admin {
+        Admin::Init => {
+            create_namespace(&*store, namespace).map_err(|e| e.to_string())?;
+            "declared new: its never-used worker IDs issue at once"
+        }
+        Admin::Fence => {
+            fence_namespace(&*store, namespace).map_err(|e| e.to_string())?;
+            "fenced: every worker ID's next holder waits out the reservation"
+        }
+    };
+    writeln!(out, "namespace {namespace:?} in {}: {said}", store.describe()).map_err(io_err)
+}
+
+#[cfg(not(feature = "leases"))]
+fn leases_admin(_url: &str, _namespace: &str, _admin: Admin, _out: &mut dyn Write) -> Result<(), String> {
+    Err(format!("this snowflake was built without the lease stores: install it with `{INSTALL}`"))
+}
+
+/// `snowflake leases`: the store's records of `namespace`, one line (or JSON object) per
+/// worker ID.
+#[cfg(feature = "leases")]
+fn leases(url: &str, namespace: &str, json: bool, out: &mut dyn Write) -> Result<(), String> {
+    use snowflake_types::worker::lease::inspect;
+
+    let store = lease_store(url)?;
+    let report = inspect(&*store, namespace).map_err(|e| e.to_string())?;
+    let now_ms = report.now_ms;
+    let records = &report.workers;
     let date = |ms: Option<i64>| ms.map(format_rfc3339);
     if !json {
         let leased = records.iter().filter(|r| r.leased).count();
+        let known = match report.known_since_ms {
+            Some(since) if report.declared => format!("known since {} (declared new)", format_rfc3339(since)),
+            Some(since) => format!("known since {}", format_rfc3339(since)),
+            None => "not known to this store (its first holder waits out the reservation)".to_owned(),
+        };
         writeln!(
             out,
-            "namespace {namespace:?} in {} at {}: {leased} leased, {} free with a recorded high water",
+            "namespace {namespace:?} in {} at {}: {known}; {leased} leased, {} free; worker IDs from {} never granted",
             store.describe(),
             format_rfc3339(now_ms),
-            records.len() - leased
+            records.len() - leased,
+            report.granted_below
         )
         .map_err(io_err)?;
-        writeln!(out, "{:<8} {:<48} {:<18} {:<10} high water", "worker", "holder", "fence", "left").map_err(io_err)?;
+        writeln!(out, "{:<8} {:<48} {:<18} {:<10} {:<8} high water", "worker", "holder", "fence", "left", "vouched")
+            .map_err(io_err)?;
     }
-    for record in &records {
+    for record in records {
         let left_ms = record.expires_in.map(|left| i64::try_from(left.as_millis()).unwrap_or(i64::MAX));
         let line = if json {
             json!({
@@ -684,20 +781,22 @@ fn leases(url: &str, namespace: &str, json: bool, out: &mut dyn Write) -> Result
                 "expires_at": date(left_ms.map(|left| now_ms.saturating_add(left))),
                 "high_water_ms": record.high_water_ms,
                 "high_water": date(record.high_water_ms),
+                "vouched": record.vouched,
             })
             .to_string()
         } else {
             let left = match (record.leased, left_ms) {
                 (false, _) => "free".to_owned(),
-                (true, None) => "session".to_owned(),
+                (true, None) => "-".to_owned(),
                 (true, Some(ms)) => format!("{}.{:03}s", ms / 1000, ms % 1000),
             };
             format!(
-                "{:<8} {:<48} {:<18} {:<10} {}",
+                "{:<8} {:<48} {:<18} {:<10} {:<8} {}",
                 record.worker,
                 record.holder.as_deref().unwrap_or("-"),
                 record.fence.map_or_else(|| "-".to_owned(), |fence| fence.to_string()),
                 left,
+                if record.vouched { "yes" } else { "no" },
                 date(record.high_water_ms).unwrap_or_else(|| "-".to_owned())
             )
         };

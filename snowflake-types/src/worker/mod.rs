@@ -90,6 +90,46 @@ pub const LEASE_WAIT_ENV: &str = "SNOWFLAKE_LEASE_WAIT";
 /// ```
 pub const LEASE_RESERVATION_ENV: &str = "SNOWFLAKE_LEASE_RESERVATION";
 
+/// The environment variable that declares the namespace of a lease configured by
+/// [`WORKER_LEASE_ENV`] new where the store holds nothing of it: `1` or `true` (`0`, `false`
+/// or unset: not). See
+/// [`WorkerLeaseBuilder::create_namespace`](lease::WorkerLeaseBuilder::create_namespace) for
+/// what it saves and what it cannot protect against.
+///
+/// ```
+/// use typed_snowflake::worker::{CREATE_NAMESPACE_ENV, flag_in};
+///
+/// assert_eq!(CREATE_NAMESPACE_ENV, "SNOWFLAKE_CREATE_NAMESPACE");
+/// assert_eq!(flag_in(&|_| Ok(Some("true".to_owned())), CREATE_NAMESPACE_ENV)?, true);
+/// assert!(flag_in(&|_| Ok(Some("yes please".to_owned())), CREATE_NAMESPACE_ENV).is_err());
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub const CREATE_NAMESPACE_ENV: &str = "SNOWFLAKE_CREATE_NAMESPACE";
+
+/// A yes-or-no variable (such as [`CREATE_NAMESPACE_ENV`]) in the environment `env`: `1` or
+/// `true` is yes, `0`, `false` or unset is no (case-insensitive, trimmed); anything else is
+/// an error naming the variable.
+///
+/// ```
+/// use typed_snowflake::worker::{CREATE_NAMESPACE_ENV, flag_in};
+///
+/// assert!(!flag_in(&|_| Ok(None), CREATE_NAMESPACE_ENV)?);
+/// assert!(flag_in(&|_| Ok(Some(" 1 ".to_owned())), CREATE_NAMESPACE_ENV)?);
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn flag_in(env: &dyn Fn(&str) -> Result<Option<String>, WorkerError>, var: &str) -> Result<bool, WorkerError> {
+    let Some(value) = env(var)? else { return Ok(false) };
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" => Ok(true),
+        "0" | "false" => Ok(false),
+        _ => Err(WorkerError::UnusableEnv {
+            var: var.to_owned(),
+            reason: "expected 1 or true (yes), 0 or false (no)".to_owned(),
+            value,
+        }),
+    }
+}
+
 /// Where a process's worker ID comes from.
 ///
 /// ```
@@ -207,8 +247,13 @@ pub(crate) fn from_environment(
     let ttl = duration_from_environment(LEASE_TTL_ENV)?.unwrap_or(lease::DEFAULT_TTL);
     let wait = duration_from_environment(LEASE_WAIT_ENV)?.unwrap_or(lease::DEFAULT_STORE_WAIT);
     let reservation = duration_from_environment(LEASE_RESERVATION_ENV)?.unwrap_or(lease::DEFAULT_RESERVATION);
+    let create = flag_in(&env_value, CREATE_NAMESPACE_ENV)?;
     // Opened on the lease's thread: the first generation may run inside an async runtime.
-    let lease = lease::WorkerLease::from_url(url)
+    let mut builder = lease::WorkerLease::from_url(url);
+    if create {
+        builder = builder.create_namespace();
+    }
+    let lease = builder
         .namespace(namespace)
         .space(space)
         .ttl(ttl)

@@ -15,6 +15,7 @@
 
 mod channel;
 mod renewal;
+mod state_file;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -22,7 +23,8 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 use self::channel::{Receive, Reply};
-use super::protocol::{self, Phase};
+use super::protocol::holder::{Machine, Now, Settings, Standing};
+use super::protocol::{self};
 use super::store::support::{check_namespace, check_space, ttl_ms};
 use super::store::{DEFAULT_CLOCK_TOLERANCE, LeaseError, LeaseStore};
 use crate::clock::{Clock, MonotonicClock};
@@ -83,6 +85,8 @@ pub struct WorkerLeaseBuilder {
     renew_every: Option<Duration>,
     tolerance: Duration,
     wait_for_store: Duration,
+    create_namespace: bool,
+    state_file: Option<std::path::PathBuf>,
     clock: Arc<dyn Clock>,
 }
 
@@ -166,6 +170,54 @@ impl WorkerLeaseBuilder {
         self.wait_for_store = wait;
         self
     }
+    /// Declares the namespace new where the store holds nothing of it (no marker, no
+    /// record): its first holders then issue at once instead of waiting out `W` (what
+    /// [`DEFAULT_RESERVATION`] says a holder of a namespace the store did not know may still
+    /// issue). Where the store holds anything of the namespace, this does nothing: the lease
+    /// is acquired as usual.
+    ///
+    /// What it cannot protect against: a store that lost its data while holders of the
+    /// namespace still run (a Redis restarted without persistence, a table emptied) holds
+    /// nothing of it either, and a start with this set right after such a loss would issue
+    /// beside those holders. Set it for a namespace's first deployment (or use `snowflake
+    /// leases init`, which declares once), not on a store that may lose its data while the
+    /// fleet runs. `docs/lease-rules.md` has the rule.
+    ///
+    /// ```no_run
+    /// use typed_snowflake::worker::lease::WorkerLease;
+    ///
+    /// let lease = WorkerLease::from_url("redis://127.0.0.1:6379").namespace("shop").create_namespace().acquire()?;
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn create_namespace(mut self) -> Self {
+        self.create_namespace = true;
+        self
+    }
+    /// Keeps the lease's grant in a state file at `path` (one per process: on a Kubernetes
+    /// `emptyDir` that survives container restarts, or a VM's disk), so that a process
+    /// restarted while its store does not answer resumes on its worker ID at once: above
+    /// everything the file says it may have issued, below the reservation the store last
+    /// acknowledged, and for as long as that reservation lasts (`W - margin` after the last
+    /// renewal, less the clock tolerance). When the store answers, the lease goes on, or, if
+    /// another holder took the worker ID meanwhile, is lost and acquired again.
+    ///
+    /// The generators then issue only up to what the file says, which the lease thread
+    /// rewrites (durably) about every renewal. A second process on the same file is refused
+    /// (a lock), and a file written on another host (a copy) is not resumed. What it cannot
+    /// protect against: a file put back from a backup of the disk (an older file) would let
+    /// the process issue again what it issued after that backup. Without a state file, a
+    /// restart acquires afresh, as before.
+    ///
+    /// ```no_run
+    /// use typed_snowflake::worker::lease::WorkerLease;
+    ///
+    /// let lease = WorkerLease::from_url("redis://127.0.0.1:6379").state_file("/var/lib/ids/lease").acquire()?;
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn state_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.state_file = Some(path.into());
+        self
+    }
     /// The local clock: the one compared with the store's at acquisition and whose readings
     /// bound the timestamps recorded in the store. Give it the clock of the generators that
     /// use the lease (default: the [`MonotonicClock`], the generators' default too).
@@ -178,17 +230,28 @@ impl WorkerLeaseBuilder {
         self
     }
 
-    /// The store, once opened (on the lease thread, before any call).
-    fn store(&self) -> &dyn LeaseStore {
-        match &self.store {
-            Store::Open(store) => store.as_ref(),
-            Store::Url(_) => unreachable!("the lease thread opens the store before it calls it"),
-        }
-    }
-
     /// The settings the protocol decides with.
     fn rules(&self) -> protocol::Rules {
         protocol::Rules::new(self.ttl, self.margin, self.tolerance).with_reservation(self.effective_reservation())
+    }
+
+    /// What the holder machine decides with.
+    fn settings(&self, store: String) -> Settings {
+        let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        Settings {
+            namespace: self.namespace.clone(),
+            space: self.space,
+            rules: self.rules(),
+            renew_every_ns: ns(self.renew_interval()),
+            first_wait_ns: ns(self.wait_for_store),
+            acquire_backoff_ns: (50_000_000, 2_000_000_000),
+            create_namespace: self.create_namespace,
+            wait_for_free: false,
+            state_file: self.state_file.is_some(),
+            name: super::store::support::holder_name().to_owned(),
+            store,
+            seed: super::store::support::random_u64(),
+        }
     }
 
     /// The reservation asked for, or the default; never below the TTL.
@@ -350,44 +413,20 @@ impl LeaseStatus {
     }
 }
 
-/// What the lease thread changes and the generators read, under one lock (taken by a
-/// generator at most once per issuing step, about every 100 ms): the protocol's state of the
-/// lease, and what is told about it.
-#[derive(Debug)]
-struct Inner {
-    /// The protocol's state (`protocol.rs`): every decision on the lease is taken there.
-    lease: protocol::Lease,
-    /// When the phase (or the grant) last changed.
-    since: SystemTime,
-    /// The last store error since the lease last issued.
-    error: Option<LeaseError>,
-}
-
-impl std::ops::Deref for Inner {
-    type Target = protocol::Lease;
-
-    fn deref(&self) -> &protocol::Lease {
-        &self.lease
-    }
-}
-
-impl std::ops::DerefMut for Inner {
-    fn deref_mut(&mut self) -> &mut protocol::Lease {
-        &mut self.lease
-    }
-}
-
-/// What the generators and the lease thread share.
+/// What the generators and the lease thread share: the holder machine, under one lock (taken
+/// by a generator at most once per issuing step, about every 100 ms), and what is counted and
+/// told about it.
 #[derive(Debug)]
 struct Shared {
     namespace: Arc<str>,
-    /// The TTL, margin and tolerance the protocol decides with.
+    /// The TTL, reservation, margin and tolerance the machine decides with.
     rules: protocol::Rules,
     store: String,
     clock: Arc<dyn Clock>,
-    inner: Mutex<Inner>,
-    /// The issuing limits of the generators on the lease, dropped to 0 when it is lost or
-    /// released, so they stop at their next tick rather than at the end of their last grant.
+    /// The holder (`protocol/holder.rs`): every decision on the lease is taken there.
+    machine: Mutex<Machine>,
+    /// The issuing limits of the generators on the lease, dropped to 0 when it is released or
+    /// rolled back, so they stop at their next tick rather than at the end of their last grant.
     limits: Mutex<Vec<Weak<Limit>>>,
     /// The longest tick of the generators on the lease, in ms: a generator whose limit fell
     /// may still finish the tick it is in.
@@ -536,6 +575,8 @@ impl WorkerLease {
             renew_every: None,
             tolerance: DEFAULT_CLOCK_TOLERANCE,
             wait_for_store: DEFAULT_STORE_WAIT,
+            create_namespace: false,
+            state_file: None,
             clock: Arc::new(MonotonicClock),
         }
     }
@@ -543,7 +584,7 @@ impl WorkerLease {
     /// The leased worker ID: the current grant's, or, while the lease is being acquired
     /// again, the last one's.
     pub fn worker(&self) -> u64 {
-        self.shared.lock().grant.worker
+        self.shared.lock().worker_and_fence().0
     }
 
     /// The namespace.
@@ -559,14 +600,14 @@ impl WorkerLease {
     /// The fencing number of the current grant: higher than every earlier holder's of this
     /// worker ID, and than every earlier grant of this lease.
     pub fn fence(&self) -> u64 {
-        self.shared.lock().grant.fence
+        self.shared.lock().worker_and_fence().1
     }
 
     /// The highest timestamp (Unix ms) earlier holders of the worker ID may have issued: what
     /// they recorded, or, when the store had no record, the floor this lease waited for. The
     /// generators on this lease issue only above it.
     pub fn previous_high_water_ms(&self) -> Option<i64> {
-        self.shared.lock().floor_ms
+        self.shared.lock().floor_ms()
     }
 
     /// Whether generators on the lease may issue now.
@@ -578,62 +619,47 @@ impl WorkerLease {
     /// For readiness probes: ready while [`LeaseStatus::Issuing`].
     pub fn status(&self) -> LeaseStatus {
         let s = &self.shared;
-        let inner = s.lock();
-        let now = Instant::now();
-        match inner.phase {
-            Phase::Released => LeaseStatus::Released,
-            Phase::Recovering => LeaseStatus::Recovering {
-                previous_worker: inner.grant.worker,
-                since: inner.since,
-                error: inner.error.clone(),
-            },
-            Phase::Holding => {
-                let now_ns = nanos_since_anchor(now);
-                let worker = inner.grant.worker;
-                if now_ns >= inner.valid_until_ns {
-                    // The fence fell when the validity ran out, or at the grant.
-                    let ago = Duration::from_nanos(now_ns - inner.valid_until_ns);
-                    let fell = SystemTime::now().checked_sub(ago).unwrap_or(inner.since).max(inner.since);
-                    LeaseStatus::Fenced {
-                        worker,
-                        reason: FenceReason::NotRenewed { reservation: s.rules.reservation, margin: s.rules.margin },
-                        since: fell,
-                        error: inner.error.clone(),
-                    }
-                } else if s.clock.now_ms() < inner.ready_ms {
-                    LeaseStatus::Fenced {
-                        worker,
-                        reason: FenceReason::WaitingOut { until_ms: inner.floor_ms.unwrap_or(inner.ready_ms) },
-                        since: inner.since,
-                        error: None,
-                    }
-                } else {
-                    LeaseStatus::Issuing {
-                        worker,
-                        fence: inner.grant.fence,
-                        since: inner.since,
-                        issuing_for: Duration::from_nanos(inner.valid_until_ns - now_ns),
-                        store_answering: inner.error.is_none(),
-                    }
-                }
+        let now = s.now();
+        let mut machine = s.lock();
+        let since = s.system_time(machine.since_ms());
+        let error = machine.error().cloned();
+        match machine.standing(now) {
+            Standing::Released => LeaseStatus::Released,
+            Standing::Recovering { previous_worker } => LeaseStatus::Recovering { previous_worker, since, error },
+            Standing::Fenced { worker, reason } => {
+                let error = if matches!(reason, FenceReason::WaitingOut { .. }) { None } else { error };
+                LeaseStatus::Fenced { worker, reason, since, error }
             }
+            Standing::Issuing { worker, fence, issuing_for_ns, store_answering } => LeaseStatus::Issuing {
+                worker,
+                fence,
+                since,
+                issuing_for: Duration::from_nanos(issuing_for_ns),
+                store_answering,
+            },
         }
     }
 
     /// The lease's counters.
     pub fn stats(&self) -> LeaseStats {
         let s = &self.shared;
-        let inner = s.lock();
+        let now = s.now();
+        let mut machine = s.lock();
+        let (worker, fence) = machine.worker_and_fence();
+        let standing = machine.standing(now);
         LeaseStats {
             namespace: s.namespace.to_string(),
-            worker: inner.grant.worker,
-            fence: inner.grant.fence,
+            worker,
+            fence,
             renewals: s.renewals.load(Ordering::Relaxed),
             late_renewals: s.late_renewals.load(Ordering::Relaxed),
             failed_renewals: s.failed_renewals.load(Ordering::Relaxed),
             recoveries: s.recoveries.load(Ordering::Relaxed),
-            lost: inner.phase == Phase::Recovering,
-            released: inner.phase == Phase::Released,
+            lost: matches!(
+                standing,
+                Standing::Recovering { .. } | Standing::Fenced { reason: FenceReason::RolledBack, .. }
+            ),
+            released: standing == Standing::Released,
         }
     }
 
@@ -659,7 +685,7 @@ impl WorkerLease {
         let (reply, receive) = channel::channel();
         // Released already (by a clone, or an earlier call): nothing is left to release, and the
         // thread may be gone before it reads a command sent now.
-        let released = self.shared.lock().phase == Phase::Released;
+        let released = self.shared.lock().is_done();
         let sent = if released { Err(()) } else { self.handle.commands.send(Command::Release(reply)).map_err(drop) };
         if sent.is_err() {
             // The thread is gone: the lease was released already.
@@ -674,7 +700,8 @@ impl WorkerLease {
     /// fenced at once, and the worker ID frees when the store's TTL runs out. For tests and
     /// simulations of crashes.
     pub fn abandon(self) {
-        self.shared.stop(Phase::Released);
+        self.shared.lock().abandon();
+        self.shared.stop_limits();
         let _ = self.handle.commands.send(Command::Abandon);
     }
 
@@ -701,13 +728,13 @@ impl Fence for WorkerLease {
 
     /// The grant generators start under.
     fn view(&self) -> GrantView {
-        self.shared.lock().view()
+        let now = self.shared.now();
+        self.shared.lock().view(now)
     }
 
     /// Whether the lease still holds grant `epoch` (it may be fenced for want of a renewal).
     fn holds(&self, epoch: u64) -> bool {
-        let inner = self.shared.lock();
-        inner.phase == Phase::Holding && inner.epoch == epoch
+        self.shared.lock().holds(epoch)
     }
 
     /// Registers a generator's issuing limit, to be dropped when the lease is lost or released,
@@ -726,30 +753,32 @@ impl Fence for WorkerLease {
     /// another grant than `epoch` (the generator switches to it first).
     fn grant_until(&self, from_ms: i64, min_step_ms: i64, epoch: u64) -> Result<i64, Refusal> {
         let s = &self.shared;
-        let mut inner = s.lock();
+        let mut machine = s.lock();
         // Read once the lock is held, so that a wait for it never makes the validity look
         // longer than it is.
-        let now_ns = nanos_since_anchor(Instant::now());
-        let now_ms = s.clock.now_ms();
-        inner.grant_until(now_ns, now_ms, from_ms, min_step_ms, epoch, &s.rules)
+        let now = s.now();
+        machine.grant_until(now, from_ms, min_step_ms, epoch)
     }
 }
 
 impl Shared {
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> MutexGuard<'_, Machine> {
+        self.machine.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Leaves the holding phase for `phase`: the generators stop at their next tick.
-    fn stop(&self, phase: Phase) {
-        let mut inner = self.lock();
-        if inner.phase == Phase::Released {
-            return;
-        }
-        if inner.lease.stop(phase) {
-            inner.since = SystemTime::now();
-        }
-        drop(inner);
+    /// The two clocks the machine reads, now.
+    fn now(&self) -> Now {
+        Now { ns: nanos_since_anchor(Instant::now()), ms: self.clock.now_ms() }
+    }
+
+    /// A reading of the lease's clock (Unix ms) as a `SystemTime`.
+    fn system_time(&self, ms: i64) -> SystemTime {
+        let ago_ms = self.clock.now_ms().saturating_sub(ms).max(0).unsigned_abs();
+        SystemTime::now().checked_sub(Duration::from_millis(ago_ms)).unwrap_or(SystemTime::UNIX_EPOCH)
+    }
+
+    /// Drops every generator's issuing limit to 0: they stop at their next tick.
+    fn stop_limits(&self) {
         for limit in self.limits.lock().unwrap_or_else(|p| p.into_inner()).iter().filter_map(Weak::upgrade) {
             limit.0.store(0, Ordering::Release);
         }

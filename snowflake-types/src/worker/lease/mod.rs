@@ -7,39 +7,45 @@
 //! acquisition takes a fencing number that only grows, and reads the high water the previous
 //! holder of that worker ID recorded, so that the new holder issues only above it.
 
+mod admin;
 mod handle;
+mod memory;
 mod open;
 mod protocol;
 mod store;
+#[cfg(test)]
+mod testing;
 mod url;
+pub use admin::{NamespaceReport, WorkerRecord, create_namespace, fence_namespace, inspect};
 pub use handle::{
     DEFAULT_MARGIN, DEFAULT_NAMESPACE, DEFAULT_RESERVATION, DEFAULT_STORE_WAIT, DEFAULT_TTL, LeaseStats, LeaseStatus,
     WorkerLease, WorkerLeaseBuilder,
 };
+pub use memory::{MemoryBackup, MemoryLeaseStore};
 pub use open::open_store;
 pub use store::{
-    CA_ENV, Claim, DEFAULT_CLOCK_TOLERANCE, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, MAX_NAMESPACE_LEN,
-    MAX_TTL, MAX_WORKER_SPACE, StoreFaults, WorkerRecord,
+    CA_ENV, Cas, DEFAULT_CLOCK_TOLERANCE, DEFAULT_STORE_TIMEOUT, LeaseError, LeaseStore, MAX_NAMESPACE_LEN, MAX_READ,
+    MAX_TTL, MAX_VALUE_LEN, MAX_WORKER_SPACE, Query, Slot, Snapshot, Written,
 };
 pub use url::{StoreKind, StoreUrl};
 
-#[cfg(feature = "lease-redis")]
+#[cfg(all(feature = "lease-redis", any()))]
 mod redis;
-#[cfg(feature = "lease-redis")]
+#[cfg(all(feature = "lease-redis", any()))]
 pub use self::redis::RedisLeaseStore;
 
-#[cfg(feature = "lease-etcd")]
+#[cfg(all(feature = "lease-etcd", any()))]
 mod etcd;
-#[cfg(feature = "lease-etcd")]
+#[cfg(all(feature = "lease-etcd", any()))]
 pub use self::etcd::EtcdLeaseStore;
-#[cfg(feature = "lease-zookeeper")]
+#[cfg(all(feature = "lease-zookeeper", any()))]
 mod zookeeper;
-#[cfg(feature = "lease-zookeeper")]
+#[cfg(all(feature = "lease-zookeeper", any()))]
 pub use self::zookeeper::ZooKeeperLeaseStore;
 
-#[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
+#[cfg(all(any(feature = "lease-postgres", feature = "lease-mysql"), any()))]
 mod sql;
-#[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
+#[cfg(all(any(feature = "lease-postgres", feature = "lease-mysql"), any()))]
 pub use sql::{DEFAULT_TABLE, MYSQL_TABLE_DDL, POSTGRES_TABLE_DDL, SqlLeaseStore, SqlLeaseStoreBuilder};
 
 /// `url` without its password, as every lease store and error shows a store URL:

@@ -3,15 +3,15 @@
 
 use std::sync::Arc;
 
-#[cfg(feature = "lease-etcd")]
+#[cfg(all(feature = "lease-etcd", any()))]
 use super::etcd::EtcdLeaseStore;
-#[cfg(feature = "lease-redis")]
+#[cfg(all(feature = "lease-redis", any()))]
 use super::redis::RedisLeaseStore;
-#[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
+#[cfg(all(any(feature = "lease-postgres", feature = "lease-mysql"), any()))]
 use super::sql::SqlLeaseStore;
 use super::store::{LeaseError, LeaseStore};
 use super::url::{StoreKind, StoreUrl};
-#[cfg(feature = "lease-zookeeper")]
+#[cfg(all(feature = "lease-zookeeper", any()))]
 use super::zookeeper::ZooKeeperLeaseStore;
 
 /// Opens the store a URL names: `redis://`, `rediss://` (TLS) or `redis+sentinel://` (a master
@@ -56,17 +56,17 @@ impl StoreUrl {
             source: None,
         };
         match self.kind() {
-            #[cfg(feature = "lease-redis")]
+            #[cfg(all(feature = "lease-redis", any()))]
             StoreKind::Redis | StoreKind::RedisSentinel => Ok(Arc::new(RedisLeaseStore::from_url(self)?)),
-            #[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
+            #[cfg(all(any(feature = "lease-postgres", feature = "lease-mysql"), any()))]
             StoreKind::Postgres | StoreKind::MySql => {
                 Ok(Arc::new(SqlLeaseStore::builder_from_url(self.clone()).connect()?))
             }
-            #[cfg(not(any(feature = "lease-postgres", feature = "lease-mysql")))]
+            #[cfg(not(all(any(feature = "lease-postgres", feature = "lease-mysql"), any())))]
             StoreKind::Postgres | StoreKind::MySql => Err(off(self.kind().feature())),
-            #[cfg(feature = "lease-etcd")]
+            #[cfg(all(feature = "lease-etcd", any()))]
             StoreKind::Etcd => Ok(Arc::new(EtcdLeaseStore::from_url(self)?)),
-            #[cfg(feature = "lease-zookeeper")]
+            #[cfg(all(feature = "lease-zookeeper", any()))]
             StoreKind::ZooKeeper if !self.is_tls() || cfg!(feature = "lease-zookeeper-tls") => {
                 Ok(Arc::new(ZooKeeperLeaseStore::from_url(self)?))
             }

@@ -1,10 +1,17 @@
-//! What every coordination store offers a lease: acquire a free worker ID, renew it, release
-//! it, and read the store's clock. The stores are blocking by design: a lease renews from a
-//! thread of its own, never from inside an async runtime.
+//! The store contract: the few plain primitives a coordination store offers the lease
+//! protocol. A store keeps, per namespace, one marker and one record per worker ID, each an
+//! opaque line of text that the protocol writes and reads back; it reads them with its clock
+//! and its incarnation, and writes them by compare-and-set, several at once atomically.
+//!
+//! A store judges nothing: what a record means, whether it can be believed and what a holder
+//! may issue are decided once, by the protocol (`protocol.rs`; the rules are on the page
+//! `docs/lease-rules.md`). The stores are blocking by design: a lease talks to its store
+//! from a thread of its own, never from inside an async runtime.
 
 use std::error::Error as StdError;
 use std::fmt;
 use std::hash::{BuildHasher, Hash, Hasher, RandomState};
+use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -28,9 +35,8 @@ pub use crate::error::lease::{LeaseError, MAX_WORKER_SPACE};
 /// ```
 pub const DEFAULT_STORE_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// The default largest difference between the local clock and the store's at acquisition: 1 s.
-/// A lease takes it unless told otherwise, and so does the etcd store, which compares clocks
-/// itself.
+/// The default largest difference between the local clock and the store's (or, for a store
+/// without a clock, between the holders' clocks): 1 s.
 ///
 /// ```
 /// use std::time::Duration;
@@ -73,321 +79,254 @@ pub const MAX_NAMESPACE_LEN: usize = 64;
 /// ```
 pub const MAX_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// What an acquisition hands out: a worker ID, and what its holder needs to renew it and to
-/// start after every previous holder.
+/// The longest value the protocol writes into a slot, in bytes: every store keeps this much
+/// in a key, a row or a znode.
 ///
 /// ```
-/// use typed_snowflake::worker::lease::Grant;
+/// assert_eq!(typed_snowflake::worker::lease::MAX_VALUE_LEN, 512);
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub const MAX_VALUE_LEN: usize = 512;
+
+/// The most worker IDs one read asks for.
 ///
-/// let grant = Grant {
-///     worker: 7,
-///     token: "5f0c6a1e9b2d4c3a8e7f6a5b4c3d2e1f".into(),
-///     fence: 42,
-///     previous_high_water_ms: Some(1_700_000_000_000),
-///     store_now_ms: 1_700_000_060_000,
-///     namespace_since_ms: Some(1_600_000_000_000),
-/// };
-/// // Issue only above what the previous holder of this worker ID may have issued.
-/// let floor_ms = grant.previous_high_water_ms.map_or(grant.store_now_ms, |hw| hw.max(grant.store_now_ms));
-/// assert_eq!(floor_ms, 1_700_000_060_000);
+/// ```
+/// assert_eq!(typed_snowflake::worker::lease::MAX_READ, 1024);
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub const MAX_READ: u64 = 1024;
+
+/// What a read asks for: the records of the worker IDs in `workers` (at most [`MAX_READ`]
+/// of them), the namespace's marker, and, when `highest` is set, the highest worker ID the
+/// namespace has a record of.
+///
+/// ```
+/// use typed_snowflake::worker::lease::Query;
+///
+/// let query = Query::workers(0..32).with_highest();
+/// assert_eq!((query.workers, query.highest), (0..32, true));
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Grant {
-    /// The worker ID, in `0..space`.
-    pub worker: u64,
-    /// Unique per acquisition: renewals and the release present it to prove the lease is
-    /// still this holder's (32 hexadecimal digits).
-    pub token: String,
-    /// The fencing number: strictly increasing per namespace and worker ID, so a later holder
-    /// of a worker ID always has a higher fence than an earlier one.
-    pub fence: u64,
-    /// The highest Unix millisecond any previous holder of this worker ID recorded (its last
-    /// issued timestamp or its fence deadline, whichever is later). The new holder must issue
-    /// only above it. `None` when the store has no record it can vouch for: the worker ID was
-    /// never leased in this namespace, or the store lost its data (a Redis restarted empty,
-    /// a flush, a table emptied) and an earlier holder may still be issuing on it.
-    pub previous_high_water_ms: Option<i64>,
-    /// The store's clock at acquisition, in Unix milliseconds.
-    pub store_now_ms: i64,
-    /// Since when (the store's clock, Unix ms) the store has known the namespace without
-    /// losing its records: a worker ID it has no record of was then never used since, and
-    /// only holders from before, who reserved at most `W` ahead, may still issue on it. A
-    /// grant without a record starts above this plus `W` plus the clock tolerance, so a
-    /// namespace known for longer starts its never-used worker IDs at once. `None` when the
-    /// store cannot say (it counts as the store's clock now: the grant waits out `W`).
-    pub namespace_since_ms: Option<i64>,
+#[non_exhaustive]
+pub struct Query {
+    /// The worker IDs whose records to read.
+    pub workers: Range<u64>,
+    /// Whether to say which is the highest worker ID with a record ([`Snapshot::highest`]).
+    pub highest: bool,
 }
 
-/// What an acquisition asks a store for: a free worker ID of `0..space` in a namespace, for
-/// a TTL; the worker ID to try first (the one a holder had before its lease was lost), and a
-/// fencing number the grant's must exceed (the last one the holder saw, so that fencing
-/// numbers never go backwards, even across a store that lost its data).
+impl Query {
+    /// The records of `workers` and the marker.
+    pub fn workers(workers: Range<u64>) -> Self {
+        Query { workers, highest: false }
+    }
+
+    /// Also the highest worker ID with a record.
+    #[must_use]
+    pub fn with_highest(mut self) -> Self {
+        self.highest = true;
+        self
+    }
+}
+
+/// What a store read, in one consistent read where the store allows it: its clock, its
+/// incarnation, the namespace's marker and the records asked for.
 ///
 /// ```
-/// use std::time::Duration;
-/// use typed_snowflake::worker::lease::Claim;
+/// use typed_snowflake::worker::lease::Snapshot;
 ///
-/// let claim = Claim::new("shop", 32, Duration::from_secs(10)).prefer(7).fence_above(41);
-/// assert_eq!((claim.namespace, claim.space, claim.prefer, claim.fence_above), ("shop", 32, Some(7), 41));
+/// let snapshot = Snapshot::new(Some(1_700_000_000_000), "run-7f3a")
+///     .with_marker(Some("m1|1|…".into()))
+///     .with_records(vec![(3, "r1|…".into())])
+///     .with_highest(Some(3));
+/// assert_eq!(snapshot.record(3), Some("r1|…"));
+/// assert_eq!(snapshot.record(4), None);
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub struct Claim<'a> {
-    /// The namespace.
-    pub namespace: &'a str,
-    /// The size of the worker-ID space: worker IDs `0..space`.
-    pub space: u64,
-    /// How long the store keeps the lease without a renewal.
-    pub ttl: Duration,
-    /// The worker ID to try first, if it is free.
-    pub prefer: Option<u64>,
-    /// The grant's fencing number is higher than this.
-    pub fence_above: u64,
+pub struct Snapshot {
+    /// The store's clock during the read (Unix ms); `None` for a store without a clock
+    /// (etcd): the holders' own clocks then stand in for it.
+    pub now_ms: Option<i64>,
+    /// Who the store is this time: a value that changes whenever the store may have lost or
+    /// rolled back writes it acknowledged, where it can tell (a Redis server restarted or
+    /// promoted, a PostgreSQL timeline or cluster, a MySQL server, an etcd cluster). Printable
+    /// ASCII without `|`, at most 128 bytes; empty when the store cannot tell.
+    pub incarnation: String,
+    /// The namespace's marker, as last written.
+    pub marker: Option<String>,
+    /// The records of the worker IDs asked for that have one, in ascending order.
+    pub records: Vec<(u64, String)>,
+    /// The highest worker ID with a record in the namespace, when asked for.
+    pub highest: Option<u64>,
 }
 
-impl<'a> Claim<'a> {
-    /// A claim on any free worker ID of `0..space` in `namespace` for `ttl`.
-    pub fn new(namespace: &'a str, space: u64, ttl: Duration) -> Self {
-        Claim { namespace, space, ttl, prefer: None, fence_above: 0 }
+impl Snapshot {
+    /// A read at `now_ms` of a store in `incarnation`, with nothing in it.
+    pub fn new(now_ms: Option<i64>, incarnation: impl Into<String>) -> Self {
+        Snapshot { now_ms, incarnation: incarnation.into(), marker: None, records: Vec::new(), highest: None }
     }
 
-    /// Tries `worker` first.
+    /// With the marker read.
     #[must_use]
-    pub fn prefer(mut self, worker: u64) -> Self {
-        self.prefer = Some(worker);
+    pub fn with_marker(mut self, marker: Option<String>) -> Self {
+        self.marker = marker;
         self
     }
 
-    /// Asks for a fencing number above `fence`.
+    /// With the records read.
     #[must_use]
-    pub fn fence_above(mut self, fence: u64) -> Self {
-        self.fence_above = fence;
+    pub fn with_records(mut self, records: Vec<(u64, String)>) -> Self {
+        self.records = records;
         self
+    }
+
+    /// With the highest worker ID that has a record.
+    #[must_use]
+    pub fn with_highest(mut self, highest: Option<u64>) -> Self {
+        self.highest = highest;
+        self
+    }
+
+    /// The record of `worker`, if it was read and exists.
+    pub fn record(&self, worker: u64) -> Option<&str> {
+        self.records.binary_search_by_key(&worker, |(w, _)| *w).ok().map(|i| self.records[i].1.as_str())
     }
 }
 
-/// One worker ID of a namespace as its store records it: whether it is leased, by whom, under
-/// which fencing number and for how long still, and the high water its holders recorded.
-/// [`LeaseStore::list`] gives one for every worker ID the store has a record of.
+/// A place in a namespace that holds one value: its marker, or one worker ID's record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Slot {
+    /// The namespace's marker.
+    Marker,
+    /// The record of a worker ID.
+    Worker(u64),
+}
+
+/// One compare-and-set: `slot` takes `value` if it holds exactly `expect` now (`None`: if it
+/// holds nothing).
 ///
 /// ```
-/// use std::time::Duration;
-/// use typed_snowflake::worker::lease::WorkerRecord;
+/// use typed_snowflake::worker::lease::{Cas, Slot};
 ///
-/// let record = WorkerRecord::new(7)
-///     .leased_by(Some("orders-5d9c7:4242".into()), 1_700_000_000_000_000, Some(Duration::from_secs(8)))
-///     .high_water(Some(1_700_000_010_000));
-/// assert!(record.leased);
-/// assert_eq!(record.holder.as_deref(), Some("orders-5d9c7:4242"));
-/// assert_eq!(WorkerRecord::new(8).high_water(Some(1)).leased, false);
-/// Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct WorkerRecord {
-    /// The worker ID.
-    pub worker: u64,
-    /// Whether a live lease holds it.
-    pub leased: bool,
-    /// The holder of the live lease, as it recorded itself: `host:pid` (the host name, cut to
-    /// 36 bytes, and the process ID). `None` when free, or when the holder recorded no name
-    /// (an earlier version of this crate).
-    pub holder: Option<String>,
-    /// The live lease's fencing number; `None` when free.
-    pub fence: Option<u64>,
-    /// How long the live lease lasts without a renewal, on the store's clock. `None` when
-    /// free, and in ZooKeeper, where a lease lives as long as its holder's session.
-    pub expires_in: Option<Duration>,
-    /// The high water the holders of this worker ID recorded (Unix ms): the later of the last
-    /// timestamp issued and the fence deadline of the last renewal. A new holder issues only
-    /// above it. `None`: nothing recorded.
-    pub high_water_ms: Option<i64>,
-}
-
-impl WorkerRecord {
-    /// A free worker ID with nothing recorded.
-    pub fn new(worker: u64) -> Self {
-        WorkerRecord { worker, leased: false, holder: None, fence: None, expires_in: None, high_water_ms: None }
-    }
-
-    /// Leased by `holder` under `fence`, for `expires_in` more.
-    #[must_use]
-    pub fn leased_by(mut self, holder: Option<String>, fence: u64, expires_in: Option<Duration>) -> Self {
-        self.leased = true;
-        self.holder = holder;
-        self.fence = Some(fence);
-        self.expires_in = expires_in;
-        self
-    }
-
-    /// With the high water recorded for it.
-    #[must_use]
-    pub fn high_water(mut self, high_water_ms: Option<i64>) -> Self {
-        self.high_water_ms = high_water_ms;
-        self
-    }
-}
-
-/// The faults a lease store may have, as its adapter declares them
-/// ([`LeaseStore::faults`]): what the lease protocol must survive on that store. The model
-/// check and the simulation of the protocol give each store's world exactly these faults, and
-/// the docs' fault tables (`docs/stores.md`) follow them.
-///
-/// ```
-/// use typed_snowflake::worker::lease::StoreFaults;
-///
-/// let sentinel = StoreFaults::REDIS_SENTINEL;
-/// assert!(sentinel.loses_data && sentinel.two_primaries && !sentinel.sessions_expire);
-/// assert!(!StoreFaults::SQL.deleted_behind_holder);
-/// assert!(StoreFaults::ETCD.no_clock && StoreFaults::ETCD.member_hangs);
+/// let create = Cas::new(Slot::Worker(3), None, "r1|1|…");
+/// let update = Cas::new(Slot::Worker(3), Some("r1|1|…"), "r1|2|…");
+/// assert_eq!((create.expect, update.expect), (None, Some("r1|1|…")));
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub struct StoreFaults {
-    /// It may lose its data: a restart without persistence, a flush, a table emptied, a
-    /// cluster rebuilt empty. A grant without a record then waits out every earlier holder.
-    pub loses_data: bool,
-    /// A replica may be promoted while the old primary still takes requests from some
-    /// clients (two primaries for a while; a stale replica promoted).
-    pub two_primaries: bool,
-    /// A lease's record may be deleted behind its live holder, and created afresh by another.
-    pub deleted_behind_holder: bool,
-    /// A lease lives as long as a session that the servers expire when they hear nothing.
-    pub sessions_expire: bool,
-    /// One of several servers may hang (accept connections, answer nothing) while the
-    /// others serve.
-    pub member_hangs: bool,
-    /// It has no clock of its own: the holders' clocks must agree within the tolerance of
-    /// each other, and a holder's wall clock stepping back must not read as a skew.
-    pub no_clock: bool,
+pub struct Cas<'a> {
+    /// Where.
+    pub slot: Slot,
+    /// What it must hold now: `None` for nothing.
+    pub expect: Option<&'a str>,
+    /// What it holds after.
+    pub value: &'a str,
 }
 
-impl StoreFaults {
-    /// Every fault: what a store of a user's own is assumed to have.
-    pub const ANY: StoreFaults = StoreFaults {
-        loses_data: true,
-        two_primaries: true,
-        deleted_behind_holder: true,
-        sessions_expire: true,
-        member_hangs: true,
-        no_clock: true,
-    };
-    /// Redis (or Valkey), one server: it may restart empty, be flushed, or lose a key.
-    pub const REDIS: StoreFaults = StoreFaults {
-        loses_data: true,
-        two_primaries: false,
-        deleted_behind_holder: true,
-        sessions_expire: false,
-        member_hangs: false,
-        no_clock: false,
-    };
-    /// Redis under Sentinel: also a replica promoted while the old master lives on.
-    pub const REDIS_SENTINEL: StoreFaults = StoreFaults { two_primaries: true, ..StoreFaults::REDIS };
-    /// PostgreSQL, MySQL, MariaDB: rows deleted or a database restored (one primary, the
-    /// database's clock).
-    pub const SQL: StoreFaults = StoreFaults { deleted_behind_holder: false, ..StoreFaults::REDIS };
-    /// etcd: a member may hang; no clock; a cluster rebuilt empty.
-    pub const ETCD: StoreFaults = StoreFaults {
-        loses_data: true,
-        two_primaries: false,
-        deleted_behind_holder: false,
-        sessions_expire: false,
-        member_hangs: true,
-        no_clock: true,
-    };
-    /// ZooKeeper: a worker znode deleted behind its holder, sessions that expire, an ensemble
-    /// rebuilt empty.
-    pub const ZOOKEEPER: StoreFaults = StoreFaults {
-        loses_data: true,
-        two_primaries: false,
-        deleted_behind_holder: true,
-        sessions_expire: true,
-        member_hangs: false,
-        no_clock: false,
-    };
+impl<'a> Cas<'a> {
+    /// `slot` takes `value` if it holds `expect`.
+    pub fn new(slot: Slot, expect: Option<&'a str>, value: &'a str) -> Self {
+        Cas { slot, expect, value }
+    }
 }
 
-/// A coordination store that leases worker IDs: Redis (`RedisLeaseStore`, feature
-/// `lease-redis`), PostgreSQL or MySQL/MariaDB (`SqlLeaseStore`, features `lease-postgres`,
-/// `lease-mysql`), etcd (`EtcdLeaseStore`, `lease-etcd`) or ZooKeeper (`ZooKeeperLeaseStore`,
-/// `lease-zookeeper`).
+/// What a write did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Written {
+    /// Every slot held what was expected, and took its new value.
+    Done,
+    /// Some slot held something else: nothing was written.
+    Conflict,
+}
+
+/// A coordination store as the lease protocol sees it: per namespace, a marker and one record
+/// per worker ID, each a line of printable ASCII of at most [`MAX_VALUE_LEN`] bytes, read
+/// together and written by compare-and-set.
 ///
-/// Every method blocks for at most the store's timeout per round trip (an acquisition reads
-/// which worker IDs are held, up to 1024 per round trip, and makes one more for each free one
-/// it tries), and must not be called from inside an async
-/// runtime. A connection that failed is replaced on the next call. A call that timed out may
-/// still take effect on the server afterwards (a renewal may extend the lease, a release may
-/// free it): a holder counts its lease from its last renewal that succeeded, never from one that
-/// timed out.
+/// What every store must do (the conformance suite in `tests/common/conformance.rs` checks
+/// each against the reference, [`MemoryLeaseStore`](super::MemoryLeaseStore)):
+///
+/// - **Values are kept as written**, byte for byte, until the protocol writes again; nothing
+///   expires or is changed by the store itself.
+/// - **A write is atomic**: every [`Cas`] of it holds, and all take their values, or none
+///   does ([`Written::Conflict`]). A write has at most two, in distinct slots.
+/// - **A write answered [`Written::Done`] is acknowledged**: it survives whatever the store
+///   calls durable. A write that failed ([`LeaseError::Store`], [`LeaseError::Timeout`]) may
+///   or may not have been applied.
+/// - **A read is of acknowledged writes**: a store that may have two primaries for a while
+///   (Redis under Sentinel) answers a read or a write only once a majority of its servers
+///   hold it, and errs otherwise.
+/// - **The incarnation changes where the store may have lost or rolled back acknowledged
+///   writes, where it can tell** ([`Snapshot::incarnation`]); the protocol then trusts no
+///   record written before.
+///
+/// What a store may do, and the protocol survives: lose every value, or any one, or the
+/// marker alone; roll back all or some of them to an earlier acknowledged state; not answer
+/// for a while. Errors that waiting may mend are [`LeaseError::Store`] and
+/// [`LeaseError::Timeout`]; anything else is final.
 ///
 /// ```
-/// use std::time::Duration;
-/// use typed_snowflake::worker::lease::{Claim, LeaseError, LeaseStore};
+/// use typed_snowflake::worker::lease::{Cas, LeaseStore, MemoryLeaseStore, Query, Slot, Written};
 ///
-/// /// Holds a worker ID of `0..32` in namespace "shop" for one renewal, then frees it.
-/// fn hold_once(store: &dyn LeaseStore) -> Result<u64, LeaseError> {
-///     let ttl = Duration::from_secs(10);
-///     let grant = store.acquire(&Claim::new("shop", 32, ttl))?;
-///     let last_issued_ms = grant.store_now_ms;
-///     match store.renew("shop", &grant, ttl, last_issued_ms) {
-///         Ok(()) => store.release("shop", &grant, last_issued_ms)?,
-///         Err(LeaseError::Lost { .. }) => eprintln!("stop issuing on worker {}", grant.worker),
-///         Err(other) => return Err(other),
-///     }
-///     Ok(grant.worker)
-/// }
+/// let store = MemoryLeaseStore::new();
+/// assert_eq!(store.write("shop", &[Cas::new(Slot::Worker(3), None, "a")])?, Written::Done);
+/// assert_eq!(store.write("shop", &[Cas::new(Slot::Worker(3), None, "b")])?, Written::Conflict);
+/// let read = store.read("shop", &Query::workers(0..32))?;
+/// assert_eq!(read.record(3), Some("a"));
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub trait LeaseStore: Send + Sync + fmt::Debug + 'static {
-    /// Leases a free worker ID of `0..claim.space` for `claim.ttl`: the preferred one if it
-    /// is free, else the first free one from a random start. None free:
-    /// [`LeaseError::NoFreeWorker`].
-    ///
-    /// The grant's fencing number is higher than every earlier grant's for that worker ID
-    /// and higher than `claim.fence_above`, even after the store lost its data: stores take
-    /// it from their clock in microseconds when that is higher than the last one. The grant's
-    /// `previous_high_water_ms` is `None` whenever the store cannot vouch for that worker ID's
-    /// history (no record of it, or a fencing counter that had to start again): the holder
-    /// then waits out every earlier holder before issuing (see [`WorkerLease`](super::WorkerLease)).
-    fn acquire(&self, claim: &Claim<'_>) -> Result<Grant, LeaseError>;
+    /// Reads the marker of `namespace` and the records of `query.workers`, with the store's
+    /// clock and incarnation.
+    fn read(&self, namespace: &str, query: &Query) -> Result<Snapshot, LeaseError>;
 
-    /// Extends the lease to `ttl` from now on the store's clock, only while it is still this
-    /// grant's (the token matches and it has not expired), and records `high_water_ms` (never
-    /// lowering what is stored). Not this grant's any more: [`LeaseError::Lost`].
-    fn renew(&self, namespace: &str, grant: &Grant, ttl: Duration, high_water_ms: i64) -> Result<(), LeaseError>;
+    /// Writes `ops` in `namespace` atomically, if each slot holds what its op expects.
+    fn write(&self, namespace: &str, ops: &[Cas<'_>]) -> Result<Written, LeaseError>;
 
-    /// Records the final high water (replacing what is stored: the holder has stopped
-    /// issuing, and the fence deadlines its renewals recorded lie beyond its last ID, so the
-    /// next holder may start right after that ID) and frees the worker ID, only if the lease
-    /// is still this grant's. Not this grant's any more:
-    /// [`LeaseError::Lost`], and nothing is changed.
-    fn release(&self, namespace: &str, grant: &Grant, high_water_ms: i64) -> Result<(), LeaseError>;
-
-    /// The store's clock, in Unix milliseconds.
-    fn now_ms(&self) -> Result<i64, LeaseError>;
-
-    /// The store's address without any password, for messages:
-    /// `redis://127.0.0.1:6379/0`.
+    /// The store's address without any password, for messages: `redis://127.0.0.1:6379/0`.
     fn describe(&self) -> String;
 
-    /// The faults this store may have (see [`StoreFaults`]); a store of a user's own is
-    /// assumed to have them all ([`StoreFaults::ANY`]).
-    fn faults(&self) -> StoreFaults {
-        StoreFaults::ANY
+    /// What the store's configuration costs the leases, in plain words (e.g. a Redis whose
+    /// eviction policy may evict their keys), asked once when a lease starts; the lease logs
+    /// each. None by default.
+    fn warnings(&self) -> Result<Vec<String>, LeaseError> {
+        Ok(Vec::new())
     }
 
-    /// Every worker ID of `namespace` the store has a record of (a live lease, a recorded high
-    /// water, or both), in ascending order: what `snowflake leases` shows. A read for
-    /// operators, not part of the lease protocol: it takes no lock, and a lease may change
-    /// while it reads. Stores that cannot list (the default) answer
-    /// [`LeaseError::BadSettings`].
-    fn list(&self, namespace: &str) -> Result<Vec<WorkerRecord>, LeaseError> {
-        Err(LeaseError::BadSettings {
-            reason: format!("lease store {} cannot list the leases of namespace {namespace:?}", self.describe()),
-        })
+    /// Plants `bug` in this store (feature `planted-bugs`, tests only): the conformance
+    /// suite shows each planted bug failing its case. Whether the store knows the bug.
+    #[cfg(feature = "planted-bugs")]
+    #[doc(hidden)]
+    fn plant(&self, bug: &'static str) -> bool {
+        let _ = bug;
+        false
+    }
+}
+
+impl<S: LeaseStore + ?Sized> LeaseStore for Arc<S> {
+    fn read(&self, namespace: &str, query: &Query) -> Result<Snapshot, LeaseError> {
+        (**self).read(namespace, query)
+    }
+
+    fn write(&self, namespace: &str, ops: &[Cas<'_>]) -> Result<Written, LeaseError> {
+        (**self).write(namespace, ops)
+    }
+
+    fn describe(&self) -> String {
+        (**self).describe()
+    }
+
+    fn warnings(&self) -> Result<Vec<String>, LeaseError> {
+        (**self).warnings()
+    }
+
+    #[cfg(feature = "planted-bugs")]
+    fn plant(&self, bug: &'static str) -> bool {
+        (**self).plant(bug)
     }
 }
 
@@ -413,6 +352,38 @@ pub(crate) mod support {
             source: impl StdError + Send + Sync + 'static,
         ) -> Self {
             LeaseError::Store { store: store.into(), what: what.into(), source: Arc::new(source) }
+        }
+    }
+
+    /// The bugs planted in one store instance (feature `planted-bugs`): none without it, and
+    /// every check compiles away.
+    #[derive(Debug, Default)]
+    pub(crate) struct Planted {
+        #[cfg(feature = "planted-bugs")]
+        bugs: std::sync::Mutex<Vec<&'static str>>,
+    }
+
+    impl Planted {
+        /// Whether `bug` is planted.
+        #[inline]
+        pub(crate) fn has(&self, bug: &str) -> bool {
+            #[cfg(feature = "planted-bugs")]
+            return self.bugs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).contains(&bug);
+            #[cfg(not(feature = "planted-bugs"))]
+            {
+                let _ = bug;
+                false
+            }
+        }
+
+        /// Plants `bug` if it is one of `known`; whether it is.
+        #[cfg(feature = "planted-bugs")]
+        pub(crate) fn plant(&self, bug: &'static str, known: &[&str]) -> bool {
+            let known = known.contains(&bug);
+            if known {
+                self.bugs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(bug);
+            }
+            known
         }
     }
 
@@ -462,22 +433,6 @@ pub(crate) mod support {
         hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
         std::thread::current().id().hash(&mut hasher);
         hasher.finish()
-    }
-
-    /// How many worker IDs an acquisition looks at in one round trip before it tries the
-    /// free ones among them.
-    pub(crate) const SCAN_CHUNK: u64 = 1024;
-
-    /// The order an acquisition tries worker IDs in: the preferred one (if it lies in the
-    /// space) alone, then all of `0..space` from a random start, in ranges of at most
-    /// [`SCAN_CHUNK`] IDs.
-    pub(crate) fn scan_order(space: u64, prefer: Option<u64>) -> impl Iterator<Item = std::ops::Range<u64>> {
-        let start = random_u64() % space;
-        let chunks = |range: std::ops::Range<u64>| {
-            range.clone().step_by(SCAN_CHUNK as usize).map(move |lo| lo..(lo + SCAN_CHUNK).min(range.end))
-        };
-        let first = prefer.filter(|&worker| worker < space).map(|worker| worker..worker + 1);
-        first.into_iter().chain(chunks(start..space)).chain(chunks(0..start))
     }
 
     /// The longest host name a holder records with its leases, in bytes.
@@ -566,60 +521,71 @@ pub(crate) mod support {
         }
     }
 
-    /// A fresh holder token: 32 hexadecimal digits.
-    pub(crate) fn new_token() -> String {
-        format!("{:016x}{:016x}", random_u64(), random_u64())
+    /// What a read is doing, for error messages: `reading worker IDs 0..32 of namespace "shop"`.
+    pub(crate) fn reading(namespace: &str, query: &Query) -> String {
+        let workers = &query.workers;
+        match workers.end - workers.start {
+            0 => format!("reading namespace {namespace:?}"),
+            1 => format!("reading worker ID {} of namespace {namespace:?}", workers.start),
+            _ => format!("reading worker IDs {workers:?} of namespace {namespace:?}"),
+        }
     }
 
-    /// What an operation is doing, for error messages.
-    pub(crate) fn acquiring(namespace: &str) -> String {
-        format!("acquiring a worker ID in namespace {namespace:?}")
+    /// What a write is doing, for error messages: `writing worker ID 3 and the marker of
+    /// namespace "shop"`.
+    pub(crate) fn writing(namespace: &str, ops: &[Cas<'_>]) -> String {
+        let slots: Vec<String> = ops
+            .iter()
+            .map(|op| match op.slot {
+                Slot::Marker => "the marker".to_owned(),
+                Slot::Worker(worker) => format!("worker ID {worker}"),
+            })
+            .collect();
+        format!("writing {} of namespace {namespace:?}", slots.join(" and "))
     }
 
-    /// What a listing is doing, for error messages.
-    pub(crate) fn listing(namespace: &str) -> String {
-        format!("listing the leases of namespace {namespace:?}")
+    /// Checks a read's arguments as every store must: a namespace, at most [`MAX_READ`]
+    /// worker IDs, all in the leasable space.
+    pub(crate) fn check_query(namespace: &str, query: &Query) -> Result<(), LeaseError> {
+        check_namespace(namespace)?;
+        let workers = &query.workers;
+        if workers.start > workers.end || workers.end - workers.start > MAX_READ || workers.end > MAX_WORKER_SPACE {
+            return Err(LeaseError::BadSettings {
+                reason: format!(
+                    "a read of worker IDs {workers:?}: at most {MAX_READ} at once, below {MAX_WORKER_SPACE}"
+                ),
+            });
+        }
+        Ok(())
     }
 
-    /// What an operation on one worker ID is doing, for error messages.
-    pub(crate) fn doing(verb: &str, namespace: &str, worker: u64) -> String {
-        format!("{verb} worker ID {worker} in namespace {namespace:?}")
+    /// Checks a write's arguments as every store must: a namespace, one or two ops in distinct
+    /// slots, worker IDs in the leasable space, and values of printable ASCII of at most
+    /// [`MAX_VALUE_LEN`] bytes.
+    pub(crate) fn check_write(namespace: &str, ops: &[Cas<'_>]) -> Result<(), LeaseError> {
+        check_namespace(namespace)?;
+        let bad = |reason: String| Err(LeaseError::BadSettings { reason });
+        if ops.is_empty() || ops.len() > 2 || (ops.len() == 2 && ops[0].slot == ops[1].slot) {
+            return bad(format!("a write of {} ops: one or two, in distinct slots", ops.len()));
+        }
+        for op in ops {
+            if let Slot::Worker(worker) = op.slot
+                && worker >= MAX_WORKER_SPACE
+            {
+                return bad(format!("worker ID {worker} lies outside the leasable space 0..{MAX_WORKER_SPACE}"));
+            }
+            for value in op.expect.into_iter().chain([op.value]) {
+                if value.is_empty() || value.len() > MAX_VALUE_LEN || !value.bytes().all(|b| (0x20..0x7f).contains(&b))
+                {
+                    return bad(format!(
+                        "a value of {} bytes: 1 to {MAX_VALUE_LEN} bytes of printable ASCII",
+                        value.len()
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
-}
-
-/// Checks that `error`, a store's failure to reach a server that refused the connection,
-/// names the system's cause once: in its own message, in the chain `generate()` panics with,
-/// and in the start-up check's report.
-#[cfg(all(test, any(feature = "lease-redis", feature = "lease-postgres", feature = "lease-mysql")))]
-pub(crate) fn assert_refusal_named_once(error: &LeaseError) {
-    use crate::check::Problem;
-    use crate::error::{Chain, GenerateError, WorkerError};
-
-    assert!(matches!(error, LeaseError::Store { .. }), "{error:?}");
-    // The system's own words, at the end of the chain: "Connection refused (os error 111)".
-    let mut deepest: &(dyn StdError + 'static) = error;
-    while let Some(cause) = deepest.source() {
-        deepest = cause;
-    }
-    // (Redis wraps it in an `Arc`, so it is told by its words, not by its type.)
-    let cause = deepest.to_string();
-    assert!(cause.contains("refused"), "the last cause is the system's refusal: {cause}");
-    let once = |text: &str| assert_eq!(text.matches(&cause).count(), 1, "{cause:?} once in: {text}");
-    let message = error.to_string();
-    assert!(message.ends_with(&cause), "the message names its cause: {message}");
-    assert!(message.contains(" failed: "), "{message}");
-    once(&message);
-    assert!(error.source().is_some(), "the cause is still the source");
-    once(&Chain(error).to_string());
-    let generate = GenerateError::Worker(WorkerError::Lease(error.clone()));
-    once(&generate.to_string());
-    once(&Chain(&generate).to_string());
-    once(&Problem { type_name: None, error: generate.clone() }.to_string());
-    let failing = std::panic::AssertUnwindSafe(|| crate::id::generate_failed("OrderId", &generate));
-    let panic = std::panic::catch_unwind(failing).unwrap_err();
-    let panic = panic.downcast_ref::<String>().expect("a formatted panic message");
-    assert!(panic.starts_with("OrderId::generate() failed: lease store "), "{panic}");
-    once(panic);
 }
 
 #[cfg(test)]
@@ -729,29 +695,6 @@ mod tests {
     }
 
     #[test]
-    fn scans_cover_the_space_once() {
-        for space in [1, 2, 32, SCAN_CHUNK - 1, SCAN_CHUNK, SCAN_CHUNK + 1, 5 * SCAN_CHUNK + 17] {
-            for _ in 0..20 {
-                let chunks: Vec<_> = scan_order(space, None).collect();
-                assert!(chunks.iter().all(|c| !c.is_empty() && c.end - c.start <= SCAN_CHUNK), "{chunks:?}");
-                let mut seen: Vec<u64> = chunks.into_iter().flatten().collect();
-                seen.sort_unstable();
-                assert_eq!(seen, (0..space).collect::<Vec<_>>());
-            }
-        }
-        let starts: std::collections::HashSet<u64> =
-            (0..200).map(|_| scan_order(32, None).next().unwrap().start).collect();
-        assert!(starts.len() > 10, "random starts: {starts:?}");
-        for _ in 0..20 {
-            let mut order = scan_order(32, Some(7));
-            assert_eq!(order.next(), Some(7..8), "the preferred worker ID comes first");
-            let rest: std::collections::BTreeSet<u64> = order.flatten().collect();
-            assert_eq!(rest, (0..32).collect(), "then the whole space");
-        }
-        assert!(scan_order(32, Some(32)).flatten().all(|w| w < 32), "a preference outside the space is ignored");
-    }
-
-    #[test]
     fn holder_names_are_host_and_pid_and_nothing_else() {
         let name = holder_name();
         assert!(name.ends_with(&format!(":{}", std::process::id())), "{name}");
@@ -777,41 +720,39 @@ mod tests {
     }
 
     #[test]
-    fn a_store_that_cannot_list_says_so() {
-        #[derive(Debug)]
-        struct Unlisted;
-        impl LeaseStore for Unlisted {
-            fn acquire(&self, claim: &Claim<'_>) -> Result<Grant, LeaseError> {
-                Err(LeaseError::NoFreeWorker { namespace: claim.namespace.to_owned(), space: claim.space })
-            }
-            fn renew(&self, namespace: &str, grant: &Grant, _: Duration, _: i64) -> Result<(), LeaseError> {
-                Err(LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker })
-            }
-            fn release(&self, namespace: &str, grant: &Grant, _: i64) -> Result<(), LeaseError> {
-                Err(LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker })
-            }
-            fn now_ms(&self) -> Result<i64, LeaseError> {
-                Ok(0)
-            }
-            fn describe(&self) -> String {
-                "mine://".to_owned()
-            }
+    fn reads_and_writes_are_checked_as_every_store_checks_them() {
+        assert!(check_query("shop", &Query::workers(0..MAX_READ)).is_ok());
+        for bad in [Query::workers(0..MAX_READ + 1), Query::workers(MAX_WORKER_SPACE..MAX_WORKER_SPACE + 1)] {
+            assert!(matches!(check_query("shop", &bad), Err(LeaseError::BadSettings { .. })), "{bad:?}");
         }
-        let err = Unlisted.list("shop").unwrap_err();
-        assert_eq!(err.to_string(), "lease settings: lease store mine:// cannot list the leases of namespace \"shop\"");
-    }
-
-    #[test]
-    fn tokens_are_distinct_hex() {
-        let tokens: std::collections::HashSet<String> = (0..10_000).map(|_| new_token()).collect();
-        assert_eq!(tokens.len(), 10_000);
-        assert!(tokens.iter().all(|t| t.len() == 32 && t.bytes().all(|b| b.is_ascii_hexdigit())));
+        assert!(matches!(check_query("", &Query::workers(0..1)), Err(LeaseError::BadNamespace { .. })));
+        let ok = Cas::new(Slot::Worker(3), None, "r1|a b");
+        assert!(check_write("shop", &[ok, Cas::new(Slot::Marker, Some("m"), "m2")]).is_ok());
+        let long = "x".repeat(MAX_VALUE_LEN + 1);
+        for bad in [
+            vec![],
+            vec![ok, ok],
+            vec![ok, ok, Cas::new(Slot::Marker, None, "m")],
+            vec![Cas::new(Slot::Worker(MAX_WORKER_SPACE), None, "r")],
+            vec![Cas::new(Slot::Worker(1), None, "")],
+            vec![Cas::new(Slot::Worker(1), None, &long)],
+            vec![Cas::new(Slot::Worker(1), Some("a\nb"), "r")],
+            vec![Cas::new(Slot::Worker(1), None, "é")],
+        ] {
+            assert!(matches!(check_write("shop", &bad), Err(LeaseError::BadSettings { .. })), "{bad:?}");
+        }
+        assert_eq!(reading("shop", &Query::workers(3..4)), "reading worker ID 3 of namespace \"shop\"");
+        assert_eq!(reading("shop", &Query::workers(0..32)), "reading worker IDs 0..32 of namespace \"shop\"");
+        assert_eq!(
+            writing("shop", &[ok, Cas::new(Slot::Marker, None, "m")]),
+            "writing worker ID 3 and the marker of namespace \"shop\""
+        );
     }
 
     #[test]
     fn errors_keep_their_cause_and_clone() {
         let cause = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
-        let err = LeaseError::store("redis://127.0.0.1:6379/0", doing("renewing", "shop", 3), cause);
+        let err = LeaseError::store("redis://127.0.0.1:6379/0", "renewing worker ID 3 in namespace \"shop\"", cause);
         // The cause is in the message, and still the source.
         assert_eq!(
             err.to_string(),
@@ -830,7 +771,7 @@ mod tests {
         );
         let timeout = LeaseError::Timeout {
             store: "redis://127.0.0.1:6379/0".into(),
-            what: doing("renewing", "shop", 3),
+            what: "renewing worker ID 3 in namespace \"shop\"".into(),
             after: Duration::from_millis(300),
         };
         assert_eq!(

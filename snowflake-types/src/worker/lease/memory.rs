@@ -1,0 +1,328 @@
+//! The reference store: the store contract kept in this process's memory, with every fault a
+//! real store has at the caller's command. The model check and the simulation run the lease
+//! protocol against it; the conformance suite holds every real store to what it does.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use super::store::support::{check_query, check_write};
+use super::store::{Cas, LeaseError, LeaseStore, Query, Slot, Snapshot, Written};
+use crate::clock::{Clock, SystemClock};
+
+/// One namespace's slots.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct Space {
+    pub(crate) marker: Option<String>,
+    pub(crate) records: BTreeMap<u64, String>,
+}
+
+/// The contract's semantics over plain data, without locks or clocks: what
+/// [`MemoryLeaseStore`] does under its lock, and what the model check copies as its world's
+/// store (it is `Clone`, `Eq` and `Hash`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct State {
+    pub(crate) spaces: BTreeMap<String, Space>,
+    /// Counts the store's incarnations: raised by every fault that may lose or roll back
+    /// acknowledged writes where the store can tell.
+    pub(crate) incarnation: u64,
+}
+
+impl State {
+    fn value(&self, namespace: &str, slot: Slot) -> Option<&str> {
+        let space = self.spaces.get(namespace)?;
+        match slot {
+            Slot::Marker => space.marker.as_deref(),
+            Slot::Worker(worker) => space.records.get(&worker).map(String::as_str),
+        }
+    }
+
+    fn set(&mut self, namespace: &str, slot: Slot, value: Option<String>) {
+        let space = self.spaces.entry(namespace.to_owned()).or_default();
+        match (slot, value) {
+            (Slot::Marker, value) => space.marker = value,
+            (Slot::Worker(worker), Some(value)) => {
+                space.records.insert(worker, value);
+            }
+            (Slot::Worker(worker), None) => {
+                space.records.remove(&worker);
+            }
+        }
+        if space.marker.is_none() && space.records.is_empty() {
+            self.spaces.remove(namespace);
+        }
+    }
+
+    /// The incarnation as the contract shows it.
+    pub(crate) fn incarnation_text(&self) -> String {
+        format!("memory-{}", self.incarnation)
+    }
+
+    /// A read, at `now_ms` on the store's clock.
+    pub(crate) fn read(&self, namespace: &str, query: &Query, now_ms: Option<i64>) -> Snapshot {
+        let space = self.spaces.get(namespace);
+        let records = space
+            .map(|space| space.records.range(query.workers.clone()).map(|(w, v)| (*w, v.clone())).collect())
+            .unwrap_or_default();
+        let highest = if query.highest { space.and_then(|s| s.records.keys().next_back().copied()) } else { None };
+        Snapshot::new(now_ms, self.incarnation_text())
+            .with_marker(space.and_then(|s| s.marker.clone()))
+            .with_records(records)
+            .with_highest(highest)
+    }
+
+    /// A write: all of `ops` or none.
+    pub(crate) fn write(&mut self, namespace: &str, ops: &[Cas<'_>]) -> Written {
+        if ops.iter().any(|op| self.value(namespace, op.slot) != op.expect) {
+            return Written::Conflict;
+        }
+        for op in ops {
+            self.set(namespace, op.slot, Some(op.value.to_owned()));
+        }
+        Written::Done
+    }
+
+    /// Deletes one slot's value alone.
+    pub(crate) fn delete(&mut self, namespace: &str, slot: Slot) {
+        self.set(namespace, slot, None);
+    }
+}
+
+/// The store contract kept in this process's memory: the reference every real store is held
+/// to, and a store for tests of code that leases worker IDs (a thousand holders in one
+/// process, faults at the test's command). Nothing leaves the process: two processes never
+/// share one.
+///
+/// Its clock is the system clock unless given another ([`MemoryLeaseStore::with_clock`]) or
+/// none ([`MemoryLeaseStore::without_clock`], as etcd has none).
+///
+/// The faults, each what a real store may do to the leases:
+///
+/// - [`delete`](Self::delete): one record, or the marker, deleted alone (an operator's
+///   `DEL`, a cleanup job, an eviction);
+/// - [`lose_everything`](Self::lose_everything): a restart without persistence, a flush;
+/// - [`backup`](Self::backup) and [`restore`](Self::restore): the store rolled back to an
+///   earlier acknowledged state, all of it or some namespaces, told by its incarnation or not;
+/// - [`restart`](Self::restart): a new incarnation with every value kept (a store that cannot
+///   tell a restart from a restore);
+/// - [`set_answering`](Self::set_answering): a store that answers nothing for a while.
+///
+/// ```
+/// use typed_snowflake::worker::lease::{MemoryLeaseStore, WorkerLease};
+///
+/// let store = MemoryLeaseStore::new();
+/// let lease = WorkerLease::builder(store.clone()).namespace("shop").create_namespace().acquire()?;
+/// assert!(lease.is_valid());
+/// lease.release()?;
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct MemoryLeaseStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    state: Mutex<State>,
+    clock: Option<Arc<dyn Clock>>,
+    answering: std::sync::atomic::AtomicBool,
+}
+
+impl std::fmt::Debug for MemoryLeaseStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryLeaseStore").field("state", &*self.lock()).finish()
+    }
+}
+
+impl Default for MemoryLeaseStore {
+    fn default() -> Self {
+        MemoryLeaseStore::new()
+    }
+}
+
+/// A copy of a [`MemoryLeaseStore`]'s values, taken by [`MemoryLeaseStore::backup`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryBackup(State);
+
+impl MemoryLeaseStore {
+    /// An empty store whose clock is the system clock.
+    pub fn new() -> Self {
+        MemoryLeaseStore::with_clock(SystemClock::default())
+    }
+
+    /// An empty store whose clock is `clock`.
+    ///
+    /// ```
+    /// use typed_snowflake::worker::lease::MemoryLeaseStore;
+    /// use typed_snowflake::ManualClock;
+    ///
+    /// let store = MemoryLeaseStore::with_clock(ManualClock::new(1_700_000_000_000));
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_clock(clock: impl Clock) -> Self {
+        MemoryLeaseStore::build(Some(Arc::new(clock)))
+    }
+
+    /// An empty store without a clock: the holders' clocks stand in for it, as with etcd.
+    pub fn without_clock() -> Self {
+        MemoryLeaseStore::build(None)
+    }
+
+    fn build(clock: Option<Arc<dyn Clock>>) -> Self {
+        MemoryLeaseStore {
+            inner: Arc::new(Inner {
+                state: Mutex::new(State::default()),
+                clock,
+                answering: std::sync::atomic::AtomicBool::new(true),
+            }),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.inner.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Deletes one record (`Slot::Worker(n)`) or the marker (`Slot::Marker`) of a namespace,
+    /// and nothing else, as an operator's `DEL` or an eviction would.
+    ///
+    /// ```
+    /// use typed_snowflake::worker::lease::{MemoryLeaseStore, Slot, WorkerLease};
+    ///
+    /// let store = MemoryLeaseStore::new();
+    /// let lease = WorkerLease::builder(store.clone()).namespace("shop").create_namespace().acquire()?;
+    /// store.delete("shop", Slot::Worker(lease.worker()));
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn delete(&self, namespace: &str, slot: Slot) {
+        self.lock().delete(namespace, slot);
+    }
+
+    /// Loses every value, as a store restarted without persistence does; its incarnation
+    /// changes.
+    pub fn lose_everything(&self) {
+        let mut state = self.lock();
+        state.spaces.clear();
+        state.incarnation += 1;
+    }
+
+    /// A copy of every value, to [`restore`](Self::restore) later.
+    pub fn backup(&self) -> MemoryBackup {
+        MemoryBackup(self.lock().clone())
+    }
+
+    /// Rolls the namespaces named (every namespace for `None`) back to `backup`, as a restore
+    /// from a backup or a snapshot does. `detectable`: the store's incarnation changes, as a
+    /// store that can tell (a new Redis run, a PostgreSQL timeline, an etcd cluster ID)
+    /// shows it; otherwise nothing tells.
+    pub fn restore(&self, backup: &MemoryBackup, namespaces: Option<&[&str]>, detectable: bool) {
+        let mut state = self.lock();
+        match namespaces {
+            None => state.spaces = backup.0.spaces.clone(),
+            Some(names) => {
+                for name in names {
+                    match backup.0.spaces.get(*name) {
+                        Some(space) => state.spaces.insert((*name).to_owned(), space.clone()),
+                        None => state.spaces.remove(*name),
+                    };
+                }
+            }
+        }
+        if detectable {
+            state.incarnation += 1;
+        }
+    }
+
+    /// A new incarnation with every value kept: what a store that cannot tell a restart from
+    /// a restore shows after a restart.
+    pub fn restart(&self) {
+        self.lock().incarnation += 1;
+    }
+
+    /// Whether the store answers: while it does not, every call fails with a store error.
+    pub fn set_answering(&self, answering: bool) {
+        self.inner.answering.store(answering, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn answer(&self, what: impl FnOnce() -> String) -> Result<(), LeaseError> {
+        if self.inner.answering.load(std::sync::atomic::Ordering::SeqCst) {
+            return Ok(());
+        }
+        Err(LeaseError::store(self.describe(), what(), std::io::Error::other("the store does not answer")))
+    }
+}
+
+impl LeaseStore for MemoryLeaseStore {
+    fn read(&self, namespace: &str, query: &Query) -> Result<Snapshot, LeaseError> {
+        check_query(namespace, query)?;
+        self.answer(|| super::store::support::reading(namespace, query))?;
+        let now_ms = self.inner.clock.as_ref().map(|clock| clock.now_ms());
+        Ok(self.lock().read(namespace, query, now_ms))
+    }
+
+    fn write(&self, namespace: &str, ops: &[Cas<'_>]) -> Result<Written, LeaseError> {
+        check_write(namespace, ops)?;
+        self.answer(|| super::store::support::writing(namespace, ops))?;
+        Ok(self.lock().write(namespace, ops))
+    }
+
+    fn describe(&self) -> String {
+        "memory://".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_are_compare_and_set_and_atomic() {
+        let store = MemoryLeaseStore::without_clock();
+        let w = |n| Slot::Worker(n);
+        assert_eq!(store.write("ns", &[Cas::new(w(1), None, "a")]).unwrap(), Written::Done);
+        assert_eq!(store.write("ns", &[Cas::new(w(1), None, "b")]).unwrap(), Written::Conflict);
+        assert_eq!(store.write("ns", &[Cas::new(w(1), Some("b"), "c")]).unwrap(), Written::Conflict);
+        // One op fails: neither is written.
+        let both = [Cas::new(w(1), Some("a"), "c"), Cas::new(Slot::Marker, Some("m"), "m2")];
+        assert_eq!(store.write("ns", &both).unwrap(), Written::Conflict);
+        let read = store.read("ns", &Query::workers(0..4).with_highest()).unwrap();
+        assert_eq!((read.record(1), read.marker.as_deref(), read.highest), (Some("a"), None, Some(1)));
+        let both = [Cas::new(w(1), Some("a"), "c"), Cas::new(Slot::Marker, None, "m")];
+        assert_eq!(store.write("ns", &both).unwrap(), Written::Done);
+        let read = store.read("ns", &Query::workers(0..4)).unwrap();
+        assert_eq!(
+            (read.record(1), read.marker.as_deref(), read.highest, read.now_ms),
+            (Some("c"), Some("m"), None, None)
+        );
+        assert_eq!(store.read("other", &Query::workers(0..4)).unwrap().records, vec![]);
+    }
+
+    #[test]
+    fn the_faults_do_what_they_say() {
+        let store = MemoryLeaseStore::new();
+        let ops = |slot, value| [Cas::new(slot, None, value)];
+        store.write("a", &ops(Slot::Marker, "m")).unwrap();
+        store.write("a", &ops(Slot::Worker(2), "r2")).unwrap();
+        store.write("b", &ops(Slot::Worker(3), "r3")).unwrap();
+        let read = |ns| store.read(ns, &Query::workers(0..8).with_highest()).unwrap();
+        let first = read("a").incarnation;
+        let backup = store.backup();
+        store.delete("a", Slot::Worker(2));
+        assert_eq!((read("a").records, read("a").marker.as_deref()), (vec![], Some("m")));
+        store.delete("a", Slot::Marker);
+        assert_eq!(read("a").marker, None);
+        store.restore(&backup, Some(&["a"]), false);
+        assert_eq!((read("a").record(2), read("a").incarnation), (Some("r2"), first.clone()));
+        store.lose_everything();
+        assert_eq!((read("a").records, read("b").records), (vec![], vec![]));
+        assert_ne!(read("a").incarnation, first);
+        store.restore(&backup, None, true);
+        assert_eq!(read("b").record(3), Some("r3"));
+        let restored = read("b").incarnation;
+        store.restart();
+        assert_ne!(read("b").incarnation, restored);
+        assert!(read("b").now_ms.is_some());
+        store.set_answering(false);
+        assert!(matches!(store.read("b", &Query::workers(0..1)), Err(LeaseError::Store { .. })));
+        assert!(matches!(store.write("b", &ops(Slot::Marker, "m")), Err(LeaseError::Store { .. })));
+        store.set_answering(true);
+        assert!(store.read("b", &Query::workers(0..1)).is_ok());
+    }
+}

@@ -1,0 +1,1443 @@
+//! The holder of a worker ID as one state machine without I/O, in the manner of quinn-proto:
+//! the driver asks it for the store call to make ([`Machine::poll_call`]), makes it, and hands
+//! back the answer ([`Machine::handle_reply`]); it asks when to wake ([`Machine::poll_timeout`])
+//! and says when it did ([`Machine::handle_timeout`]); it passes on a release
+//! ([`Machine::release`]). The generators ask it how far they may issue
+//! ([`Machine::grant_until`]). Every policy of a lease lives here: which worker ID to take,
+//! which errors to wait out, what a conflict means, what a lost lease still allows, what a
+//! release records. The lease thread, the model check and the simulation all drive this
+//! machine; none decides anything of its own.
+//!
+//! Time comes in as [`Now`]: the monotonic clock (for how long a write's reservation lets the
+//! holder issue) and the lease's clock (for the timestamps it reserves).
+
+use std::collections::VecDeque;
+use std::ops::Range;
+
+use super::record::{Holder, Marker, Record};
+use super::{Basis, Rules, check_skew, floor_of, fresh_marker, marker_holds, millis};
+use crate::fence::{FenceReason, GrantView, Refusal};
+use crate::worker::lease::store::{Cas, LeaseError, MAX_READ, Query, Slot, Snapshot, Written};
+
+/// How a lease is set up: what the builder checked.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Settings {
+    pub(crate) namespace: String,
+    /// Worker IDs `0..space`.
+    pub(crate) space: u64,
+    pub(crate) rules: Rules,
+    /// How often a held lease renews.
+    pub(crate) renew_every_ns: u64,
+    /// How long the first acquisition keeps trying a store that does not answer.
+    pub(crate) first_wait_ns: u64,
+    /// The shortest and longest delay between attempts to acquire (doubling, with jitter).
+    pub(crate) acquire_backoff_ns: (u64, u64),
+    /// Declare the namespace new where the store holds nothing of it.
+    pub(crate) create_namespace: bool,
+    /// Whether the first acquisition keeps trying while every worker ID is held (else it
+    /// fails at once with `NoFreeWorker`).
+    pub(crate) wait_for_free: bool,
+    /// Whether a state file keeps the grant across a restart: generators then issue only up
+    /// to what the file says may have been issued ([`Machine::save_due`]).
+    pub(crate) state_file: bool,
+    /// `host:pid`, recorded with every grant.
+    pub(crate) name: String,
+    /// The store, as it describes itself (for errors).
+    pub(crate) store: String,
+    /// Seeds the tokens, the marker generations and the choices among equals.
+    pub(crate) seed: u64,
+}
+
+/// The two clocks, read together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Now {
+    /// Monotonic nanoseconds from the driver's anchor.
+    pub(crate) ns: u64,
+    /// The lease's clock, Unix ms.
+    pub(crate) ms: i64,
+}
+
+/// A store call the machine asks for.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Call {
+    Read(Query),
+    Write(Vec<Op>),
+}
+
+/// One compare-and-set of a write, owned.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Op {
+    pub(crate) slot: Slot,
+    pub(crate) expect: Option<String>,
+    pub(crate) value: String,
+}
+
+impl Op {
+    /// As the store contract takes it.
+    pub(crate) fn cas(&self) -> Cas<'_> {
+        Cas::new(self.slot, self.expect.as_deref(), &self.value)
+    }
+}
+
+/// The answer to a call.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Reply {
+    Read(Snapshot),
+    Written(Written),
+    /// The call failed: a write may or may not have been applied.
+    Failed(LeaseError),
+}
+
+/// Why a lease was lost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum LostWhy {
+    /// The record is gone: deleted, evicted, or lost with the store's data.
+    Gone,
+    /// Another holder took the worker ID (the lease expired during an outage).
+    TakenOver,
+}
+
+/// What happened, for the driver's logs and answers.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Note {
+    /// A worker ID was granted; it issues once the lease's clock reaches `ready_ms`.
+    Acquired { worker: u64, fence: u64, basis: Basis, floor_ms: i64, ready_ms: i64 },
+    /// The first acquisition may issue: answer the caller.
+    Ready,
+    /// The first acquisition failed for good.
+    GaveUp(LeaseError),
+    /// A marker was written afresh: the namespace was new to the store, or the store's
+    /// incarnation changed, or a rollback was noticed.
+    Marked { declared: bool, fenced: bool },
+    /// A renewal failed; the lease issues on while its reservation lasts.
+    RenewalFailed { worker: u64, error: LeaseError },
+    /// A renewal succeeded after the reservation had run out.
+    RenewedLate { worker: u64 },
+    /// The lease is lost; the generators issue on what it reserved while a new one is sought.
+    Lost { worker: u64, why: LostWhy },
+    /// The record was read back with another value than this holder wrote: the store was
+    /// rolled back. Nothing is issued on it any more.
+    RolledBack { worker: u64 },
+    /// A store call failed while acquiring (at most one in five seconds is noted).
+    Trouble { error: LeaseError, waited_ns: u64 },
+    /// The store answers again after trouble.
+    Back { waited_ns: u64 },
+    /// The release ended.
+    Released { worker: Option<u64>, result: Result<(), LeaseError> },
+}
+
+/// How often trouble while acquiring is noted.
+const NOTE_EVERY_NS: u64 = 5_000_000_000;
+
+/// A grant held.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Grant {
+    epoch: u64,
+    worker: u64,
+    token: String,
+    /// The record as last acknowledged: what the next write expects.
+    value: String,
+    record: Record,
+    /// Everything earlier holders may have issued lies at or below it (`None`: nothing).
+    floor_ms: Option<i64>,
+    basis: Basis,
+    /// Generators issue once the lease's clock reaches this.
+    ready_ms: i64,
+    /// Until when (monotonic) this holder may issue: `W - margin` after its last
+    /// acknowledged write began.
+    valid_until_ns: u64,
+    /// The highest reservation acknowledged: no timestamp above it is issued.
+    bound_ms: i64,
+    /// The highest timestamp any generator may have issued under the grant.
+    issued_ms: i64,
+}
+
+impl Grant {
+    fn valid(&self, now: Now) -> bool {
+        now.ns < self.valid_until_ns
+    }
+
+    fn issuing(&self, now: Now) -> bool {
+        self.valid(now) && now.ms >= self.ready_ms
+    }
+
+    fn view(&self) -> GrantView {
+        GrantView { epoch: self.epoch, worker: self.worker, floor_ms: self.floor_ms }
+    }
+
+    /// What the store must keep when this grant ends: the last timestamp any generator
+    /// issued, and never less than what earlier holders may have (0 when nothing was).
+    fn high_water(&self) -> i64 {
+        self.issued_ms.max(self.floor_ms.unwrap_or(0)).max(0)
+    }
+}
+
+/// A write whose answer was lost: it may have been applied.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Attempt {
+    value: String,
+    sent: Now,
+}
+
+/// A worker ID an acquisition may take, and what it would start above.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Candidate {
+    worker: u64,
+    expect: Option<String>,
+    record: Option<Record>,
+    floor_ms: i64,
+    basis: Basis,
+}
+
+/// An acquisition under way.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Acquire {
+    prefer: Option<u64>,
+    fence_above: u64,
+    /// A fresh marker is owed whatever the store holds (a rollback was noticed).
+    refresh: bool,
+    /// What this attempt has read: the marker (as text and decoded), the store's
+    /// incarnation, and its clock (or ours).
+    marker: Option<(Option<String>, Option<Marker>)>,
+    incarnation: String,
+    now_ms: i64,
+    /// Whether the last read said which worker ID is the highest with a record, and which.
+    highest: Option<Option<u64>>,
+    /// Chunks of worker IDs still to read in this attempt, once planned after the first.
+    plan: Vec<Range<u64>>,
+    planned: bool,
+    ready: Vec<Candidate>,
+    best: Option<Candidate>,
+    /// A grant written whose answer was lost: checked before anything else.
+    pending: Option<(Candidate, Grant, Now)>,
+    /// Conflicts in a row: a little jitter after a few.
+    conflicts: u32,
+}
+
+impl Acquire {
+    fn new(prefer: Option<u64>, fence_above: u64, refresh: bool) -> Acquire {
+        Acquire {
+            prefer,
+            fence_above,
+            refresh,
+            marker: None,
+            incarnation: String::new(),
+            now_ms: 0,
+            highest: None,
+            plan: Vec::new(),
+            planned: false,
+            ready: Vec::new(),
+            best: None,
+            pending: None,
+            conflicts: 0,
+        }
+    }
+
+    /// Starts the attempt again from its first read, keeping what it was asked.
+    fn restart(&mut self) {
+        *self = Acquire { conflicts: self.conflicts, ..Acquire::new(self.prefer, self.fence_above, self.refresh) };
+    }
+}
+
+/// What the machine does with the store.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Task {
+    Acquire(Box<Acquire>),
+    /// Renews on schedule.
+    Hold,
+    /// Reads its own record back after a write that conflicted.
+    Check,
+    /// Writes the release, then reads back after a conflict.
+    Release {
+        checking: bool,
+    },
+    Done,
+}
+
+/// What the call in flight was.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Sent {
+    call: Call,
+    at: Now,
+}
+
+/// The first acquisition, as the caller waits for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum First {
+    Waiting,
+    Answered,
+}
+
+/// Store trouble in progress.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Trouble {
+    since_ns: u64,
+    error: LeaseError,
+    noted_ns: Option<u64>,
+}
+
+/// Where a lease stands, for its status.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Standing {
+    Issuing { worker: u64, fence: u64, issuing_for_ns: u64, store_answering: bool },
+    Fenced { worker: u64, reason: FenceReason },
+    Recovering { previous_worker: u64 },
+    Released,
+}
+
+/// What a lease state file keeps, so that a process restarted while its store does not
+/// answer resumes on its worker ID: the grant as the store last acknowledged it, how far that
+/// lets it issue, and how far this process may have issued.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Saved {
+    pub(crate) namespace: String,
+    pub(crate) worker: u64,
+    pub(crate) token: String,
+    /// The record as last acknowledged.
+    pub(crate) value: String,
+    /// The acknowledged reservation: nothing above it is issued.
+    pub(crate) bound_ms: i64,
+    /// Until when (the lease's clock) the acknowledged reservation lets it issue: `W -
+    /// margin` after that write began.
+    pub(crate) valid_until_ms: i64,
+    /// Nothing was issued above this, and nothing is before the next file is written.
+    pub(crate) issued_limit_ms: i64,
+}
+
+impl Saved {
+    /// The file's one line: `s1|namespace|worker|token|bound|valid until|issued limit|record`.
+    pub(crate) fn encode(&self) -> String {
+        format!(
+            "s1|{}|{}|{}|{}|{}|{}|{}",
+            self.namespace, self.worker, self.token, self.bound_ms, self.valid_until_ms, self.issued_limit_ms, self.value
+        )
+    }
+
+    /// A file's line read back; `None` for anything else.
+    pub(crate) fn decode(text: &str) -> Option<Saved> {
+        let mut fields = text.trim_end_matches('\n').splitn(8, '|');
+        if fields.next()? != "s1" {
+            return None;
+        }
+        let namespace = fields.next()?.to_owned();
+        let worker = fields.next()?.parse().ok()?;
+        let token = fields.next()?.to_owned();
+        let bound_ms = fields.next()?.parse().ok()?;
+        let valid_until_ms = fields.next()?.parse().ok()?;
+        let issued_limit_ms = fields.next()?.parse().ok()?;
+        let value = fields.next()?.to_owned();
+        let record = Record::decode(&value)?;
+        (record.is_token(&token) && issued_limit_ms <= bound_ms).then_some(Saved {
+            namespace,
+            worker,
+            token,
+            value,
+            bound_ms,
+            valid_until_ms,
+            issued_limit_ms,
+        })
+    }
+}
+
+/// The state file as far as it was written: the grant it describes (its epoch) and how far it
+/// lets that grant's generators issue.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Filed {
+    epoch: u64,
+    value: String,
+    limit_ms: i64,
+}
+
+/// The holder of a worker ID. See the module's docs.
+#[derive(Clone, Debug)]
+pub(crate) struct Machine {
+    s: Settings,
+    rng: u64,
+    current: Option<Grant>,
+    /// A grant lost whose reservation still lets it issue: the generators stay on it until
+    /// the next grant issues or it runs out.
+    retiring: Option<Grant>,
+    epochs: u64,
+    task: Task,
+    sent: Option<Sent>,
+    due_ns: u64,
+    backoff_ns: u64,
+    first: First,
+    trouble: Option<Trouble>,
+    released: bool,
+    /// A rollback was noticed: nothing issues until a new grant.
+    rolled_back: bool,
+    /// The last grant's worker ID and fence: tried first, and exceeded, after a loss.
+    last: Option<(u64, u64)>,
+    /// Renewals whose answers were lost since the last acknowledged one.
+    ambiguous: Vec<Attempt>,
+    /// The lease's clock at the last change of standing.
+    since_ms: i64,
+    /// Renewals acknowledged.
+    renewals: u64,
+    /// With a state file: what it says (`None` before the first is written).
+    filed: Option<Filed>,
+    notes: VecDeque<Note>,
+}
+
+impl Machine {
+    /// What its decisions depend on: everything but what it counts and tells (the notes, the
+    /// renewals counted, when its standing last changed, when trouble was last noted), so
+    /// that the model check takes two holders that differ only in those for one.
+    fn deciding(&self) -> impl PartialEq + std::hash::Hash + '_ {
+        (
+            (&self.s, self.rng, &self.current, &self.retiring, self.epochs, &self.task, &self.sent),
+            (self.due_ns, self.backoff_ns, self.first, self.trouble.as_ref().map(|t| (t.since_ns, &t.error))),
+            (self.released, self.rolled_back, self.last, &self.ambiguous),
+        )
+    }
+}
+
+impl PartialEq for Machine {
+    fn eq(&self, other: &Machine) -> bool {
+        self.deciding() == other.deciding()
+    }
+}
+
+impl Eq for Machine {}
+
+impl std::hash::Hash for Machine {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.deciding().hash(state);
+    }
+}
+
+/// The error of a lease the store no longer holds.
+fn lost(namespace: &str, worker: u64) -> LeaseError {
+    LeaseError::Lost { namespace: namespace.to_owned(), worker }
+}
+
+/// Errors that waiting may mend: the store did not answer, or answered with an error of its
+/// own. A bad URL, bad settings, a skewed clock or a full space fail the first acquisition at
+/// once (after a loss, everything is tried again).
+pub(crate) fn worth_waiting(error: &LeaseError) -> bool {
+    matches!(error, LeaseError::Store { .. } | LeaseError::Timeout { .. })
+}
+
+impl Machine {
+    /// A holder about to acquire its first worker ID, at `now`.
+    pub(crate) fn new(settings: Settings, now: Now) -> Machine {
+        let rng = settings.seed | 1;
+        Machine {
+            s: settings,
+            rng,
+            current: None,
+            retiring: None,
+            epochs: 0,
+            task: Task::Acquire(Box::new(Acquire::new(None, 0, false))),
+            sent: None,
+            due_ns: now.ns,
+            backoff_ns: 0,
+            first: First::Waiting,
+            trouble: None,
+            released: false,
+            rolled_back: false,
+            last: None,
+            ambiguous: Vec::new(),
+            since_ms: now.ms,
+            renewals: 0,
+            filed: None,
+            notes: VecDeque::new(),
+        }
+    }
+
+    /// A holder restarted with its state file, at `now`: it holds the grant the file
+    /// describes, issues above what the file says it may have issued and up to the reservation
+    /// the store acknowledged, while that lasts (less the tolerance: the monotonic clock of
+    /// the earlier process is gone, and the lease's clock stands in), and reconciles with the
+    /// store at once: a renewal that succeeds goes on, one that finds the record another's
+    /// loses it. `None` when the file's reservation has run out.
+    pub(crate) fn resume(settings: Settings, saved: &Saved, now: Now) -> Option<Machine> {
+        let record = Record::decode(&saved.value)?;
+        let left_ms = saved.valid_until_ms.saturating_sub(now.ms).saturating_sub(settings.rules.tolerance_ms());
+        if saved.namespace != settings.namespace || saved.worker >= settings.space || left_ms <= 0 {
+            return None;
+        }
+        let mut machine = Machine::new(settings, now);
+        machine.epochs = 1;
+        machine.current = Some(Grant {
+            epoch: 1,
+            worker: saved.worker,
+            token: saved.token.clone(),
+            value: saved.value.clone(),
+            record: record.clone(),
+            floor_ms: Some(saved.issued_limit_ms),
+            basis: Basis::Record,
+            ready_ms: saved.issued_limit_ms.saturating_add(1),
+            valid_until_ns: now.ns.saturating_add(left_ms.unsigned_abs().saturating_mul(1_000_000)),
+            bound_ms: saved.bound_ms,
+            issued_ms: saved.issued_limit_ms,
+        });
+        machine.last = Some((saved.worker, record.fence));
+        // Nothing is issued until a file is written above what this one allowed.
+        machine.task = Task::Hold;
+        machine.due_ns = now.ns;
+        Some(machine)
+    }
+
+    /// With a state file: the file to write now, if one is due (the grant changed since the
+    /// last, or its generators come near the limit it set). Generators issue above the last
+    /// file's limit only once [`Machine::saved`] says this one is written.
+    pub(crate) fn save_due(&self, now: Now) -> Option<Saved> {
+        if !self.s.state_file || self.released {
+            return None;
+        }
+        let grant = self.current.as_ref()?;
+        if !grant.valid(now) {
+            return None;
+        }
+        // Two renewals ahead: a write that comes late once does not stop the generators.
+        let ahead_ms = i64::try_from(self.s.renew_every_ns / 1_000_000).unwrap_or(i64::MAX).saturating_mul(2);
+        let limit_ms = now.ms.max(grant.issued_ms).saturating_add(ahead_ms.max(self.s.rules.step_ms)).min(grant.bound_ms);
+        let due = match &self.filed {
+            Some(filed) if filed.epoch == grant.epoch && filed.value == grant.value => {
+                filed.limit_ms.saturating_sub(now.ms) < ahead_ms / 2 && limit_ms > filed.limit_ms
+            }
+            _ => true,
+        };
+        let limit_ms = match &self.filed {
+            Some(filed) if filed.epoch == grant.epoch => limit_ms.max(filed.limit_ms),
+            _ => limit_ms.max(grant.issued_ms),
+        };
+        let left_ns = grant.valid_until_ns.saturating_sub(now.ns);
+        let valid_until_ms = now.ms.saturating_add(i64::try_from(left_ns / 1_000_000).unwrap_or(i64::MAX));
+        due.then(|| Saved {
+            namespace: self.s.namespace.clone(),
+            worker: grant.worker,
+            token: grant.token.clone(),
+            value: grant.value.clone(),
+            bound_ms: grant.bound_ms,
+            valid_until_ms,
+            issued_limit_ms: limit_ms,
+        })
+    }
+
+    /// Whether the state file (if one is kept) lets `grant` issue at `now`.
+    fn filed_for(&self, grant: &Grant, now: Now) -> bool {
+        !self.s.state_file
+            || self.filed.as_ref().is_some_and(|f| f.epoch > grant.epoch || f.epoch == grant.epoch && f.limit_ms > now.ms)
+    }
+
+    /// `saved` is written (durably): its grant's generators may issue up to its limit.
+    pub(crate) fn saved(&mut self, saved: &Saved) {
+        let Some(grant) = self.current.as_ref().filter(|g| g.token == saved.token) else { return };
+        let epoch = grant.epoch;
+        let limit_ms = match &self.filed {
+            Some(filed) if filed.epoch == epoch => filed.limit_ms.max(saved.issued_limit_ms),
+            _ => saved.issued_limit_ms,
+        };
+        self.filed = Some(Filed { epoch, value: saved.value.clone(), limit_ms });
+    }
+
+    /// A seeded xorshift: the machine's only source of choices.
+    fn random(&mut self) -> u64 {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        self.rng
+    }
+
+    fn token(&mut self) -> String {
+        let (a, b) = (self.random(), self.random());
+        format!("{a:016x}{b:016x}")
+    }
+
+    /// Whether the machine has ended: released, abandoned, or the first acquisition failed.
+    pub(crate) fn is_done(&self) -> bool {
+        self.task == Task::Done
+    }
+
+    /// The next note, if any.
+    pub(crate) fn poll_note(&mut self) -> Option<Note> {
+        self.notes.pop_front()
+    }
+
+    fn note(&mut self, note: Note) {
+        self.notes.push_back(note);
+    }
+
+    // ---- the store side ----
+
+    /// The store call to make now, if one is due; the machine waits for its answer before it
+    /// asks for another.
+    pub(crate) fn poll_call(&mut self, now: Now) -> Option<Call> {
+        if self.sent.is_some() || now.ns < self.due_ns {
+            return None;
+        }
+        let call = match &mut self.task {
+            Task::Done => return None,
+            Task::Hold => {
+                let grant = self.current.as_ref()?;
+                let record = Record {
+                    rev: grant.record.rev + 1,
+                    expires_ms: now.ms.saturating_add(self.s.rules.ttl_ms()),
+                    high_water_ms: now
+                        .ms
+                        .saturating_add(self.s.rules.reservation_ms())
+                        .max(grant.record.high_water_ms)
+                        .max(grant.issued_ms),
+                    ..grant.record.clone()
+                };
+                Call::Write(vec![Op {
+                    slot: Slot::Worker(grant.worker),
+                    expect: Some(grant.value.clone()),
+                    value: record.encode(),
+                }])
+            }
+            Task::Check => {
+                let worker = self.current.as_ref()?.worker;
+                Call::Read(Query::workers(worker..worker + 1))
+            }
+            Task::Release { checking: true } => {
+                let worker = self.current.as_ref()?.worker;
+                Call::Read(Query::workers(worker..worker + 1))
+            }
+            Task::Release { checking: false } => {
+                let grant = self.current.as_ref()?;
+                let record = Record {
+                    rev: grant.record.rev + 1,
+                    expires_ms: now.ms,
+                    high_water_ms: grant.high_water(),
+                    holder: None,
+                    ..grant.record.clone()
+                };
+                Call::Write(vec![Op {
+                    slot: Slot::Worker(grant.worker),
+                    expect: Some(grant.value.clone()),
+                    value: record.encode(),
+                }])
+            }
+            Task::Acquire(_) => self.acquire_call(now)?,
+        };
+        self.sent = Some(Sent { call: call.clone(), at: now });
+        Some(call)
+    }
+
+    /// The next call of an acquisition.
+    fn acquire_call(&mut self, now: Now) -> Option<Call> {
+        let space = self.s.space;
+        let Task::Acquire(a) = &mut self.task else { return None };
+        if let Some((candidate, _, _)) = &a.pending {
+            return Some(Call::Read(Query::workers(candidate.worker..candidate.worker + 1)));
+        }
+        let Some((text, marker)) = a.marker.clone() else {
+            // The first read: the marker and the first chunk.
+            return Some(Call::Read(Query::workers(0..space.min(MAX_READ))));
+        };
+        if a.refresh || !marker_holds(&self.s.rules, marker.as_ref(), &a.incarnation) {
+            let Some(highest) = a.highest else {
+                return Some(Call::Read(Query::workers(0..space.min(MAX_READ)).with_highest()));
+            };
+            let fresh = self.fresh_marker(marker, text.is_none() && highest.is_none(), highest);
+            return Some(Call::Write(vec![Op { slot: Slot::Marker, expect: text, value: fresh.encode() }]));
+        }
+        let Task::Acquire(a) = &mut self.task else { return None };
+        if let Some(chunk) = a.plan.first() {
+            return Some(Call::Read(Query::workers(chunk.clone())));
+        }
+        let (ready, best, prefer) = (a.ready.clone(), a.best.clone(), a.prefer);
+        let chosen = match ready.iter().position(|c| Some(c.worker) == prefer) {
+            Some(i) => Some(ready[i].clone()),
+            None if !ready.is_empty() => {
+                let pick = (self.random() % ready.len() as u64) as usize;
+                Some(ready[pick].clone())
+            }
+            None => best,
+        };
+        let Some(candidate) = chosen else {
+            let error = LeaseError::NoFreeWorker { namespace: self.s.namespace.clone(), space };
+            self.failed(now, error);
+            return None;
+        };
+        Some(self.grant_call(now, candidate))
+    }
+
+    /// A marker written afresh for this attempt's read.
+    fn fresh_marker(&mut self, old: Option<Marker>, nothing: bool, highest: Option<u64>) -> Marker {
+        let generation = self.random();
+        let declared = self.s.create_namespace && nothing;
+        let Task::Acquire(a) = &self.task else { unreachable!("a marker is written while acquiring") };
+        fresh_marker(old.as_ref(), highest, a.now_ms, &a.incarnation, generation, declared)
+    }
+
+    /// The grant of `candidate`: its record, holding this grant's token, reserving `W` ahead
+    /// (and never below the floor), and the marker's `next` raised past a worker ID it never
+    /// granted.
+    fn grant_call(&mut self, now: Now, candidate: Candidate) -> Call {
+        let token = self.token();
+        let Task::Acquire(a) = &self.task else { unreachable!("a grant is written while acquiring") };
+        let (marker_text, marker) = a.marker.clone().expect("a grant follows the marker's read");
+        let marker = marker.expect("a grant follows a marker that holds");
+        let old = candidate.record.as_ref();
+        let fence = old
+            .map_or(0, |r| r.fence.saturating_add(1))
+            .max(a.fence_above.saturating_add(1))
+            .max(u64::try_from(a.now_ms).unwrap_or(0).saturating_mul(1_000));
+        let rules = self.s.rules;
+        let record = Record {
+            rev: old.map_or(1, |r| r.rev + 1),
+            fence,
+            expires_ms: now.ms.saturating_add(rules.ttl_ms()),
+            high_water_ms: now.ms.saturating_add(rules.reservation_ms()).max(candidate.floor_ms),
+            generation: marker.generation,
+            holder: Some(Holder { token: token.clone(), name: self.s.name.clone() }),
+        };
+        let value = record.encode();
+        let mut ops = vec![Op { slot: Slot::Worker(candidate.worker), expect: candidate.expect.clone(), value }];
+        #[cfg(test)]
+        let raise = !rules.planted.next_not_raised;
+        #[cfg(not(test))]
+        let raise = true;
+        if raise && candidate.worker >= marker.next {
+            let raised = Marker { rev: marker.rev + 1, next: candidate.worker + 1, ..marker };
+            ops.push(Op { slot: Slot::Marker, expect: marker_text, value: raised.encode() });
+        }
+        let floor_ms = (candidate.basis != Basis::Declared).then_some(candidate.floor_ms);
+        let ready_ms = match candidate.basis {
+            Basis::Record => candidate.floor_ms.saturating_sub(rules.resume_window_ms()),
+            Basis::Declared => i64::MIN,
+            Basis::NeverGranted | Basis::Unvouched => candidate.floor_ms.saturating_add(1),
+        };
+        let grant = Grant {
+            epoch: 0,
+            worker: candidate.worker,
+            token,
+            value: ops[0].value.clone(),
+            record,
+            floor_ms,
+            basis: candidate.basis,
+            ready_ms,
+            valid_until_ns: 0,
+            bound_ms: i64::MIN,
+            issued_ms: i64::MIN,
+        };
+        let Task::Acquire(a) = &mut self.task else { unreachable!() };
+        a.pending = Some((candidate, grant, now));
+        Call::Write(ops)
+    }
+
+    /// Hands back the answer to the call in flight, at `now`.
+    pub(crate) fn handle_reply(&mut self, now: Now, reply: Reply) {
+        let Some(sent) = self.sent.take() else { return };
+        if let Reply::Failed(error) = reply {
+            return self.call_failed(now, &sent, error);
+        }
+        if let Some(trouble) = self.trouble.take()
+            && matches!(self.task, Task::Acquire(_))
+        {
+            self.note(Note::Back { waited_ns: now.ns.saturating_sub(trouble.since_ns) });
+        }
+        match (&self.task, reply) {
+            (Task::Done, _) => {}
+            (Task::Hold, Reply::Written(Written::Done)) => {
+                let Call::Write(ops) = &sent.call else { return };
+                let value = ops[0].value.clone();
+                self.renewed(&value, sent.at, now);
+                self.ambiguous.clear();
+                self.backoff_ns = 0;
+                self.due_ns = now.ns.saturating_add(self.s.renew_every_ns);
+            }
+            (Task::Hold, Reply::Written(Written::Conflict)) => {
+                self.task = Task::Check;
+                self.due_ns = now.ns;
+            }
+            (Task::Check, Reply::Read(snapshot)) => self.checked(now, &snapshot),
+            (Task::Release { checking: false }, Reply::Written(Written::Done)) => self.end_release(Ok(())),
+            (Task::Release { checking: false }, Reply::Written(Written::Conflict)) => {
+                if let Call::Write(ops) = &sent.call {
+                    self.ambiguous.push(Attempt { value: ops[0].value.clone(), sent: sent.at });
+                }
+                self.task = Task::Release { checking: true };
+                self.due_ns = now.ns;
+            }
+            (Task::Release { checking: true }, Reply::Read(snapshot)) => self.release_checked(now, &snapshot),
+            (Task::Acquire(_), Reply::Read(snapshot)) => self.acquire_read(now, &sent, snapshot),
+            (Task::Acquire(_), Reply::Written(written)) => self.acquire_written(now, &sent, written),
+            // An answer that does not fit the call: ignored, the call is made again.
+            _ => {}
+        }
+    }
+
+    /// A renewal of the current grant, written at `sent`, is acknowledged.
+    fn renewed(&mut self, value: &str, sent: Now, now: Now) {
+        let rules = self.s.rules;
+        let Some(grant) = self.current.as_mut() else { return };
+        let Some(record) = Record::decode(value) else { return };
+        let late = sent.ns >= grant.valid_until_ns;
+        grant.value = value.to_owned();
+        grant.record = record;
+        grant.bound_ms = grant.bound_ms.max(sent.ms.saturating_add(millis(rules.reservation)));
+        grant.valid_until_ns = grant.valid_until_ns.max(sent.ns.saturating_add(rules.validity_ns()));
+        self.trouble = None;
+        self.renewals += 1;
+        if late {
+            let worker = grant.worker;
+            self.since_ms = now.ms;
+            self.note(Note::RenewedLate { worker });
+        }
+    }
+
+    /// The current grant's record, read back after a write that conflicted.
+    fn checked(&mut self, now: Now, snapshot: &Snapshot) {
+        let Some(grant) = self.current.as_ref() else { return };
+        let (worker, fence, token, value) =
+            (grant.worker, grant.record.fence, grant.token.clone(), grant.value.clone());
+        let text = snapshot.record(worker);
+        if text == Some(value.as_str()) {
+            // Unchanged after all: renew again.
+            self.task = Task::Hold;
+            self.due_ns = now.ns;
+            return;
+        }
+        if let Some(text) = text
+            && let Some(attempt) = self.ambiguous.iter().find(|a| a.value == text).cloned()
+        {
+            // A renewal whose answer was lost was applied.
+            self.renewed(&attempt.value, attempt.sent, now);
+            self.ambiguous.clear();
+            self.task = Task::Hold;
+            self.due_ns = now.ns;
+            return;
+        }
+        let ours = text.and_then(Record::decode).is_some_and(|r| r.is_token(&token));
+        #[cfg(test)]
+        if ours && self.s.rules.planted.rollback_unnoticed {
+            let value = text.unwrap_or_default().to_owned();
+            self.renewed(&value, now, now);
+            self.task = Task::Hold;
+            self.due_ns = now.ns;
+            return;
+        }
+        self.ambiguous.clear();
+        if ours {
+            // Our own record with a value we did not write: rolled back. Stop at once, and
+            // have the namespace's marker written afresh before anything is granted again.
+            self.current = None;
+            self.retiring = None;
+            self.rolled_back = true;
+            self.note(Note::RolledBack { worker });
+            self.lose(now, worker, fence, true);
+        } else {
+            let why = if text.is_some() { LostWhy::TakenOver } else { LostWhy::Gone };
+            self.note(Note::Lost { worker, why });
+            // What it reserved is still its own: every successor starts above it.
+            self.retiring = self.current.take().filter(|g| g.valid(now));
+            self.lose(now, worker, fence, false);
+        }
+    }
+
+    /// Starts acquiring again after a loss: the same worker ID first, a fence above the last.
+    fn lose(&mut self, now: Now, worker: u64, fence: u64, refresh: bool) {
+        self.last = Some((worker, fence));
+        self.since_ms = now.ms;
+        self.task = Task::Acquire(Box::new(Acquire::new(Some(worker), fence, refresh)));
+        self.due_ns = now.ns;
+        self.backoff_ns = 0;
+    }
+
+    fn release_checked(&mut self, now: Now, snapshot: &Snapshot) {
+        let Some(grant) = self.current.as_mut() else { return self.end_release(Ok(())) };
+        let worker = grant.worker;
+        match snapshot.record(worker) {
+            Some(text) if self.ambiguous.iter().any(|a| a.value == text) => {
+                let released = Record::decode(text).is_some_and(|r| r.holder.is_none());
+                if released {
+                    return self.end_release(Ok(()));
+                }
+                // A renewal whose answer was lost was applied: release from there.
+                grant.value = text.to_owned();
+                if let Some(record) = Record::decode(text) {
+                    grant.record = record;
+                }
+                self.ambiguous.clear();
+                self.task = Task::Release { checking: false };
+                self.due_ns = now.ns;
+            }
+            _ => {
+                let error = lost(&self.s.namespace, worker);
+                self.end_release(Err(error));
+            }
+        }
+    }
+
+    fn end_release(&mut self, result: Result<(), LeaseError>) {
+        let worker = self.current.as_ref().map(|g| g.worker);
+        self.current = None;
+        self.retiring = None;
+        self.task = Task::Done;
+        self.note(Note::Released { worker, result });
+    }
+
+    /// A read while acquiring.
+    fn acquire_read(&mut self, now: Now, sent: &Sent, snapshot: Snapshot) {
+        let rules = self.s.rules;
+        let space = self.s.space;
+        let tolerance_ms = rules.tolerance_ms();
+        let Task::Acquire(a) = &mut self.task else { return };
+        // A grant whose answer was lost: ours if the record is what it wrote.
+        if let Some((candidate, grant, at)) = a.pending.take() {
+            if snapshot.record(candidate.worker) == Some(grant.value.as_str()) {
+                return self.install(now, candidate, grant, at);
+            }
+            a.restart();
+            return self.retry_later(now);
+        }
+        if let Some(store_ms) = snapshot.now_ms
+            && let Err(local_ms) = check_skew(sent.at.ms, store_ms, now.ms, rules.tolerance)
+        {
+            let error =
+                LeaseError::ClockSkew { store: self.s.store.clone(), local_ms, store_ms, tolerance: rules.tolerance };
+            return self.failed(now, error);
+        }
+        let asked_highest = matches!(&sent.call, Call::Read(query) if query.highest);
+        if a.marker.is_none() || asked_highest {
+            // The attempt's first read, or the one that also asked for the highest record: the
+            // marker, the incarnation and the clock as they are now.
+            a.marker = Some((snapshot.marker.clone(), snapshot.marker.as_deref().and_then(Marker::decode)));
+            a.incarnation = snapshot.incarnation.clone();
+            a.now_ms = snapshot.now_ms.unwrap_or(now.ms);
+        }
+        if asked_highest {
+            a.highest = Some(snapshot.highest);
+        }
+        let Some((_, Some(marker))) = a.marker.clone() else { return };
+        if a.refresh || !marker_holds(&rules, Some(&marker), &a.incarnation) {
+            return;
+        }
+        let Call::Read(query) = &sent.call else { return };
+        let range = query.workers.clone();
+        a.plan.retain(|chunk| *chunk != range);
+        if !a.planned {
+            a.planned = true;
+            // The first chunk: plan the rest of the worker IDs that may matter (the preferred
+            // one, and those below the marker's `next`, which may be free), in random order.
+            let limit = space.min(marker.next.saturating_add(1).max(a.prefer.map_or(0, |p| p + 1)));
+            let mut plan: Vec<Range<u64>> =
+                (range.end..limit).step_by(MAX_READ as usize).map(|lo| lo..(lo + MAX_READ).min(limit)).collect();
+            if let Some(p) = a.prefer.filter(|&p| p >= range.end && p < space)
+                && let Some(i) = plan.iter().position(|c| c.contains(&p))
+            {
+                let chunk = plan.remove(i);
+                plan.insert(0, chunk);
+            }
+            a.plan = plan;
+        }
+        let now_ms = a.now_ms;
+        for worker in range.clone().filter(|&w| w < space) {
+            let text = snapshot.record(worker);
+            let record = text.and_then(Record::decode);
+            if text.is_some() && record.is_none() {
+                // Text this protocol does not write: not ours to overwrite.
+                continue;
+            }
+            if record.as_ref().is_some_and(|r| r.held_at(now_ms, tolerance_ms)) {
+                continue;
+            }
+            if record.is_none() && worker > marker.next && Some(worker) != a.prefer {
+                // Never granted: the lowest such worker ID is enough.
+                continue;
+            }
+            let (floor_ms, basis) = floor_of(&rules, &marker, worker, record.as_ref(), now_ms);
+            let candidate = Candidate { worker, expect: text.map(str::to_owned), record, floor_ms, basis };
+            if floor_ms <= now_ms.saturating_add(rules.step_ms) {
+                a.ready.push(candidate);
+            } else if a
+                .best
+                .as_ref()
+                .is_none_or(|b| floor_ms < b.floor_ms || floor_ms == b.floor_ms && Some(worker) == a.prefer)
+            {
+                a.best = Some(candidate);
+            }
+        }
+        if !a.ready.is_empty() {
+            a.plan.clear();
+        }
+    }
+
+    /// A write while acquiring: a fresh marker, or a grant.
+    fn acquire_written(&mut self, now: Now, sent: &Sent, written: Written) {
+        let Task::Acquire(a) = &mut self.task else { return };
+        let Call::Write(ops) = &sent.call else { return };
+        if ops[0].slot == Slot::Marker {
+            if written == Written::Done {
+                let declared = Marker::decode(&ops[0].value).is_some_and(|m| m.declared);
+                let fenced = a.refresh;
+                a.refresh = false;
+                self.note(Note::Marked { declared, fenced });
+            }
+            let Task::Acquire(a) = &mut self.task else { return };
+            a.restart();
+            self.due_ns = now.ns;
+            return;
+        }
+        let Some((candidate, grant, at)) = a.pending.take() else { return };
+        match written {
+            Written::Done => self.install(now, candidate, grant, at),
+            Written::Conflict => {
+                a.conflicts += 1;
+                let conflicts = a.conflicts;
+                a.restart();
+                // Others took it first: look again at once, with a little jitter after a few.
+                let jitter = if conflicts > 2 { self.random() % 20_000_000 } else { 0 };
+                self.due_ns = now.ns.saturating_add(jitter);
+            }
+        }
+    }
+
+    /// Installs a grant written at `at`: the generators move to it once it may issue.
+    fn install(&mut self, now: Now, candidate: Candidate, mut grant: Grant, at: Now) {
+        let rules = self.s.rules;
+        self.epochs += 1;
+        grant.epoch = self.epochs;
+        grant.bound_ms = at.ms.saturating_add(millis(rules.reservation));
+        grant.valid_until_ns = at.ns.saturating_add(rules.validity_ns());
+        self.note(Note::Acquired {
+            worker: grant.worker,
+            fence: grant.record.fence,
+            basis: candidate.basis,
+            floor_ms: candidate.floor_ms,
+            ready_ms: grant.ready_ms,
+        });
+        self.last = Some((grant.worker, grant.record.fence));
+        self.current = Some(grant);
+        self.rolled_back = false;
+        self.trouble = None;
+        self.ambiguous.clear();
+        self.backoff_ns = 0;
+        self.since_ms = now.ms;
+        self.task = Task::Hold;
+        self.due_ns = now.ns.saturating_add(self.s.renew_every_ns);
+        if self.released {
+            // Released while the grant was being written: hand it back at once.
+            self.task = Task::Release { checking: false };
+            self.due_ns = now.ns;
+        }
+    }
+
+    /// A call failed.
+    fn call_failed(&mut self, now: Now, sent: &Sent, error: LeaseError) {
+        match &mut self.task {
+            Task::Done => {}
+            Task::Hold => {
+                if let Call::Write(ops) = &sent.call {
+                    self.ambiguous.push(Attempt { value: ops[0].value.clone(), sent: sent.at });
+                }
+                let worker = self.current.as_ref().map_or(0, |g| g.worker);
+                self.note(Note::RenewalFailed { worker, error: error.clone() });
+                self.trouble_with(now, error);
+                self.retry_later(now);
+            }
+            Task::Check => {
+                self.trouble_with(now, error);
+                self.retry_later(now);
+            }
+            Task::Release { checking } => {
+                // The worker ID frees when its lease expires; nothing is retried.
+                let _ = checking;
+                self.end_release(Err(error));
+            }
+            Task::Acquire(a) => {
+                if let Call::Write(ops) = &sent.call
+                    && ops[0].slot == Slot::Marker
+                {
+                    a.restart();
+                }
+                // A grant whose answer was lost stays pending: the next read checks it.
+                self.failed(now, error);
+            }
+        }
+    }
+
+    /// An acquisition's attempt failed with `error`: tried again later, unless it is the
+    /// first acquisition and waiting cannot mend it (or has waited long enough).
+    fn failed(&mut self, now: Now, error: LeaseError) {
+        let full_but_waiting = self.s.wait_for_free && matches!(error, LeaseError::NoFreeWorker { .. });
+        if self.first == First::Waiting && !worth_waiting(&error) && !full_but_waiting {
+            return self.give_up(error);
+        }
+        self.trouble_with(now, error);
+        if let Task::Acquire(a) = &mut self.task
+            && a.pending.is_none()
+        {
+            a.restart();
+        }
+        let Some(trouble) = &self.trouble else { return };
+        if trouble.noted_ns.is_none_or(|at| now.ns >= at.saturating_add(NOTE_EVERY_NS)) {
+            let note =
+                Note::Trouble { error: trouble.error.clone(), waited_ns: now.ns.saturating_sub(trouble.since_ns) };
+            if let Some(t) = &mut self.trouble {
+                t.noted_ns = Some(now.ns);
+            }
+            self.note(note);
+        }
+        self.retry_later(now);
+    }
+
+    fn trouble_with(&mut self, now: Now, error: LeaseError) {
+        match &mut self.trouble {
+            Some(trouble) => trouble.error = error,
+            None => self.trouble = Some(Trouble { since_ns: now.ns, error, noted_ns: None }),
+        }
+    }
+
+    /// The next call after doubling delays, each with ±20 % jitter so that a fleet that lost
+    /// its store does not return to it in step: from 50 ms to 2 s while acquiring, from a
+    /// quarter of the renewal interval to the interval while holding.
+    fn retry_later(&mut self, now: Now) {
+        let (min, max) = match self.task {
+            Task::Acquire(_) => self.s.acquire_backoff_ns,
+            _ => ((self.s.renew_every_ns / 4).max(10_000_000), self.s.renew_every_ns.max(10_000_000)),
+        };
+        self.backoff_ns = if self.backoff_ns == 0 { min } else { (self.backoff_ns * 2).min(max) };
+        let jitter = 800 + self.random() % 400;
+        self.due_ns = now.ns.saturating_add(self.backoff_ns / 1_000 * jitter);
+    }
+
+    fn give_up(&mut self, error: LeaseError) {
+        self.first = First::Answered;
+        self.note(Note::GaveUp(error));
+        if self.current.is_some() {
+            self.released = true;
+            self.task = Task::Release { checking: false };
+        } else {
+            self.task = Task::Done;
+        }
+    }
+
+    // ---- time ----
+
+    /// When the machine next wants to be woken (monotonic ns): a call due, the reservation
+    /// running out, the floor reached, the first acquisition's patience ending.
+    pub(crate) fn poll_timeout(&self, now: Now) -> Option<u64> {
+        let mut wake: Option<u64> = None;
+        let mut at = |ns: u64| wake = Some(wake.map_or(ns, |w| w.min(ns)));
+        if self.sent.is_none() && self.task != Task::Done {
+            at(self.due_ns);
+        }
+        for grant in self.current.iter().chain(&self.retiring) {
+            if grant.valid_until_ns > now.ns {
+                at(grant.valid_until_ns);
+            }
+            if grant.ready_ms > now.ms {
+                let wait_ms = u64::try_from(grant.ready_ms.saturating_sub(now.ms)).unwrap_or(u64::MAX);
+                at(now.ns.saturating_add(wait_ms.saturating_mul(1_000_000)));
+            }
+        }
+        if self.first == First::Waiting
+            && let Some(trouble) = &self.trouble
+        {
+            at(trouble.since_ns.saturating_add(self.s.first_wait_ns));
+        }
+        wake
+    }
+
+    /// Time passed: the first acquisition is answered once it may issue, or given up once
+    /// the store did not answer for as long as it may wait.
+    pub(crate) fn handle_timeout(&mut self, now: Now) {
+        if self.first != First::Waiting {
+            return;
+        }
+        if self.current.as_ref().is_some_and(|g| g.issuing(now) && self.filed_for(g, now)) && !self.released {
+            self.first = First::Answered;
+            self.note(Note::Ready);
+        } else if let Some(trouble) = &self.trouble
+            && now.ns >= trouble.since_ns.saturating_add(self.s.first_wait_ns)
+        {
+            let error = trouble.error.clone();
+            self.give_up(error);
+        }
+    }
+
+    // ---- commands ----
+
+    /// Stops the generators and, once `wait_ns` has passed (a generator in the middle of a
+    /// tick may finish it), records the last timestamp issued and frees the worker ID.
+    pub(crate) fn release(&mut self, now: Now, wait_ns: u64) {
+        if self.released && self.task == Task::Done {
+            return;
+        }
+        self.released = true;
+        self.retiring = None;
+        match self.task {
+            Task::Done | Task::Release { .. } => {}
+            _ if self.current.is_some() => {
+                self.task = Task::Release { checking: false };
+                // A call in flight is answered first; the release follows.
+                self.due_ns = now.ns.saturating_add(wait_ns);
+            }
+            _ => {
+                if self.sent.as_ref().is_some_and(|s| matches!(s.call, Call::Write(_))) {
+                    // A grant may be under way: its answer installs it, and releases it.
+                    return;
+                }
+                self.end_release(Ok(()));
+            }
+        }
+    }
+
+    /// Stops without releasing, as a crashed process would.
+    pub(crate) fn abandon(&mut self) {
+        self.released = true;
+        self.current = None;
+        self.retiring = None;
+        self.task = Task::Done;
+    }
+
+    // ---- the generators' side ----
+
+    /// The grant the generators issue under: a lost one while it may still issue and the new
+    /// one may not yet, else the current one.
+    fn active(&mut self, now: Now) -> Option<&mut Grant> {
+        if let Some(retiring) = &self.retiring {
+            let keep = retiring.valid(now) && !self.current.as_ref().is_some_and(|g| g.issuing(now));
+            if keep {
+                return self.retiring.as_mut();
+            }
+            self.retiring = None;
+        }
+        self.current.as_mut()
+    }
+
+    /// The highest timestamp a generator under grant `epoch` may issue now, recorded as
+    /// issued: the smaller of the acknowledged reservation and `from_ms` (the later of the
+    /// clock and the tick asked for) plus a short step (at least `min_step_ms`) within the
+    /// validity. Refused while the lease may not issue, and when it holds another grant than
+    /// `epoch` (the generator switches to it first).
+    pub(crate) fn grant_until(&mut self, now: Now, from_ms: i64, min_step_ms: i64, epoch: u64) -> Result<i64, Refusal> {
+        let rules = self.s.rules;
+        if self.released {
+            return Err(Refusal::Fenced(FenceReason::Released));
+        }
+        let rolled_back = self.rolled_back;
+        let (state_file, filed) = (self.s.state_file, self.filed.as_ref().map(|f| (f.epoch, f.limit_ms)));
+        let Some(grant) = self.active(now) else {
+            return Err(Refusal::Fenced(if rolled_back { FenceReason::RolledBack } else { FenceReason::Lost }));
+        };
+        if !grant.valid(now) {
+            return Err(Refusal::Fenced(FenceReason::NotRenewed {
+                reservation: rules.reservation,
+                margin: rules.margin,
+            }));
+        }
+        if now.ms < grant.ready_ms {
+            return Err(Refusal::Fenced(FenceReason::WaitingOut {
+                until_ms: grant.floor_ms.unwrap_or(grant.ready_ms),
+            }));
+        }
+        if grant.epoch != epoch {
+            return Err(Refusal::Switch(grant.view()));
+        }
+        let left_ms = i64::try_from((grant.valid_until_ns - now.ns) / 1_000_000).unwrap_or(i64::MAX);
+        let mut until = from_ms.saturating_add(left_ms.min(rules.step_ms.max(min_step_ms))).min(grant.bound_ms);
+        if state_file {
+            // Never above what the state file says may have been issued: a grant the file does
+            // not describe yet issues nothing until it does.
+            let epoch = grant.epoch;
+            let limit = filed.filter(|(e, _)| *e == epoch).map_or(i64::MIN, |(_, limit)| limit);
+            let older = filed.is_some_and(|(e, _)| e > epoch);
+            if !older {
+                until = until.min(limit);
+                if until < from_ms {
+                    return Err(Refusal::Fenced(FenceReason::NotRenewed {
+                        reservation: rules.reservation,
+                        margin: rules.margin,
+                    }));
+                }
+            }
+        }
+        if until < from_ms {
+            return Err(Refusal::Fenced(FenceReason::ClockAhead { now_ms: from_ms, bound_ms: grant.bound_ms }));
+        }
+        grant.issued_ms = grant.issued_ms.max(until);
+        Ok(until)
+    }
+
+    /// The grant as a generator sees it: the one it would issue under now.
+    pub(crate) fn view(&mut self, now: Now) -> GrantView {
+        match self.active(now) {
+            Some(grant) => grant.view(),
+            None => GrantView { epoch: 0, worker: self.last.map_or(0, |(w, _)| w), floor_ms: None },
+        }
+    }
+
+    /// Whether grant `epoch` is still one the generators may be on.
+    pub(crate) fn holds(&self, epoch: u64) -> bool {
+        !self.released && self.current.iter().chain(&self.retiring).any(|g| g.epoch == epoch)
+    }
+
+    /// Whether generators may issue now.
+    pub(crate) fn issuing(&mut self, now: Now) -> bool {
+        if self.released {
+            return false;
+        }
+        let grant = self.active(now).cloned();
+        grant.is_some_and(|g| g.issuing(now) && self.filed_for(&g, now))
+    }
+
+    /// Where the lease stands.
+    pub(crate) fn standing(&mut self, now: Now) -> Standing {
+        let rules = self.s.rules;
+        if self.released {
+            return Standing::Released;
+        }
+        let answering = self.trouble.is_none() && self.ambiguous.is_empty();
+        let rolled_back = self.rolled_back;
+        let last = self.last;
+        match self.active(now) {
+            Some(grant) if grant.issuing(now) => Standing::Issuing {
+                worker: grant.worker,
+                fence: grant.record.fence,
+                issuing_for_ns: grant.valid_until_ns - now.ns,
+                store_answering: answering,
+            },
+            Some(grant) if !grant.valid(now) => Standing::Fenced {
+                worker: grant.worker,
+                reason: FenceReason::NotRenewed { reservation: rules.reservation, margin: rules.margin },
+            },
+            Some(grant) => Standing::Fenced {
+                worker: grant.worker,
+                reason: FenceReason::WaitingOut { until_ms: grant.floor_ms.unwrap_or(grant.ready_ms) },
+            },
+            None if rolled_back => {
+                Standing::Fenced { worker: last.map_or(0, |(w, _)| w), reason: FenceReason::RolledBack }
+            }
+            None => Standing::Recovering { previous_worker: last.map_or(0, |(w, _)| w) },
+        }
+    }
+
+    /// The current grant's worker ID and fence (or the last grant's).
+    pub(crate) fn worker_and_fence(&self) -> (u64, u64) {
+        match &self.current {
+            Some(grant) => (grant.worker, grant.record.fence),
+            None => self.last.unwrap_or((0, 0)),
+        }
+    }
+
+    /// What earlier holders of the current grant's worker ID may have issued: its floor.
+    pub(crate) fn floor_ms(&self) -> Option<i64> {
+        self.current.as_ref().and_then(|g| g.floor_ms)
+    }
+
+    /// Renewals acknowledged so far.
+    pub(crate) fn renewals(&self) -> u64 {
+        self.renewals
+    }
+
+    /// The lease's clock at the last change of standing.
+    pub(crate) fn since_ms(&self) -> i64 {
+        self.since_ms
+    }
+
+    /// The last store error, while the store does not answer.
+    pub(crate) fn error(&self) -> Option<&LeaseError> {
+        self.trouble.as_ref().map(|t| &t.error)
+    }
+
+    /// Whether the lease holds a grant (not lost, not released).
+    pub(crate) fn holding(&self) -> bool {
+        self.current.is_some() && !self.released
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::worker::lease::memory::State;
+    use std::time::Duration;
+
+    const MS: u64 = 1_000_000;
+
+    fn settings(create: bool) -> Settings {
+        let ms = Duration::from_millis;
+        Settings {
+            namespace: "ns".into(),
+            space: 4,
+            rules: Rules::new(ms(400), ms(100), ms(50)).with_reservation(ms(2_000)),
+            renew_every_ns: 100 * MS,
+            first_wait_ns: 1_000 * MS,
+            acquire_backoff_ns: (MS, 2 * MS),
+            create_namespace: create,
+            wait_for_free: false,
+            state_file: false,
+            name: "h:1".into(),
+            store: "memory://".into(),
+            seed: 7,
+        }
+    }
+
+    /// Drives `machine` against `store` until `until_ms` (1 ms steps, calls answered at once).
+    fn run(machine: &mut Machine, store: &mut State, clock: &mut i64, until_ms: i64) {
+        while *clock < until_ms {
+            let now = Now { ns: u64::try_from(*clock).unwrap() * MS, ms: *clock };
+            while let Some(call) = machine.poll_call(now) {
+                let reply = match call {
+                    Call::Read(query) => Reply::Read(store.read("ns", &query, Some(now.ms))),
+                    Call::Write(ops) => {
+                        let cas: Vec<Cas<'_>> = ops.iter().map(Op::cas).collect();
+                        Reply::Written(store.write("ns", &cas))
+                    }
+                };
+                machine.handle_reply(now, reply);
+            }
+            machine.handle_timeout(now);
+            *clock += 1;
+        }
+    }
+
+    fn notes(machine: &mut Machine) -> Vec<Note> {
+        std::iter::from_fn(|| machine.poll_note()).collect()
+    }
+
+    #[test]
+    fn a_declared_namespace_issues_at_once_and_a_known_one_after_w() {
+        let mut store = State::default();
+        let mut clock = 1_000;
+        let mut declared = Machine::new(settings(true), Now { ns: 1_000 * MS, ms: 1_000 });
+        run(&mut declared, &mut store, &mut clock, 1_005);
+        let seen = notes(&mut declared);
+        assert!(seen.contains(&Note::Marked { declared: true, fenced: false }), "{seen:?}");
+        assert!(seen.contains(&Note::Ready), "{seen:?}");
+        // A second holder in the same namespace: the next never-granted worker ID, at once.
+        let mut second =
+            Machine::new(Settings { seed: 9, ..settings(false) }, Now { ns: clock as u64 * MS, ms: clock });
+        run(&mut second, &mut store, &mut clock, 1_010);
+        assert!(notes(&mut second).contains(&Note::Ready));
+        assert_ne!(declared.worker_and_fence().0, second.worker_and_fence().0);
+        // A namespace the store did not know, undeclared: W + tolerance.
+        let mut fresh_store = State::default();
+        let mut clock = 1_000;
+        let mut waiting = Machine::new(settings(false), Now { ns: 1_000 * MS, ms: 1_000 });
+        run(&mut waiting, &mut fresh_store, &mut clock, 3_000);
+        assert!(!notes(&mut waiting).contains(&Note::Ready));
+        run(&mut waiting, &mut fresh_store, &mut clock, 3_060);
+        assert!(notes(&mut waiting).contains(&Note::Ready));
+    }
+
+    #[test]
+    fn a_deleted_record_makes_its_successor_wait_and_its_holder_issue_on() {
+        let mut store = State::default();
+        let mut clock = 1_000;
+        // One worker ID: its record deleted, nothing else is free.
+        let mut a = Machine::new(Settings { space: 1, ..settings(true) }, Now { ns: 1_000 * MS, ms: 1_000 });
+        run(&mut a, &mut store, &mut clock, 1_050);
+        let worker = a.worker_and_fence().0;
+        store.delete("ns", Slot::Worker(worker));
+        run(&mut a, &mut store, &mut clock, 1_200);
+        let seen = notes(&mut a);
+        assert!(seen.contains(&Note::Lost { worker, why: LostWhy::Gone }), "{seen:?}");
+        // Still issuing on what it reserved.
+        let now = Now { ns: clock as u64 * MS, ms: clock };
+        assert!(a.issuing(now), "{:?}", a.standing(now));
+        // Its new grant (the same worker ID, gone from the store) waits out W.
+        let acquired = seen.iter().rev().find_map(|n| match n {
+            Note::Acquired { basis, floor_ms, .. } => Some((*basis, *floor_ms)),
+            _ => None,
+        });
+        assert!(matches!(acquired, Some((Basis::Unvouched, floor)) if floor > 3_000), "{acquired:?}");
+    }
+}
