@@ -1091,7 +1091,7 @@ impl Machine {
     fn retry_later(&mut self, now: Now) {
         let (min, max) = match self.task {
             Task::Acquire(_) => self.s.acquire_backoff_ns,
-            _ => ((self.s.renew_every_ns / 4).max(10_000_000), self.s.renew_every_ns.max(10_000_000)),
+            _ => ((self.s.renew_every_ns / 4).max(1_000_000), self.s.renew_every_ns.max(1_000_000)),
         };
         self.backoff_ns = if self.backoff_ns == 0 { min } else { (self.backoff_ns * 2).min(max) };
         let jitter = 800 + self.random() % 400;

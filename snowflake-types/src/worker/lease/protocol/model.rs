@@ -72,7 +72,7 @@ pub(super) struct World {
     nodes: Vec<Node>,
     faults_left: u8,
     /// Issued milliseconds per (holder, worker): bit `ms`.
-    issued: Vec<u64>,
+    issued: Vec<u128>,
     /// The first duplicate: the holder, the other holder, the worker ID, the millisecond.
     duplicate: Option<(usize, usize, u64, i64)>,
 }
@@ -270,8 +270,8 @@ impl LeaseModel {
         let from = clock.ms.max(last.saturating_add(1));
         match node.machine.grant_until(clock, from, 1, epoch) {
             Ok(until) if until >= from => {
-                assert!((0..64).contains(&from), "model milliseconds out of range: {from}");
-                let bit = 1u64 << from;
+                assert!((0..128).contains(&from), "model milliseconds out of range: {from}");
+                let bit = 1u128 << from;
                 for other in 0..self.holders {
                     if world.issued[other * self.workers as usize + worker as usize] & bit != 0
                         && world.duplicate.is_none()
@@ -658,6 +658,11 @@ fn fair_tick(model: &LeaseModel, world: &mut World, down: bool) -> Vec<bool> {
             if !down {
                 *world = model.step(world, &Action::Deliver(h)).expect("a delivery");
             }
+        }
+        if model.state_file
+            && let Some(saved) = model.step(world, &Action::Save(h))
+        {
+            *world = saved;
         }
         let before = world.issued.clone();
         *world = model.step(world, &Action::Issue(h)).expect("an issue");
