@@ -339,6 +339,9 @@ impl Saved {
     }
 }
 
+/// The longest a state file lets the generators run ahead of the clock, in ms.
+const FILE_AHEAD_MAX_MS: i64 = 250;
+
 /// The state file as far as it was written: the grant it describes (its epoch) and how far it
 /// lets that grant's generators issue.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -377,6 +380,10 @@ pub(crate) struct Machine {
     renewals: u64,
     /// With a state file: what it says (`None` before the first is written).
     filed: Option<Filed>,
+    /// The current grant's value and the marker read beside it, once a renewal that may come
+    /// after the lease expired checked that the marker still vouches for the record: that
+    /// renewal then writes the marker back unchanged in the same atomic write.
+    vouched: Option<(String, String)>,
     notes: VecDeque<Note>,
 }
 
@@ -388,7 +395,7 @@ impl Machine {
         (
             (&self.s, self.rng, &self.current, &self.retiring, self.epochs, &self.task, &self.sent),
             (self.due_ns, self.backoff_ns, self.first, self.trouble.as_ref().map(|t| (t.since_ns, &t.error))),
-            (self.released, self.rolled_back, self.last, &self.ambiguous),
+            (self.released, self.rolled_back, self.last, &self.ambiguous, &self.vouched),
         )
     }
 }
@@ -442,6 +449,7 @@ impl Machine {
             since_ms: now.ms,
             renewals: 0,
             filed: None,
+            vouched: None,
             notes: VecDeque::new(),
         }
     }
@@ -491,8 +499,7 @@ impl Machine {
         if !grant.valid(now) {
             return None;
         }
-        // Two renewals ahead: a write that comes late once does not stop the generators.
-        let ahead_ms = i64::try_from(self.s.renew_every_ns / 1_000_000).unwrap_or(i64::MAX).saturating_mul(2);
+        let ahead_ms = self.file_ahead_ms();
         let limit_ms = now.ms.max(grant.issued_ms).saturating_add(ahead_ms.max(self.s.rules.step_ms)).min(grant.bound_ms);
         let due = match &self.filed {
             Some(filed) if filed.epoch == grant.epoch && filed.value == grant.value => {
@@ -515,6 +522,14 @@ impl Machine {
             valid_until_ms,
             issued_limit_ms: limit_ms,
         })
+    }
+
+    /// How far ahead of the clock a state file lets the generators issue: two renewals, at
+    /// most a quarter of a second (a process restarted with the file waits that long at
+    /// most), so that a write that comes late once does not stop them.
+    fn file_ahead_ms(&self) -> i64 {
+        let renew_ms = i64::try_from(self.s.renew_every_ns / 1_000_000).unwrap_or(i64::MAX);
+        renew_ms.saturating_mul(2).min(FILE_AHEAD_MAX_MS).max(self.s.rules.step_ms).max(1)
     }
 
     /// Whether the state file (if one is kept) lets `grant` issue at `now`.
@@ -573,6 +588,19 @@ impl Machine {
             Task::Done => return None,
             Task::Hold => {
                 let grant = self.current.as_ref()?;
+                // A lease that may have expired in the store's clock may have been taken and
+                // its successor's writes rolled back since: its record, unchanged, no longer
+                // proves that nobody else held the worker ID. Such a renewal first reads the
+                // marker, and holds only while the marker still vouches for the record.
+                let late = now.ms.saturating_add(self.s.rules.tolerance_ms()) >= grant.record.expires_ms;
+                let marker = self.vouched.as_ref().filter(|(value, _)| *value == grant.value).map(|(_, m)| m.clone());
+                if late && marker.is_none() {
+                    let worker = grant.worker;
+                    self.task = Task::Check;
+                    let call = Call::Read(Query::workers(worker..worker + 1));
+                    self.sent = Some(Sent { call: call.clone(), at: now });
+                    return Some(call);
+                }
                 let record = Record {
                     rev: grant.record.rev + 1,
                     expires_ms: now.ms.saturating_add(self.s.rules.ttl_ms()),
@@ -583,11 +611,12 @@ impl Machine {
                         .max(grant.issued_ms),
                     ..grant.record.clone()
                 };
-                Call::Write(vec![Op {
-                    slot: Slot::Worker(grant.worker),
-                    expect: Some(grant.value.clone()),
-                    value: record.encode(),
-                }])
+                let mut ops =
+                    vec![Op { slot: Slot::Worker(grant.worker), expect: Some(grant.value.clone()), value: record.encode() }];
+                if late && let Some(marker) = marker {
+                    ops.push(Op { slot: Slot::Marker, expect: Some(marker.clone()), value: marker });
+                }
+                Call::Write(ops)
             }
             Task::Check => {
                 let worker = self.current.as_ref()?.worker;
@@ -788,10 +817,25 @@ impl Machine {
         let (worker, fence, token, value) =
             (grant.worker, grant.record.fence, grant.token.clone(), grant.value.clone());
         let text = snapshot.record(worker);
+        let generation = grant.record.generation;
         if text == Some(value.as_str()) {
-            // Unchanged after all: renew again.
-            self.task = Task::Hold;
-            self.due_ns = now.ns;
+            // Unchanged: renew again, if the marker still vouches for the record (a fence or a
+            // new incarnation since means the store may have been rolled back under it).
+            let marker = snapshot.marker.as_deref().and_then(Marker::decode);
+            #[cfg(test)]
+            let any_generation = self.s.rules.planted.any_generation;
+            #[cfg(not(test))]
+            let any_generation = false;
+            let vouched = marker_holds(&self.s.rules, marker.as_ref(), &snapshot.incarnation)
+                && (any_generation || marker.as_ref().is_some_and(|m| m.generation == generation));
+            if vouched {
+                self.vouched = snapshot.marker.clone().map(|m| (value, m));
+                self.task = Task::Hold;
+                self.due_ns = now.ns;
+                return;
+            }
+            self.ambiguous.clear();
+            self.stop_rolled_back(now, worker, fence);
             return;
         }
         if let Some(text) = text
@@ -804,7 +848,11 @@ impl Machine {
             self.due_ns = now.ns;
             return;
         }
-        let ours = text.and_then(Record::decode).is_some_and(|r| r.is_token(&token));
+        let found = text.and_then(Record::decode);
+        let ours = found.as_ref().is_some_and(|r| r.is_token(&token));
+        // Another holder's record is a successor's only if its fence exceeds ours (fences never
+        // go backwards); an older one was put back by a restore.
+        let older = found.as_ref().is_some_and(|r| !r.is_token(&token) && r.fence <= fence);
         #[cfg(test)]
         if ours && self.s.rules.planted.rollback_unnoticed {
             let value = text.unwrap_or_default().to_owned();
@@ -814,14 +862,9 @@ impl Machine {
             return;
         }
         self.ambiguous.clear();
-        if ours {
-            // Our own record with a value we did not write: rolled back. Stop at once, and
-            // have the namespace's marker written afresh before anything is granted again.
-            self.current = None;
-            self.retiring = None;
-            self.rolled_back = true;
-            self.note(Note::RolledBack { worker });
-            self.lose(now, worker, fence, true);
+        if ours || older {
+            // Our own record with a value we did not write, or an older holder's: rolled back.
+            self.stop_rolled_back(now, worker, fence);
         } else {
             let why = if text.is_some() { LostWhy::TakenOver } else { LostWhy::Gone };
             self.note(Note::Lost { worker, why });
@@ -829,6 +872,16 @@ impl Machine {
             self.retiring = self.current.take().filter(|g| g.valid(now));
             self.lose(now, worker, fence, false);
         }
+    }
+
+    /// The store was rolled back under the grant: stop at once, and have the namespace's
+    /// marker written afresh before anything is granted again.
+    fn stop_rolled_back(&mut self, now: Now, worker: u64, fence: u64) {
+        self.current = None;
+        self.retiring = None;
+        self.rolled_back = true;
+        self.note(Note::RolledBack { worker });
+        self.lose(now, worker, fence, true);
     }
 
     /// Starts acquiring again after a loss: the same worker ID first, a fence above the last.
@@ -1132,6 +1185,18 @@ impl Machine {
             && let Some(trouble) = &self.trouble
         {
             at(trouble.since_ns.saturating_add(self.s.first_wait_ns));
+        }
+        if self.s.state_file
+            && let Some(filed) = &self.filed
+        {
+            // The next file is due when the generators come within half the window of the limit.
+            // (Past due, it waits for what holds it back: a renewal, whose answer wakes it.)
+            let due_ms = filed.limit_ms.saturating_sub(self.file_ahead_ms() / 2).saturating_sub(now.ms);
+            if let Ok(due_ms) = u64::try_from(due_ms)
+                && due_ms > 0
+            {
+                at(now.ns.saturating_add(due_ms.saturating_mul(1_000_000)));
+            }
         }
         wake
     }
