@@ -202,6 +202,8 @@ pub mod guide {
     pub mod prefixed_ids {}
     #[doc = include_str!("../docs/tracing.md")]
     pub mod tracing {}
+    #[doc = include_str!("../docs/lease-rules.md")]
+    pub mod lease_rules {}
     #[doc = include_str!("../docs/many-nodes.md")]
     pub mod many_nodes {}
     #[doc = include_str!("../docs/stores.md")]
