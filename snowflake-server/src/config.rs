@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use snowflake_types::worker::{
-    LEASE_RESERVATION_ENV, LEASE_TTL_ENV, LEASE_WAIT_ENV, WORKER_ID_ENV, duration_in, lease::MAX_WORKER_SPACE,
-    lease_url_in, namespace_in, parse_duration, space_in,
+    CREATE_NAMESPACE_ENV, LEASE_RESERVATION_ENV, LEASE_TTL_ENV, LEASE_WAIT_ENV, WORKER_ID_ENV, duration_in, flag_in,
+    lease::MAX_WORKER_SPACE, lease_url_in, namespace_in, parse_duration, space_in, state_file_in,
 };
 use snowflake_types::{Labels, Layout, Preset};
 
@@ -214,6 +214,12 @@ pub struct LeaseConfig {
     /// The worker IDs to lease from, `0..space` (default: as many as the narrowest type's
     /// worker field holds).
     pub space: Option<u64>,
+    /// Declare the namespace new where the store knows nothing of it, so that the first
+    /// start issues at once (`WorkerLeaseBuilder::create_namespace`).
+    pub create_namespace: bool,
+    /// The lease state file, so that a restart while the store does not answer issues at
+    /// once (`WorkerLeaseBuilder::state_file`).
+    pub state_file: Option<PathBuf>,
 }
 
 impl LeaseConfig {
@@ -226,6 +232,8 @@ impl LeaseConfig {
             wait: None,
             reservation: None,
             space: None,
+            create_namespace: false,
+            state_file: None,
         }
     }
 }
@@ -296,7 +304,7 @@ pub struct ServeArgs {
     pub ids: Vec<String>,
     /// A JSON file: {"ids": {"order": "preset=leaf"}, "listen": "0.0.0.0:8080", "worker": 3,
     /// "lease": "redis://…", "namespace": "…", "lease_ttl": "10s", "lease_wait": "30s",
-    /// "worker_space": 64}
+    /// "create_namespace": true, "lease_state_file": "/run/snowflake/lease", "worker_space": 64}
     /// [env: SNOWFLAKE_CONFIG]
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -331,6 +339,17 @@ pub struct ServeArgs {
     /// for waits about this long [env: SNOWFLAKE_LEASE_RESERVATION] [default: 60s].
     #[arg(long, value_name = "DURATION")]
     pub lease_reservation: Option<String>,
+    /// Declare the lease namespace new, so that its first start issues at once: written only
+    /// where the store holds nothing of the namespace, refused otherwise. Never after the
+    /// store lost its data while servers of the namespace still run (they would issue beside
+    /// the new ones) [env: SNOWFLAKE_CREATE_NAMESPACE].
+    #[arg(long)]
+    pub create_namespace: bool,
+    /// Keep the lease's state in this file (on a disk that outlives the process, e.g. a
+    /// Kubernetes emptyDir), so that a restart while the store does not answer issues at once
+    /// [env: SNOWFLAKE_LEASE_STATE_FILE].
+    #[arg(long, value_name = "PATH")]
+    pub lease_state_file: Option<PathBuf>,
     /// Lease from worker IDs 0..N [env: SNOWFLAKE_WORKER_SPACE] [default: the narrowest type's
     /// whole worker field].
     #[arg(long, value_name = "N")]
@@ -350,6 +369,8 @@ struct FileConfig {
     lease_ttl: Option<String>,
     lease_wait: Option<String>,
     lease_reservation: Option<String>,
+    create_namespace: Option<bool>,
+    lease_state_file: Option<PathBuf>,
     worker_space: Option<u64>,
 }
 
@@ -507,6 +528,13 @@ impl ServeArgs {
                     &file.lease_reservation,
                     "--lease-reservation",
                 )?;
+                lease.create_namespace = self.create_namespace
+                    || flag_in(&vars, CREATE_NAMESPACE_ENV).map_err(env_rule)?
+                    || file.create_namespace.unwrap_or(false);
+                lease.state_file = match &self.lease_state_file {
+                    Some(path) => Some(path.clone()),
+                    None => state_file_in(&vars).map_err(env_rule)?.or(file.lease_state_file.clone()),
+                };
                 // The narrowest type's worker field bounds the space the environment may give.
                 let narrowest =
                     ids.iter().min_by_key(|id| id.layout.max_worker()).map(|id| (id.name.as_str(), &id.layout));

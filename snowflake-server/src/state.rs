@@ -231,6 +231,12 @@ impl AppState {
         if let Some(wait) = settings.wait {
             builder = builder.wait_for_store(wait);
         }
+        if settings.create_namespace {
+            builder = builder.create_namespace();
+        }
+        if let Some(path) = &settings.state_file {
+            builder = builder.state_file(path);
+        }
         tracing::info!(namespace = %settings.namespace, space = config.lease_space(), "acquiring a worker-ID lease");
         let lease = match builder.acquire_async().await {
             Ok(lease) => lease,

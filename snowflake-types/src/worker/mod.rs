@@ -106,6 +106,45 @@ pub const LEASE_RESERVATION_ENV: &str = "SNOWFLAKE_LEASE_RESERVATION";
 /// ```
 pub const CREATE_NAMESPACE_ENV: &str = "SNOWFLAKE_CREATE_NAMESPACE";
 
+/// The environment variable naming the lease's state file
+/// ([`WorkerLeaseBuilder::state_file`](lease::WorkerLeaseBuilder::state_file)): a path on a
+/// disk that outlives the process (a Kubernetes `emptyDir`, a VM's disk), so that a process
+/// restarted while the store does not answer issues at once. Unset, no file is kept.
+///
+/// ```
+/// use typed_snowflake::worker::{LEASE_STATE_FILE_ENV, state_file_in};
+///
+/// assert_eq!(LEASE_STATE_FILE_ENV, "SNOWFLAKE_LEASE_STATE_FILE");
+/// let path = state_file_in(&|_| Ok(Some("/var/run/snowflake/lease".to_owned())))?;
+/// assert_eq!(path, Some("/var/run/snowflake/lease".into()));
+/// assert!(state_file_in(&|_| Ok(Some("  ".to_owned()))).is_err());
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub const LEASE_STATE_FILE_ENV: &str = "SNOWFLAKE_LEASE_STATE_FILE";
+
+/// The lease state file's path in the environment `env` ([`LEASE_STATE_FILE_ENV`]): `None`
+/// when unset; set but blank is an error.
+///
+/// ```
+/// use typed_snowflake::worker::state_file_in;
+///
+/// assert_eq!(state_file_in(&|_| Ok(None))?, None);
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn state_file_in(
+    env: &dyn Fn(&str) -> Result<Option<String>, WorkerError>,
+) -> Result<Option<std::path::PathBuf>, WorkerError> {
+    match env(LEASE_STATE_FILE_ENV)? {
+        None => Ok(None),
+        Some(value) if value.trim().is_empty() => Err(WorkerError::UnusableEnv {
+            var: LEASE_STATE_FILE_ENV.to_owned(),
+            reason: "it is set but blank; give it a file path, or unset it to keep no state file".to_owned(),
+            value,
+        }),
+        Some(value) => Ok(Some(value.trim().into())),
+    }
+}
+
 /// A yes-or-no variable (such as [`CREATE_NAMESPACE_ENV`]) in the environment `env`: `1` or
 /// `true` is yes, `0`, `false` or unset is no (case-insensitive, trimmed); anything else is
 /// an error naming the variable.
@@ -248,10 +287,14 @@ pub(crate) fn from_environment(
     let wait = duration_from_environment(LEASE_WAIT_ENV)?.unwrap_or(lease::DEFAULT_STORE_WAIT);
     let reservation = duration_from_environment(LEASE_RESERVATION_ENV)?.unwrap_or(lease::DEFAULT_RESERVATION);
     let create = flag_in(&env_value, CREATE_NAMESPACE_ENV)?;
+    let state_file = state_file_in(&env_value)?;
     // Opened on the lease's thread: the first generation may run inside an async runtime.
     let mut builder = lease::WorkerLease::from_url(url);
     if create {
         builder = builder.create_namespace();
+    }
+    if let Some(path) = state_file {
+        builder = builder.state_file(path);
     }
     let lease = builder
         .namespace(namespace)
