@@ -833,11 +833,8 @@ impl PrivateZooKeeper {
     pub fn snapshot(&self) -> tempfile::TempDir {
         let copy = tempfile::tempdir().expect("a temporary directory");
         self.stop();
-        let copied = std::process::Command::new("cp")
-            .arg("-a")
-            .arg(self.dir.path().join("data"))
-            .arg(copy.path())
-            .status();
+        let copied =
+            std::process::Command::new("cp").arg("-a").arg(self.dir.path().join("data")).arg(copy.path()).status();
         self.cont();
         assert!(copied.is_ok_and(|status| status.success()), "copying ZooKeeper's data directory");
         copy
@@ -872,7 +869,8 @@ impl PrivateZooKeeper {
         let address = format!("127.0.0.1:{}", self.port);
         runtime.block_on(async {
             let deleting = async {
-                let client = zk::Client::connector().with_session_timeout(Duration::from_secs(10)).connect(&address).await?;
+                let client =
+                    zk::Client::connector().with_session_timeout(Duration::from_secs(10)).connect(&address).await?;
                 client.delete(path, None).await
             };
             match tokio::time::timeout(Duration::from_secs(10), deleting).await {

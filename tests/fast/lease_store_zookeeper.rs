@@ -35,8 +35,13 @@ fn the_zookeeper_store_passes_the_conformance_suite() {
             as Arc<dyn LeaseStore>
     };
     let faults = Operator(&zookeeper);
-    let subject =
-        Subject { name: "zookeeper", open: &open, faults: &faults, prefix: format!("t{}", std::process::id()), has_clock: true };
+    let subject = Subject {
+        name: "zookeeper",
+        open: &open,
+        faults: &faults,
+        prefix: format!("t{}", std::process::id()),
+        has_clock: true,
+    };
     run_all(&subject).unwrap_or_else(|failures| panic!("{failures}"));
 
     // A standalone server: no incarnation, and a warning that says what a restore then needs.

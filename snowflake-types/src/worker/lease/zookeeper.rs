@@ -8,7 +8,9 @@ use tokio::runtime::Runtime;
 use zookeeper_client as zk;
 
 use super::store::support::{Planted, check_query, check_write, reading, writing};
-use super::store::{Cas, DEFAULT_STORE_TIMEOUT, LeaseError, LeaseStore, MAX_WORKER_SPACE, Query, Slot, Snapshot, Written};
+use super::store::{
+    Cas, DEFAULT_STORE_TIMEOUT, LeaseError, LeaseStore, MAX_WORKER_SPACE, Query, Slot, Snapshot, Written,
+};
 use super::url::{StoreKind, StoreUrl};
 #[cfg(feature = "lease-zookeeper-tls")]
 use tls::{Tls, TlsHandshakeFailed};
@@ -515,9 +517,8 @@ impl LeaseStore for ZooKeeperLeaseStore {
             let client = self.session().await?;
             self.read_after_clock(&client, &paths, children.as_deref()).await
         })?;
-        let unexpected = |reply: String| {
-            LeaseError::store(&self.name, what(), super::store::support::UnexpectedReply(reply))
-        };
+        let unexpected =
+            |reply: String| LeaseError::store(&self.name, what(), super::store::support::UnexpectedReply(reply));
         if results.len() != paths.len() + usize::from(children.is_some()) {
             return Err(unexpected(format!("{} results for {} reads", results.len(), paths.len())));
         }
