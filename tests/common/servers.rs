@@ -625,12 +625,16 @@ fn json_string_field(text: &str, name: &str) -> Option<String> {
 
 /// A standalone ZooKeeper of a test's own (Debian's `zookeeper`, run with the package's jar),
 /// on a free loopback port with a temporary data directory, killed when dropped. Its tick is
-/// 100 ms, so sessions may last from 200 ms to a minute.
+/// 100 ms, so sessions may last from 200 ms to a minute. Or an ensemble of one member
+/// ([`start_ensemble_of_one`](Self::start_ensemble_of_one)): it elects itself leader at each
+/// start, in a new epoch, as a real ensemble does after it loses its leader.
 pub struct PrivateZooKeeper {
     child: Option<std::process::Child>,
     dir: tempfile::TempDir,
     port: u16,
     tls: Option<ZooKeeperTls>,
+    /// The quorum and election ports of an ensemble of one; `None` for a standalone server.
+    ensemble: Option<(u16, u16)>,
 }
 
 /// A secure client port: its number, the server's key and certificate (one PEM file, the
@@ -649,7 +653,15 @@ impl PrivateZooKeeper {
     /// that fails).
     pub fn start() -> Option<Self> {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        Self::start_with(PrivateZooKeeper { child: None, dir, port: free_port(), tls: None })
+        Self::start_with(PrivateZooKeeper { child: None, dir, port: free_port(), tls: None, ensemble: None })
+    }
+
+    /// An ensemble of one member (`standaloneEnabled=false`), whose zxid epoch changes at each
+    /// start.
+    pub fn start_ensemble_of_one() -> Option<Self> {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let ensemble = Some((free_port(), free_port()));
+        Self::start_with(PrivateZooKeeper { child: None, dir, port: free_port(), tls: None, ensemble })
     }
 
     /// A server with a TLS port too (`secureClientPort`, through netty) beside the plain one:
@@ -661,7 +673,7 @@ impl PrivateZooKeeper {
             [key, certificate].map(|path| std::fs::read_to_string(path).expect("the server's PEM files")).concat();
         std::fs::write(&key_and_certificate, pem).expect("writing the server's key and certificate");
         let tls = ZooKeeperTls { port: free_port(), key_and_certificate, ca: ca.to_owned() };
-        Self::start_with(PrivateZooKeeper { child: None, dir, port: free_port(), tls: Some(tls) })
+        Self::start_with(PrivateZooKeeper { child: None, dir, port: free_port(), tls: Some(tls), ensemble: None })
     }
 
     fn start_with(mut server: Self) -> Option<Self> {
@@ -682,11 +694,19 @@ impl PrivateZooKeeper {
         std::fs::create_dir_all(&data)?;
         let config = self.dir.path().join("zoo.cfg");
         let secure_port = self.tls.as_ref().map(|tls| format!("secureClientPort={}\n", tls.port)).unwrap_or_default();
+        let ensemble = match self.ensemble {
+            None => String::new(),
+            Some((quorum, election)) => {
+                std::fs::write(data.join("myid"), "1\n")?;
+                format!("standaloneEnabled=false\ninitLimit=50\nsyncLimit=20\nserver.1=127.0.0.1:{quorum}:{election}\n")
+            }
+        };
         std::fs::write(
             &config,
             format!(
                 "tickTime=100\nminSessionTimeout=200\nmaxSessionTimeout=60000\ndataDir={}\n\
-                 clientPort={}\n{secure_port}clientPortAddress=127.0.0.1\nadmin.enableServer=false\nmaxClientCnxns=0\n",
+                 clientPort={}\n{secure_port}clientPortAddress=127.0.0.1\nadmin.enableServer=false\nmaxClientCnxns=0\n\
+                 4lw.commands.whitelist=srvr\n{ensemble}",
                 data.display(),
                 self.port
             ),
@@ -717,7 +737,11 @@ impl PrivateZooKeeper {
         };
         command
             .arg(format!("-Dzookeeper.log.dir={}", self.dir.path().display()))
-            .arg("org.apache.zookeeper.server.ZooKeeperServerMain")
+            .arg(if self.ensemble.is_some() {
+                "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+            } else {
+                "org.apache.zookeeper.server.ZooKeeperServerMain"
+            })
             .arg(&config);
         self.child = Some(spawn_listening(command, self.port)?);
         if let Some(tls) = &self.tls {
@@ -784,6 +808,77 @@ impl PrivateZooKeeper {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+
+    /// Kills the server (`SIGKILL`) and starts it again on its data.
+    pub fn restart(&mut self) {
+        self.kill9();
+        if let Err(e) = self.spawn() {
+            panic!("ZooKeeper could not be started again on port {}: {e}", self.port);
+        }
+    }
+
+    /// Pauses the server (`SIGSTOP`): it holds its connections and answers nothing.
+    pub fn stop(&self) {
+        signal_child(self.child.as_ref(), "-STOP");
+    }
+
+    /// Lets a paused server run again (`SIGCONT`).
+    pub fn cont(&self) {
+        signal_child(self.child.as_ref(), "-CONT");
+    }
+
+    /// A copy of the data directory as it is on disk now, the server paused meanwhile: what a
+    /// filesystem snapshot or a backup of a running server holds.
+    pub fn snapshot(&self) -> tempfile::TempDir {
+        let copy = tempfile::tempdir().expect("a temporary directory");
+        self.stop();
+        let copied =
+            std::process::Command::new("cp").arg("-a").arg(self.dir.path().join("data")).arg(copy.path()).status();
+        self.cont();
+        assert!(copied.is_ok_and(|status| status.success()), "copying ZooKeeper's data directory");
+        copy
+    }
+
+    /// Kills the server (`SIGKILL`), puts back the data directory of `snapshot` and starts it
+    /// again on the same port.
+    pub fn restore(&mut self, snapshot: &tempfile::TempDir) {
+        self.kill9();
+        let data = self.dir.path().join("data");
+        let _ = std::fs::remove_dir_all(&data);
+        let copied =
+            std::process::Command::new("cp").arg("-a").arg(snapshot.path().join("data")).arg(self.dir.path()).status();
+        assert!(copied.is_ok_and(|status| status.success()), "restoring ZooKeeper's data directory");
+        if let Err(e) = self.spawn() {
+            panic!("ZooKeeper could not be started again on port {}: {e}", self.port);
+        }
+    }
+
+    /// Deletes the znode `path` (an operator's `delete`), through a client of its own.
+    pub fn delete(&self, path: &str) {
+        use zookeeper_client as zk;
+        /// Spawns zookeeper-client's tasks onto the tokio runtime of the thread.
+        struct Spawner;
+        impl spawns_core::Spawn for Spawner {
+            fn spawn(&self, task: spawns_core::Task) {
+                tokio::spawn(Box::into_pin(task.future));
+            }
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+        let _spawner = spawns_core::enter(&Spawner);
+        let address = format!("127.0.0.1:{}", self.port);
+        runtime.block_on(async {
+            let deleting = async {
+                let client =
+                    zk::Client::connector().with_session_timeout(Duration::from_secs(10)).connect(&address).await?;
+                client.delete(path, None).await
+            };
+            match tokio::time::timeout(Duration::from_secs(10), deleting).await {
+                Ok(Ok(()) | Err(zk::Error::NoNode)) => {}
+                Ok(Err(e)) => panic!("deleting {path}: {e}"),
+                Err(_) => panic!("deleting {path}: no answer within 10 s"),
+            }
+        });
     }
 }
 

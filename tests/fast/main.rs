@@ -76,6 +76,8 @@ mod lease_store_mysql;
 mod lease_store_postgres;
 #[cfg(any())] // PORTING
 mod lease_store_redis;
+#[cfg(feature = "lease-zookeeper")]
+mod lease_store_zookeeper;
 
 // Integrations.
 #[cfg(feature = "async-graphql")]

@@ -56,7 +56,9 @@ mod lease_store_etcd;
 // user/password authentication.
 #[cfg(any())] // PORTING
 mod lease_store_etcd_tls;
-#[cfg(any())] // PORTING
+// The ZooKeeper store: worker znodes and the marker deleted, a snapshot restored and fenced,
+// the server paused, an ensemble in a new epoch, TLS.
+#[cfg(feature = "lease-zookeeper")]
 mod lease_store_zookeeper;
 // The lease stores over TLS: a CA made for the run, private TLS servers (redis-server,
 // PostgreSQL, MariaDB).

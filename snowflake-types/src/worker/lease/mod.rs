@@ -38,9 +38,9 @@ pub use self::redis::RedisLeaseStore;
 mod etcd;
 #[cfg(all(feature = "lease-etcd", any()))]
 pub use self::etcd::EtcdLeaseStore;
-#[cfg(all(feature = "lease-zookeeper", any()))]
+#[cfg(feature = "lease-zookeeper")]
 mod zookeeper;
-#[cfg(all(feature = "lease-zookeeper", any()))]
+#[cfg(feature = "lease-zookeeper")]
 pub use self::zookeeper::ZooKeeperLeaseStore;
 
 #[cfg(all(any(feature = "lease-postgres", feature = "lease-mysql"), any()))]

@@ -11,7 +11,7 @@ use super::redis::RedisLeaseStore;
 use super::sql::SqlLeaseStore;
 use super::store::{LeaseError, LeaseStore};
 use super::url::{StoreKind, StoreUrl};
-#[cfg(all(feature = "lease-zookeeper", any()))]
+#[cfg(feature = "lease-zookeeper")]
 use super::zookeeper::ZooKeeperLeaseStore;
 
 /// Opens the store a URL names: `redis://`, `rediss://` (TLS) or `redis+sentinel://` (a master
@@ -66,7 +66,7 @@ impl StoreUrl {
             StoreKind::Postgres | StoreKind::MySql => Err(off(self.kind().feature())),
             #[cfg(all(feature = "lease-etcd", any()))]
             StoreKind::Etcd => Ok(Arc::new(EtcdLeaseStore::from_url(self)?)),
-            #[cfg(all(feature = "lease-zookeeper", any()))]
+            #[cfg(feature = "lease-zookeeper")]
             StoreKind::ZooKeeper if !self.is_tls() || cfg!(feature = "lease-zookeeper-tls") => {
                 Ok(Arc::new(ZooKeeperLeaseStore::from_url(self)?))
             }

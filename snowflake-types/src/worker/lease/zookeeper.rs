@@ -1,33 +1,35 @@
 //! Worker-ID leases in ZooKeeper: the znodes are described on [`ZooKeeperLeaseStore`].
 
-use std::collections::{HashMap, HashSet};
 use std::future::Future;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use tokio::runtime::Runtime;
 use zookeeper_client as zk;
 
+use super::store::support::{Planted, check_query, check_write, reading, writing};
+use super::store::{
+    Cas, DEFAULT_STORE_TIMEOUT, LeaseError, LeaseStore, MAX_WORKER_SPACE, Query, Slot, Snapshot, Written,
+};
 use super::url::{StoreKind, StoreUrl};
-use crate::clock::wall_us;
 #[cfg(feature = "lease-zookeeper-tls")]
 use tls::{Tls, TlsHandshakeFailed};
 
 #[cfg(feature = "lease-zookeeper-tls")]
 mod tls;
-use super::store::support::{
-    UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name, listing, new_token, recorded_holder,
-    scan_order, ttl_ms,
-};
-use super::store::{Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, StoreFaults, WorkerRecord};
 
-/// How many times a renewal or a release reads and writes again when the high-water znode
-/// changed between the two.
-const WRITE_ATTEMPTS: usize = 3;
+/// The session timeout of the store's session. Nothing the leases keep is tied to it (every
+/// znode is persistent): a session that expires is only made again.
+const SESSION_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The session timeout of the store's own session, which reads the servers' clock and lists
-/// the leases.
-const CLOCK_SESSION: Duration = Duration::from_secs(10);
+/// How many times a write reads its slots and commits again when a slot changed between the
+/// two (its version moved) while still holding what the write expects.
+const WRITE_ATTEMPTS: usize = 8;
+
+/// The bugs this store can have planted (feature `planted-bugs`), each failing a case of the
+/// conformance suite or of the store's own fault tests against a real server.
+#[cfg(feature = "planted-bugs")]
+const BUGS: &[&str] = &["cas-ignores-expect", "cas-ignores-version", "write-not-atomic", "incarnation-constant"];
 
 /// Worker-ID leases in a ZooKeeper ensemble, through `zookeeper-client`.
 ///
@@ -43,93 +45,47 @@ const CLOCK_SESSION: Duration = Duration::from_secs(10);
 /// digest, client certificates) is not supported: a URL with a user name or password is
 /// refused.
 ///
-/// Each grant has a ZooKeeper session of its own whose timeout is the lease's TTL, and these
-/// znodes, for namespace `shop` and worker ID 7:
+/// **Znodes.** Every znode is persistent (none is ephemeral: a session that ends deletes
+/// nothing), made with open ACLs; for namespace `shop`, under the URL's path:
 ///
-/// - `/snowflake/shop/workers/7`: ephemeral, tied to the grant's session, holding
-///   `token|fence|name` (the holder's `host:pid`). An acquisition creates it only if it is absent; ZooKeeper deletes it when
-///   the session ends.
-/// - `/snowflake/shop/high-water/7`: persistent, `fence|high water`: the last fencing number
-///   handed out for worker 7, and the high water its holders recorded (Unix ms, empty before
-///   the first renewal).
+/// - `/snowflake/ns-shop/marker`: the namespace's marker;
+/// - `/snowflake/ns-shop/workers/7`: the record of worker ID 7;
+/// - `/snowflake/clock`: written by every read, for the servers' clock (below).
 ///
-/// An acquisition creates the first and writes the second in one `multi`, which fails if the
-/// worker znode exists or the high-water znode changed since it was read (its version).
-/// A renewal reads the high-water znode (version `h`), then the worker znode, which must be
-/// ephemeral to the grant's session and hold its token and fence (version `v`), then commits
-/// a `multi` on the grant's session: a check that the worker znode is at `v` and the write of
-/// the high water at `h`. It succeeds only while the session lives, and it refreshes the
-/// session. A worker znode deleted behind the holder's back (an operator's `deleteall`, a
-/// cleanup job) while its session lives makes the next renewal [`LeaseError::Lost`], also
-/// when another holder has created it afresh (a new znode is at version 0 too, so the
-/// version alone cannot tell): that holder's acquisition wrote the high-water znode, so it
-/// came either before the renewal's first read (which then finds the other holder's znode)
-/// or after it (the `multi` then fails on `h`, and the next read finds it). The read of the
-/// worker znode also sets a watch: ZooKeeper reports a deletion between that read and the
-/// `multi` to the session before the `multi`'s reply, and that renewal is `Lost` too (this
-/// covers high-water znodes deleted as well, whose version starts again). A release writes
-/// its record the same way, then closes the session, so that ZooKeeper deletes the session's
-/// own worker znode, never a znode that replaced it; it does not delete by path.
+/// Each holds its value as written, byte for byte. The store decides nothing: what the values
+/// mean is the lease protocol's (`docs/lease-rules.md`).
 ///
-/// **No overlap with the next holder.** A holder issues only below the fence deadline its
-/// last successful renewal recorded as high water, and its fence falls there unless another
-/// renewal succeeds. Every renewal that succeeds was committed before the next holder's
-/// acquisition (which makes every later one fail, as above), and that acquisition reads the
-/// high water as it stands then, which never goes down while holders renew: the next holder
-/// starts above every ID the last one issued or may still issue before its fence falls.
-/// Deleting the high-water znodes too is a loss of data: the next holder then gets no high
-/// water and waits out every earlier holder. A renewal or release that was between its reads
-/// and its `multi` at that moment may write its record into the new high-water znode (and
-/// reports `Lost`).
+/// **A read** writes the clock znode, then reads the marker, the records asked for and, when
+/// asked, the children of `workers` in one `multi` read (ZooKeeper's `multiRead`: one
+/// consistent view), both sent at once on the store's session. ZooKeeper answers a session's
+/// requests in order, so the read sees every write committed before the clock's write, even
+/// from a follower that lags (as a `sync` would). The clock's write gives
+/// [`Snapshot::now_ms`]: its `mtime`, the time the leader stamped on it; and
+/// [`Snapshot::incarnation`]: `epoch-<n>`, the epoch of its zxid (its high 32 bits), which
+/// changes with every leader an ensemble elects. A standalone server's epoch is 0 and stays
+/// 0 across restarts: its incarnation is empty (it cannot tell). A data directory restored
+/// from a snapshot is not detected in general (an ensemble restored and restarted may elect
+/// a leader in an epoch it had before): after any restore, fence the namespaces
+/// (`snowflake leases fence URL`, [`fence_namespace`](super::fence_namespace)) before
+/// holders use them, as `docs/stores.md` says.
 ///
-/// **The session expires** on the servers when they hear nothing for the TTL (a process that
-/// froze or lost the network), and the store also closes it when no renewal succeeded for
-/// the TTL (a holder that stopped renewing): either way the worker znode goes, and the
-/// holder's next renewal is [`LeaseError::Lost`]; the lease's recovery then acquires again,
-/// with a new session. A renewal may not ask for a longer TTL than the session has. Renewals
-/// and the release must come from the store that made the acquisition, where the grant's
-/// session lives (a [`WorkerLease`](super::WorkerLease) keeps its store): from another store
-/// they are [`LeaseError::Lost`].
-///
-/// **Fencing numbers** are the local clock in microseconds, or one more than the last fence
-/// of the worker ID (or than the claim's) when that is higher, written in the acquisition's
-/// `multi`: a later holder of a worker ID always has a higher fence. The worker znode's
-/// `czxid` orders acquisitions the same way while the ensemble keeps its data, but it starts
-/// again when an ensemble is rebuilt empty, and it lies far below the clock, so it is not used.
-/// An ensemble that lost its data has no high-water znode: the grant then carries no high
-/// water, and the holder waits out every earlier holder before it issues.
-///
-/// **Clock.** [`now_ms`](LeaseStore::now_ms) is the servers' clock: the `mtime` of the znode
-/// `/snowflake/clock`, which it writes (the time the leader stamped on the write), so the
-/// lease compares the local clock with the ensemble's at every acquisition, as with the other
-/// stores.
-///
-/// The servers bound session timeouts (`minSessionTimeout`, `maxSessionTimeout`, by default 2
-/// and 20 ticks: 4 s to 40 s): a TTL above the maximum is refused when acquiring, one below the
-/// minimum is raised by the servers (the worker ID then frees later after a crash, never
-/// earlier).
-///
-/// Meituan's Leaf takes worker IDs from ZooKeeper too, differently: a persistent sequential
-/// znode per `ip:port` keeps a node's worker ID forever (a local file caches it for when
-/// ZooKeeper is down), and a node checks its clock against the times the other nodes
-/// reported. Nothing expires there: a worker ID is never reused by another node, so a space
-/// of 1024 serves 1024 `ip:port`s in total, and two processes given the same `ip:port`, or a
-/// cached file copied to another host, share a worker ID. Here a worker ID is held only while
-/// its session lives and is renewed, and it is reused after its holder is gone, above the high
-/// water that holder recorded (or after waiting out the TTL when there is no record).
+/// **A write** reads the slots it names (one `multi` read), compares their data with what
+/// each op expects, then commits one `multi`: a `create` for an op that expects nothing, a
+/// `setData` at the version read for the others. ZooKeeper applies all or none; a version
+/// that moved (another write in between) makes it read and compare again.
 ///
 /// The store runs its calls on a small tokio runtime of its own (one worker thread): its
-/// methods must not be called from inside an async runtime. Each round trip is bounded by the
+/// methods must not be called from inside an async runtime. Each call is bounded by the
 /// store's timeout (default [`DEFAULT_STORE_TIMEOUT`]).
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// use typed_snowflake::worker::lease::{Claim, LeaseStore, ZooKeeperLeaseStore};
+/// use typed_snowflake::worker::lease::{Cas, LeaseStore, Query, Slot, ZooKeeperLeaseStore};
 ///
 /// let store = ZooKeeperLeaseStore::open("zk://127.0.0.1:2181/apps")?.timeout(Duration::from_millis(500));
-/// let grant = store.acquire(&Claim::new("shop", 32, Duration::from_secs(10)))?;
-/// println!("worker {} leased from {}", grant.worker, store.describe());
-/// store.release("shop", &grant, grant.store_now_ms)?;
+/// store.write("shop", &[Cas::new(Slot::Worker(7), None, "r1|…")])?;
+/// let read = store.read("shop", &Query::workers(0..32))?;
+/// println!("{} at {:?}: {:?}", store.describe(), read.now_ms, read.record(7));
 ///
 /// // Over TLS, the servers' certificates checked against a CA file.
 /// let store = ZooKeeperLeaseStore::open("zks://zk1.internal,zk2.internal/apps?ca=/etc/zookeeper/ca.pem")?;
@@ -146,22 +102,11 @@ pub struct ZooKeeperLeaseStore {
     #[cfg(feature = "lease-zookeeper-tls")]
     tls: Option<Tls>,
     prefix: String,
-    /// The sessions of the grants this store handed out, by token.
-    held: Arc<Mutex<HashMap<String, Held>>>,
-    /// The session that reads the clock.
-    clock: Mutex<Option<zk::Client>>,
+    /// The store's session, made again when it ended or a call failed.
+    session: Mutex<Option<zk::Client>>,
     timeout: Duration,
     name: String,
-}
-
-/// A grant's session.
-struct Held {
-    client: zk::Client,
-    namespace: String,
-    worker: u64,
-    fence: u64,
-    /// When the store closes the session unless a renewal succeeds first.
-    deadline: Instant,
+    planted: Planted,
 }
 
 impl std::fmt::Debug for ZooKeeperLeaseStore {
@@ -172,8 +117,8 @@ impl std::fmt::Debug for ZooKeeperLeaseStore {
 
 impl Drop for ZooKeeperLeaseStore {
     fn drop(&mut self) {
-        // The sessions close with their clients.
-        lock(&self.held).clear();
+        // The session closes with its client.
+        lock(&self.session).take();
         if let Some(runtime) = self.runtime.take() {
             runtime.shutdown_background();
         }
@@ -193,17 +138,6 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// What the high-water znode holds: the last fence and the high water.
-fn parse_record(data: &[u8]) -> Option<(u64, Option<i64>)> {
-    let (fence, high_water) = std::str::from_utf8(data).ok()?.split_once('|')?;
-    let high_water = if high_water.is_empty() { None } else { Some(high_water.parse().ok()?) };
-    Some((fence.parse().ok()?, high_water))
-}
-
-fn encode_record(fence: u64, high_water_ms: Option<i64>) -> String {
-    format!("{fence}|{}", high_water_ms.map(|hw| hw.to_string()).unwrap_or_default())
-}
-
 /// Why a call failed: the driver's error, a failed TLS handshake, or the timeout.
 enum Failure {
     Zk(zk::Error),
@@ -216,6 +150,23 @@ impl From<zk::Error> for Failure {
     fn from(error: zk::Error) -> Self {
         Failure::Zk(error)
     }
+}
+
+impl From<zk::MultiWriteError> for Failure {
+    fn from(error: zk::MultiWriteError) -> Self {
+        Failure::Zk(error.into())
+    }
+}
+
+/// A slot's znode as a write reads it: its data and version, or nothing.
+type Current = Option<(Vec<u8>, i32)>;
+
+/// What one attempt of a write found.
+enum Attempt {
+    Done,
+    Conflict,
+    /// A version moved, or a parent was missing (and is now made): again.
+    Again,
 }
 
 impl ZooKeeperLeaseStore {
@@ -312,14 +263,14 @@ impl ZooKeeperLeaseStore {
             #[cfg(feature = "lease-zookeeper-tls")]
             tls,
             prefix: url.path().to_owned(),
-            held: Arc::default(),
-            clock: Mutex::new(None),
+            session: Mutex::new(None),
             timeout: DEFAULT_STORE_TIMEOUT,
             name,
+            planted: Planted::default(),
         })
     }
 
-    /// Bounds every round trip, and each connection of a new session, by `timeout` instead of
+    /// Bounds every call, and each connection of a new session, by `timeout` instead of
     /// [`DEFAULT_STORE_TIMEOUT`]. A zero timeout counts as 1 ms.
     ///
     /// ```
@@ -335,19 +286,29 @@ impl ZooKeeperLeaseStore {
         self
     }
 
-    fn dir(&self, namespace: &str, kind: &str) -> String {
-        format!("{}/snowflake/{namespace}/{kind}", self.prefix)
+    /// The znode of `namespace`, parent of its marker and its `workers`.
+    fn namespace_path(&self, namespace: &str) -> String {
+        // `ns-`: a namespace may be `.` or `..`, which ZooKeeper refuses as a path's element.
+        format!("{}/snowflake/ns-{namespace}", self.prefix)
     }
 
-    fn worker_path(&self, namespace: &str, worker: u64) -> String {
-        format!("{}/{worker}", self.dir(namespace, "workers"))
+    fn workers_path(&self, namespace: &str) -> String {
+        format!("{}/workers", self.namespace_path(namespace))
     }
 
-    fn high_water_path(&self, namespace: &str, worker: u64) -> String {
-        format!("{}/{worker}", self.dir(namespace, "high-water"))
+    fn slot_path(&self, namespace: &str, slot: Slot) -> String {
+        match slot {
+            Slot::Marker => format!("{}/marker", self.namespace_path(namespace)),
+            Slot::Worker(worker) => format!("{}/{worker}", self.workers_path(namespace)),
+        }
     }
 
-    /// Runs `future` on the store's runtime within the timeout.
+    fn clock_path(&self) -> String {
+        format!("{}/snowflake/clock", self.prefix)
+    }
+
+    /// Runs `future` on the store's runtime within the timeout. A failed call drops the
+    /// session: the next call makes a new one.
     fn block_on<T>(
         &self,
         what: &dyn Fn() -> String,
@@ -362,7 +323,10 @@ impl ZooKeeperLeaseStore {
                 Err(_) => Err(Failure::Timeout),
             }
         });
-        result.map_err(|failure| self.error(what, failure))
+        result.map_err(|failure| {
+            lock(&self.session).take();
+            self.error(what, failure)
+        })
     }
 
     fn error(&self, what: &dyn Fn() -> String, failure: Failure) -> LeaseError {
@@ -374,13 +338,26 @@ impl ZooKeeperLeaseStore {
         }
     }
 
-    /// A new session with `session_timeout`.
-    async fn connect(&self, session_timeout: Duration) -> Result<zk::Client, Failure> {
+    /// The store's session, made when there is none or it ended.
+    async fn session(&self) -> Result<zk::Client, Failure> {
+        let existing = lock(&self.session).clone().filter(|client| !client.state().is_terminated());
+        match existing {
+            Some(client) => Ok(client),
+            None => {
+                let client = self.connect().await?;
+                lock(&self.session).replace(client.clone());
+                Ok(client)
+            }
+        }
+    }
+
+    /// A new session.
+    async fn connect(&self) -> Result<zk::Client, Failure> {
         let began = Instant::now();
         // The store's timeout bounds the whole; the client's own, longer, does not cut it short.
         #[cfg_attr(not(feature = "lease-zookeeper-tls"), allow(unused_mut))]
         let mut connector = zk::Client::connector()
-            .with_session_timeout(session_timeout)
+            .with_session_timeout(SESSION_TIMEOUT)
             .with_connection_timeout(self.timeout * 2)
             .with_fail_eagerly();
         #[cfg(feature = "lease-zookeeper-tls")]
@@ -407,460 +384,221 @@ impl ZooKeeperLeaseStore {
     }
 
     /// The persistent znode `path` and its parents, made if missing.
-    async fn make_dirs(client: &zk::Client, paths: &[String]) -> Result<(), zk::Error> {
+    async fn make_dirs(client: &zk::Client, path: &str) -> Result<(), zk::Error> {
         let options = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
-        for path in paths {
-            match client.mkdir(path, &options).await {
-                Ok(()) | Err(zk::Error::NodeExists) => {}
-                Err(error) => return Err(error),
-            }
+        match client.mkdir(path, &options).await {
+            Ok(()) | Err(zk::Error::NodeExists) => Ok(()),
+            Err(error) => Err(error),
         }
-        Ok(())
     }
 
-    /// Closes the session of grant `token` when no renewal succeeded for its TTL.
-    fn watch_deadline(&self, token: String) {
-        let held = Arc::clone(&self.held);
-        let runtime = self.runtime.as_ref().expect("the runtime lives until the store is dropped");
-        runtime.spawn(async move {
-            loop {
-                let deadline = {
-                    let mut sessions = lock(&held);
-                    let Some(session) = sessions.get(&token) else { return };
-                    if Instant::now() >= session.deadline {
-                        // Dropping the last client closes the session: ZooKeeper deletes the
-                        // worker znode.
-                        sessions.remove(&token);
-                        return;
-                    }
-                    session.deadline
-                };
-                tokio::time::sleep_until(deadline.into()).await;
-            }
-        });
+    /// The incarnation a zxid tells: `epoch-<n>`, or empty for epoch 0 (a standalone server).
+    fn incarnation(&self, zxid: i64) -> String {
+        let epoch = zxid >> 32;
+        if epoch == 0 || self.planted.has("incarnation-constant") { String::new() } else { format!("epoch-{epoch}") }
     }
 
-    /// The session of `grant`, if it is still this store's and alive; else `Lost`.
-    fn session(&self, namespace: &str, grant: &Grant) -> Result<zk::Client, LeaseError> {
-        let lost = || LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker };
-        let mut sessions = lock(&self.held);
-        let session = sessions.get(&grant.token).ok_or_else(lost)?;
-        if session.namespace != namespace || session.worker != grant.worker || session.fence != grant.fence {
-            return Err(lost());
-        }
-        if session.client.state().is_terminated() {
-            sessions.remove(&grant.token);
-            return Err(lost());
-        }
-        Ok(session.client.clone())
-    }
-
-    /// Writes the high-water record on the grant's session, only while the worker znode is
-    /// still the one this grant's session created: it reads the high-water znode (version
-    /// `h`), then the worker znode with a watch (it must be ephemeral to this session and hold
-    /// this grant's token and fence; version `v`), then commits `check_version(worker, v)` and
-    /// `set_data(high water, h)` in one `multi`. Any other acquisition of the worker ID writes
-    /// the high-water znode in its own `multi`, so it either came before the read of the
-    /// high water (the worker znode read is then the other holder's) or after it (the `multi`
-    /// fails on `h`, and the next attempt reads the other holder's znode). A deletion of the
-    /// worker znode after its read fires the watch, whose event ZooKeeper delivers before the
-    /// reply to the `multi`: a `multi` that succeeded with the watch fired does not count.
-    /// A worker znode that is missing, or not this grant's, is [`LeaseError::Lost`], and the
-    /// grant's session is closed. `Ok(false)`: the high water changed since read; read again.
-    fn write_record(
+    /// The clock's write and the read of `paths` (and of the children of `children`), sent
+    /// together on the session: the clock's stat and each result.
+    async fn read_after_clock(
         &self,
-        what: &dyn Fn() -> String,
-        namespace: &str,
-        grant: &Grant,
         client: &zk::Client,
-        high_water_ms: impl FnOnce(Option<i64>) -> i64,
-    ) -> Result<bool, LeaseError> {
-        let lost = || LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker };
-        let worker_path = self.worker_path(namespace, grant.worker);
-        let high_water_path = self.high_water_path(namespace, grant.worker);
-        let outcome = self.block_on(what, async {
-            let (data, stat) = match client.get_data(&high_water_path).await {
-                Ok(found) => found,
-                Err(zk::Error::NoNode) => return Ok(Err(false)),
-                Err(error) => return Err(error.into()),
-            };
-            let Some((fence, stored)) = parse_record(&data) else {
-                return Ok(Err(true));
-            };
-            // After the high water: an acquisition that replaced the worker znode before this
-            // read shows here; one after it changes the high water and fails the `multi`.
-            let (lease, lease_stat, watcher) = match client.get_and_watch_data(&worker_path).await {
-                Ok(found) => found,
-                Err(zk::Error::NoNode) => return Ok(Err(false)),
-                Err(error) => return Err(error.into()),
-            };
-            if !is_own_lease(&lease, lease_stat.ephemeral_owner, client.session_id().0, grant) {
-                return Ok(Err(false));
+        paths: &[String],
+        children: Option<&str>,
+    ) -> Result<(zk::Stat, Vec<zk::MultiReadResult>), Failure> {
+        let clock = self.clock_path();
+        let read = || -> Result<_, zk::Error> {
+            let mut reader = client.new_multi_reader();
+            for path in paths {
+                reader.add_get_data(path)?;
             }
-            let record = encode_record(fence, Some(high_water_ms(stored)));
-            let mut multi = client.new_multi_writer();
-            multi.add_check_version(&worker_path, lease_stat.version)?;
-            multi.add_set_data(&high_water_path, record.as_bytes(), Some(stat.version))?;
-            match multi.commit().await {
-                // The worker znode deleted since it was read (and maybe made again by another
-                // holder, at the same version): its event came before this reply.
-                Ok(_) if fired(watcher) => Ok(Err(false)),
-                Ok(_) => Ok(Ok(true)),
-                Err(zk::MultiWriteError::OperationFailed { index: 1, source: zk::Error::BadVersion }) => Ok(Ok(false)),
-                Err(zk::MultiWriteError::OperationFailed {
-                    index: 0,
-                    source: zk::Error::NoNode | zk::Error::BadVersion,
-                }) => Ok(Err(false)),
-                Err(error) => Err(zk::Error::from(error).into()),
+            if let Some(path) = children {
+                reader.add_get_children(path)?;
             }
-        });
-        match outcome {
-            Ok(Ok(written)) => Ok(written),
-            // The worker znode is gone or another holder's, or the high water is gone: the
-            // session, the ensemble's data or the znode itself was.
-            Ok(Err(false)) => {
-                lock(&self.held).remove(&grant.token);
-                Err(lost())
+            Ok(reader.commit())
+        };
+        // Both requests are on the wire before either answer is awaited, in this order.
+        let tick = client.set_data(&clock, b"", None);
+        let results = read()?;
+        match tick.await {
+            Ok(stat) => Ok((stat, results.await?)),
+            Err(zk::Error::NoNode) => {
+                let _ = results.await;
+                Self::make_dirs(client, &clock).await?;
+                let tick = client.set_data(&clock, b"", None);
+                let results = read()?;
+                let stat = tick.await?;
+                Ok((stat, results.await?))
             }
-            Ok(Err(true)) => Err(LeaseError::store(
-                &self.name,
-                what(),
-                UnexpectedReply(format!("high-water znode {high_water_path}")),
-            )),
-            Err(LeaseError::Store { source, .. })
-                if matches!(
-                    source.downcast_ref::<zk::Error>(),
-                    Some(zk::Error::SessionExpired | zk::Error::ClientClosed)
-                ) =>
-            {
-                lock(&self.held).remove(&grant.token);
-                Err(lost())
-            }
-            Err(other) => Err(other),
+            Err(error) => Err(error.into()),
         }
     }
 
-    /// Closes the session of a released grant and waits, within the store's timeout, until
-    /// the servers have closed it: they delete its ephemeral worker znode, never another
-    /// session's. `client` must be the session's last client (the store's own was removed).
-    /// Past the timeout the session still ends, later: the worker ID frees later, never
-    /// earlier, and the release (whose record is written) does not fail for it.
-    fn close_session(&self, what: &dyn Fn() -> String, client: zk::Client) {
-        let mut state = client.state_watcher();
-        drop(client);
-        let _ = self.block_on(what, async {
-            while !state.state().is_terminated() {
-                state.changed().await;
+    /// One attempt of a write: the slots read, compared, and written in one `multi`.
+    async fn attempt(&self, client: &zk::Client, namespace: &str, ops: &[Cas<'_>]) -> Result<Attempt, Failure> {
+        let paths: Vec<String> = ops.iter().map(|op| self.slot_path(namespace, op.slot)).collect();
+        let mut reader = client.new_multi_reader();
+        for path in &paths {
+            reader.add_get_data(path)?;
+        }
+        let mut current: Vec<Current> = Vec::with_capacity(ops.len());
+        for result in reader.commit().await? {
+            current.push(match result {
+                zk::MultiReadResult::Data { data, stat } => Some((data, stat.version)),
+                zk::MultiReadResult::Error { err: zk::Error::NoNode } => None,
+                zk::MultiReadResult::Error { err } => return Err(err.into()),
+                other => return Err(zk::Error::UnexpectedError(format!("a read answered {other:?}")).into()),
+            });
+        }
+        let ignores_expect = self.planted.has("cas-ignores-expect");
+        for (op, current) in ops.iter().zip(&current) {
+            let holds = match (op.expect, current) {
+                (None, None) => true,
+                (Some(expect), Some((data, _))) => data == expect.as_bytes(),
+                _ => false,
+            };
+            if !holds && !ignores_expect {
+                return Ok(Attempt::Conflict);
             }
-            Ok(())
-        });
+        }
+        let options = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+        let ignores_version = self.planted.has("cas-ignores-version");
+        let mut writer = client.new_multi_writer();
+        for ((op, current), path) in ops.iter().zip(&current).zip(&paths) {
+            match current {
+                None => writer.add_create(path, op.value.as_bytes(), &options)?,
+                Some((_, version)) => {
+                    writer.add_set_data(path, op.value.as_bytes(), (!ignores_version).then_some(*version))?;
+                }
+            }
+        }
+        match writer.commit().await {
+            Ok(_) => Ok(Attempt::Done),
+            // A create without its parents: the namespace's first write (or its znodes were
+            // deleted). Made, then again.
+            Err(zk::MultiWriteError::OperationFailed { index, source: zk::Error::NoNode })
+                if current.get(index).is_some_and(Option::is_none) =>
+            {
+                let parent = paths[index].rsplit_once('/').map_or("/", |(parent, _)| parent);
+                Self::make_dirs(client, parent).await?;
+                Ok(Attempt::Again)
+            }
+            // Changed since read: created, written or deleted meanwhile.
+            Err(zk::MultiWriteError::OperationFailed {
+                source: zk::Error::NodeExists | zk::Error::BadVersion | zk::Error::NoNode,
+                ..
+            }) => Ok(Attempt::Again),
+            Err(error) => Err(error.into()),
+        }
     }
 }
 
-/// Whether the watch has fired: its event, if any, is already delivered when a later reply
-/// on the session is (the session task hands both over in the order they came).
-fn fired(watcher: zk::OneshotWatcher) -> bool {
-    let changed = std::pin::pin!(watcher.changed());
-    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
-    changed.poll(&mut context).is_ready()
+/// A child of `workers` as its worker ID: decimal digits only, below the leasable space.
+fn worker_of_child(name: &str) -> Option<u64> {
+    let digits = !name.is_empty() && name.len() <= 7 && name.bytes().all(|b| b.is_ascii_digit());
+    let worker: u64 = if digits { name.parse().ok()? } else { return None };
+    (worker < MAX_WORKER_SPACE).then_some(worker)
 }
 
-/// Whether a worker znode (its data, and the session it is ephemeral to) is this grant's:
-/// ephemeral to `session` and holding the grant's token and fence.
-fn is_own_lease(data: &[u8], owner: i64, session: i64, grant: &Grant) -> bool {
-    let mut fields = data.splitn(3, |&byte| byte == b'|');
-    let (token, fence) = (fields.next(), fields.next());
-    let persistent = owner == 0;
-    !persistent
-        && owner == session
-        && token == Some(grant.token.as_bytes())
-        && fence == Some(grant.fence.to_string().as_bytes())
+/// A znode's data as a value: the protocol judges what it holds.
+fn value_of(data: Vec<u8>) -> String {
+    String::from_utf8(data).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
 }
 
 impl LeaseStore for ZooKeeperLeaseStore {
-    fn acquire(&self, claim: &Claim<'_>) -> Result<Grant, LeaseError> {
-        let Claim { namespace, space, ttl, prefer, fence_above, .. } = *claim;
-        check_namespace(namespace)?;
-        check_space(space)?;
-        ttl_ms(ttl)?;
-        let what = || acquiring(namespace);
-        let token = new_token();
-        let dirs = [self.dir(namespace, "workers"), self.dir(namespace, "high-water")];
-        let client = self.block_on(&what, self.connect(ttl))?;
-        if client.session_timeout() < ttl {
-            return Err(LeaseError::BadSettings {
-                reason: format!(
-                    "the ZooKeeper servers {} give sessions at most {:?} (maxSessionTimeout), less than the lease's TTL {ttl:?}",
-                    self.name,
-                    client.session_timeout()
-                ),
-            });
-        }
-        // The namespace's znodes are made the first time (and again after the data was lost).
-        let held: HashSet<String> = self.block_on(&what, async {
-            match client.list_children(&dirs[0]).await {
-                Ok(children) => Ok(children.into_iter().collect()),
-                Err(zk::Error::NoNode) => {
-                    Self::make_dirs(&client, &dirs).await?;
-                    Ok(HashSet::new())
-                }
-                Err(error) => Err(error.into()),
-            }
+    fn read(&self, namespace: &str, query: &Query) -> Result<Snapshot, LeaseError> {
+        check_query(namespace, query)?;
+        let what = || reading(namespace, query);
+        let workers = query.workers.clone();
+        let mut paths = vec![self.slot_path(namespace, Slot::Marker)];
+        paths.extend(workers.clone().map(|worker| self.slot_path(namespace, Slot::Worker(worker))));
+        let children = query.highest.then(|| self.workers_path(namespace));
+        let (clock, results) = self.block_on(&what, async {
+            let client = self.session().await?;
+            self.read_after_clock(&client, &paths, children.as_deref()).await
         })?;
-        for worker in scan_order(space, prefer).flatten() {
-            if held.contains(&worker.to_string()) {
-                continue; // a live lease
-            }
-            let what = || doing("acquiring", namespace, worker);
-            let worker_path = self.worker_path(namespace, worker);
-            let high_water_path = self.high_water_path(namespace, worker);
-            let attempt = || async {
-                let found = match client.get_data(&high_water_path).await {
-                    Ok((data, stat)) => Some((parse_record(&data), stat.version)),
-                    Err(zk::Error::NoNode) => None,
-                    Err(error) => return Err(error.into()),
-                };
-                if let Some((None, _)) = found {
-                    return Ok(Err(()));
-                }
-                let last = found.and_then(|(record, _)| record);
-                let mut fence = wall_us().max(fence_above.saturating_add(1));
-                if let Some((last_fence, _)) = last {
-                    fence = fence.max(last_fence.saturating_add(1));
-                }
-                let previous_high_water_ms = last.and_then(|(_, hw)| hw);
-                let record = encode_record(fence, previous_high_water_ms);
-                let value = format!("{token}|{fence}|{}", holder_name());
-                let mut multi = client.new_multi_writer();
-                multi.add_create(
-                    &worker_path,
-                    value.as_bytes(),
-                    &zk::CreateMode::Ephemeral.with_acls(zk::Acls::anyone_all()),
-                )?;
-                match found {
-                    Some((_, version)) => multi.add_set_data(&high_water_path, record.as_bytes(), Some(version))?,
-                    None => multi.add_create(
-                        &high_water_path,
-                        record.as_bytes(),
-                        &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all()),
-                    )?,
-                }
-                match multi.commit().await {
-                    Ok(results) => {
-                        let mut store_now_ms = match results.last() {
-                            Some(
-                                zk::MultiWriteResult::SetData { stat } | zk::MultiWriteResult::Create { stat, .. },
-                            ) => stat.mtime,
-                            _ => 0,
-                        };
-                        if store_now_ms <= 0 {
-                            // The servers' stat of a `multi` may be empty (ZOOKEEPER-4026): read it.
-                            // (Gone at once: not a missing directory to make and retry.)
-                            let read = client.get_data(&high_water_path).await.map_err(|error| match error {
-                                zk::Error::NoNode => zk::Error::UnexpectedError(format!("{high_water_path} vanished")),
-                                other => other,
-                            });
-                            store_now_ms = read?.1.mtime;
-                        }
-                        Ok(Ok(Some(Grant {
-                            worker,
-                            token: token.clone(),
-                            fence,
-                            previous_high_water_ms,
-                            store_now_ms,
-                            namespace_since_ms: None,
-                        })))
-                    }
-                    // Taken since the list was read, or its high water changed: on to the next.
-                    Err(zk::MultiWriteError::OperationFailed {
-                        source: zk::Error::NodeExists | zk::Error::BadVersion,
-                        ..
-                    }) => Ok(Ok(None)),
-                    // The high-water directory is missing (deleted since the list was read).
-                    Err(zk::MultiWriteError::OperationFailed { source: zk::Error::NoNode, .. }) => {
-                        Err(Failure::Zk(zk::Error::NoNode))
-                    }
-                    Err(error) => Err(zk::Error::from(error).into()),
-                }
-            };
-            let taken = self.block_on(&what, async {
-                match attempt().await {
-                    Err(Failure::Zk(zk::Error::NoNode)) => {
-                        Self::make_dirs(&client, &dirs).await?;
-                        attempt().await
-                    }
-                    other => other,
-                }
-            })?;
-            match taken {
-                Ok(Some(grant)) => {
-                    let deadline = Instant::now() + ttl;
-                    let held = Held { client, namespace: namespace.to_owned(), worker, fence: grant.fence, deadline };
-                    lock(&self.held).insert(token.clone(), held);
-                    self.watch_deadline(token);
-                    return Ok(grant);
-                }
-                Ok(None) => {}
-                Err(()) => {
-                    return Err(LeaseError::store(
-                        &self.name,
-                        what(),
-                        UnexpectedReply(format!("high-water znode {high_water_path}")),
-                    ));
-                }
+        let unexpected =
+            |reply: String| LeaseError::store(&self.name, what(), super::store::support::UnexpectedReply(reply));
+        if results.len() != paths.len() + usize::from(children.is_some()) {
+            return Err(unexpected(format!("{} results for {} reads", results.len(), paths.len())));
+        }
+        let mut results = results.into_iter();
+        let mut value = |path: &str| match results.next() {
+            Some(zk::MultiReadResult::Data { data, .. }) => Ok(Some(value_of(data))),
+            Some(zk::MultiReadResult::Error { err: zk::Error::NoNode }) => Ok(None),
+            Some(zk::MultiReadResult::Error { err }) => Err(LeaseError::store(&self.name, what(), err)),
+            other => Err(unexpected(format!("{other:?} for {path}"))),
+        };
+        let marker = value(&paths[0])?;
+        let mut records = Vec::new();
+        for (worker, path) in workers.zip(&paths[1..]) {
+            if let Some(record) = value(path)? {
+                records.push((worker, record));
             }
         }
-        Err(LeaseError::NoFreeWorker { namespace: namespace.to_owned(), space })
+        let highest = match results.next() {
+            None => None,
+            Some(zk::MultiReadResult::Children { children }) => {
+                children.iter().filter_map(|child| worker_of_child(child)).max()
+            }
+            Some(zk::MultiReadResult::Error { err: zk::Error::NoNode }) => None,
+            Some(zk::MultiReadResult::Error { err }) => return Err(LeaseError::store(&self.name, what(), err)),
+            Some(other) => return Err(unexpected(format!("{other:?} for the children of workers"))),
+        };
+        Ok(Snapshot::new(Some(clock.mtime), self.incarnation(clock.mzxid))
+            .with_marker(marker)
+            .with_records(records)
+            .with_highest(highest))
     }
 
-    fn renew(&self, namespace: &str, grant: &Grant, ttl: Duration, high_water_ms: i64) -> Result<(), LeaseError> {
-        check_namespace(namespace)?;
-        ttl_ms(ttl)?;
-        let what = || doing("renewing", namespace, grant.worker);
-        let began = Instant::now();
-        let client = self.session(namespace, grant)?;
-        if ttl > client.session_timeout() {
-            return Err(LeaseError::BadSettings {
-                reason: format!(
-                    "a ZooKeeper lease keeps the session timeout it was acquired with ({:?}); a renewal asked for {ttl:?}",
-                    client.session_timeout()
-                ),
-            });
-        }
-        for _ in 0..WRITE_ATTEMPTS {
-            let raise = |stored: Option<i64>| stored.map_or(high_water_ms, |hw| hw.max(high_water_ms));
-            if self.write_record(&what, namespace, grant, &client, raise)? {
-                if let Some(session) = lock(&self.held).get_mut(&grant.token) {
-                    session.deadline = began + ttl;
+    fn write(&self, namespace: &str, ops: &[Cas<'_>]) -> Result<Written, LeaseError> {
+        check_write(namespace, ops)?;
+        if ops.len() > 1 && self.planted.has("write-not-atomic") {
+            // Each op on its own: the first may be written when the second conflicts.
+            let mut written = Written::Done;
+            for op in ops {
+                if self.write(namespace, std::slice::from_ref(op))? == Written::Conflict {
+                    written = Written::Conflict;
                 }
-                return Ok(());
             }
+            return Ok(written);
         }
-        Err(LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker })
-    }
-
-    fn release(&self, namespace: &str, grant: &Grant, high_water_ms: i64) -> Result<(), LeaseError> {
-        check_namespace(namespace)?;
-        let what = || doing("releasing", namespace, grant.worker);
-        let client = self.session(namespace, grant)?;
-        for _ in 0..WRITE_ATTEMPTS {
-            if self.write_record(&what, namespace, grant, &client, |_| high_water_ms)? {
-                // The worker znode goes with the session: ZooKeeper deletes this session's
-                // ephemeral znode, never a znode of another holder's that replaced it.
-                lock(&self.held).remove(&grant.token);
-                self.close_session(&what, client);
-                return Ok(());
-            }
-        }
-        Err(LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker })
-    }
-
-    fn now_ms(&self) -> Result<i64, LeaseError> {
-        let what = || "reading the clock".to_owned();
-        let path = format!("{}/snowflake/clock", self.prefix);
-        let mtime = self.block_on(&what, async {
-            let client = self.own_session().await?;
-            match client.set_data(&path, b"", None).await {
-                Ok(stat) if stat.mtime > 0 => return Ok(stat.mtime),
-                Ok(_) => {}
-                Err(zk::Error::NoNode) => {
-                    Self::make_dirs(&client, std::slice::from_ref(&path)).await?;
-                    client.set_data(&path, b"", None).await?;
+        let what = || writing(namespace, ops);
+        self.block_on(&what, async {
+            let client = self.session().await?;
+            for _ in 0..WRITE_ATTEMPTS {
+                match self.attempt(&client, namespace, ops).await? {
+                    Attempt::Done => return Ok(Written::Done),
+                    Attempt::Conflict => return Ok(Written::Conflict),
+                    Attempt::Again => {}
                 }
-                Err(error) => return Err(error.into()),
             }
-            // A reply without the znode's stat: read it.
-            Ok(client.get_data(&path).await?.1.mtime)
-        });
-        if mtime.is_err() {
-            // A new session next time.
-            lock(&self.clock).take();
-        }
-        mtime
-    }
-
-    fn faults(&self) -> StoreFaults {
-        StoreFaults::ZOOKEEPER
+            // Changed under every attempt: as if another write had come first.
+            Ok(Written::Conflict)
+        })
     }
 
     fn describe(&self) -> String {
         self.name.clone()
     }
 
-    fn list(&self, namespace: &str) -> Result<Vec<WorkerRecord>, LeaseError> {
-        check_namespace(namespace)?;
-        let what = || listing(namespace);
-        let dirs = [self.dir(namespace, "high-water"), self.dir(namespace, "workers")];
-        // The data of every child of both directories whose name is a worker ID, in that order.
-        let read = self.block_on(&what, async {
-            let client = self.own_session().await?;
-            let mut found: [Vec<(u64, Vec<u8>)>; 2] = Default::default();
-            for (dir, found) in dirs.iter().zip(&mut found) {
-                let children = match client.list_children(dir).await {
-                    Ok(children) => children,
-                    Err(zk::Error::NoNode) => Vec::new(),
-                    Err(error) => return Err(error.into()),
-                };
-                for child in children {
-                    let Some(worker) = worker_of_child(&child) else { continue };
-                    match client.get_data(&format!("{dir}/{child}")).await {
-                        Ok((data, _)) => found.push((worker, data)),
-                        Err(zk::Error::NoNode) => {} // gone since the list
-                        Err(error) => return Err(error.into()),
-                    }
-                }
-            }
-            Ok(found)
-        });
-        if read.is_err() {
-            lock(&self.clock).take();
+    fn warnings(&self) -> Result<Vec<String>, LeaseError> {
+        let read = self.read("snowflake-warnings", &Query::workers(0..0))?;
+        if read.incarnation.is_empty() {
+            return Ok(vec![format!(
+                "the ZooKeeper at {} is a standalone server (its zxid epoch is 0), which cannot tell a restore \
+                 of its data directory: after restoring one, run `snowflake leases fence` on each namespace \
+                 before the holders use it (docs/stores.md)",
+                self.name
+            )]);
         }
-        let [high_waters, leases] = read?;
-        let unexpected = |reply: String| LeaseError::store(&self.name, what(), UnexpectedReply(reply));
-        let mut records = std::collections::BTreeMap::new();
-        for (worker, data) in high_waters {
-            let (_, high_water) =
-                parse_record(&data).ok_or_else(|| unexpected(format!("high-water znode of {worker}")))?;
-            records.insert(worker, WorkerRecord::new(worker).high_water(high_water));
-        }
-        for (worker, data) in leases {
-            let (fence, holder) = parse_lease(&data).ok_or_else(|| unexpected(format!("worker znode of {worker}")))?;
-            let record = records.remove(&worker).unwrap_or_else(|| WorkerRecord::new(worker));
-            // A lease lives as long as its holder's session: no time left to tell.
-            records.insert(worker, record.leased_by(holder, fence, None));
-        }
-        Ok(records.into_values().collect())
+        Ok(Vec::new())
     }
-}
 
-impl ZooKeeperLeaseStore {
-    /// The store's own session (made again when it ended), which reads the clock and lists.
-    async fn own_session(&self) -> Result<zk::Client, Failure> {
-        let existing = lock(&self.clock).clone().filter(|client| !client.state().is_terminated());
-        match existing {
-            Some(client) => Ok(client),
-            None => {
-                let client = self.connect(CLOCK_SESSION).await?;
-                lock(&self.clock).replace(client.clone());
-                Ok(client)
-            }
-        }
+    #[cfg(feature = "planted-bugs")]
+    fn plant(&self, bug: &'static str) -> bool {
+        self.planted.plant(bug, BUGS)
     }
-}
-
-/// A worker znode's name as its worker ID: decimal digits only.
-fn worker_of_child(name: &str) -> Option<u64> {
-    let digits = !name.is_empty() && name.len() <= 7 && name.bytes().all(|b| b.is_ascii_digit());
-    if digits { name.parse().ok() } else { None }
-}
-
-/// What a worker znode holds: its fence and holder name (`token|fence|name`, or `token|fence`
-/// from a holder that recorded no name).
-fn parse_lease(data: &[u8]) -> Option<(u64, Option<String>)> {
-    let mut fields = std::str::from_utf8(data).ok()?.splitn(3, '|');
-    let _token = fields.next()?;
-    let fence = fields.next()?.parse().ok()?;
-    Some((fence, fields.next().and_then(recorded_holder)))
 }
 
 #[cfg(test)]
@@ -870,75 +608,35 @@ mod tests {
     #[test]
     fn paths() {
         let store = ZooKeeperLeaseStore::open("zk://127.0.0.1:1/apps").unwrap();
-        assert_eq!(store.worker_path("shop", 7), "/apps/snowflake/shop/workers/7");
-        assert_eq!(store.high_water_path("shop", 7), "/apps/snowflake/shop/high-water/7");
+        assert_eq!(store.slot_path("shop", Slot::Worker(7)), "/apps/snowflake/ns-shop/workers/7");
+        assert_eq!(store.slot_path("shop", Slot::Marker), "/apps/snowflake/ns-shop/marker");
+        assert_eq!(store.clock_path(), "/apps/snowflake/clock");
         let store = ZooKeeperLeaseStore::open("zk://127.0.0.1:1").unwrap();
-        assert_eq!(store.worker_path("shop", 0), "/snowflake/shop/workers/0");
+        assert_eq!(store.slot_path("..", Slot::Worker(0)), "/snowflake/ns-../workers/0");
         assert_eq!(store.describe(), "zk://127.0.0.1:1/");
     }
 
     #[test]
-    fn leases_and_children_are_read_back() {
-        assert_eq!(parse_lease(b"00ff|42|web-1:77"), Some((42, Some("web-1:77".to_owned()))));
-        assert_eq!(parse_lease(b"00ff|42"), Some((42, None)));
-        // A name this crate could not have written is not shown.
-        assert_eq!(parse_lease(b"00ff|42|<script>:1"), Some((42, None)));
-        for bad in [&b""[..], b"00ff", b"00ff|x", b"00ff|-1|a:1", b"\xff|1"] {
-            assert_eq!(parse_lease(bad), None, "{:?}", String::from_utf8_lossy(bad));
-        }
+    fn children_and_incarnations_are_read_back() {
         assert_eq!(worker_of_child("7"), Some(7));
         assert_eq!(worker_of_child("4194303"), Some(4_194_303));
-        for bad in ["", "+7", "-1", "7a", "12345678", "clock"] {
+        for bad in ["", "+7", "-1", "7a", "12345678", "4194304", "clock"] {
             assert_eq!(worker_of_child(bad), None, "{bad}");
         }
-    }
-
-    #[test]
-    fn a_worker_znode_is_the_grants_only_with_its_session_token_and_fence() {
-        let grant = Grant {
-            worker: 3,
-            token: "00ff".into(),
-            fence: 42,
-            previous_high_water_ms: None,
-            store_now_ms: 0,
-            namespace_since_ms: None,
-        };
-        assert!(is_own_lease(b"00ff|42|web-1:77", 9, 9, &grant));
-        assert!(is_own_lease(b"00ff|42", 9, 9, &grant));
-        // Another session's znode, even one that holds the same data; another token or fence.
-        assert!(!is_own_lease(b"00ff|42|web-1:77", 8, 9, &grant));
-        assert!(!is_own_lease(b"00ff|42|web-1:77", 0, 0, &grant));
-        for other in [&b"00fe|42|web-1:77"[..], b"00ff|43|web-1:77", b"00ff|042", b"00ff", b"", b"00ff|42x"] {
-            assert!(!is_own_lease(other, 9, 9, &grant), "{:?}", String::from_utf8_lossy(other));
-        }
-    }
-
-    #[test]
-    fn records_round_trip() {
-        assert_eq!(parse_record(encode_record(5, None).as_bytes()), Some((5, None)));
-        assert_eq!(parse_record(encode_record(u64::MAX, Some(-2)).as_bytes()), Some((u64::MAX, Some(-2))));
-        for bad in ["", "1", "x|", "1|x", "1|2|3"] {
-            assert_eq!(parse_record(bad.as_bytes()), None, "{bad:?}");
-        }
+        let store = ZooKeeperLeaseStore::open("zk://127.0.0.1:1").unwrap();
+        assert_eq!(store.incarnation(0x0000_0000_0000_0fff), "");
+        assert_eq!(store.incarnation(0x0000_0003_0000_0001), "epoch-3");
+        assert_eq!(value_of(b"r1|a b".to_vec()), "r1|a b");
+        assert_eq!(value_of(b"\xffx".to_vec()), "\u{fffd}x");
     }
 
     #[test]
     fn arguments_are_checked_before_anything_is_sent() {
         let store = ZooKeeperLeaseStore::open("zk://127.0.0.1:1").unwrap();
-        let ttl = Duration::from_secs(1);
-        assert!(matches!(store.acquire(&Claim::new("bad name", 32, ttl)), Err(LeaseError::BadNamespace { .. })));
-        assert!(matches!(store.acquire(&Claim::new("shop", 0, ttl)), Err(LeaseError::BadSpace { space: 0 })));
-        assert!(matches!(store.acquire(&Claim::new("shop", 32, Duration::ZERO)), Err(LeaseError::BadTtl { .. })));
-        let grant = Grant {
-            worker: 0,
-            token: new_token(),
-            fence: 1,
-            previous_high_water_ms: None,
-            store_now_ms: 0,
-            namespace_since_ms: None,
-        };
-        // A grant this store did not hand out holds nothing here.
-        assert!(matches!(store.renew("shop", &grant, ttl, 0), Err(LeaseError::Lost { .. })));
+        let bad_ns = store.read("bad name", &Query::workers(0..1));
+        assert!(matches!(bad_ns, Err(LeaseError::BadNamespace { .. })), "{bad_ns:?}");
+        let empty = store.write("shop", &[]);
+        assert!(matches!(empty, Err(LeaseError::BadSettings { .. })), "{empty:?}");
     }
 
     /// The reason of a refused URL; the URL shown never holds a password.
@@ -1064,8 +762,8 @@ K95VBejuL6RS3ShTQw==
     fn a_refused_connection_is_a_store_error() {
         // Nothing listens on port 1.
         let store = ZooKeeperLeaseStore::open("zk://127.0.0.1:1").unwrap().timeout(Duration::from_millis(500));
-        let error = store.now_ms().unwrap_err();
+        let error = store.read("shop", &Query::workers(0..1)).unwrap_err();
         assert!(matches!(error, LeaseError::Store { .. } | LeaseError::Timeout { .. }), "{error:?}");
-        assert!(error.to_string().starts_with("lease store zk://127.0.0.1:1/: reading the clock"), "{error}");
+        assert!(error.to_string().starts_with("lease store zk://127.0.0.1:1/: reading worker ID 0"), "{error}");
     }
 }
