@@ -93,8 +93,8 @@ pub(crate) fn wall_ms() -> i64 {
 }
 
 /// Wall-clock Unix microseconds, straight from `SystemTime::now()` (0 before 1970): what the
-/// etcd and ZooKeeper lease stores take their fencing numbers from.
-#[cfg_attr(not(any(feature = "lease-etcd", feature = "lease-zookeeper")), allow(dead_code))]
+/// ZooKeeper lease store takes its fencing numbers from.
+#[cfg_attr(not(feature = "lease-zookeeper"), allow(dead_code))]
 pub(crate) fn wall_us() -> u64 {
     wall_ns().div_euclid(1_000).unsigned_abs()
 }
