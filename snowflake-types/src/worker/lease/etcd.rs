@@ -63,9 +63,10 @@ const KNOWN_BUGS: &[&str] = &[
 /// - **Clock**: etcd has none; a read's [`Snapshot::now_ms`] is `None`, and the holders'
 ///   clocks stand in for it (see `docs/lease-rules.md`).
 /// - **Incarnation**: `etcd-<cluster ID>`, from the header of the read's reply. A cluster
-///   rebuilt empty, or restored from a snapshot with a new `--initial-cluster-token` or other
-///   member URLs, has another cluster ID. A snapshot restored with the same member names, URLs
-///   and token keeps the cluster ID: that restore is not seen, and
+///   restored from a snapshot with a new `--initial-cluster-token` or other member URLs has
+///   another cluster ID (one rebuilt empty has lost the marker, which tells as much). A
+///   snapshot restored with the same member names, URLs and token keeps the cluster ID: that
+///   restore is not seen, and
 ///   [`fence_namespace`](super::fence_namespace) (`snowflake leases fence URL`) must follow
 ///   it; `docs/etcd-zookeeper.md` says what each fault costs.
 ///
