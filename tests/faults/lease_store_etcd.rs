@@ -582,3 +582,41 @@ fn a_snapshot_restored_after_its_holders_stopped_costs_no_duplicate() -> TestRes
     }
     Ok(())
 }
+
+/// A holder stopped cleanly (its lease released), started again at once: the new process
+/// issues without waiting out the reservation. The time to its first ID is printed.
+#[test]
+fn a_holder_restarted_after_its_release_issues_without_waiting() -> TestResult {
+    let _turn = turn();
+    let Some(etcd) = servers::PrivateEtcd::start() else { return Ok(()) };
+    let url = etcd.url();
+    let tag = "etcd-released";
+    let namespace = unique(tag);
+    create_namespace(&store(&url), &namespace)?;
+    let spec = spec(&url, &namespace);
+    let mut holders = Holders::new(Duration::from_secs(120))?;
+    holders.spawn_holder("b", &spec)?;
+    if !holders.wait_for(Duration::from_secs(30), |h| h.count_issuing_since(0) == 1) {
+        return Err(format!("{tag}: the holder never issued:\n{}", holders.describe()).into());
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(holders.release("b")?, "{tag}: b did not stop cleanly:\n{}", holders.describe());
+    let started_ms = wall_ms();
+    holders.spawn_holder("b2", &spec)?;
+    let issued = holders.wait_for(2 * RESERVATION, |h| h.issues_since("b2", started_ms));
+    let first_ms = holders.events("b2").iter().find(|e| e.kind == "resumed").map(|e| e.at_ms);
+    let runs = holders.finish()?;
+    let (ids, duplicates) = count_duplicates(runs.iter().map(|r| r.ids.as_slice()));
+    let latency = first_ms.map(|at| at - started_ms);
+    report(&format!(
+        "{tag}: the restarted holder's first ID {latency:?} ms after its start; {ids} IDs, {duplicates} duplicates"
+    ));
+    assert!(issued, "{tag}: the restarted holder never issued");
+    assert_eq!(duplicates, 0, "{tag}: duplicates");
+    let latency = latency.ok_or("no first ID event")?;
+    assert!(
+        u128::try_from(latency).unwrap_or(u128::MAX) < RESERVATION.as_millis(),
+        "{tag}: the restarted holder waited {latency} ms, as if out the reservation"
+    );
+    Ok(())
+}
