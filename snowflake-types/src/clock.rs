@@ -92,13 +92,6 @@ pub(crate) fn wall_ms() -> i64 {
     wall_ns().div_euclid(1_000_000)
 }
 
-/// Wall-clock Unix microseconds, straight from `SystemTime::now()` (0 before 1970): what the
-/// etcd lease store takes its fencing numbers from.
-#[cfg_attr(not(feature = "lease-etcd"), allow(dead_code))]
-pub(crate) fn wall_us() -> u64 {
-    wall_ns().div_euclid(1_000).unsigned_abs()
-}
-
 /// Cache line-aligned so the ticker's writes do not evict anything else.
 #[repr(align(128))]
 struct Published(AtomicI64);

@@ -387,6 +387,51 @@ impl PrivateEtcd {
         self.client_port
     }
 
+    /// Saves a snapshot of the running server's data to `path` (`etcdctl snapshot save`,
+    /// Debian's `etcd-client`).
+    pub fn snapshot(&self, path: &std::path::Path) {
+        let endpoint = format!("http://127.0.0.1:{}", self.client_port);
+        let output = std::process::Command::new("etcdctl")
+            .env("ETCDCTL_API", "3")
+            .args(["--endpoints", &endpoint, "snapshot", "save"])
+            .arg(path)
+            .output()
+            .expect("running etcdctl (Debian package etcd-client)");
+        assert!(output.status.success(), "etcdctl snapshot save failed: {}", String::from_utf8_lossy(&output.stderr));
+    }
+
+    /// Kills the server (`SIGKILL`), replaces its data directory with the snapshot at `path`
+    /// (`etcdctl snapshot restore`, the member's name and URLs as before) and starts it again
+    /// on the same ports. `token`: the restored cluster's `--initial-cluster-token` (`None`:
+    /// etcd's default, the one the server started with), from which etcd derives the member
+    /// and cluster IDs.
+    pub fn restore(&mut self, path: &std::path::Path, token: Option<&str>) {
+        self.kill9();
+        let data = self.dir.path().join("data");
+        let _ = std::fs::remove_dir_all(&data);
+        let peer = format!("http://127.0.0.1:{}", self.peer_port);
+        let mut command = std::process::Command::new("etcdctl");
+        command
+            .env("ETCDCTL_API", "3")
+            .args(["snapshot", "restore"])
+            .arg(path)
+            .args(["--name", "private", "--data-dir"])
+            .arg(&data)
+            .args(["--initial-cluster", &format!("private={peer}"), "--initial-advertise-peer-urls", &peer]);
+        if let Some(token) = token {
+            command.args(["--initial-cluster-token", token]);
+        }
+        let output = command.output().expect("running etcdctl (Debian package etcd-client)");
+        assert!(
+            output.status.success(),
+            "etcdctl snapshot restore failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        if let Err(e) = self.spawn() {
+            panic!("etcd could not be started again on port {}: {e}", self.client_port);
+        }
+    }
+
     /// Kills the server (`SIGKILL`), deletes its data and starts an empty one on the same
     /// ports: an etcd rebuilt from nothing, its revisions starting again at 1.
     pub fn restart_empty(&mut self) {

@@ -1,9 +1,10 @@
 //! Running holders keep issuing while their store is away, attacked from outside with real
-//! processes and real servers (Redis, PostgreSQL, etcd): a store paused or cut off for longer
-//! than the TTL (but less than the reservation `W`), a store that comes back empty, and a
-//! holder restarted after a clean shutdown or a `SIGKILL`. Every holder generates as fast as it
-//! can into a file of its own; the IDs of all files are counted for duplicates, and each
-//! holder's log says whether, and for how long, it stopped issuing.
+//! processes and real servers (Redis, PostgreSQL; etcd's are in `lease_store_etcd.rs`): a
+//! store paused or cut off for longer than the TTL (but less than the reservation `W`), a
+//! store that comes back empty, and a holder restarted after a clean shutdown or a `SIGKILL`.
+//! Every holder generates as fast as it can into a file of its own; the IDs of all files are
+//! counted for duplicates, and each holder's log says whether, and for how long, it stopped
+//! issuing.
 //!
 //! The settings are the defaults scaled down (TTL 3 s, `W` 9 s, margin 500 ms, the store away
 //! 6 s; the defaults are 10 s, 60 s, 2 s), so that a run takes seconds;
@@ -224,49 +225,6 @@ fn postgres_emptied_costs_no_running_holder_more_than_a_round_trip() -> TestResu
     Ok(())
 }
 
-#[cfg(feature = "lease-etcd")]
-#[test]
-fn etcd_paused_longer_than_the_ttl_costs_no_holder_an_id() -> TestResult {
-    let _heavy = heavy();
-    let Some(etcd) = servers::PrivateEtcd::start() else { return Ok(()) };
-    let stops = ride_through(
-        "etcd-paused",
-        &etcd.url(),
-        settings().outage,
-        |_| {
-            etcd.stop();
-            Ok(())
-        },
-        || {
-            etcd.cont();
-            Ok(())
-        },
-    )?;
-    never_stopped("etcd paused", &stops);
-    Ok(())
-}
-
-#[cfg(feature = "lease-etcd")]
-#[test]
-fn etcd_restarted_empty_costs_no_running_holder_more_than_a_round_trip() -> TestResult {
-    let _heavy = heavy();
-    let Some(mut etcd) = servers::PrivateEtcd::start() else { return Ok(()) };
-    let url = etcd.url();
-    let etcd = std::cell::RefCell::new(&mut etcd);
-    let stops = ride_through(
-        "etcd-empty",
-        &url,
-        Duration::ZERO,
-        |_| {
-            etcd.borrow_mut().restart_empty();
-            Ok(())
-        },
-        || Ok(()),
-    )?;
-    only_blips("etcd restarted empty", &stops);
-    Ok(())
-}
-
 /// A holder stopped cleanly (its lease released) or killed, started again at once: the new
 /// process takes a worker ID that needs no waiting (the released one, or the never-used one of
 /// a namespace the store has known for longer than `W`; the killed holder's is still leased)
@@ -324,12 +282,4 @@ fn postgres_a_holder_restarted_after_release_or_kill_issues_without_waiting() ->
         restarted_at_once(tag, &url, kill)?;
     }
     Ok(())
-}
-
-#[cfg(feature = "lease-etcd")]
-#[test]
-fn etcd_a_holder_restarted_after_release_issues_without_waiting() -> TestResult {
-    let _heavy = heavy();
-    let Some(etcd) = servers::PrivateEtcd::start() else { return Ok(()) };
-    restarted_at_once("etcd-released", &etcd.url(), false)
 }

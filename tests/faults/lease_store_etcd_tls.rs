@@ -9,16 +9,18 @@
 //! leases a worker ID in a fresh process.
 
 use crate::child;
-use crate::lease_store;
 use crate::servers;
 use crate::tls;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lease_store::{HIGH_WATER, TTL};
-use typed_snowflake::worker::lease::{CA_ENV, Claim, EtcdLeaseStore, LeaseError, LeaseStore, open_store};
+use typed_snowflake::worker::lease::{
+    CA_ENV, Cas, EtcdLeaseStore, LeaseError, LeaseStore, Query, Slot, WorkerLease, Written, create_namespace,
+    open_store,
+};
 use typed_snowflake::{Registry, SnowflakeId};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -35,22 +37,37 @@ const PASSWORD: &str = "p@ss:w/rd?#%&= é";
 /// How long a refusal may take beyond nothing: the store's timeout in these tests.
 const BOUND: Duration = Duration::from_secs(2);
 
-/// Acquires, renews and releases one worker ID: the store works.
+/// Creates, updates and reads back one record and the marker: the store works.
 fn one_cycle(store: &dyn LeaseStore, namespace: &str) {
-    let grant = store.acquire(&Claim::new(namespace, 32, TTL)).unwrap_or_else(|e| panic!("acquiring: {e}"));
-    store.renew(namespace, &grant, TTL, HIGH_WATER).unwrap_or_else(|e| panic!("renewing: {e}"));
-    store.release(namespace, &grant, HIGH_WATER + 1).unwrap_or_else(|e| panic!("releasing: {e}"));
+    let write = |ops: &[Cas<'_>]| store.write(namespace, ops).unwrap_or_else(|e| panic!("writing: {e}"));
+    assert_eq!(write(&[Cas::new(Slot::Worker(3), None, "a"), Cas::new(Slot::Marker, None, "m")]), Written::Done);
+    assert_eq!(write(&[Cas::new(Slot::Worker(3), Some("a"), "b")]), Written::Done);
+    assert_eq!(write(&[Cas::new(Slot::Worker(3), Some("a"), "c")]), Written::Conflict);
+    let read = store.read(namespace, &Query::workers(0..32).with_highest()).unwrap_or_else(|e| panic!("reading: {e}"));
+    assert_eq!((read.record(3), read.marker.as_deref(), read.highest), (Some("b"), Some("m"), Some(3)));
 }
 
-/// The error of an acquisition that must fail, within the store's timeout.
+/// Leases a worker ID of a namespace declared new, issues, and releases it.
+fn one_lease(store: EtcdLeaseStore, namespace: &str) {
+    create_namespace(&store, namespace).unwrap_or_else(|e| panic!("creating the namespace: {e}"));
+    let lease = WorkerLease::builder_shared(Arc::new(store))
+        .namespace(namespace)
+        .space(32)
+        .acquire()
+        .unwrap_or_else(|e| panic!("acquiring: {e}"));
+    assert!(lease.is_valid());
+    lease.release().unwrap_or_else(|e| panic!("releasing: {e}"));
+}
+
+/// The error of a read that must fail, within the store's timeout.
 fn refused(store: &EtcdLeaseStore) -> LeaseError {
     let began = Instant::now();
-    let result = store.acquire(&Claim::new("shop", 32, TTL));
+    let result = store.read("shop", &Query::workers(0..32));
     let took = began.elapsed();
     assert!(took < BOUND + Duration::from_millis(500), "the refusal took {took:?}");
     match result {
         Err(error) => error,
-        Ok(grant) => panic!("expected a refusal, got {grant:?}"),
+        Ok(read) => panic!("expected a refusal, got {read:?}"),
     }
 }
 
@@ -142,11 +159,7 @@ fn etcd_over_tls() {
     let store = open(&format!("etcd+https://localhost:{}/apps?ca={ca}", server.port()));
     assert_eq!(store.describe(), format!("etcds://localhost:{}/apps", server.port()));
     one_cycle(&store, "tls_https_scheme");
-    // 32 acquisitions at once, each store's first ones with a handshake of their own: a
-    // longer timeout than the refusals below, for a loaded machine.
-    let stores: Vec<EtcdLeaseStore> =
-        (0..4).map(|_| open(&format!("{}?ca={ca}", server.url())).timeout(Duration::from_secs(10))).collect();
-    lease_store::thirty_two_holders_share_a_five_bit_space(&stores, "tls_32");
+    one_lease(open(&format!("{}?ca={ca}", server.url())).timeout(Duration::from_secs(10)), "tls_lease");
 
     // The right CA from the environment, in a fresh process.
     let output = child::command("env_ca")
@@ -232,13 +245,14 @@ fn etcd_with_a_password() {
     assert_eq!(store.describe(), format!("etcd://root@127.0.0.1:{}/apps", server.port()));
     assert!(!format!("{store:?}").contains("ss:w"), "{store:?}");
     one_cycle(&store, "password");
-    lease_store::a_stale_token_is_lost(&store, "password_stale");
+    one_lease(open(&url), "password_lease");
     // Its token expires unused: the store authenticates again and goes on.
-    let grant = store.acquire(&Claim::new("expiry", 32, TTL)).expect("acquiring");
+    store.write("expiry", &[Cas::new(Slot::Marker, None, "m1")]).expect("writing");
     std::thread::sleep(Duration::from_millis(2500));
-    store.renew("expiry", &grant, TTL, HIGH_WATER).expect("renewing with an expired token");
+    store.read("expiry", &Query::workers(0..1)).expect("reading with an expired token");
     std::thread::sleep(Duration::from_millis(2500));
-    store.release("expiry", &grant, HIGH_WATER).expect("releasing with an expired token");
+    let written = store.write("expiry", &[Cas::new(Slot::Marker, Some("m1"), "m2")]);
+    assert_eq!(written.expect("writing with an expired token"), Written::Done);
 
     // A wrong password: refused, naming the authentication, without the password.
     let wrong = url.replace(&percent_encode(PASSWORD), "not-it");

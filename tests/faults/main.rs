@@ -18,6 +18,8 @@
 // The helpers every module may use, shared once (each module imports what it needs).
 #[path = "../common/child.rs"]
 mod child;
+#[path = "../common/conformance.rs"]
+mod conformance;
 #[path = "../common/faults.rs"]
 mod faults;
 #[cfg(any())] // PORTING
@@ -41,8 +43,8 @@ mod lease;
 #[cfg(any())] // PORTING
 mod lease_faults;
 // Running holders through store outages shorter than the reservation, stores back empty, and
-// restarts: private redis-servers and etcds paused or restarted empty, a TCP proxy that cuts
-// PostgreSQL off.
+// restarts: private redis-servers paused or restarted empty, a TCP proxy that cuts PostgreSQL
+// off (etcd's are in `lease_store_etcd`).
 // (It shares `lease_faults`'s turns and helpers, hence MariaDB's feature too.)
 #[cfg(any())] // PORTING
 mod lease_outage;
@@ -50,11 +52,14 @@ mod lease_outage;
 // the master killed under load.
 #[cfg(any())] // PORTING
 mod lease_sentinel;
-#[cfg(any())] // PORTING
+// The etcd store on private etcd servers: the conformance suite, a hung member, and store
+// faults under holder processes (records and the marker deleted, paused, rebuilt empty,
+// restored from a snapshot).
+#[cfg(feature = "lease-etcd")]
 mod lease_store_etcd;
 // The etcd store over TLS (a CA made for the run, a private etcd serving TLS) and with etcd's
 // user/password authentication.
-#[cfg(any())] // PORTING
+#[cfg(feature = "lease-etcd")]
 mod lease_store_etcd_tls;
 // The ZooKeeper store: worker znodes and the marker deleted, a snapshot restored and fenced,
 // the server paused, an ensemble in a new epoch, TLS.

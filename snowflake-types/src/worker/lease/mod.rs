@@ -34,9 +34,9 @@ mod redis;
 #[cfg(all(feature = "lease-redis", any()))]
 pub use self::redis::RedisLeaseStore;
 
-#[cfg(all(feature = "lease-etcd", any()))]
+#[cfg(feature = "lease-etcd")]
 mod etcd;
-#[cfg(all(feature = "lease-etcd", any()))]
+#[cfg(feature = "lease-etcd")]
 pub use self::etcd::EtcdLeaseStore;
 #[cfg(feature = "lease-zookeeper")]
 mod zookeeper;

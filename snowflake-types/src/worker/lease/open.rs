@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-#[cfg(all(feature = "lease-etcd", any()))]
+#[cfg(feature = "lease-etcd")]
 use super::etcd::EtcdLeaseStore;
 #[cfg(all(feature = "lease-redis", any()))]
 use super::redis::RedisLeaseStore;
@@ -64,7 +64,7 @@ impl StoreUrl {
             }
             #[cfg(not(all(any(feature = "lease-postgres", feature = "lease-mysql"), any())))]
             StoreKind::Postgres | StoreKind::MySql => Err(off(self.kind().feature())),
-            #[cfg(all(feature = "lease-etcd", any()))]
+            #[cfg(feature = "lease-etcd")]
             StoreKind::Etcd => Ok(Arc::new(EtcdLeaseStore::from_url(self)?)),
             #[cfg(feature = "lease-zookeeper")]
             StoreKind::ZooKeeper if !self.is_tls() || cfg!(feature = "lease-zookeeper-tls") => {

@@ -309,7 +309,13 @@ impl Saved {
     pub(crate) fn encode(&self) -> String {
         format!(
             "s1|{}|{}|{}|{}|{}|{}|{}",
-            self.namespace, self.worker, self.token, self.bound_ms, self.valid_until_ms, self.issued_limit_ms, self.value
+            self.namespace,
+            self.worker,
+            self.token,
+            self.bound_ms,
+            self.valid_until_ms,
+            self.issued_limit_ms,
+            self.value
         )
     }
 
@@ -535,7 +541,10 @@ impl Machine {
     /// Whether the state file (if one is kept) lets `grant` issue at `now`.
     fn filed_for(&self, grant: &Grant, now: Now) -> bool {
         !self.s.state_file
-            || self.filed.as_ref().is_some_and(|f| f.epoch > grant.epoch || f.epoch == grant.epoch && f.limit_ms > now.ms)
+            || self
+                .filed
+                .as_ref()
+                .is_some_and(|f| f.epoch > grant.epoch || f.epoch == grant.epoch && f.limit_ms > now.ms)
     }
 
     /// `saved` is written (durably): its grant's generators may issue up to its limit.
