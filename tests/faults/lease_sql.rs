@@ -221,16 +221,32 @@ fn describe(runs: &[HolderRun]) -> String {
     text
 }
 
-/// Two holders `a` and `b` issue on a space of `space` in a namespace declared new; `fault`
-/// hurts the table; a third process `c` starts at once; all issue for `W` and 2 s more. No
-/// ID twice, no two holders on one worker ID at once, and `a` and `b` issue after the fault.
-fn row_fault(label: &str, url: &str, tag: &str, space: u64, fault: impl FnOnce(&str) -> TestResult) -> TestResult {
+/// When the newcomer `c` starts after the fault.
+#[derive(Clone, Copy, Debug)]
+enum Newcomer {
+    /// At once, while `a` and `b` hold both worker IDs; all issue for `W` and 2 s more.
+    AtOnce,
+    /// Once `a`, a second after the fault, stopped cleanly: `c` takes its worker ID, and must
+    /// issue.
+    AfterARelease,
+}
+
+/// Two holders `a` and `b` issue on a space of 2 in a namespace declared new; `fault` hurts
+/// the table; a third process `c` starts as `newcomer` says. No ID twice, no two holders on
+/// one worker ID at once, and `a` and `b` issue after the fault.
+fn row_fault(
+    label: &str,
+    url: &str,
+    tag: &str,
+    newcomer: Newcomer,
+    fault: impl FnOnce(&str) -> TestResult,
+) -> TestResult {
     let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
     let namespace = unique(tag);
     let _cleanup = SqlCleanup { url: url.to_owned(), namespace: namespace.clone() };
     declare(url, &namespace)?;
-    let spec = spec(url, &namespace, space);
-    let mut holders = Holders::new(Duration::from_secs(90))?;
+    let spec = spec(url, &namespace, 2);
+    let mut holders = Holders::new(Duration::from_secs(120))?;
     holders.spawn_holder("a", &spec)?;
     holders.spawn_holder("b", &spec)?;
     if !holders.wait_for(FIRST_IDS, |h| h.count_issuing_since(0) == 2) {
@@ -239,8 +255,21 @@ fn row_fault(label: &str, url: &str, tag: &str, space: u64, fault: impl FnOnce(&
     std::thread::sleep(Duration::from_millis(400));
     let fault_ms = wall_ms();
     fault(&namespace)?;
-    holders.spawn_holder("c", &spec)?;
-    std::thread::sleep(RESERVATION + Duration::from_secs(2));
+    let c_issued = match newcomer {
+        Newcomer::AtOnce => {
+            holders.spawn_holder("c", &spec)?;
+            std::thread::sleep(RESERVATION + Duration::from_secs(2));
+            true
+        }
+        Newcomer::AfterARelease => {
+            std::thread::sleep(Duration::from_secs(1));
+            if !holders.release("a")? {
+                return Err(format!("{label}: a did not stop cleanly:\n{}", holders.describe()).into());
+            }
+            holders.spawn_holder("c", &spec)?;
+            holders.wait_for(RESERVATION * 3 + Duration::from_secs(5), |h| h.issues_since("c", fault_ms))
+        }
+    };
     let runs = holders.finish()?;
     let mut failures = judge(label, &runs);
     let c_first =
@@ -254,6 +283,9 @@ fn row_fault(label: &str, url: &str, tag: &str, space: u64, fault: impl FnOnce(&
         if name != "c" && *count == 0 {
             failures.push(format!("{name} issued nothing after the fault"));
         }
+    }
+    if !c_issued {
+        failures.push("the newcomer never issued".to_owned());
     }
     assert!(failures.is_empty(), "{label}: {}\n{}", failures.join("\n"), describe(&runs));
     Ok(())
@@ -285,30 +317,30 @@ fn delete_marker(url: &str) -> impl FnOnce(&str) -> TestResult + '_ {
 #[test]
 fn postgres_a_worker_row_deleted_under_its_holder_gives_no_duplicate() -> TestResult {
     let Some(url) = servers::pg_url() else { return Ok(()) };
-    row_fault("postgres worker row deleted", &url, "pg-row", 2, delete_worker_0(&url))
+    row_fault("postgres worker row deleted", &url, "pg-row", Newcomer::AtOnce, delete_worker_0(&url))
 }
 
 #[cfg(feature = "lease-mysql")]
 #[test]
 fn mariadb_a_worker_row_deleted_under_its_holder_gives_no_duplicate() -> TestResult {
     let Some(url) = servers::mysql_url() else { return Ok(()) };
-    row_fault("mariadb worker row deleted", &url, "my-row", 2, delete_worker_0(&url))
+    row_fault("mariadb worker row deleted", &url, "my-row", Newcomer::AtOnce, delete_worker_0(&url))
 }
 
-/// The marker's row deleted alone while two holders issue on a space of 3; a newcomer starts
-/// at once (and takes the never-granted worker ID).
+/// The marker's row deleted alone while two holders issue on a space of 2; one of them stops
+/// cleanly a second later, and a newcomer takes its worker ID.
 #[cfg(feature = "lease-postgres")]
 #[test]
 fn postgres_the_marker_row_deleted_alone_gives_no_duplicate() -> TestResult {
     let Some(url) = servers::pg_url() else { return Ok(()) };
-    row_fault("postgres marker row deleted", &url, "pg-marker", 3, delete_marker(&url))
+    row_fault("postgres marker row deleted", &url, "pg-marker", Newcomer::AfterARelease, delete_marker(&url))
 }
 
 #[cfg(feature = "lease-mysql")]
 #[test]
 fn mariadb_the_marker_row_deleted_alone_gives_no_duplicate() -> TestResult {
     let Some(url) = servers::mysql_url() else { return Ok(()) };
-    row_fault("mariadb marker row deleted", &url, "my-marker", 3, delete_marker(&url))
+    row_fault("mariadb marker row deleted", &url, "my-marker", Newcomer::AfterARelease, delete_marker(&url))
 }
 
 /// The namespace's rows restored from a dump taken earlier while holders ran. The store cannot
