@@ -11,6 +11,7 @@ use crate::servers;
 use crate::tls;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use typed_snowflake::worker::lease::{CA_ENV, LeaseError, LeaseStore, Query, Slot, SqlLeaseStore};
 use typed_snowflake::{Registry, SnowflakeId};
@@ -97,6 +98,12 @@ fn child() -> TestResult {
     Ok(())
 }
 
+/// A store whose calls may take 10 s: the cases open many, each with a TLS handshake, on a
+/// machine that may be loaded.
+fn patient(url: &str) -> Result<SqlLeaseStore, LeaseError> {
+    SqlLeaseStore::builder(url).timeout(Duration::from_secs(10)).connect()
+}
+
 /// A store that answers a read.
 fn reads(store: &SqlLeaseStore) {
     store.read("tls", &Query::workers(0..1)).unwrap_or_else(|e| panic!("reading: {e}"));
@@ -160,9 +167,7 @@ fn mariadb_over_tls() {
     assert!(!store.describe().contains(tls::PASSWORD), "{}", store.describe());
     reads(&store);
     let identity = server.url(&format!("ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}"));
-    cases_pass("mariadb-tls", &|| {
-        Arc::new(SqlLeaseStore::connect(&identity).expect("VERIFY_IDENTITY")) as Arc<dyn LeaseStore>
-    });
+    cases_pass("mariadb-tls", &|| Arc::new(patient(&identity).expect("VERIFY_IDENTITY")) as Arc<dyn LeaseStore>);
     reads(&connect(&format!("ssl-mode=VERIFY_CA&ssl-ca={ca}")).expect("VERIFY_CA"));
     reads(&connect("ssl-mode=REQUIRED").expect("ssl-mode=REQUIRED"));
     // The user must use TLS: without it, the server refuses.
