@@ -784,7 +784,7 @@ mod tests {
         let planted = Bugs { range_end_inclusive: true, namespace_case_insensitive: true, ..Bugs::default() };
         assert_eq!(
             &*sql.read(planted),
-            "SELECT slot, value FROM ids.leases WHERE lower(namespace) = lower($1) ) AND (slot = -1 OR (slot >= $2 AND slot <= $3))"
+            "SELECT slot, value FROM ids.leases WHERE lower(namespace) = lower($1 ) AND (slot = -1 OR (slot >= $2 AND slot <= $3))"
         );
     }
 
@@ -822,7 +822,7 @@ mod tests {
     }
 
     #[test]
-    fn a_refused_connection_is_a_store_error() {
+    fn a_refused_connection_names_its_cause_once() {
         // Nothing listens on port 1.
         let url = if cfg!(feature = "lease-postgres") {
             "postgres://app@127.0.0.1:1/test"
@@ -830,8 +830,8 @@ mod tests {
             "mysql://app@127.0.0.1:1/test"
         };
         let error = SqlLeaseStore::connect(url).unwrap_err();
-        assert!(matches!(error, LeaseError::Store { .. }), "{error:?}");
         assert!(error.to_string().starts_with("lease store "), "{error}");
+        super::super::testing::assert_refusal_named_once(&error);
     }
 
     #[cfg(not(feature = "lease-mysql"))]
