@@ -22,10 +22,10 @@ use typed_snowflake::worker::lease::{LeaseError, LeaseStore, Query, SqlLeaseStor
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
-/// The settings: the defaults scaled down (TTL 1.5 s, `W` 6 s, margin 500 ms; the defaults
+/// The settings: the defaults scaled down (TTL 1.5 s, `W` 8 s, margin 500 ms; the defaults
 /// are 10 s, 60 s, 2 s), so that a run takes seconds.
 const TTL: Duration = Duration::from_millis(1_500);
-const RESERVATION: Duration = Duration::from_secs(6);
+const RESERVATION: Duration = Duration::from_secs(8);
 const MARGIN: Duration = Duration::from_millis(500);
 
 /// These tests take turns: each starts three processes, whose timings mean nothing on two
@@ -411,7 +411,7 @@ fn mariadb_restored_from_a_dump_then_fenced_gives_no_duplicate() -> TestResult {
 }
 
 /// Two holders issue through a TCP proxy; the proxy stalls or drops every connection for
-/// 2 TTL (3 s, less than `W - margin`, 5.5 s), then forwards again. No holder stops.
+/// 2 TTL (3 s, less than `W - margin`, 7.5 s), then forwards again. No holder stops.
 fn cut_off(label: &str, url: &str, default_port: u16, tag: &str, drop_all: bool) -> TestResult {
     let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
     let (proxy, proxied) = Proxy::for_url(url, default_port)?;
