@@ -1,36 +1,56 @@
 //! The SQL lease store against a real PostgreSQL (`DATABASE_URL_PG`), each test in a table of
-//! its own, dropped at the end: the store's contract, a row locked by another session (the
-//! renewal gives up within the store's timeout), a server that never answers. The tests are
-//! written once for both SQL databases, in `common/sql_lease_store.rs`.
+//! its own, dropped at the end: the conformance suite and the planted bugs, the table's
+//! shape, a row locked by another session, a server that never answers, the durability
+//! warnings. The tests are written once for both SQL databases, in
+//! `common/sql_lease_store.rs`.
 
-use crate::lease_store;
+#[cfg(feature = "planted-bugs")]
+use crate::conformance::planted_bugs_fail;
+use crate::conformance::{Faults, Subject, run_all};
 use crate::servers;
 
 use std::net::TcpListener;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lease_store::{HIGH_WATER, TTL, timed_out, unique};
 use sqlx::AssertSqlSafe;
 use tokio::runtime::Runtime;
-use typed_snowflake::worker::lease::{Claim, LeaseError, LeaseStore, SqlLeaseStore};
+use typed_snowflake::worker::lease::{Cas, LeaseError, LeaseStore, Query, Slot, SqlLeaseStore, Written};
 
 sql_lease_store_tests! {
     pool: sqlx::PgPool,
     url: servers::pg_url,
-    placeholder: "$1",
-    an_hour_from_now: "now() + interval '1 hour'",
+    name: "postgres",
+    placeholders: ("$1", "$2"),
     columns_query: "SELECT column_name::text, data_type::text FROM information_schema.columns
                     WHERE table_name = $1 ORDER BY ordinal_position",
-    columns: [
-        ("namespace", "character varying"),
-        ("worker_id", "bigint"),
-        ("holder", "character varying"),
-        ("fence", "bigint"),
-        ("lease_until", "timestamp with time zone"),
-        ("high_water_ms", "bigint"),
-    ],
+    columns: [("namespace", "character varying"), ("slot", "bigint"), ("value", "character varying")],
     column_type: |t| t,
+    old_table: "CREATE TABLE {} (namespace VARCHAR(64) NOT NULL, worker_id BIGINT NOT NULL,
+        holder VARCHAR(64) NOT NULL, fence BIGINT NOT NULL, lease_until TIMESTAMPTZ NOT NULL,
+        high_water_ms BIGINT, PRIMARY KEY (namespace, worker_id))",
+    incarnation: "pg-",
     silent_url: "postgres://postgres@{}/test",
     down_url: "postgres://app:secret@{}/test",
     down_shown: "postgres://app@127.0.0.1:",
+}
+
+/// A session whose commits the server acknowledges before they are durable: the store says
+/// what it costs, and what to set.
+#[test]
+fn a_session_without_synchronous_commit_is_warned_about() {
+    let Some(url) = servers::pg_url() else { return };
+    let table = format!("t{}_warned", std::process::id());
+    let store = SqlLeaseStore::builder(&url).table(&table).connect().expect("connecting");
+    assert_eq!(store.warnings().expect("the settings"), Vec::<String>::new());
+    let separator = if url.contains('?') { '&' } else { '?' };
+    let off = format!("{url}{separator}options=-c%20synchronous_commit%3Doff");
+    let store = SqlLeaseStore::builder(&off).table(&table).connect().expect("connecting");
+    let warnings = store.warnings().expect("the settings");
+    assert!(warnings.len() == 1 && warnings[0].contains("synchronous_commit to on"), "{warnings:?}");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    runtime.block_on(async {
+        let pool = sqlx::PgPool::connect(&url).await.expect("connecting");
+        sqlx::query(AssertSqlSafe(format!("DROP TABLE IF EXISTS {table}"))).execute(&pool).await.expect("dropping");
+    });
 }

@@ -25,7 +25,7 @@ mod ids;
 mod lease_store;
 #[path = "../common/servers.rs"]
 mod servers;
-#[cfg(any())] // PORTING
+#[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
 #[macro_use]
 #[path = "../common/sql_lease_store.rs"]
 mod sql_lease_store;
@@ -70,9 +70,9 @@ mod registry_env;
 mod registry_limits;
 
 // The lease stores' contract against the shared servers (no fault injected).
-#[cfg(any())] // PORTING
+#[cfg(feature = "lease-mysql")]
 mod lease_store_mysql;
-#[cfg(any())] // PORTING
+#[cfg(feature = "lease-postgres")]
 mod lease_store_postgres;
 #[cfg(any())] // PORTING
 mod lease_store_redis;

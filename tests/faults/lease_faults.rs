@@ -1,6 +1,6 @@
 //! Worker-ID leases under store faults, attacked from outside with real processes: private
-//! `redis-server`s that are killed, restarted empty, flushed and paused, and a TCP proxy that
-//! stalls or drops the connections to PostgreSQL and MariaDB. Every holder generates as fast
+//! `redis-server`s that are killed, restarted empty, flushed and paused (the SQL store's
+//! faults are `lease_sql.rs`'s). Every holder generates as fast
 //! as it can into a file of its own; the IDs of all files are counted for duplicates, and for
 //! each worker ID the holders must follow one another (no interleaving IDs, fencing numbers
 //! that only grow). What must hold: a holder stops issuing before its TTL ends, a store that
@@ -28,8 +28,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use faults::{
-    Event, HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, Proxy, Segment, SqlCleanup, check_workers, count_duplicates,
-    delete_sql_rows, ms, segments_of, wall_ms,
+    Event, HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, Proxy, Segment, check_workers, count_duplicates, ms,
+    segments_of, wall_ms,
 };
 use servers::PrivateRedis;
 use typed_snowflake::worker::lease::{LeaseStore, RedisLeaseStore, WorkerLease};
@@ -324,38 +324,6 @@ fn a_lease_key_deleted_by_hand_gives_no_duplicate() -> TestResult {
     Ok(())
 }
 
-/// The SQL stores' data loss: the namespace's rows deleted (an emptied table, a restore that
-/// lost them) while two holders issue, a third process starting at once.
-fn sql_rows_deleted(label: &str, url: &str, tag: &str) -> TestResult {
-    let _turn = heavy();
-    // The namespace `data_loss_round` takes.
-    let _cleanup = SqlCleanup { url: url.to_owned(), namespace: unique(tag) };
-    let round = data_loss_round(url, tag, Resume::Both, |namespace| {
-        // The two holders' rows and the namespace's marker.
-        let deleted = delete_sql_rows(url, namespace)?;
-        if deleted != 3 {
-            return Err(format!("{deleted} rows of namespace {namespace}, not 3").into());
-        }
-        Ok(())
-    })?;
-    if let Some(failure) = judge(label, &round) {
-        panic!("{failure}");
-    }
-    Ok(())
-}
-
-#[test]
-fn postgres_rows_deleted_under_two_holders_and_a_newcomer_give_no_duplicate() -> TestResult {
-    let Some(url) = servers::pg_url() else { return Ok(()) };
-    sql_rows_deleted("postgres rows deleted", &url, "pg-loss")
-}
-
-#[test]
-fn mariadb_rows_deleted_under_two_holders_and_a_newcomer_give_no_duplicate() -> TestResult {
-    let Some(url) = servers::mysql_url() else { return Ok(()) };
-    sql_rows_deleted("mariadb rows deleted", &url, "my-loss")
-}
-
 // ---------------------------------------------------------------------------------------
 // Outage and recovery
 // ---------------------------------------------------------------------------------------
@@ -489,53 +457,6 @@ fn redis_killed_and_restarted_empty_after_two_ttls_then_holders_resume() -> Test
         Phase::Begin => redis.kill9(),
         Phase::End => redis.restart_empty(),
     })
-}
-
-/// An outage of a SQL store through a proxy of the test's own.
-fn sql_outage(label: &str, url: &str, default_port: u16, tag: &str, fault: impl Fn(&Proxy, Phase)) -> TestResult {
-    let _turn = heavy();
-    let (proxy, proxied) = Proxy::for_url(url, default_port)?;
-    let namespace = unique(tag);
-    let _cleanup = SqlCleanup { url: url.to_owned(), namespace: namespace.clone() };
-    outage(label, &proxied, &namespace, TTL * 2, |phase| fault(&proxy, phase))
-}
-
-fn stall(proxy: &Proxy, phase: Phase) {
-    match phase {
-        Phase::Begin => proxy.stall(),
-        Phase::End => proxy.resume(),
-    }
-}
-
-fn drop_all(proxy: &Proxy, phase: Phase) {
-    match phase {
-        Phase::Begin => proxy.drop_all(),
-        Phase::End => proxy.resume(),
-    }
-}
-
-#[test]
-fn postgres_stalled_for_two_ttls_then_holders_resume() -> TestResult {
-    let Some(url) = servers::pg_url() else { return Ok(()) };
-    sql_outage("postgres stalled 2 TTL", &url, 5432, "pg-stall", stall)
-}
-
-#[test]
-fn postgres_dropped_for_two_ttls_then_holders_resume() -> TestResult {
-    let Some(url) = servers::pg_url() else { return Ok(()) };
-    sql_outage("postgres dropped 2 TTL", &url, 5432, "pg-drop", drop_all)
-}
-
-#[test]
-fn mariadb_stalled_for_two_ttls_then_holders_resume() -> TestResult {
-    let Some(url) = servers::mysql_url() else { return Ok(()) };
-    sql_outage("mariadb stalled 2 TTL", &url, 3306, "my-stall", stall)
-}
-
-#[test]
-fn mariadb_dropped_for_two_ttls_then_holders_resume() -> TestResult {
-    let Some(url) = servers::mysql_url() else { return Ok(()) };
-    sql_outage("mariadb dropped 2 TTL", &url, 3306, "my-drop", drop_all)
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,10 +1,10 @@
 //! Running holders keep issuing while their store is away, attacked from outside with real
-//! processes and real servers (Redis, PostgreSQL; etcd's are in `lease_store_etcd.rs`): a
-//! store paused or cut off for longer than the TTL (but less than the reservation `W`), a
-//! store that comes back empty, and a holder restarted after a clean shutdown or a `SIGKILL`.
-//! Every holder generates as fast as it can into a file of its own; the IDs of all files are
-//! counted for duplicates, and each holder's log says whether, and for how long, it stopped
-//! issuing.
+//! processes and real servers (Redis here; PostgreSQL and MariaDB in `lease_sql.rs`, etcd in
+//! `lease_store_etcd.rs`): a store paused or cut off for longer than the TTL (but less than
+//! the reservation `W`), a store that comes back empty, and a holder restarted after a clean
+//! shutdown or a `SIGKILL`. Every holder generates as fast as it can into a file of its own;
+//! the IDs of all files are counted for duplicates, and each holder's log says whether, and
+//! for how long, it stopped issuing.
 //!
 //! The settings are the defaults scaled down (TTL 3 s, `W` 9 s, margin 500 ms, the store away
 //! 6 s; the defaults are 10 s, 60 s, 2 s), so that a run takes seconds;
@@ -17,10 +17,7 @@ use crate::servers;
 
 use std::time::Duration;
 
-use faults::{
-    HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, Proxy, SqlCleanup, check_workers, count_duplicates, segments_of,
-    wall_ms,
-};
+use faults::{HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, check_workers, count_duplicates, segments_of, wall_ms};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -182,46 +179,6 @@ fn redis_restarted_empty_costs_no_running_holder_more_than_a_round_trip() -> Tes
     Ok(())
 }
 
-#[cfg(feature = "lease-postgres")]
-#[test]
-fn postgres_cut_off_longer_than_the_ttl_costs_no_holder_an_id() -> TestResult {
-    let _heavy = heavy();
-    let Some(url) = servers::pg_url() else { return Ok(()) };
-    let (proxy, proxied) = Proxy::for_url(&url, 5432)?;
-    let namespace = unique("pg-cut-off");
-    let _cleanup = SqlCleanup { url: url.clone(), namespace: namespace.clone() };
-    let stops = ride_through(
-        "pg-cut-off",
-        &proxied,
-        settings().outage,
-        |_| {
-            proxy.stall();
-            Ok(())
-        },
-        || {
-            proxy.resume();
-            Ok(())
-        },
-    )?;
-    never_stopped("postgres cut off", &stops);
-    Ok(())
-}
-
-#[cfg(feature = "lease-postgres")]
-#[test]
-fn postgres_emptied_costs_no_running_holder_more_than_a_round_trip() -> TestResult {
-    let _heavy = heavy();
-    let Some(url) = servers::pg_url() else { return Ok(()) };
-    let namespace = unique("pg-emptied");
-    let _cleanup = SqlCleanup { url: url.clone(), namespace: namespace.clone() };
-    let stops = ride_through(
-        "pg-emptied",
-        &url,
-        Duration::ZERO,
-        |namespace| faults::delete_sql_rows(&url, namespace).map(drop).map_err(Into::into),
-        || Ok(()),
-    )?;
-    only_blips("postgres emptied", &stops);
     Ok(())
 }
 
@@ -272,14 +229,4 @@ fn redis_a_holder_restarted_after_release_or_kill_issues_without_waiting() -> Te
     restarted_at_once("redis-killed", &redis.url(), true)
 }
 
-#[cfg(feature = "lease-postgres")]
-#[test]
-fn postgres_a_holder_restarted_after_release_or_kill_issues_without_waiting() -> TestResult {
-    let _heavy = heavy();
-    let Some(url) = servers::pg_url() else { return Ok(()) };
-    for (tag, kill) in [("pg-released", false), ("pg-killed", true)] {
-        let _cleanup = SqlCleanup { url: url.clone(), namespace: unique(tag) };
-        restarted_at_once(tag, &url, kill)?;
-    }
-    Ok(())
 }

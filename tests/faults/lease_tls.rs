@@ -1,6 +1,6 @@
 //! The lease stores over TLS, against servers of the test's own with a CA and certificates
-//! made for the run: a TLS-only `redis-server`, a PostgreSQL that takes TCP logins over TLS
-//! only, a MariaDB whose user must use TLS. For each: the right CA works (the conformance
+//! made for the run: a TLS-only `redis-server` (PostgreSQL and MariaDB: `lease_tls_sql.rs`).
+//! For each: the right CA works (the conformance
 //! checks that are cheap), a wrong CA is refused naming the certificate problem, a plain-text
 //! server asked for TLS is refused, and the zero-code path (`SNOWFLAKE_WORKER_LEASE` with the
 //! CA in `SNOWFLAKE_LEASE_CA`) leases a worker ID in a fresh process.
@@ -13,7 +13,7 @@ use crate::tls;
 use std::time::Duration;
 
 use lease_store::{HIGH_WATER, TTL, unique};
-use typed_snowflake::worker::lease::{CA_ENV, Claim, LeaseError, LeaseStore, RedisLeaseStore, SqlLeaseStore};
+use typed_snowflake::worker::lease::{CA_ENV, Claim, LeaseError, LeaseStore, RedisLeaseStore};
 use typed_snowflake::{Registry, SnowflakeId};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -121,88 +121,4 @@ fn redis_over_tls() {
 
     // The zero-code path, the CA from the environment.
     zero_code(&server.url(), Some(&certificates.ca()), &unique("redis_tls_env"));
-}
-
-// ---------------------------------------------------------------------------------------
-// PostgreSQL
-// ---------------------------------------------------------------------------------------
-
-#[test]
-fn postgres_over_tls() {
-    let Some(certificates) = tls::Certificates::make() else { return };
-    let Some(server) = tls::TlsPostgres::start(&certificates) else { return };
-    let ca = certificates.ca().display().to_string();
-    let wrong_ca = certificates.wrong_ca().display().to_string();
-    let connect = |query: &str| SqlLeaseStore::connect(&server.url(query));
-
-    // The right CA, host name checked; the password from the URL.
-    let store = connect(&format!("sslmode=verify-full&sslrootcert={ca}")).expect("connecting over TLS");
-    assert!(!store.describe().contains(tls::PASSWORD), "{}", store.describe());
-    one_cycle(&store, &unique("pg_tls"));
-    let stores = [store, connect(&format!("sslmode=verify-ca&sslrootcert={ca}")).expect("verify-ca")];
-    lease_store::thirty_two_holders_share_a_five_bit_space(&stores, &unique("pg_tls_32"));
-    lease_store::a_stale_token_is_lost(&stores[0], &unique("pg_tls_stale"));
-    // `require` encrypts without checking the certificate.
-    one_cycle(&connect("sslmode=require").expect("sslmode=require"), &unique("pg_tls_require"));
-    // The server takes TCP logins over TLS only: without it, it refuses.
-    let message = refused(connect("sslmode=disable"));
-    assert!(message.contains("no encryption") || message.contains("pg_hba.conf"), "{message}");
-
-    // A wrong CA is refused, naming the certificate problem.
-    for mode in ["verify-ca", "verify-full"] {
-        let message = refused(connect(&format!("sslmode={mode}&sslrootcert={wrong_ca}")));
-        assert_unknown_issuer(&message);
-        assert!(!message.contains(tls::PASSWORD), "{message}");
-    }
-
-    // The zero-code path, the CA from the environment.
-    zero_code(&server.url("sslmode=verify-full"), Some(&certificates.ca()), &unique("pg_tls_env"));
-
-    // Plain text where TLS was asked for: refused.
-    server.restart_without_tls();
-    let message = refused(connect(&format!("sslmode=verify-full&sslrootcert={ca}")));
-    eprintln!("a plain-text PostgreSQL asked for TLS: {message}");
-    assert!(message.contains("TLS"), "{message}");
-}
-
-// ---------------------------------------------------------------------------------------
-// MySQL and MariaDB
-// ---------------------------------------------------------------------------------------
-
-#[test]
-fn mariadb_over_tls() {
-    let Some(certificates) = tls::Certificates::make() else { return };
-    let Some(server) = tls::TlsMariaDb::start(&certificates, true) else { return };
-    let ca = certificates.ca().display().to_string();
-    let wrong_ca = certificates.wrong_ca().display().to_string();
-    let connect = |query: &str| SqlLeaseStore::connect(&server.url(query));
-
-    let store = connect(&format!("ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}")).expect("connecting over TLS");
-    assert!(!store.describe().contains(tls::PASSWORD), "{}", store.describe());
-    one_cycle(&store, &unique("my_tls"));
-    let stores = [store, connect(&format!("ssl-mode=VERIFY_CA&ssl-ca={ca}")).expect("VERIFY_CA")];
-    lease_store::thirty_two_holders_share_a_five_bit_space(&stores, &unique("my_tls_32"));
-    lease_store::a_stale_token_is_lost(&stores[0], &unique("my_tls_stale"));
-    one_cycle(&connect("ssl-mode=REQUIRED").expect("ssl-mode=REQUIRED"), &unique("my_tls_required"));
-    // The user must use TLS: without it, the server refuses.
-    let message = refused(connect("ssl-mode=DISABLED"));
-    assert!(message.contains("Access denied"), "{message}");
-
-    for mode in ["VERIFY_CA", "VERIFY_IDENTITY"] {
-        let message = refused(connect(&format!("ssl-mode={mode}&ssl-ca={wrong_ca}")));
-        assert_unknown_issuer(&message);
-        assert!(!message.contains(tls::PASSWORD), "{message}");
-    }
-
-    zero_code(
-        &server.url("ssl-mode=VERIFY_IDENTITY").replacen("mysql://", "mariadb://", 1),
-        Some(&certificates.ca()),
-        &unique("my_tls_env"),
-    );
-
-    // Plain text where TLS was asked for: the machine's MariaDB, which has no TLS.
-    let Some(plain) = servers::mysql_url() else { return };
-    let message = refused(SqlLeaseStore::connect(&format!("{plain}?ssl-mode=REQUIRED")));
-    eprintln!("a plain-text MariaDB asked for TLS: {message}");
-    assert!(message.contains("TLS"), "{message}");
 }

@@ -48,6 +48,10 @@ mod lease_faults;
 // (It shares `lease_faults`'s turns and helpers, hence MariaDB's feature too.)
 #[cfg(any())] // PORTING
 mod lease_outage;
+// The SQL store (PostgreSQL, MariaDB) under its own faults: a worker's row or the marker's
+// deleted, a restore from a dump then a fence, a proxy that cuts the store off.
+#[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
+mod lease_sql;
 // Leases through Redis Sentinel: a master, a replica and three sentinels of the test's own;
 // the master killed under load.
 #[cfg(any())] // PORTING
@@ -69,5 +73,8 @@ mod lease_store_zookeeper;
 // PostgreSQL, MariaDB).
 #[cfg(any())] // PORTING
 mod lease_tls;
+// The SQL store over TLS: a CA made for the run, a private PostgreSQL and MariaDB.
+#[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
+mod lease_tls_sql;
 // A process killed while it issues, and started again on the same high-water directory.
 mod restart_kill;

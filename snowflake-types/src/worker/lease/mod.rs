@@ -43,9 +43,9 @@ mod zookeeper;
 #[cfg(feature = "lease-zookeeper")]
 pub use self::zookeeper::ZooKeeperLeaseStore;
 
-#[cfg(all(any(feature = "lease-postgres", feature = "lease-mysql"), any()))]
+#[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
 mod sql;
-#[cfg(all(any(feature = "lease-postgres", feature = "lease-mysql"), any()))]
+#[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
 pub use sql::{DEFAULT_TABLE, MYSQL_TABLE_DDL, POSTGRES_TABLE_DDL, SqlLeaseStore, SqlLeaseStoreBuilder};
 
 /// `url` without its password, as every lease store and error shows a store URL:

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::etcd::EtcdLeaseStore;
 #[cfg(all(feature = "lease-redis", any()))]
 use super::redis::RedisLeaseStore;
-#[cfg(all(any(feature = "lease-postgres", feature = "lease-mysql"), any()))]
+#[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
 use super::sql::SqlLeaseStore;
 use super::store::{LeaseError, LeaseStore};
 use super::url::{StoreKind, StoreUrl};
@@ -58,11 +58,11 @@ impl StoreUrl {
         match self.kind() {
             #[cfg(all(feature = "lease-redis", any()))]
             StoreKind::Redis | StoreKind::RedisSentinel => Ok(Arc::new(RedisLeaseStore::from_url(self)?)),
-            #[cfg(all(any(feature = "lease-postgres", feature = "lease-mysql"), any()))]
+            #[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
             StoreKind::Postgres | StoreKind::MySql => {
                 Ok(Arc::new(SqlLeaseStore::builder_from_url(self.clone()).connect()?))
             }
-            #[cfg(not(all(any(feature = "lease-postgres", feature = "lease-mysql"), any())))]
+            #[cfg(not(any(feature = "lease-postgres", feature = "lease-mysql")))]
             StoreKind::Postgres | StoreKind::MySql => Err(off(self.kind().feature())),
             #[cfg(feature = "lease-etcd")]
             StoreKind::Etcd => Ok(Arc::new(EtcdLeaseStore::from_url(self)?)),

@@ -1,9 +1,8 @@
 //! Worker-ID leases in PostgreSQL (feature `lease-postgres`) or MySQL/MariaDB (feature
-//! `lease-mysql`): the statements are described on [`SqlLeaseStore`]. This module holds what
-//! the databases share (the scan, the rows, timeouts, errors, the runtime); `postgres.rs` and
-//! `mysql.rs` each implement [`Backend`] with their statements.
+//! `lease-mysql`): the store contract ([`LeaseStore`]) over one table, one row per slot. This
+//! module holds what the databases share (the rows, timeouts, errors, the runtime);
+//! `postgres.rs` and `mysql.rs` each implement [`Backend`] with their statements.
 
-use std::collections::HashSet;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -19,10 +18,9 @@ use tokio::runtime::Runtime;
 use tokio::time::Instant;
 
 use super::store::support::{
-    HOST_NAME_BYTES, UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name,
-    install_crypto_provider, listing, new_token, recorded_holder, scan_order, ttl_ms,
+    Planted, UnexpectedReply, check_query, check_write, install_crypto_provider, reading, writing,
 };
-use super::store::{Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, StoreFaults, WorkerRecord};
+use super::store::{Cas, DEFAULT_STORE_TIMEOUT, LeaseError, LeaseStore, Query, Slot, Snapshot, Written};
 use super::url::{StoreKind, StoreUrl};
 
 #[cfg(feature = "lease-mysql")]
@@ -39,46 +37,70 @@ mod postgres;
 pub const DEFAULT_TABLE: &str = "snowflake_worker_leases";
 
 /// The PostgreSQL lease table, as the store creates it (idempotent): copy it into a migration
-/// where the store's database user may not create tables.
+/// where the store's database user may not create tables. One row per slot of a namespace:
+/// `slot` -1 holds the namespace's marker, `slot` n the record of worker ID n; `value` is
+/// the line the lease protocol wrote, kept as it is.
 ///
 /// ```
 /// use typed_snowflake::worker::lease::{DEFAULT_TABLE, POSTGRES_TABLE_DDL};
 ///
 /// assert!(POSTGRES_TABLE_DDL.starts_with("CREATE TABLE IF NOT EXISTS snowflake_worker_leases ("));
+/// assert!(POSTGRES_TABLE_DDL.contains("PRIMARY KEY (namespace, slot)"));
 /// // For another table name, replace the default one.
 /// let ddl = POSTGRES_TABLE_DDL.replacen(DEFAULT_TABLE, "ids.worker_leases", 1);
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const POSTGRES_TABLE_DDL: &str = "CREATE TABLE IF NOT EXISTS snowflake_worker_leases (
-    namespace     VARCHAR(64) NOT NULL,
-    worker_id     BIGINT      NOT NULL,
-    holder        VARCHAR(64) NOT NULL,
-    fence         BIGINT      NOT NULL,
-    lease_until   TIMESTAMPTZ NOT NULL,
-    high_water_ms BIGINT,
-    PRIMARY KEY (namespace, worker_id)
+    namespace VARCHAR(64)  NOT NULL,
+    slot      BIGINT       NOT NULL,
+    value     VARCHAR(512) NOT NULL,
+    PRIMARY KEY (namespace, slot)
 )";
 
 /// The MySQL/MariaDB lease table, as the store creates it (idempotent): copy it into a
-/// migration where the store's database user may not create tables. Namespaces and tokens
-/// compare byte for byte (`ascii_bin`), `lease_until` is UTC.
+/// migration where the store's database user may not create tables. One row per slot of a
+/// namespace (`slot` -1: the marker; n: worker ID n). Namespaces compare byte for byte
+/// (`ascii_bin`), and so do values (`VARBINARY`: no collation pads or folds them).
 ///
 /// ```
 /// use typed_snowflake::worker::lease::MYSQL_TABLE_DDL;
 ///
 /// assert!(MYSQL_TABLE_DDL.starts_with("CREATE TABLE IF NOT EXISTS snowflake_worker_leases ("));
-/// assert!(MYSQL_TABLE_DDL.contains("lease_until   DATETIME(3)"));
+/// assert!(MYSQL_TABLE_DDL.contains("value     VARBINARY(512)"));
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const MYSQL_TABLE_DDL: &str = "CREATE TABLE IF NOT EXISTS snowflake_worker_leases (
-    namespace     VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-    worker_id     BIGINT      NOT NULL,
-    holder        VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-    fence         BIGINT      NOT NULL,
-    lease_until   DATETIME(3) NOT NULL,
-    high_water_ms BIGINT      NULL,
-    PRIMARY KEY (namespace, worker_id)
+    namespace VARCHAR(64)    CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    slot      BIGINT         NOT NULL,
+    value     VARBINARY(512) NOT NULL,
+    PRIMARY KEY (namespace, slot)
 ) ENGINE = InnoDB";
+
+/// The `slot` of a namespace's marker row.
+const MARKER_SLOT: i64 = -1;
+/// Rows a read returns beside the slots': the highest worker ID with a record, the database's
+/// clock, its incarnation.
+const HIGHEST_ROW: i64 = -2;
+const CLOCK_ROW: i64 = -3;
+const INCARNATION_ROW: i64 = -4;
+
+/// The bugs a SQL store can have, each planted by its name (feature `planted-bugs`) and each
+/// failing a case of the conformance suite against a real server.
+const BUGS: &[&str] = &[
+    // An update that does not compare the row's value: a lost update.
+    "cas-ignores-expect",
+    // A creation that overwrites a row that exists (an upsert).
+    "create-overwrites",
+    // The two writes of one call, each in a transaction of its own: one may stay without the
+    // other.
+    "write-not-atomic",
+    // Namespaces compared case-insensitively (a `_ci` collation): two namespaces share rows.
+    "namespace-case-insensitive",
+    // The range of a read taken with its end.
+    "range-end-inclusive",
+    // Trailing spaces lost on the way in (a CHAR column, a PAD SPACE comparison).
+    "values-trimmed",
+];
 
 /// How a [`SqlLeaseStore`] connects: the table and the timeout.
 ///
@@ -145,7 +167,11 @@ impl SqlLeaseStoreBuilder {
         self
     }
 
-    /// Connects (within the timeout), and creates the table if it does not exist.
+    /// Connects (within the timeout), creates the table if it does not exist, and checks that
+    /// it has the columns of [`POSTGRES_TABLE_DDL`] or [`MYSQL_TABLE_DDL`]: a table of an
+    /// earlier version of this crate (one row per lease, with `holder`, `fence`, `lease_until`
+    /// columns) is refused with [`LeaseError::BadTable`], whose message gives the statement
+    /// to create the new one.
     ///
     /// `postgres://` and `postgresql://` URLs need the feature `lease-postgres`; `mysql://`
     /// and `mariadb://` URLs need `lease-mysql`. TLS is asked for in the URL, through rustls:
@@ -213,54 +239,79 @@ impl SqlLeaseStoreBuilder {
             }
         };
         let connecting = || format!("connecting and creating table {table}");
-        let backend = connected.map_err(driver_refused)?.map_err(|f| f.into_error(&name, connecting(), timeout))?;
-        Ok(SqlLeaseStore { runtime: Some(runtime), backend, timeout, name })
+        let backend = match connected.map_err(driver_refused)? {
+            Ok(backend) => backend,
+            Err(Failure::OldTable) => return Err(old_table(table, kind)),
+            Err(failure) => return Err(failure.into_error(&name, connecting(), timeout)),
+        };
+        Ok(SqlLeaseStore { runtime: Some(runtime), backend, timeout, name, planted: Planted::default() })
     }
 }
 
+#[derive(Clone, Copy)]
 enum Kind {
     Postgres,
     MySql,
 }
 
-/// Worker-ID leases in a PostgreSQL or MySQL/MariaDB table through sqlx, on the database's
-/// clock.
+/// The error for a table that has the columns of an earlier version of this crate.
+fn old_table(table: &str, kind: Kind) -> LeaseError {
+    let ddl = match kind {
+        Kind::Postgres => POSTGRES_TABLE_DDL,
+        Kind::MySql => MYSQL_TABLE_DDL,
+    }
+    .replacen(DEFAULT_TABLE, table, 1);
+    LeaseError::BadTable {
+        table: table.to_owned(),
+        reason: format!(
+            "it exists without the columns (namespace, slot, value): a table of an earlier version of \
+             typed-snowflake keeps leases in another shape, which this version cannot read. Its rows are not \
+             needed (holders of a namespace whose records are gone wait as the lease rules say, and never issue \
+             an ID twice): stop its holders, then drop or rename it (`ALTER TABLE {table} RENAME TO ...`) and \
+             let the store create it, or create it yourself with:\n{ddl}"
+        ),
+    }
+}
+
+/// Worker-ID leases in a PostgreSQL or MySQL/MariaDB table through sqlx: the store contract
+/// ([`LeaseStore`]), one row per slot, on the database's clock.
+///
+/// The table ([`POSTGRES_TABLE_DDL`], [`MYSQL_TABLE_DDL`]) holds, per namespace, the marker
+/// (`slot` -1) and one record per worker ID (`slot` n), each a line of text the lease
+/// protocol writes; the store decides nothing about them.
+///
+/// - A read is one `SELECT`: the namespace's marker and the records of the range asked for,
+///   the highest worker ID with a record when asked, the database's clock (`now()`,
+///   `UTC_TIMESTAMP(3)`) and its incarnation, all from one snapshot.
+/// - A write is a compare-and-set of each slot: `INSERT` of a row that must not exist, or
+///   `UPDATE … WHERE value = <expected>`; two of them run in one transaction, rolled back
+///   unless both matched their row.
+/// - The incarnation: PostgreSQL's system identifier and timeline (`pg_control_system()`,
+///   `pg_control_checkpoint()`), which change when the data directory is replaced by another
+///   cluster's or a replica is promoted; MariaDB's `@@server_id` and start time, MySQL's
+///   `@@server_uuid` and start time, which change when another server answers or the server
+///   restarts. **A table restored from a logical dump into the same server changes none of
+///   them**: run `snowflake leases fence` ([`fence_namespace`](super::fence_namespace))
+///   after such a restore, as `docs/lease-rules.md` says.
+/// - [`warnings`](LeaseStore::warnings): a PostgreSQL with `synchronous_commit` or `fsync`
+///   off, a MySQL/MariaDB with `innodb_flush_log_at_trx_commit` other than 1, each of which
+///   can lose acknowledged writes in a crash without the incarnation changing.
 ///
 /// The store owns a small tokio runtime (one worker thread) and a pool of at most two
-/// connections, and blocks on each call: **its methods must not be called from inside an async
-/// runtime** (tokio panics); call them from a thread of their own or `spawn_blocking`. Each
-/// round trip is bounded by the store's timeout; a connection that failed or timed out is closed,
-/// and the next call opens another.
-///
-/// - Acquisition: from a random start, a `SELECT` of the worker IDs held by live leases, up
-///   to 1024 at a time; then, for each of the others tried, PostgreSQL runs one
-///   `INSERT … ON CONFLICT … DO UPDATE … WHERE lease_until <= now() RETURNING …`; MySQL and
-///   MariaDB, which have no conditional upsert, run `INSERT … ON DUPLICATE KEY UPDATE` whose
-///   assignments change the row only when its lease has expired, then read the row in the same
-///   transaction to learn whether the holder is now this acquisition.
-/// - Renewal and release: one `UPDATE … WHERE holder = … AND fence = … AND lease_until > now`;
-///   no row matched means the lease is lost. `holder` is `token/host:pid`: the first 16
-///   digits of the grant's token and who holds it, for [`list`](LeaseStore::list).
-/// - Fencing number: the database's clock in microseconds, or the row's previous fence plus
-///   one (or the claim's fence plus one) when that is higher, so it never goes backwards,
-///   even when the row was lost. A new row has no high water: the grant says the store has
-///   no record of the worker ID, and the holder waits out any earlier one.
-///
-/// The table ([`POSTGRES_TABLE_DDL`], [`MYSQL_TABLE_DDL`]) is created when the store connects,
-/// if it does not exist; put the statement in a migration instead where the application's
-/// database user may not create tables. Rows are never deleted: a released lease keeps its
-/// fencing number and its high water for the next holder. MySQL and MariaDB keep
-/// `lease_until` in UTC as `DATETIME(3)`, written and compared with `UTC_TIMESTAMP(3)` only,
-/// so that neither the session time zone nor the year 2038 matter.
+/// connections, and blocks on each call: **its methods must not be called from inside an
+/// async runtime** (tokio panics); call them from a thread of their own or `spawn_blocking`.
+/// Each round trip is bounded by the store's timeout; a connection that failed or timed out is
+/// closed, and the next call opens another. The table is created when the store connects, if
+/// it does not exist; put the statement in a migration instead where the application's
+/// database user may not create tables.
 ///
 /// ```no_run
-/// use std::time::Duration;
-/// use typed_snowflake::worker::lease::{Claim, LeaseStore, SqlLeaseStore};
+/// use typed_snowflake::worker::lease::{Cas, LeaseStore, Query, Slot, SqlLeaseStore, Written};
 ///
 /// let store = SqlLeaseStore::connect("postgres://postgres@127.0.0.1:5432/test")?;
-/// let grant = store.acquire(&Claim::new("shop", 32, Duration::from_secs(10)))?;
-/// store.renew("shop", &grant, Duration::from_secs(10), grant.store_now_ms)?;
-/// store.release("shop", &grant, grant.store_now_ms)?;
+/// assert_eq!(store.write("shop", &[Cas::new(Slot::Worker(3), None, "a")])?, Written::Done);
+/// let read = store.read("shop", &Query::workers(0..32))?;
+/// assert_eq!(read.record(3), Some("a"));
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct SqlLeaseStore {
@@ -269,6 +320,7 @@ pub struct SqlLeaseStore {
     backend: Box<dyn Backend>,
     timeout: Duration,
     name: String,
+    planted: Planted,
 }
 
 impl fmt::Debug for SqlLeaseStore {
@@ -338,154 +390,127 @@ impl SqlLeaseStore {
         let runtime = self.runtime.as_ref().expect("the runtime lives until the store is dropped");
         runtime.block_on(future).map_err(|failure| failure.into_error(&self.name, what(), self.timeout))
     }
+
+    /// What the planted bugs change, for this call.
+    fn bugs(&self) -> Bugs {
+        Bugs {
+            cas_ignores_expect: self.planted.has("cas-ignores-expect"),
+            create_overwrites: self.planted.has("create-overwrites"),
+            write_not_atomic: self.planted.has("write-not-atomic"),
+            namespace_case_insensitive: self.planted.has("namespace-case-insensitive"),
+            range_end_inclusive: self.planted.has("range-end-inclusive"),
+            values_trimmed: self.planted.has("values-trimmed"),
+        }
+    }
 }
 
 impl LeaseStore for SqlLeaseStore {
-    fn acquire(&self, claim: &Claim<'_>) -> Result<Grant, LeaseError> {
-        let Claim { namespace, space, ttl, prefer, fence_above, .. } = *claim;
-        check_namespace(namespace)?;
-        check_space(space)?;
-        let ttl_ms = ttl_ms(ttl)?;
-        let token = new_token();
-        let holder = holder_column(&token);
-        // Fences are BIGINT: one above i64::MAX - 1 cannot be asked for (nor handed out).
-        let fence_above = i64::try_from(fence_above).unwrap_or(i64::MAX - 1).min(i64::MAX - 1);
-        for chunk in scan_order(space, prefer) {
-            let (from, to) = (worker_id(chunk.start), worker_id(chunk.end));
-            let held = self.block_on(|| acquiring(namespace), self.backend.held(namespace, from, to, self.timeout))?;
-            let held: HashSet<i64> = held.into_iter().collect();
-            for worker in chunk.filter(|&worker| !held.contains(&worker_id(worker))) {
-                let won = self.block_on(
-                    || acquiring(namespace),
-                    self.backend.try_acquire(
-                        Attempt { namespace, worker_id: worker_id(worker), holder: &holder, ttl_ms, fence_above },
-                        self.timeout,
-                    ),
-                )?;
-                // `None`: taken since `held` was read. On to the next.
-                if let Some((fence, previous_high_water_ms, store_now_ms)) = won {
-                    let fence = u64::try_from(fence).map_err(|_| {
-                        let reply = UnexpectedReply(format!("fence {fence} is negative"));
-                        LeaseError::store(&self.name, doing("acquiring", namespace, worker), reply)
-                    })?;
-                    // A store that cannot say since when it has known the namespace vouches for
-                    // no never-used worker ID: the grant then waits out the reservation.
-                    let namespace_since_ms = if previous_high_water_ms.is_none() {
-                        self.block_on(|| acquiring(namespace), self.backend.since(namespace, self.timeout))
-                            .ok()
-                            .flatten()
-                    } else {
-                        None
-                    };
-                    return Ok(Grant {
-                        worker,
-                        token,
-                        fence,
-                        previous_high_water_ms,
-                        store_now_ms,
-                        namespace_since_ms,
-                    });
+    fn read(&self, namespace: &str, query: &Query) -> Result<Snapshot, LeaseError> {
+        check_query(namespace, query)?;
+        let range = SlotRange { from: slot_id(query.workers.start), to: slot_id(query.workers.end) };
+        let rows = self.block_on(
+            || reading(namespace, query),
+            self.backend.read(namespace, range, query.highest, self.bugs(), self.timeout),
+        )?;
+        let unexpected =
+            |reply: String| LeaseError::store(&self.name, reading(namespace, query), UnexpectedReply(reply));
+        let (mut now_ms, mut incarnation, mut marker, mut highest) = (None, None, None, None);
+        let mut records = Vec::new();
+        for (slot, value) in rows {
+            match (slot, value) {
+                (MARKER_SLOT, value) => marker = value,
+                (HIGHEST_ROW, value) => {
+                    highest = value
+                        .map(|v| v.parse::<u64>().map_err(|_| unexpected(format!("highest {v:?}"))))
+                        .transpose()?;
                 }
+                (CLOCK_ROW, Some(value)) => {
+                    now_ms = Some(value.parse::<i64>().map_err(|_| unexpected(format!("clock {value:?}")))?);
+                }
+                (INCARNATION_ROW, value) => incarnation = Some(value.unwrap_or_default()),
+                (slot, Some(value)) if slot >= 0 => {
+                    records.push((u64::try_from(slot).expect("slot >= 0"), value));
+                }
+                (slot, value) => return Err(unexpected(format!("slot {slot}: {value:?}"))),
             }
         }
-        Err(LeaseError::NoFreeWorker { namespace: namespace.to_owned(), space })
+        records.sort();
+        let incarnation = incarnation.ok_or_else(|| unexpected("no incarnation".into()))?;
+        if now_ms.is_none() {
+            return Err(unexpected("no clock".into()));
+        }
+        if incarnation.len() > 128 || !incarnation.bytes().all(|b| (0x20..0x7f).contains(&b) && b != b'|') {
+            return Err(unexpected(format!("incarnation {incarnation:?}")));
+        }
+        Ok(Snapshot::new(now_ms, incarnation).with_marker(marker).with_records(records).with_highest(highest))
     }
 
-    fn renew(&self, namespace: &str, grant: &Grant, ttl: Duration, high_water_ms: i64) -> Result<(), LeaseError> {
-        check_namespace(namespace)?;
-        let ttl_ms = ttl_ms(ttl)?;
-        let row = LeaseRow::new(namespace, grant)?;
-        let renewed = self.block_on(
-            || doing("renewing", namespace, grant.worker),
-            self.backend.renew(&row, ttl_ms, high_water_ms, self.timeout),
-        )?;
-        row.ours(renewed)
-    }
-
-    fn release(&self, namespace: &str, grant: &Grant, high_water_ms: i64) -> Result<(), LeaseError> {
-        check_namespace(namespace)?;
-        let row = LeaseRow::new(namespace, grant)?;
-        let released = self.block_on(
-            || doing("releasing", namespace, grant.worker),
-            self.backend.release(&row, high_water_ms, self.timeout),
-        )?;
-        row.ours(released)
-    }
-
-    fn now_ms(&self) -> Result<i64, LeaseError> {
-        self.block_on(|| "reading the clock".to_owned(), self.backend.now_ms(self.timeout))
-    }
-
-    fn faults(&self) -> StoreFaults {
-        StoreFaults::SQL
+    fn write(&self, namespace: &str, ops: &[Cas<'_>]) -> Result<Written, LeaseError> {
+        check_write(namespace, ops)?;
+        let bugs = self.bugs();
+        // Rows are locked in one order, the marker first: two writes never wait on each other
+        // in a cycle.
+        let mut rows: Vec<RowCas<'_>> = ops
+            .iter()
+            .map(|op| RowCas {
+                slot: match op.slot {
+                    Slot::Marker => MARKER_SLOT,
+                    Slot::Worker(worker) => slot_id(worker),
+                },
+                expect: op.expect,
+                value: if bugs.values_trimmed { op.value.trim_end() } else { op.value },
+            })
+            .collect();
+        rows.sort_by_key(|row| row.slot);
+        let done =
+            self.block_on(|| writing(namespace, ops), self.backend.write(namespace, &rows, bugs, self.timeout))?;
+        Ok(if done { Written::Done } else { Written::Conflict })
     }
 
     fn describe(&self) -> String {
         self.name.clone()
     }
 
-    fn list(&self, namespace: &str) -> Result<Vec<WorkerRecord>, LeaseError> {
-        check_namespace(namespace)?;
-        let rows = self.block_on(|| listing(namespace), self.backend.list(namespace, self.timeout))?;
-        let mut records = Vec::with_capacity(rows.len());
-        for (worker_id, holder, fence, high_water_ms, left_ms) in rows {
-            let unexpected = |reply: String| LeaseError::store(&self.name, listing(namespace), UnexpectedReply(reply));
-            let worker = u64::try_from(worker_id).map_err(|_| unexpected(format!("worker ID {worker_id}")))?;
-            let mut record = WorkerRecord::new(worker).high_water(high_water_ms);
-            if left_ms > 0 {
-                let fence = u64::try_from(fence).map_err(|_| unexpected(format!("fence {fence} is negative")))?;
-                // `token/name`, or a bare token from a holder that recorded no name.
-                let name = holder.split_once('/').and_then(|(_, name)| recorded_holder(name));
-                let left = Duration::from_millis(left_ms.unsigned_abs());
-                record = record.leased_by(name, fence, Some(left));
-            }
-            records.push(record);
-        }
-        Ok(records)
+    fn warnings(&self) -> Result<Vec<String>, LeaseError> {
+        self.block_on(|| "reading the server's durability settings".to_owned(), self.backend.warnings(self.timeout))
+    }
+
+    #[cfg(feature = "planted-bugs")]
+    fn plant(&self, bug: &'static str) -> bool {
+        self.planted.plant(bug, BUGS)
     }
 }
 
-/// What the `holder` column holds for a grant: its token's first 16 hexadecimal digits (64
-/// random bits; the fence, compared with it, tells grants apart as well) and the holder's
-/// name, `token/host:pid`: at most 64 bytes, the column's width.
-fn holder_column(token: &str) -> String {
-    // The longest host name and process ID fit the column, VARCHAR(64).
-    const _: () = assert!(16 + 1 + HOST_NAME_BYTES + 1 + 10 <= 64);
-    format!("{}/{}", token.get(..16).unwrap_or(token), holder_name())
-}
-
-/// A worker ID (or the end of a range of them) as the table stores it: `space` is at most
+/// A worker ID (or the end of a range of them) as the table stores it: worker IDs are below
 /// 2^22, so it always fits.
-fn worker_id(worker: u64) -> i64 {
+fn slot_id(worker: u64) -> i64 {
     i64::try_from(worker).expect("worker IDs are below 2^22")
 }
 
-/// The row a grant holds, as the statements bind it.
-struct LeaseRow<'a> {
-    namespace: &'a str,
-    worker: u64,
-    worker_id: i64,
-    holder: String,
-    fence: i64,
+/// The worker IDs a read asks for, as the table stores them: `from..to`.
+#[derive(Clone, Copy, Debug)]
+struct SlotRange {
+    from: i64,
+    to: i64,
 }
 
-impl<'a> LeaseRow<'a> {
-    fn new(namespace: &'a str, grant: &'a Grant) -> Result<Self, LeaseError> {
-        let lost = || LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker };
-        // A grant no store of ours could have handed out holds nothing.
-        let worker_id = i64::try_from(grant.worker).map_err(|_| lost())?;
-        let fence = i64::try_from(grant.fence).map_err(|_| lost())?;
-        Ok(LeaseRow { namespace, worker: grant.worker, worker_id, holder: holder_column(&grant.token), fence })
-    }
+/// One compare-and-set as the statements bind it.
+#[derive(Clone, Copy, Debug)]
+struct RowCas<'a> {
+    slot: i64,
+    expect: Option<&'a str>,
+    value: &'a str,
+}
 
-    /// `Ok` when the statement matched the row, `Lost` when it did not.
-    fn ours(&self, matched: bool) -> Result<(), LeaseError> {
-        if matched {
-            Ok(())
-        } else {
-            Err(LeaseError::Lost { namespace: self.namespace.to_owned(), worker: self.worker })
-        }
-    }
+/// The planted bugs of one call (all off without the feature `planted-bugs`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Bugs {
+    cas_ignores_expect: bool,
+    create_overwrites: bool,
+    write_not_atomic: bool,
+    namespace_case_insensitive: bool,
+    range_end_inclusive: bool,
+    values_trimmed: bool,
 }
 
 /// Checks a table name: an identifier of at most 63 bytes (`[A-Za-z_][A-Za-z0-9_]*`), or two
@@ -517,6 +542,8 @@ fn check_table(table: &str) -> Result<(), LeaseError> {
 enum Failure {
     /// The store did not answer within the timeout (ours or the database's own).
     Timeout,
+    /// The table exists with the columns of an earlier version.
+    OldTable,
     Sql(sqlx_core::Error),
 }
 
@@ -533,6 +560,7 @@ impl Failure {
     fn into_error(self, store: &str, what: String, timeout: Duration) -> LeaseError {
         match self {
             Failure::Timeout => LeaseError::Timeout { store: store.to_owned(), what, after: timeout },
+            Failure::OldTable => LeaseError::store(store, what, UnexpectedReply("the table has other columns".into())),
             Failure::Sql(error) => LeaseError::store(store, what, error),
         }
     }
@@ -560,14 +588,16 @@ async fn with_connection<DB: Database, T>(
 }
 
 /// Connects once, outside the pool (whose connection attempts retry a refused connection
-/// until the timeout, hiding why), and creates the table if it does not exist, within
-/// `timeout`. Two sessions creating the table at once can make one of them fail
-/// (PostgreSQL); a second attempt then finds it.
+/// until the timeout, hiding why), creates the table if it does not exist and checks its
+/// columns, within `timeout`. Two sessions creating the table at once can make one of them
+/// fail (PostgreSQL); a second attempt then finds it. `is_old`: whether an error of the
+/// columns' check says a column is missing.
 async fn create_table<DB: Database>(
     options: &<DB::Connection as Connection>::Options,
-    ddl: &Arc<str>,
+    sql: &Statements,
     timeout: Duration,
     is_timeout: fn(&sqlx_core::Error) -> bool,
+    is_old: fn(&sqlx_core::Error) -> bool,
 ) -> Result<(), Failure>
 where
     for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
@@ -576,15 +606,21 @@ where
         let mut connection = options.connect().await?;
         let mut retries = 3;
         loop {
-            match connection.execute(AssertSqlSafe(ddl.clone())).await {
+            match connection.execute(AssertSqlSafe(sql.ddl.clone())).await {
                 Ok(_) => break,
                 Err(sqlx_core::Error::Database(_)) if retries > 0 => retries -= 1,
                 Err(error) => return Err(error),
             }
         }
-        connection.close().await
+        let shape = connection.execute(AssertSqlSafe(sql.shape.clone())).await.map(drop);
+        connection.close().await?;
+        shape
     };
-    tokio::time::timeout(timeout, create).await.map_err(|_| Failure::Timeout)?.map_err(|e| Failure::new(e, is_timeout))
+    match tokio::time::timeout(timeout, create).await.map_err(|_| Failure::Timeout)? {
+        Ok(()) => Ok(()),
+        Err(error) if is_old(&error) => Err(Failure::OldTable),
+        Err(error) => Err(Failure::new(error, is_timeout)),
+    }
 }
 
 /// A pool for the store: two connections at most, each taken within the timeout. A server
@@ -596,36 +632,27 @@ fn pool_options<DB: Database>(timeout: Duration) -> PoolOptions<DB> {
 /// A backend's statements, with `{table}` for the table's name.
 struct Templates {
     ddl: &'static str,
-    acquire: &'static str,
-    /// MySQL only: read the row after the upsert.
-    read_back: &'static str,
-    /// The worker IDs in `$2..$3` whose leases are live.
-    held: &'static str,
-    renew: &'static str,
-    release: &'static str,
-    now: &'static str,
-    /// A namespace's rows: worker ID, holder, fence, high water, milliseconds left.
-    list: &'static str,
-    /// Writes the namespace's marker (worker ID -1, the database's clock as its high water)
-    /// unless it exists.
-    mark: &'static str,
-    /// Reads the marker's time.
-    since: &'static str,
+    /// Fails unless the table has the columns of the DDL.
+    shape: &'static str,
+    /// The marker's and the records' rows, the clock's and the incarnation's, the highest
+    /// worker ID's when asked: see each backend for its parameters.
+    read: &'static str,
+    create: &'static str,
+    update: &'static str,
+    /// Planted bugs: an update without the comparison, a creation that overwrites.
+    update_any: &'static str,
+    upsert: &'static str,
 }
 
 /// The statements, with the table's name written in.
 struct Statements {
     ddl: Arc<str>,
-    acquire: Arc<str>,
-    #[cfg_attr(not(feature = "lease-mysql"), allow(dead_code))]
-    read_back: Arc<str>,
-    held: Arc<str>,
-    renew: Arc<str>,
-    release: Arc<str>,
-    now: Arc<str>,
-    list: Arc<str>,
-    mark: Arc<str>,
-    since: Arc<str>,
+    shape: Arc<str>,
+    read: Arc<str>,
+    create: Arc<str>,
+    update: Arc<str>,
+    update_any: Arc<str>,
+    upsert: Arc<str>,
 }
 
 impl Statements {
@@ -633,65 +660,85 @@ impl Statements {
         let with_table = |sql: &str| sql.replace("{table}", table).into();
         Statements {
             ddl: templates.ddl.replacen(DEFAULT_TABLE, table, 1).into(),
-            acquire: with_table(templates.acquire),
-            read_back: with_table(templates.read_back),
-            held: with_table(templates.held),
-            renew: with_table(templates.renew),
-            release: with_table(templates.release),
-            now: with_table(templates.now),
-            list: with_table(templates.list),
-            mark: with_table(templates.mark),
-            since: with_table(templates.since),
+            shape: with_table(templates.shape),
+            read: with_table(templates.read),
+            create: with_table(templates.create),
+            update: with_table(templates.update),
+            update_any: with_table(templates.update_any),
+            upsert: with_table(templates.upsert),
         }
     }
-}
 
-/// What a won acquisition reads: the fence, the previous high water, the store's clock.
-type Won = Option<(i64, Option<i64>, i64)>;
+    /// The read with the planted bugs' changes.
+    fn read(&self, bugs: Bugs) -> Arc<str> {
+        let mut read = self.read.to_string();
+        if bugs.range_end_inclusive {
+            read = read.replacen("slot < ", "slot <= ", 1);
+        }
+        if bugs.namespace_case_insensitive {
+            read = read.replacen("WHERE namespace = ", "WHERE lower(namespace) = lower(", 1).replacen(
+                "AND (slot = -1",
+                ") AND (slot = -1",
+                1,
+            );
+        }
+        read.into()
+    }
+}
 
 /// One round trip (or one transaction) of a backend, run on the store's runtime.
 type Op<'a, T> = Pin<Box<dyn Future<Output = Result<T, Failure>> + 'a>>;
 
+/// A read's rows: the slot (or one of the extra rows: [`HIGHEST_ROW`], [`CLOCK_ROW`],
+/// [`INCARNATION_ROW`]) and its text.
+type Rows = Vec<(i64, Option<String>)>;
+
 /// What differs between the databases: the statements, how their parameters are bound, and
-/// how an acquisition learns whether it won. Everything else (the scan, the rows, timeouts,
-/// errors, the runtime) is [`SqlLeaseStore`]'s, once.
+/// how a duplicate row shows. Everything else is [`SqlLeaseStore`]'s, once.
 trait Backend: Send + Sync {
-    /// The worker IDs in `from..to` whose leases are live.
-    fn held<'a>(&'a self, namespace: &'a str, from: i64, to: i64, timeout: Duration) -> Op<'a, Vec<i64>>;
+    /// The rows of one read, in one statement.
+    fn read<'a>(
+        &'a self,
+        namespace: &'a str,
+        range: SlotRange,
+        highest: bool,
+        bugs: Bugs,
+        timeout: Duration,
+    ) -> Op<'a, Rows>;
 
-    /// Takes `worker_id` if its lease has expired (or it has no row): `Some` when this call won.
-    fn try_acquire<'a>(&'a self, attempt: Attempt<'a>, timeout: Duration) -> Op<'a, Won>;
+    /// Every compare-and-set of `rows` or none: whether they all matched.
+    fn write<'a>(&'a self, namespace: &'a str, rows: &'a [RowCas<'a>], bugs: Bugs, timeout: Duration) -> Op<'a, bool>;
 
-    /// Extends the lease and raises its high water: `true` while the row is still `row`'s.
-    fn renew<'a>(&'a self, row: &'a LeaseRow<'a>, ttl_ms: i64, high_water_ms: i64, timeout: Duration) -> Op<'a, bool>;
-
-    /// Records the final high water and frees the row: `true` when it was still `row`'s.
-    fn release<'a>(&'a self, row: &'a LeaseRow<'a>, high_water_ms: i64, timeout: Duration) -> Op<'a, bool>;
-
-    /// The database's clock, in Unix milliseconds.
-    fn now_ms(&self, timeout: Duration) -> Op<'_, i64>;
-
-    /// The rows of `namespace`, by worker ID.
-    fn list<'a>(&'a self, namespace: &'a str, timeout: Duration) -> Op<'a, Vec<Listed>>;
-
-    /// Since when (the database's clock, Unix ms) the table has held `namespace`'s marker row,
-    /// written now if it had none.
-    fn since<'a>(&'a self, namespace: &'a str, timeout: Duration) -> Op<'a, Option<i64>>;
+    /// The server's settings that can lose acknowledged writes, in plain words.
+    fn warnings(&self, timeout: Duration) -> Op<'_, Vec<String>>;
 }
 
-/// A listed row: worker ID, holder, fence, high water, milliseconds left on the lease (0 or
-/// less: expired).
-type Listed = (i64, String, i64, Option<i64>, i64);
-
-/// One acquisition attempt of one worker ID, as the statements bind it.
-#[derive(Clone, Copy)]
-struct Attempt<'a> {
-    namespace: &'a str,
-    worker_id: i64,
-    /// The `holder` column's value.
-    holder: &'a str,
-    ttl_ms: i64,
-    fence_above: i64,
+/// Runs the compare-and-sets of one write on `connection` in one transaction (or, with the
+/// planted bug `write-not-atomic`, each alone): whether all matched. `one` runs one of them,
+/// answering whether it matched its row.
+async fn write_all<DB: Database>(
+    connection: &mut DB::Connection,
+    rows: &[RowCas<'_>],
+    bugs: Bugs,
+    one: impl AsyncFn(&mut DB::Connection, RowCas<'_>) -> Result<bool, sqlx_core::Error>,
+) -> Result<bool, sqlx_core::Error> {
+    if rows.len() == 1 || bugs.write_not_atomic {
+        for row in rows {
+            if !one(&mut *connection, *row).await? {
+                return Ok(false);
+            }
+        }
+        return Ok(true);
+    }
+    let mut tx = connection.begin().await?;
+    for row in rows {
+        if !one(&mut *tx, *row).await? {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+    }
+    tx.commit().await?;
+    Ok(true)
 }
 
 #[cfg(test)]
@@ -721,33 +768,33 @@ mod tests {
     fn statements_name_the_table() {
         let templates = Templates {
             ddl: POSTGRES_TABLE_DDL,
-            acquire: "INSERT INTO {table}",
-            read_back: "",
-            held: "SELECT FROM {table}",
-            renew: "UPDATE {table}",
-            release: "",
-            now: "SELECT now()",
-            list: "SELECT * FROM {table} WHERE namespace = $1",
-            mark: "",
-            since: "",
+            shape: "SELECT namespace, slot, value FROM {table} WHERE 1 = 0",
+            read: "SELECT slot, value FROM {table} WHERE namespace = $1 AND (slot = -1 OR (slot >= $2 AND slot < $3))",
+            create: "INSERT INTO {table}",
+            update: "UPDATE {table}",
+            update_any: "",
+            upsert: "",
         };
         let sql = Statements::new("ids.leases", &templates);
         assert!(sql.ddl.starts_with("CREATE TABLE IF NOT EXISTS ids.leases ("));
-        assert_eq!(&*sql.acquire, "INSERT INTO ids.leases");
-        assert_eq!(&*sql.held, "SELECT FROM ids.leases");
-        assert_eq!(&*sql.renew, "UPDATE ids.leases");
-        assert_eq!(&*sql.list, "SELECT * FROM ids.leases WHERE namespace = $1");
+        assert_eq!(&*sql.shape, "SELECT namespace, slot, value FROM ids.leases WHERE 1 = 0");
+        assert_eq!(&*sql.create, "INSERT INTO ids.leases");
+        assert_eq!(&*sql.update, "UPDATE ids.leases");
+        assert_eq!(sql.read(Bugs::default()), sql.read);
+        let planted = Bugs { range_end_inclusive: true, namespace_case_insensitive: true, ..Bugs::default() };
+        assert_eq!(
+            &*sql.read(planted),
+            "SELECT slot, value FROM ids.leases WHERE lower(namespace) = lower($1 ) AND (slot = -1 OR (slot >= $2 AND slot <= $3))"
+        );
     }
 
     #[test]
-    fn holder_columns_fit_the_column() {
-        let token = "0123456789abcdef0123456789abcdef";
-        let column = holder_column(token);
-        let (short, name) = column.split_once('/').expect("token/name");
-        assert_eq!(short, "0123456789abcdef");
-        assert_eq!(recorded_holder(name).as_deref(), Some(holder_name()));
-        // A grant no store of ours made does not panic.
-        assert!(holder_column("é").ends_with(holder_name()));
+    fn an_old_table_is_refused_with_the_statement_of_the_new_one() {
+        let err = old_table("ids.leases", Kind::MySql);
+        let message = err.to_string();
+        assert!(message.starts_with("bad lease table name \"ids.leases\": it exists without the columns"), "{message}");
+        assert!(message.contains("CREATE TABLE IF NOT EXISTS ids.leases ("), "{message}");
+        assert!(message.contains("VARBINARY(512)"), "{message}");
     }
 
     #[test]
@@ -784,7 +831,7 @@ mod tests {
         };
         let error = SqlLeaseStore::connect(url).unwrap_err();
         assert!(error.to_string().starts_with("lease store "), "{error}");
-        super::super::store::assert_refusal_named_once(&error);
+        super::super::testing::assert_refusal_named_once(&error);
     }
 
     #[cfg(not(feature = "lease-mysql"))]

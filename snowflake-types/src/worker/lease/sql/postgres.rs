@@ -1,44 +1,32 @@
-//! The PostgreSQL backend: a conditional upsert that returns the row only when it took it.
+//! The PostgreSQL backend: one `SELECT` reads, `INSERT … ON CONFLICT DO NOTHING` creates a
+//! slot, `UPDATE … WHERE value = $4` updates one.
 
 use std::time::Duration;
 
 use sqlx_core::sql_str::AssertSqlSafe;
-use sqlx_postgres::{PgConnectOptions, PgPool, Postgres};
+use sqlx_postgres::{PgConnectOptions, PgConnection, PgPool, Postgres};
 
 use super::super::url::StoreUrl;
 use super::{
-    Attempt, Backend, Failure, LeaseRow, Listed, Op, Statements, Templates, Won, create_table, pool_options,
-    with_connection,
+    Backend, Bugs, Failure, Op, RowCas, Rows, SlotRange, Statements, Templates, create_table, pool_options,
+    with_connection, write_all,
 };
 
 const SQL: Templates = Templates {
     ddl: super::POSTGRES_TABLE_DDL,
-    acquire: "INSERT INTO {table} AS lease (namespace, worker_id, holder, fence, lease_until)
-        VALUES ($1, $2, $3, GREATEST(floor(extract(epoch FROM now()) * 1000000)::bigint, $5 + 1),
-                now() + $4 * interval '1 millisecond')
-        ON CONFLICT (namespace, worker_id) DO UPDATE
-        SET holder = excluded.holder, fence = GREATEST(lease.fence + 1, excluded.fence),
-            lease_until = excluded.lease_until
-        WHERE lease.lease_until <= now()
-        RETURNING fence, high_water_ms, floor(extract(epoch FROM now()) * 1000)::bigint",
-    read_back: "",
-    held: "SELECT worker_id FROM {table}
-        WHERE namespace = $1 AND worker_id >= $2 AND worker_id < $3 AND lease_until > now()",
-    renew: "UPDATE {table}
-        SET lease_until = now() + $5 * interval '1 millisecond',
-            high_water_ms = COALESCE(GREATEST(high_water_ms, $6), $6)
-        WHERE namespace = $1 AND worker_id = $2 AND holder = $3 AND fence = $4 AND lease_until > to_timestamp(0)",
-    release: "UPDATE {table}
-        SET lease_until = to_timestamp(0), high_water_ms = $5
-        WHERE namespace = $1 AND worker_id = $2 AND holder = $3 AND fence = $4 AND lease_until > to_timestamp(0)",
-    now: "SELECT floor(extract(epoch FROM now()) * 1000)::bigint",
-    list: "SELECT worker_id, holder, fence, high_water_ms,
-            floor(extract(epoch FROM lease_until) * 1000)::bigint - floor(extract(epoch FROM now()) * 1000)::bigint
-        FROM {table} WHERE namespace = $1 AND worker_id >= 0 ORDER BY worker_id",
-    mark: "INSERT INTO {table} (namespace, worker_id, holder, fence, lease_until, high_water_ms)
-        VALUES ($1, -1, '', 0, to_timestamp(0), floor(extract(epoch FROM now()) * 1000)::bigint)
-        ON CONFLICT (namespace, worker_id) DO NOTHING",
-    since: "SELECT high_water_ms FROM {table} WHERE namespace = $1 AND worker_id = -1",
+    shape: "SELECT namespace, slot, value FROM {table} WHERE 1 = 0",
+    // $1 namespace, $2..$3 the worker IDs, $4 whether to say the highest. One statement: one
+    // snapshot.
+    read: "SELECT slot, value::text FROM {table} WHERE namespace = $1 AND (slot = -1 OR (slot >= $2 AND slot < $3))
+        UNION ALL SELECT -2, (SELECT max(slot) FROM {table} WHERE namespace = $1 AND slot >= 0)::text WHERE $4
+        UNION ALL SELECT -3, floor(extract(epoch FROM now()) * 1000)::bigint::text
+        UNION ALL SELECT -4, 'pg-' || (SELECT system_identifier FROM pg_control_system())::text
+            || '-tl' || (SELECT timeline_id FROM pg_control_checkpoint())::text",
+    create: "INSERT INTO {table} (namespace, slot, value) VALUES ($1, $2, $3) ON CONFLICT (namespace, slot) DO NOTHING",
+    update: "UPDATE {table} SET value = $3 WHERE namespace = $1 AND slot = $2 AND value = $4",
+    update_any: "UPDATE {table} SET value = $3 WHERE namespace = $1 AND slot = $2 AND $4::text IS NOT NULL",
+    upsert: "INSERT INTO {table} (namespace, slot, value) VALUES ($1, $2, $3)
+        ON CONFLICT (namespace, slot) DO UPDATE SET value = excluded.value",
 };
 
 /// The URL's options (`sslmode`, `sslrootcert` and the rest, read by sqlx), with the CA file
@@ -51,7 +39,7 @@ pub(super) fn options(url: &StoreUrl, ca: Option<&str>) -> Result<PgConnectOptio
     })
 }
 
-/// Creates the table, then opens the pool lazily.
+/// Creates the table and checks its columns, then opens the pool lazily.
 pub(super) async fn connect(
     options: PgConnectOptions,
     table: &str,
@@ -62,7 +50,7 @@ pub(super) async fn connect(
         .application_name("typed-snowflake lease")
         .options([("lock_timeout", limit.as_str()), ("statement_timeout", limit.as_str())]);
     let sql = Statements::new(table, &SQL);
-    create_table::<Postgres>(&options, &sql.ddl, timeout, is_timeout).await?;
+    create_table::<Postgres>(&options, &sql, timeout, is_timeout, is_old).await?;
     Ok(Box::new(Pg { pool: pool_options(timeout).connect_lazy_with(options), sql }))
 }
 
@@ -77,81 +65,84 @@ fn is_timeout(error: &sqlx_core::Error) -> bool {
     error.as_database_error().and_then(|e| e.code()).is_some_and(|code| code == "55P03" || code == "57014")
 }
 
+/// `42703`: a column the table does not have.
+fn is_old(error: &sqlx_core::Error) -> bool {
+    error.as_database_error().and_then(|e| e.code()).is_some_and(|code| code == "42703")
+}
+
+impl Pg {
+    /// One compare-and-set: whether it matched its row.
+    async fn one(
+        &self,
+        c: &mut PgConnection,
+        namespace: &str,
+        row: RowCas<'_>,
+        bugs: Bugs,
+    ) -> Result<bool, sqlx_core::Error> {
+        let (sql, expect) = match row.expect {
+            None if bugs.create_overwrites => (&self.sql.upsert, None),
+            None => (&self.sql.create, None),
+            Some(expect) if bugs.cas_ignores_expect => (&self.sql.update_any, Some(expect)),
+            Some(expect) => (&self.sql.update, Some(expect)),
+        };
+        let query = sqlx_core::query::query(AssertSqlSafe(sql.clone())).bind(namespace).bind(row.slot).bind(row.value);
+        let query = match expect {
+            Some(expect) => query.bind(expect),
+            None => query,
+        };
+        Ok(query.execute(c).await?.rows_affected() == 1)
+    }
+}
+
 impl Backend for Pg {
-    fn held<'a>(&'a self, namespace: &'a str, from: i64, to: i64, timeout: Duration) -> Op<'a, Vec<i64>> {
+    fn read<'a>(
+        &'a self,
+        namespace: &'a str,
+        range: SlotRange,
+        highest: bool,
+        bugs: Bugs,
+        timeout: Duration,
+    ) -> Op<'a, Rows> {
         Box::pin(with_connection(&self.pool, timeout, is_timeout, async move |c| {
-            sqlx_core::query_scalar::query_scalar(AssertSqlSafe(self.sql.held.clone()))
+            sqlx_core::query_as::query_as(AssertSqlSafe(self.sql.read(bugs)))
                 .bind(namespace)
-                .bind(from)
-                .bind(to)
+                .bind(range.from)
+                .bind(range.to)
+                .bind(highest)
                 .fetch_all(c)
                 .await
         }))
     }
 
-    fn try_acquire<'a>(&'a self, attempt: Attempt<'a>, timeout: Duration) -> Op<'a, Won> {
+    fn write<'a>(&'a self, namespace: &'a str, rows: &'a [RowCas<'a>], bugs: Bugs, timeout: Duration) -> Op<'a, bool> {
         Box::pin(with_connection(&self.pool, timeout, is_timeout, async move |c| {
-            sqlx_core::query_as::query_as(AssertSqlSafe(self.sql.acquire.clone()))
-                .bind(attempt.namespace)
-                .bind(attempt.worker_id)
-                .bind(attempt.holder)
-                .bind(attempt.ttl_ms)
-                .bind(attempt.fence_above)
-                .fetch_optional(c)
-                .await
+            write_all::<Postgres>(c, rows, bugs, async |c, row| self.one(c, namespace, row, bugs).await).await
         }))
     }
 
-    fn renew<'a>(&'a self, row: &'a LeaseRow<'a>, ttl_ms: i64, high_water_ms: i64, timeout: Duration) -> Op<'a, bool> {
-        Box::pin(with_connection(&self.pool, timeout, is_timeout, async move |c| {
-            let done = sqlx_core::query::query(AssertSqlSafe(self.sql.renew.clone()))
-                .bind(row.namespace)
-                .bind(row.worker_id)
-                .bind(row.holder.as_str())
-                .bind(row.fence)
-                .bind(ttl_ms)
-                .bind(high_water_ms)
-                .execute(c)
-                .await?;
-            Ok(done.rows_affected() == 1)
-        }))
-    }
-
-    fn release<'a>(&'a self, row: &'a LeaseRow<'a>, high_water_ms: i64, timeout: Duration) -> Op<'a, bool> {
-        Box::pin(with_connection(&self.pool, timeout, is_timeout, async move |c| {
-            let done = sqlx_core::query::query(AssertSqlSafe(self.sql.release.clone()))
-                .bind(row.namespace)
-                .bind(row.worker_id)
-                .bind(row.holder.as_str())
-                .bind(row.fence)
-                .bind(high_water_ms)
-                .execute(c)
-                .await?;
-            Ok(done.rows_affected() == 1)
-        }))
-    }
-
-    fn now_ms(&self, timeout: Duration) -> Op<'_, i64> {
+    fn warnings(&self, timeout: Duration) -> Op<'_, Vec<String>> {
         Box::pin(with_connection(&self.pool, timeout, is_timeout, async |c| {
-            sqlx_core::query_scalar::query_scalar(AssertSqlSafe(self.sql.now.clone())).fetch_one(c).await
-        }))
-    }
-
-    fn list<'a>(&'a self, namespace: &'a str, timeout: Duration) -> Op<'a, Vec<Listed>> {
-        Box::pin(with_connection(&self.pool, timeout, is_timeout, async move |c| {
-            sqlx_core::query_as::query_as(AssertSqlSafe(self.sql.list.clone())).bind(namespace).fetch_all(c).await
-        }))
-    }
-
-    fn since<'a>(&'a self, namespace: &'a str, timeout: Duration) -> Op<'a, Option<i64>> {
-        Box::pin(with_connection(&self.pool, timeout, is_timeout, async move |c| {
-            sqlx_core::query::query(AssertSqlSafe(self.sql.mark.clone())).bind(namespace).execute(&mut *c).await?;
-            let since: Option<Option<i64>> =
-                sqlx_core::query_scalar::query_scalar(AssertSqlSafe(self.sql.since.clone()))
-                    .bind(namespace)
-                    .fetch_optional(&mut *c)
+            let (synchronous_commit, fsync): (String, String) =
+                sqlx_core::query_as::query_as("SELECT current_setting('synchronous_commit'), current_setting('fsync')")
+                    .fetch_one(c)
                     .await?;
-            Ok(since.flatten())
+            let mut warnings = Vec::new();
+            if synchronous_commit == "off" {
+                warnings.push(
+                    "PostgreSQL's synchronous_commit is off for the lease store's sessions: a crash of the server \
+                     may lose lease writes it acknowledged, and nothing tells the holders; set synchronous_commit \
+                     to on (for the lease store's role or database, at least)"
+                        .to_owned(),
+                );
+            }
+            if fsync == "off" {
+                warnings.push(
+                    "PostgreSQL's fsync is off: a crash of the machine may lose lease writes the server \
+                     acknowledged, and nothing tells the holders; turn fsync on"
+                        .to_owned(),
+                );
+            }
+            Ok(warnings)
         }))
     }
 }
