@@ -74,7 +74,7 @@ mod registry_limits;
 mod lease_store_mysql;
 #[cfg(any())] // PORTING
 mod lease_store_postgres;
-#[cfg(any())] // PORTING
+#[cfg(feature = "lease-redis")]
 mod lease_store_redis;
 
 // Integrations.

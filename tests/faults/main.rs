@@ -18,6 +18,8 @@
 // The helpers every module may use, shared once (each module imports what it needs).
 #[path = "../common/child.rs"]
 mod child;
+#[path = "../common/conformance.rs"]
+mod conformance;
 #[path = "../common/faults.rs"]
 mod faults;
 #[cfg(any())] // PORTING
@@ -48,7 +50,7 @@ mod lease_faults;
 mod lease_outage;
 // Leases through Redis Sentinel: a master, a replica and three sentinels of the test's own;
 // the master killed under load.
-#[cfg(any())] // PORTING
+#[cfg(feature = "lease-redis")]
 mod lease_sentinel;
 #[cfg(any())] // PORTING
 mod lease_store_etcd;
@@ -58,9 +60,13 @@ mod lease_store_etcd;
 mod lease_store_etcd_tls;
 #[cfg(any())] // PORTING
 mod lease_store_zookeeper;
+// The Redis store under its faults: a key or the marker deleted, a restart from an older RDB,
+// eviction under allkeys-lru, a pause shorter than the reservation; private redis-servers.
+#[cfg(feature = "lease-redis")]
+mod lease_store_redis;
 // The lease stores over TLS: a CA made for the run, private TLS servers (redis-server,
 // PostgreSQL, MariaDB).
-#[cfg(any())] // PORTING
+#[cfg(feature = "lease-redis")]
 mod lease_tls;
 // A process killed while it issues, and started again on the same high-water directory.
 mod restart_kill;
