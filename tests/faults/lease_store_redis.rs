@@ -72,9 +72,11 @@ impl Server {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let (port, dir) = (self.port.to_string(), self.dir.path().display().to_string());
-            let mut args = vec!["--port", &port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", &dir];
+            let mut args =
+                vec!["--port", &port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", &dir];
             args.extend(self.extra.iter().map(String::as_str));
-            let mut child = Command::new("redis-server").args(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn()?;
+            let mut child =
+                Command::new("redis-server").args(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn()?;
             loop {
                 if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
                     self.child = Some(child);
@@ -399,10 +401,16 @@ fn an_outage_shorter_than_the_reservation_stops_no_holder() -> TestResult {
     })?;
     for run in outcome.runs.iter().filter(|r| r.name != "c") {
         if let Some(stop) = run.stop_after(fault_ms) {
-            panic!("{label}: holder {} stopped {} ms after the pause began\n{}", run.name, stop.at_ms - fault_ms, describe(&outcome.runs));
+            panic!(
+                "{label}: holder {} stopped {} ms after the pause began\n{}",
+                run.name,
+                stop.at_ms - fault_ms,
+                describe(&outcome.runs)
+            );
         }
     }
-    let during = outcome.runs.iter().map(|r| r.stamped_within(&HOLDER_LAYOUT, fault_ms + 200, fault_ms + 2_300)).sum::<usize>();
+    let during =
+        outcome.runs.iter().map(|r| r.stamped_within(&HOLDER_LAYOUT, fault_ms + 200, fault_ms + 2_300)).sum::<usize>();
     report(&format!("redis, {label}: {during} IDs stamped while the server was paused"));
     assert!(during > 0, "no ID issued while the server was paused");
     assert_unique(label, &outcome);

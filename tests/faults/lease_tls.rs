@@ -126,8 +126,13 @@ fn redis_over_tls() {
     let certificates_of_test = redis::TlsCertificates { client_tls: None, root_cert: Some(pem) };
     let client = redis::Client::build_with_tls(server.url(), certificates_of_test).expect("a TLS client");
     let faults = TlsDel { client };
-    let subject =
-        Subject { name: "redis over TLS", open: &open, faults: &faults, prefix: unique("redis_tls_suite"), has_clock: true };
+    let subject = Subject {
+        name: "redis over TLS",
+        open: &open,
+        faults: &faults,
+        prefix: unique("redis_tls_suite"),
+        has_clock: true,
+    };
     run_all(&subject).unwrap_or_else(|failures| panic!("{failures}"));
 
     // A wrong CA, or none (the system's roots do not know the test CA), is refused.

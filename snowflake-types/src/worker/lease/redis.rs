@@ -376,7 +376,6 @@ impl RedisLeaseStore {
     }
 }
 
-
 /// What the read script replies: `TIME`'s seconds and microseconds, `run_id`, `master_replid`,
 /// the marker, the records of the range in order, the highest worker ID with a record.
 type ReadReply = (String, String, String, String, Option<String>, Vec<Option<String>>, Option<String>);
@@ -535,8 +534,7 @@ struct Keys {
 
 impl Keys {
     fn new(planted: &Planted, namespace: &str) -> Self {
-        let namespace =
-            if planted.has("namespace-folded") { namespace.to_lowercase() } else { namespace.to_owned() };
+        let namespace = if planted.has("namespace-folded") { namespace.to_lowercase() } else { namespace.to_owned() };
         Keys {
             marker: format!("snowflake:{{{namespace}}}:marker"),
             index: format!("snowflake:{{{namespace}}}:workers"),
@@ -750,7 +748,10 @@ mod tests {
         assert_eq!(eviction_warning(1 << 20, "volatile-lru"), None);
         for policy in ["allkeys-lru", "allkeys-lfu", "allkeys-random"] {
             let warning = eviction_warning(1 << 20, policy).expect("a warning");
-            assert!(warning.starts_with(&format!("maxmemory-policy is {policy} with maxmemory 1048576 bytes")), "{warning}");
+            assert!(
+                warning.starts_with(&format!("maxmemory-policy is {policy} with maxmemory 1048576 bytes")),
+                "{warning}"
+            );
             assert!(warning.ends_with("set maxmemory-policy to noeviction or a volatile-* policy"), "{warning}");
         }
     }
@@ -895,9 +896,9 @@ mod tests {
         let store = RedisLeaseStore::open("redis://127.0.0.1:1").unwrap();
         let error = store.read("shop", &Query::workers(0..32)).unwrap_err();
         assert!(
-            error
-                .to_string()
-                .starts_with("lease store redis://127.0.0.1:1/0: reading worker IDs 0..32 of namespace \"shop\" failed: "),
+            error.to_string().starts_with(
+                "lease store redis://127.0.0.1:1/0: reading worker IDs 0..32 of namespace \"shop\" failed: "
+            ),
             "{error}"
         );
         super::super::testing::assert_refusal_named_once(&error);
