@@ -40,13 +40,13 @@ mod tls;
 mod lease;
 // Store faults from outside: private redis-servers killed, flushed and paused, a proxy in
 // front of PostgreSQL and MariaDB, holders in child processes.
-#[cfg(any())] // PORTING
+#[cfg(feature = "lease-redis")]
 mod lease_faults;
 // Running holders through store outages shorter than the reservation, stores back empty, and
 // restarts: private redis-servers and etcds paused or restarted empty, a TCP proxy that cuts
 // PostgreSQL off.
 // (It shares `lease_faults`'s turns and helpers, hence MariaDB's feature too.)
-#[cfg(any())] // PORTING
+#[cfg(feature = "lease-redis")]
 mod lease_outage;
 // Leases through Redis Sentinel: a master, a replica and three sentinels of the test's own;
 // the master killed under load.
