@@ -62,6 +62,7 @@ pub(crate) fn heavy() -> Turn {
 
 /// Every slot: a test that starts dozens of processes at once runs with no other heavy test
 /// beside it (33 processes beside another heavy test starved a release past its 2 s timeout).
+#[allow(dead_code)] // PORTING: `lease.rs` takes it
 pub(crate) fn alone() -> Turn {
     turn(usize::MAX)
 }
