@@ -1,149 +1,132 @@
-//! The Redis lease store against a real server (`REDIS_URL`), and against a private
-//! `redis-server` that the test stops with SIGSTOP: a store that cannot reach its server in
-//! time says so within its timeout, and works again when the server does.
+//! The Redis lease store against a real server (`REDIS_URL`): the conformance suite every
+//! store is held to, each bug planted in the adapter failing its case against the server, and
+//! what the adapter adds of its own (timeouts, reconnection, replicas' acknowledgements, the
+//! eviction warning), some of it on a private `redis-server`.
 
-use crate::lease_store;
+use crate::conformance::{Faults, Subject, run_all};
 use crate::servers;
 
 use std::net::TcpListener;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lease_store::{HIGH_WATER, TTL, timed_out, unique};
-use typed_snowflake::worker::lease::{Claim, LeaseError, LeaseStore, RedisLeaseStore};
+use typed_snowflake::worker::lease::{Cas, LeaseError, LeaseStore, Query, RedisLeaseStore, Slot, Written};
 
-/// Every key of a namespace, deleted when dropped.
-fn cleanup(url: &str, namespace: &str) -> servers::RedisKeys {
-    servers::RedisKeys { url: url.to_owned(), pattern: servers::redis_lease_keys(namespace) }
+/// The names of this process's namespaces start with it.
+fn prefix(test: &str) -> String {
+    format!("t{}-redis-{test}", std::process::id())
 }
 
-/// The server's URL and a namespace of this test, cleaned up on drop; `None` to skip.
-fn setup(test: &str) -> Option<(String, String, servers::RedisKeys)> {
-    let url = servers::redis_url()?;
-    let namespace = unique(test);
-    let cleanup = cleanup(&url, &namespace);
-    Some((url, namespace, cleanup))
+/// Deletes every key of the namespaces starting with `prefix` (in both cases: the suite uses
+/// an upper-case namespace too) when dropped, also when the test fails.
+struct Cleanup {
+    url: String,
+    prefix: String,
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        for prefix in [self.prefix.clone(), self.prefix.to_uppercase()] {
+            servers::delete_redis_keys(&self.url, &format!("snowflake:{{{prefix}*"));
+        }
+    }
+}
+
+/// Deletes one key as an operator's `DEL` would.
+struct Del {
+    url: String,
+}
+
+impl Faults for Del {
+    fn delete(&self, namespace: &str, slot: Slot) {
+        let key = match slot {
+            Slot::Marker => format!("snowflake:{{{namespace}}}:marker"),
+            Slot::Worker(worker) => format!("snowflake:{{{namespace}}}:worker:{worker}"),
+        };
+        let mut conn = redis::Client::open(self.url.as_str()).and_then(|c| c.get_connection()).expect("connecting");
+        let deleted: i64 = redis::cmd("DEL").arg(&key).query(&mut conn).expect("DEL");
+        assert_eq!(deleted, 1, "{key} was not there to delete");
+    }
 }
 
 fn store(url: &str) -> RedisLeaseStore {
     RedisLeaseStore::open(url).expect("REDIS_URL is a Redis URL")
 }
 
-#[test]
-fn thirty_two_holders_share_a_five_bit_space() {
-    let Some((url, namespace, _cleanup)) = setup("32") else { return };
-    // One store, so one connection, per holder: 32 processes in miniature.
-    let stores: Vec<RedisLeaseStore> = (0..32).map(|_| store(&url)).collect();
-    lease_store::thirty_two_holders_share_a_five_bit_space(&stores, &namespace);
+/// Runs `f` on a subject of the shared server, its keys deleted after.
+fn with_subject(test: &str, f: impl FnOnce(&Subject<'_>)) {
+    let Some(url) = servers::redis_url() else { return };
+    let prefix = prefix(test);
+    let _cleanup = Cleanup { url: url.clone(), prefix: prefix.clone() };
+    let open = || Arc::new(store(&url)) as Arc<dyn LeaseStore>;
+    let faults = Del { url: url.clone() };
+    f(&Subject { name: "redis", open: &open, faults: &faults, prefix, has_clock: true });
 }
 
 #[test]
-fn fences_follow_the_clock_and_the_claim() {
-    let Some((url, namespace, _cleanup)) = setup("fences") else { return };
-    lease_store::fences_follow_the_clock_and_the_claim(&store(&url), &namespace);
+fn redis_passes_the_conformance_suite() {
+    with_subject("suite", |subject| run_all(subject).unwrap_or_else(|failures| panic!("{failures}")));
 }
 
+/// Every bug the adapter can plant fails a case of the suite against the real server.
+#[cfg(feature = "planted-bugs")]
 #[test]
-fn a_store_that_lost_its_data_vouches_for_nothing() {
-    let Some((url, namespace, _cleanup)) = setup("loss") else { return };
-    let lose = || servers::delete_redis_keys(&url, &servers::redis_lease_keys(&namespace));
-    lease_store::a_store_that_lost_its_data_vouches_for_nothing(&store(&url), &namespace, lose);
+fn planted_bugs_fail_against_redis() {
+    use crate::conformance::planted_bugs_fail;
+    with_subject("bugs", |subject| {
+        planted_bugs_fail(
+            subject,
+            &[
+                ("cas-ignores-expect", "a_slot_is_created_only_if_absent"),
+                ("write-not-atomic", "two_slots_are_written_together_or_not_at_all"),
+                ("clock-in-seconds", "the_clock_is_close"),
+                ("namespace-folded", "namespaces_are_apart"),
+                ("range-inclusive", "reads_take_ranges_and_say_the_highest"),
+            ],
+        )
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    });
 }
 
-/// A fence counter lost alone (evicted, deleted) makes every high water of the namespace
-/// untrustworthy: a key that survived may be older than what a holder issued since.
+/// The keys are plain, without a TTL: the store expires nothing. A worker ID's record is its
+/// own key, the marker another, and the index names every worker ID written.
 #[test]
-fn a_lost_fence_counter_vouches_for_no_high_water() {
-    let Some((url, namespace, _cleanup)) = setup("counter") else { return };
+fn the_keys_are_plain_and_never_expire() {
+    let Some(url) = servers::redis_url() else { return };
+    let namespace = prefix("keys");
+    let _cleanup = Cleanup { url: url.clone(), prefix: namespace.clone() };
     let store = store(&url);
-    let first = store.acquire(&Claim::new(&namespace, 1, TTL)).expect("acquiring");
-    store.release(&namespace, &first, HIGH_WATER).expect("releasing");
-    let mut conn = redis::Client::open(url.as_str()).and_then(|c| c.get_connection()).expect("connecting");
-    let _: i64 = redis::cmd("DEL").arg(format!("snowflake:{{{namespace}}}:fence")).query(&mut conn).expect("DEL");
-    let second = store.acquire(&Claim::new(&namespace, 1, TTL)).expect("acquiring");
-    assert_eq!(second.previous_high_water_ms, None, "the high water survived, but without its counter");
-    assert!(second.fence > first.fence);
-    store.release(&namespace, &second, HIGH_WATER).expect("releasing");
-}
-
-#[test]
-fn the_leases_are_listed() {
-    let Some((url, namespace, _cleanup)) = setup("list") else { return };
-    let _other = cleanup(&url, &format!("{namespace}-other"));
-    lease_store::the_leases_are_listed(&store(&url), &namespace, true);
-}
-
-#[test]
-fn high_water_rises_until_the_release() {
-    let Some((url, namespace, _cleanup)) = setup("hw") else { return };
-    lease_store::high_water_rises_until_the_release(&store(&url), &namespace);
-}
-
-#[test]
-fn a_stale_token_is_lost() {
-    let Some((url, namespace, _cleanup)) = setup("stale") else { return };
-    lease_store::a_stale_token_is_lost(&store(&url), &namespace);
-}
-
-#[test]
-fn an_expired_lease_is_taken_over() {
-    let Some((url, namespace, _cleanup)) = setup("expired") else { return };
-    lease_store::an_expired_lease_is_taken_over(&store(&url), &store(&url), &namespace);
-}
-
-#[test]
-fn the_store_clock_is_close() {
-    let Some((url, namespace, _cleanup)) = setup("clock") else { return };
-    lease_store::the_store_clock_is_close(&store(&url), &namespace);
-}
-
-#[test]
-fn bad_arguments_are_refused() {
-    let Some((url, namespace, _cleanup)) = setup("bad") else { return };
-    lease_store::bad_arguments_are_refused(&store(&url), &namespace);
-}
-
-#[test]
-fn namespaces_differ_by_case() {
-    let Some((url, namespace, _cleanup)) = setup("case") else { return };
-    let _upper = cleanup(&url, &format!("{namespace}_A"));
-    let _lower = cleanup(&url, &format!("{namespace}_a"));
-    lease_store::namespaces_differ_by_case(&store(&url), &namespace);
-}
-
-#[test]
-fn the_last_free_id_is_found() {
-    let Some((url, namespace, _cleanup)) = setup("wide") else { return };
-    let mut conn = redis::Client::open(url.as_str()).and_then(|c| c.get_connection()).expect("connecting");
-    let mut fill = redis::pipe();
-    for worker in (0..lease_store::WIDE_SPACE).filter(|&w| w != lease_store::FREE) {
-        let key = format!("snowflake:{{{namespace}}}:worker:{worker}");
-        fill.cmd("SET").arg(key).arg("another holder|1").arg("PX").arg(3_600_000).ignore();
-    }
-    let () = fill.query(&mut conn).expect("filling the space");
-    lease_store::the_last_free_id_is_found(&store(&url), &namespace);
-}
-
-#[test]
-fn the_high_water_outlives_the_lease_key() {
-    let Some((url, namespace, _cleanup)) = setup("keys") else { return };
-    let store = store(&url);
-    let grant = store.acquire(&Claim::new(&namespace, 1, Duration::from_secs(5))).expect("acquiring");
-    store.renew(&namespace, &grant, Duration::from_secs(5), HIGH_WATER).expect("renewing");
+    let ops = [Cas::new(Slot::Worker(7), None, "r7"), Cas::new(Slot::Marker, None, "m")];
+    assert_eq!(store.write(&namespace, &ops).expect("writing"), Written::Done);
     let mut conn = redis::Client::open(url.as_str()).and_then(|c| c.get_connection()).expect("connecting");
     let key = |kind: &str| format!("snowflake:{{{namespace}}}:{kind}");
-    let value: String = redis::cmd("GET").arg(key("worker:0")).query(&mut conn).expect("GET");
-    // `token|fence|host:pid`.
-    let name = value.strip_prefix(&format!("{}|{}|", grant.token, grant.fence)).expect("token|fence|name");
-    assert!(name.ends_with(&format!(":{}", std::process::id())), "{value}");
-    let lease_ttl: i64 = redis::cmd("PTTL").arg(key("worker:0")).query(&mut conn).expect("PTTL");
-    assert!((4_000..=5_000).contains(&lease_ttl), "the lease key expires with the lease: {lease_ttl} ms");
-    let high_water_ttl: i64 = redis::cmd("PTTL").arg(key("hw:0")).query(&mut conn).expect("PTTL");
-    assert_eq!(high_water_ttl, -1, "the high water never expires");
-    let fence_ttl: i64 = redis::cmd("PTTL").arg(key("fence")).query(&mut conn).expect("PTTL");
-    assert_eq!(fence_ttl, -1, "the fence counter never expires");
-    store.release(&namespace, &grant, HIGH_WATER).expect("releasing");
-    let exists: i64 = redis::cmd("EXISTS").arg(key("worker:0")).query(&mut conn).expect("EXISTS");
-    assert_eq!(exists, 0, "a release deletes the lease key");
+    for (kind, value) in [("worker:7", "r7"), ("marker", "m")] {
+        let read: String = redis::cmd("GET").arg(key(kind)).query(&mut conn).expect("GET");
+        assert_eq!(read, value);
+        let ttl: i64 = redis::cmd("PTTL").arg(key(kind)).query(&mut conn).expect("PTTL");
+        assert_eq!(ttl, -1, "{kind} never expires");
+    }
+    let index: Vec<u64> = redis::cmd("ZRANGE").arg(key("workers")).arg(0).arg(-1).query(&mut conn).expect("ZRANGE");
+    assert_eq!(index, [7]);
+    // The index lost (deleted, evicted): the highest worker ID is found by a scan.
+    let _: i64 = redis::cmd("DEL").arg(key("workers")).query(&mut conn).expect("DEL");
+    let read = store.read(&namespace, &Query::workers(0..0).with_highest()).expect("reading");
+    assert_eq!(read.highest, Some(7));
+    // The incarnation is the server's run_id and replication ID.
+    let info: String = redis::cmd("INFO").arg("server").query(&mut conn).expect("INFO");
+    let run_id = info.lines().find_map(|l| l.strip_prefix("run_id:")).expect("a run_id").trim();
+    assert!(read.incarnation.starts_with(&format!("{run_id}-")), "{}", read.incarnation);
+    assert_eq!(read.incarnation.len(), 81, "{}", read.incarnation);
+}
+
+/// A result that must be a timeout of `bound`, within a little more than `bound`.
+fn timed_out<T: std::fmt::Debug>(result: Result<T, LeaseError>, began: Instant, bound: Duration) {
+    let took = began.elapsed();
+    match result {
+        Err(LeaseError::Timeout { after, .. }) => assert_eq!(after, bound),
+        other => panic!("expected a timeout after {bound:?}, got {other:?} after {took:?}"),
+    }
+    assert!(took < bound + Duration::from_millis(300), "the timeout of {bound:?} took {took:?}");
 }
 
 #[test]
@@ -154,9 +137,9 @@ fn a_server_that_never_answers_times_out() {
     let bound = Duration::from_millis(300);
     let store = RedisLeaseStore::open(&url).expect("a Redis URL").timeout(bound);
     let began = Instant::now();
-    timed_out(store.acquire(&Claim::new("shop", 32, TTL)), began, bound);
+    timed_out(store.read("shop", &Query::workers(0..32)), began, bound);
     let began = Instant::now();
-    timed_out(store.now_ms(), began, bound);
+    timed_out(store.write("shop", &[Cas::new(Slot::Marker, None, "m")]), began, bound);
 }
 
 #[test]
@@ -165,10 +148,10 @@ fn a_server_that_is_down_is_a_store_error() {
     let url = format!("redis://:secret@{}", free.local_addr().expect("an address"));
     drop(free);
     let store = RedisLeaseStore::open(&url).expect("a Redis URL");
-    let err = store.acquire(&Claim::new("shop", 32, TTL)).unwrap_err();
+    let err = store.read("shop", &Query::workers(0..32)).unwrap_err();
     assert!(matches!(err, LeaseError::Store { .. }), "{err:?}");
     let message = err.to_string();
-    assert!(message.contains("acquiring a worker ID in namespace \"shop\""), "{message}");
+    assert!(message.contains("reading worker IDs 0..32 of namespace \"shop\""), "{message}");
     assert!(!message.contains("secret"), "{message}");
     assert!(std::error::Error::source(&err).is_some(), "the driver's error is kept");
 }
@@ -179,21 +162,22 @@ fn a_stopped_server_times_out_within_the_bound_and_recovers() {
     let bound = Duration::from_millis(300);
     let store = RedisLeaseStore::open(&server.url()).expect("a Redis URL").timeout(bound);
     let namespace = "paused";
-    let grant = store.acquire(&Claim::new(namespace, 32, TTL)).expect("acquiring");
+    let create = [Cas::new(Slot::Worker(0), None, "r1")];
+    assert_eq!(store.write(namespace, &create).expect("writing"), Written::Done);
 
-    server.signal("-STOP");
+    server.stop();
     let began = Instant::now();
-    timed_out(store.renew(namespace, &grant, TTL, HIGH_WATER), began, bound);
+    timed_out(store.read(namespace, &Query::workers(0..1)), began, bound);
     let began = Instant::now();
-    timed_out(store.now_ms(), began, bound);
-    let began = Instant::now();
-    timed_out(store.acquire(&Claim::new(namespace, 32, TTL)), began, bound);
+    timed_out(store.write(namespace, &[Cas::new(Slot::Worker(0), Some("r1"), "r2")]), began, bound);
 
-    server.signal("-CONT");
-    store.renew(namespace, &grant, TTL, HIGH_WATER).expect("renewing once the server runs again");
-    store.release(namespace, &grant, HIGH_WATER).expect("releasing");
-    let again = store.acquire(&Claim::new(namespace, 1, TTL)).expect("acquiring");
-    assert!(again.fence > grant.fence);
+    server.cont();
+    // The write that timed out may or may not have been applied: the store says which.
+    let read = store.read(namespace, &Query::workers(0..1)).expect("reading once the server runs again");
+    let now = read.record(0).expect("the record").to_owned();
+    assert!(now == "r1" || now == "r2", "{now}");
+    let update = [Cas::new(Slot::Worker(0), Some(&now), "r3")];
+    assert_eq!(store.write(namespace, &update).expect("writing"), Written::Done);
 }
 
 #[test]
@@ -202,51 +186,66 @@ fn a_dropped_connection_is_replaced_on_the_next_call() {
     let Some(server) = servers::PrivateRedis::start() else { return };
     let store = RedisLeaseStore::open(&server.url()).expect("a Redis URL");
     let namespace = "reconnect";
-    let grant = store.acquire(&Claim::new(namespace, 32, TTL)).expect("acquiring");
+    store.read(namespace, &Query::workers(0..1)).expect("reading");
     let mut admin = redis::Client::open(server.url()).and_then(|c| c.get_connection()).expect("connecting");
     let killed: i64 =
         redis::cmd("CLIENT").arg(&["KILL", "TYPE", "normal", "SKIPME", "yes"]).query(&mut admin).expect("CLIENT KILL");
     assert_eq!(killed, 1, "the store's connection");
-    // The call that meets the dead connection fails with a store error, not a lost lease;
-    // the next one connects afresh.
-    match store.renew(namespace, &grant, TTL, HIGH_WATER) {
+    // The call that meets the dead connection fails with a store error; the next one
+    // connects afresh.
+    match store.read(namespace, &Query::workers(0..1)) {
         Err(LeaseError::Store { .. }) => {}
         other => panic!("expected a store error, got {other:?}"),
     }
-    store.renew(namespace, &grant, TTL, HIGH_WATER).expect("a fresh connection renews");
-    store.release(namespace, &grant, HIGH_WATER).expect("releasing");
+    store.read(namespace, &Query::workers(0..1)).expect("a fresh connection reads");
 }
 
-/// With `min_replicas=1`, a server without replicas counts no grant and no renewal: the grant
-/// is undone (the worker ID stays free) and fails saying how many replicas acknowledged it;
-/// the renewal is a store error, not a loss (the holder keeps the validity it had).
+/// With `min_replicas=1`, a server without replicas counts no read and no write: each is a
+/// store error saying how many replicas acknowledged it (a write may have been applied, as the
+/// contract allows a failed write to be).
 #[test]
-fn writes_too_few_replicas_acknowledged_do_not_count() {
-    let Some((url, namespace, _cleanup)) = setup("min_replicas") else { return };
-    let separator = if url.contains('?') { '&' } else { '?' };
-    let strict = store(&format!("{url}{separator}min_replicas=1")).timeout(Duration::from_millis(400));
-    let plain = store(&url);
-    let replicas: String = redis::cmd("INFO")
-        .arg("replication")
-        .query(&mut redis::Client::open(url.as_str()).and_then(|c| c.get_connection()).expect("connecting"))
-        .expect("INFO replication");
-    if !replicas.contains("connected_slaves:0") {
-        eprintln!("SKIPPED: the server at REDIS_URL has replicas");
-        return;
+fn calls_too_few_replicas_acknowledged_do_not_count() {
+    let Some(server) = servers::PrivateRedis::start() else { return };
+    let strict = store(&format!("{}?min_replicas=1", server.url())).timeout(Duration::from_millis(400));
+    let namespace = "min-replicas";
+    for result in [
+        strict.read(namespace, &Query::workers(0..1)).map(|_| Written::Done),
+        strict.write(namespace, &[Cas::new(Slot::Marker, None, "m")]),
+    ] {
+        let error = result.expect_err("no replica acknowledges");
+        assert!(matches!(error, LeaseError::Store { .. }), "{error:?}");
+        let text = error.to_string();
+        assert!(text.contains("too few replicas acknowledged the write"), "{text}");
+        assert!(text.contains("0 of the 1 asked for (min_replicas=1) within 200 ms"), "{text}");
     }
-    let error = strict.acquire(&Claim::new(&namespace, 1, TTL)).expect_err("no replica acknowledges");
-    assert!(matches!(error, LeaseError::Store { .. }), "{error:?}");
-    let text = error.to_string();
-    assert!(text.contains("too few replicas acknowledged the write"), "{text}");
-    assert!(text.contains("0 of the 1 asked for (min_replicas=1) within 200 ms"), "{text}");
-    // Undone: the only worker ID is free for the next store.
-    let grant = plain.acquire(&Claim::new(&namespace, 1, TTL)).expect("the worker ID is free again");
-    let error = strict.renew(&namespace, &grant, TTL, HIGH_WATER).expect_err("no replica acknowledges");
-    assert!(matches!(error, LeaseError::Store { .. }), "a renewal too few replicas acknowledged is no loss: {error:?}");
-    // A stale token is still a loss, told before any replica is asked.
-    let mut stale = grant.clone();
-    stale.token = "stale".into();
-    let error = strict.renew(&namespace, &stale, TTL, HIGH_WATER).expect_err("a stale token");
-    assert!(matches!(error, LeaseError::Lost { .. }), "{error:?}");
-    plain.release(&namespace, &grant, HIGH_WATER).expect("releasing");
+    // With `acks-ignored` planted, the same write counts.
+    #[cfg(feature = "planted-bugs")]
+    {
+        let careless = store(&format!("{}?min_replicas=1", server.url()));
+        assert!(careless.plant("acks-ignored"));
+        let ops = [Cas::new(Slot::Worker(1), None, "r")];
+        assert_eq!(careless.write(namespace, &ops).expect("no replica asked"), Written::Done);
+    }
+}
+
+/// `maxmemory` with an eviction policy that may evict keys without a TTL gives a warning that
+/// names the policy; `noeviction` and `volatile-*` give none.
+#[test]
+fn an_evicting_policy_is_warned_of() {
+    let Some(server) = servers::PrivateRedis::start() else { return };
+    let store = store(&server.url());
+    let mut admin = redis::Client::open(server.url()).and_then(|c| c.get_connection()).expect("connecting");
+    let mut set = |name: &str, value: &str| {
+        let () = redis::cmd("CONFIG").arg("SET").arg(name).arg(value).query(&mut admin).expect("CONFIG SET");
+    };
+    assert_eq!(store.warnings().expect("warnings"), Vec::<String>::new(), "no maxmemory");
+    set("maxmemory", "64mb");
+    set("maxmemory-policy", "allkeys-lru");
+    let warnings = store.warnings().expect("warnings");
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("maxmemory-policy is allkeys-lru"), "{warnings:?}");
+    for quiet in ["noeviction", "volatile-lru"] {
+        set("maxmemory-policy", quiet);
+        assert_eq!(store.warnings().expect("warnings"), Vec::<String>::new(), "{quiet}");
+    }
 }

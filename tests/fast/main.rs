@@ -74,7 +74,7 @@ mod registry_limits;
 mod lease_store_mysql;
 #[cfg(feature = "lease-postgres")]
 mod lease_store_postgres;
-#[cfg(any())] // PORTING
+#[cfg(feature = "lease-redis")]
 mod lease_store_redis;
 #[cfg(feature = "lease-zookeeper")]
 mod lease_store_zookeeper;

@@ -4,7 +4,7 @@
 //! child ran to the end.
 
 use crate::child;
-#[cfg(all(feature = "lease-redis", any()))] // PORTING
+#[cfg(feature = "lease-redis")]
 use crate::servers;
 
 use std::ffi::OsStr;
@@ -139,7 +139,7 @@ fn a_worker_space_wider_than_the_first_type_is_an_error() -> TestResult {
 /// `FLUSHALL` would): the lease is acquired again by itself, the registry's generators resume
 /// on it without a restart, above every ID they issued before, and `Registry::shutdown()`
 /// then releases the new grant.
-#[cfg(all(feature = "lease-redis", any()))] // PORTING
+#[cfg(feature = "lease-redis")]
 #[test]
 fn a_lost_registry_lease_is_acquired_again_and_released_at_shutdown() -> TestResult {
     let Some(url) = servers::redis_url() else { return Ok(()) };
@@ -346,7 +346,7 @@ fn child() -> TestResult {
             assert!(message.starts_with("environment variable SNOWFLAKE_NAMESPACE="), "{message}");
             assert!(!message.contains("refused"), "checked before the store is asked: {message}");
         }
-        #[cfg(all(feature = "lease-redis", any()))] // PORTING
+        #[cfg(feature = "lease-redis")]
         "lost_and_found" => lost_and_found()?,
         "hostname" => hostname()?,
         "stats" => stats()?,
@@ -374,7 +374,7 @@ fn child() -> TestResult {
     Ok(())
 }
 
-#[cfg(all(feature = "lease-redis", any()))] // PORTING
+#[cfg(feature = "lease-redis")]
 fn lost_and_found() -> TestResult {
     use typed_snowflake::worker::lease::{LeaseStatus, RedisLeaseStore, WorkerLease};
 
@@ -395,28 +395,31 @@ fn lost_and_found() -> TestResult {
     let before = Wide::generate();
     assert_eq!(before.worker(), worker);
     assert!(matches!(Registry::lease_status(), Some(LeaseStatus::Issuing { .. })), "{:?}", Registry::lease_status());
-    // The lease's key deleted behind its back: the next renewal finds the lease lost, and
-    // the lease is acquired again.
+    // The worker ID's record deleted behind its back: the next renewal finds the lease lost,
+    // and the lease is acquired again (`docs/lease-rules.md`, rule 6).
     let mut connection = redis::Client::open(url.as_str())?.get_connection()?;
-    // With its last-grant key too: a lease key alone gone is renewed again (no one took it).
-    let deleted: i64 = redis::cmd("DEL")
-        .arg(format!("snowflake:{{{namespace}}}:worker:{worker}"))
-        .arg(format!("snowflake:{{{namespace}}}:last:{worker}"))
-        .query(&mut connection)?;
-    assert_eq!(deleted, 2);
+    let deleted: i64 =
+        redis::cmd("DEL").arg(format!("snowflake:{{{namespace}}}:worker:{worker}")).query(&mut connection)?;
+    assert_eq!(deleted, 1);
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while Registry::lease_stats().is_none_or(|stats| stats.recoveries == 0) {
         assert!(std::time::Instant::now() < deadline, "never acquired again: {:?}", Registry::lease_status());
         std::thread::sleep(Duration::from_millis(5));
     }
     let stats = Registry::lease_stats().ok_or("no lease")?;
-    assert_eq!(stats.worker, worker, "the worker ID held before comes first");
+    // The worker ID that issues soonest: another never granted, here, rather than the one
+    // whose record is gone, which waits out the reservation (`docs/lease-rules.md`, rule 3).
+    let worker = stats.worker;
     assert!(stats.fence > fence, "fences only grow: {} after {fence}", stats.fence);
-    // The same generator resumes on the new grant, above its own last ID (its own record,
-    // the deadline it renewed to, lies ahead: the first ID waits for the clock to pass it).
+    // The same generator moves to the new grant once it issues (rule 6), above its own last ID.
     let after = loop {
         match Wide::try_generate() {
-            Ok(id) => break id,
+            Ok(id) if id.worker() == worker => break id,
+            Ok(id) if std::time::Instant::now() < deadline => {
+                assert!(id > before, "{id:?} after {before:?}");
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Ok(id) => return Err(format!("still issuing on worker {} after the new grant", id.worker()).into()),
             Err(GenerateError::Fenced { .. }) if std::time::Instant::now() < deadline => {
                 std::thread::sleep(Duration::from_millis(5));
             }

@@ -3,16 +3,16 @@
 //! the failover every holder issues again, with 0 duplicate IDs overall. The master is frozen
 //! (`SIGSTOP`), alone or with a holder, until the sentinels replace it, then continued: it
 //! still says it is the master, but no replica acknowledges its writes any more, so nothing
-//! it grants or renews counts, and no ID is issued twice. A replica promoted without its
-//! master's last writes does not vouch for the high waters it holds: a grant there says the
-//! store has no record.
+//! it answers counts, and no ID is issued twice. A replica promoted with only a prefix of its
+//! master's writes is a new incarnation of the store: the holders trust no record written
+//! before it (`docs/lease-rules.md`), and no ID is issued twice.
 //!
 //! Two replicas, so that a failover leaves the new master a replica (the other one) and the
 //! store's default `min_replicas=1` lets holders lease again without waiting for the old
 //! master to come back; the master and one replica are a majority of the three servers.
 
+use crate::conformance::{Faults, Subject, run_all};
 use crate::faults;
-use crate::lease_store;
 use crate::servers;
 
 use std::net::TcpStream;
@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use faults::{HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, check_workers, count_duplicates, segments_of, wall_ms};
 use typed_snowflake::Layout;
-use typed_snowflake::worker::lease::{Claim, LeaseStore, RedisLeaseStore};
+use typed_snowflake::worker::lease::{LeaseStore, Query, RedisLeaseStore, Slot};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -202,12 +202,20 @@ struct Deployment {
 
 impl Deployment {
     fn start() -> Option<Deployment> {
+        Deployment::with_replicas(&[&[], &[]])
+    }
+
+    /// A master, a replica started with each of `replicas_args`' extra arguments, three
+    /// sentinels.
+    fn with_replicas(replicas_args: &[&[&str]]) -> Option<Deployment> {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let master = Process::redis(free_port(), &[])?;
         let master_port = master.port.to_string();
         let mut replicas = Vec::new();
-        for _ in 0..2 {
-            let replica = Process::redis(free_port(), &["--replicaof", "127.0.0.1", &master_port])?;
+        for extra in replicas_args {
+            let mut args = vec!["--replicaof", "127.0.0.1", &master_port];
+            args.extend_from_slice(extra);
+            let replica = Process::redis(free_port(), &args)?;
             wait_until(Duration::from_secs(10), "the replica syncs", || in_sync(&replica));
             replicas.push(replica);
         }
@@ -225,7 +233,7 @@ impl Deployment {
                     redis::cmd("SENTINEL").arg("replicas").arg(MASTER_NAME).query(&mut c).unwrap_or_default();
                 let peers: Vec<redis::Value> =
                     redis::cmd("SENTINEL").arg("sentinels").arg(MASTER_NAME).query(&mut c).unwrap_or_default();
-                replicas.len() == 2 && peers.len() == 2
+                replicas.len() == replicas_args.len() && peers.len() == 2
             });
         }
         Some(Deployment { master, replicas, sentinels, _dir: dir })
@@ -260,12 +268,19 @@ fn a_failover_under_load_issues_no_duplicate_and_recovers() -> TestResult {
     let url = deployment.url();
     let store = RedisLeaseStore::open(&url)?;
     assert!(store.describe().starts_with("redis+sentinel://127.0.0.1:"), "{}", store.describe());
-    assert!(store.now_ms().is_ok(), "the master is reached through the sentinels");
-    // The store contract, through the sentinels.
-    let stores: Vec<RedisLeaseStore> = (0..4).map(|_| RedisLeaseStore::open(&url)).collect::<Result<_, _>>()?;
-    lease_store::thirty_two_holders_share_a_five_bit_space(&stores, &lease_store::unique("sentinel_32"));
-    lease_store::a_stale_token_is_lost(&store, &lease_store::unique("sentinel_stale"));
-    lease_store::the_store_clock_is_close(&store, &lease_store::unique("sentinel_clock"));
+    assert!(store.read("probe", &Query::workers(0..1)).is_ok(), "the master is reached through the sentinels");
+    // The store contract, through the sentinels, each call acknowledged by a replica.
+    let open =
+        || std::sync::Arc::new(RedisLeaseStore::open(&url).expect("a sentinel URL")) as std::sync::Arc<dyn LeaseStore>;
+    let faults = Del { master: &deployment.master };
+    let subject = Subject {
+        name: "redis+sentinel",
+        open: &open,
+        faults: &faults,
+        prefix: format!("t{}-suite", std::process::id()),
+        has_clock: true,
+    };
+    run_all(&subject).unwrap_or_else(|failures| panic!("{failures}"));
 
     let namespace = format!("t{}-sentinel", std::process::id());
     let spec = HolderSpec {
@@ -434,11 +449,33 @@ fn a_master_frozen_with_a_holder_issues_no_duplicate() -> TestResult {
     freeze_the_master("frozen-master-and-holder", true)
 }
 
-/// A replica promoted to master (`REPLICAOF NO ONE`) holds the high waters its old master
-/// wrote, but may lack the last ones: a grant there says the store has no record (the holder
-/// waits out any earlier one), while the old master still vouches for them.
+/// Deletes one key on the master, as an operator's `DEL` would.
+struct Del<'a> {
+    master: &'a Process,
+}
+
+impl Faults for Del<'_> {
+    fn delete(&self, namespace: &str, slot: Slot) {
+        let key = match slot {
+            Slot::Marker => format!("snowflake:{{{namespace}}}:marker"),
+            Slot::Worker(worker) => format!("snowflake:{{{namespace}}}:worker:{worker}"),
+        };
+        let deleted: i64 = redis::cmd("DEL").arg(&key).query(&mut self.master.connection()).expect("DEL");
+        assert_eq!(deleted, 1, "{key} was not there to delete");
+    }
+}
+
+/// A field of `INFO replication`.
+fn replication(process: &Process, field: &str) -> Option<String> {
+    let info: String = redis::cmd("INFO").arg("replication").query(&mut process.connection()).ok()?;
+    info.lines().find_map(|line| line.strip_prefix(field)?.strip_prefix(':')).map(|v| v.trim().to_owned())
+}
+
+/// A replica promoted to master (`REPLICAOF NO ONE`) holds the records its old master wrote,
+/// but may lack the last ones: it is another incarnation of the store (a new
+/// `master_replid`), so the protocol trusts none of them.
 #[test]
-fn a_promoted_replica_vouches_for_no_high_water_its_master_wrote() -> TestResult {
+fn a_promoted_replica_is_a_new_incarnation() -> TestResult {
     let Some(master) = Process::redis(free_port(), &[]) else { return Ok(()) };
     let master_port = master.port.to_string();
     let Some(replica) = Process::redis(free_port(), &["--replicaof", "127.0.0.1", &master_port]) else {
@@ -446,31 +483,109 @@ fn a_promoted_replica_vouches_for_no_high_water_its_master_wrote() -> TestResult
     };
     wait_until(Duration::from_secs(10), "the replica syncs", || in_sync(&replica));
     let namespace = "promoted";
-    let ttl = Duration::from_secs(30);
     let on_master = RedisLeaseStore::open(&format!("redis://127.0.0.1:{}", master.port))?;
-    let grant = on_master.acquire(&Claim::new(namespace, 1, ttl))?;
-    on_master.renew(namespace, &grant, ttl, 1_700_000_000_000)?;
-    on_master.release(namespace, &grant, 1_700_000_000_123)?;
-    // The old master vouches for what it wrote.
-    let again = on_master.acquire(&Claim::new(namespace, 1, ttl))?;
-    assert_eq!(again.previous_high_water_ms, Some(1_700_000_000_123));
-    on_master.release(namespace, &again, 1_700_000_000_456)?;
-    // The replica has it all, once it caught up.
+    let ops = [typed_snowflake::worker::lease::Cas::new(Slot::Worker(0), None, "r0")];
+    assert_eq!(on_master.write(namespace, &ops)?, typed_snowflake::worker::lease::Written::Done);
+    let before = on_master.read(namespace, &Query::workers(0..1))?;
     let mut c = replica.connection();
-    wait_until(Duration::from_secs(10), "the replica has the last release", || {
-        redis::cmd("GET").arg("snowflake:{promoted}:hw:0").query::<Option<String>>(&mut c).ok().flatten().as_deref()
-            == Some("1700000000456")
+    wait_until(Duration::from_secs(10), "the replica has the record", || {
+        redis::cmd("GET").arg("snowflake:{promoted}:worker:0").query::<Option<String>>(&mut c).ok().flatten().as_deref()
+            == Some("r0")
     });
     let () = redis::cmd("REPLICAOF").arg("NO").arg("ONE").query(&mut c)?;
     let on_replica = RedisLeaseStore::open(&format!("redis://127.0.0.1:{}", replica.port))?;
-    let promoted = on_replica.acquire(&Claim::new(namespace, 1, ttl))?;
-    assert_eq!(promoted.previous_high_water_ms, None, "a promoted replica must not vouch for its master's writes");
-    assert!(promoted.fence > again.fence, "fences still grow: {} after {}", promoted.fence, again.fence);
-    // What it records itself, it vouches for.
-    on_replica.release(namespace, &promoted, 1_700_000_000_789)?;
-    let next = on_replica.acquire(&Claim::new(namespace, 1, ttl))?;
-    assert_eq!(next.previous_high_water_ms, Some(1_700_000_000_789));
-    on_replica.release(namespace, &next, 1_700_000_000_790)?;
+    let after = on_replica.read(namespace, &Query::workers(0..1))?;
+    assert_eq!(after.record(0), Some("r0"), "the promoted replica holds its master's record");
+    assert_ne!(after.incarnation, before.incarnation, "a promotion changes the incarnation");
+    let (old_replid, new_replid) = (before.incarnation.split_once('-'), after.incarnation.split_once('-'));
+    assert_ne!(old_replid.map(|p| p.1), new_replid.map(|p| p.1), "a new master_replid");
+    Ok(())
+}
+
+/// A failover to a replica that holds only a prefix of the master's writes: replica R2 is
+/// frozen and its replication link cut while the holders go on writing (acknowledged by R1,
+/// which is never promoted: `replica-priority 0`); then the master is killed and R2 continued,
+/// and the sentinels promote R2, whose records are older than what the holders last wrote.
+/// The holders (a reservation of 4 s) and a newcomer issue again on the new master, and no ID
+/// is issued twice.
+#[test]
+fn a_failover_to_a_replica_with_a_prefix_of_the_writes_issues_no_duplicate() -> TestResult {
+    let _one = ONE_DEPLOYMENT.lock().unwrap_or_else(PoisonError::into_inner);
+    let Some(mut deployment) = Deployment::with_replicas(&[&["--replica-priority", "0"], &[]]) else {
+        return Ok(());
+    };
+    let label = "failover to a prefix";
+    let url = deployment.url();
+    let namespace = format!("t{}-prefix", std::process::id());
+    typed_snowflake::worker::lease::create_namespace(&RedisLeaseStore::open(&url)?, &namespace)?;
+    let spec = HolderSpec {
+        url: url.clone(),
+        namespace: namespace.clone(),
+        space: 2,
+        ttl: TTL,
+        margin: MARGIN,
+        reservation: Some(Duration::from_secs(4)),
+    };
+    let mut holders = Holders::new(Duration::from_secs(120))?;
+    holders.spawn_holder("a", &spec)?;
+    holders.spawn_holder("b", &spec)?;
+    assert!(
+        holders.wait_for(Duration::from_secs(20), |h| h.count_issuing_since(0) == 2),
+        "the holders never both issued:\n{}",
+        holders.describe()
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    // R2's link to the master, as R2 lists it (`flags=M`): its local address is the one the
+    // master sees.
+    let r2 = &deployment.replicas[1];
+    let clients: String = redis::cmd("CLIENT").arg("LIST").query(&mut r2.connection())?;
+    let link = clients
+        .lines()
+        .find(|line| line.split(' ').any(|f| f == "flags=M"))
+        .and_then(|line| line.split(' ').find_map(|f| f.strip_prefix("laddr=")))
+        .ok_or_else(|| format!("R2 lists no link to its master:\n{clients}"))?
+        .to_owned();
+    // Frozen, then cut off: what the master writes from now on never reaches R2.
+    r2.stop();
+    let cut: i64 = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("ADDR")
+        .arg(&link)
+        .arg("SKIPME")
+        .arg("no")
+        .query(&mut deployment.master.connection())?;
+    assert_eq!(cut, 1, "R2's replication link {link}");
+    // The holders write on, acknowledged by R1 alone.
+    std::thread::sleep(Duration::from_millis(1_500));
+    let master_offset: i64 =
+        replication(&deployment.master, "master_repl_offset").and_then(|o| o.parse().ok()).unwrap_or(-1);
+    let killed_ms = wall_ms();
+    deployment.master.kill9();
+    deployment.replicas[1].cont();
+    let r2_port = deployment.replicas[1].port;
+    wait_until(Duration::from_secs(40), "the sentinels promote R2", || deployment.master_port() == Some(r2_port));
+    let promoted_ms = wall_ms();
+    // R2's offset when it was promoted: where its new replication ID begins.
+    let r2_offset: i64 = replication(&deployment.replicas[1], "second_repl_offset")
+        .and_then(|o| o.parse::<i64>().ok())
+        .map_or(-1, |o| o - 1);
+    eprintln!(
+        "{label}: R2 promoted {} ms after the kill with {r2_offset} bytes of the old master's {master_offset}",
+        promoted_ms - killed_ms
+    );
+    assert!(r2_offset < master_offset, "R2 holds every write ({r2_offset} of {master_offset}): no prefix");
+    holders.spawn_holder("c", &spec)?;
+    let recovered = holders.wait_for(Duration::from_secs(30), |h| h.count_issuing_since(promoted_ms) >= 2);
+    std::thread::sleep(Duration::from_millis(1_000));
+    let description = holders.describe();
+    let runs = holders.finish()?;
+    let (ids, duplicates) = count_duplicates(runs.iter().map(|run| run.ids.as_slice()));
+    eprintln!("{label}: {ids} IDs, {duplicates} duplicates");
+    report_runs(&runs, killed_ms, promoted_ms);
+    assert_eq!(duplicates, 0, "{description}");
+    let findings = check_workers(&segments_of(&runs, &HOLDER_LAYOUT));
+    assert!(findings.is_empty(), "{}\n{description}", findings.join("\n"));
+    assert!(recovered, "two holders did not issue again within 30 s of the promotion:\n{description}");
     Ok(())
 }
 

@@ -1,19 +1,18 @@
-//! The lease stores over TLS, against servers of the test's own with a CA and certificates
-//! made for the run: a TLS-only `redis-server` (PostgreSQL and MariaDB: `lease_tls_sql.rs`).
-//! For each: the right CA works (the conformance
+//! The Redis lease store over TLS, against a TLS-only `redis-server` of the test's own with a
+//! CA and certificates made for the run (PostgreSQL and MariaDB: `lease_tls_sql.rs`): the right CA works (the conformance
 //! checks that are cheap), a wrong CA is refused naming the certificate problem, a plain-text
 //! server asked for TLS is refused, and the zero-code path (`SNOWFLAKE_WORKER_LEASE` with the
 //! CA in `SNOWFLAKE_LEASE_CA`) leases a worker ID in a fresh process.
 
 use crate::child;
-use crate::lease_store;
+use crate::conformance::{Faults, Subject, run_all};
 use crate::servers;
 use crate::tls;
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use lease_store::{HIGH_WATER, TTL, unique};
-use typed_snowflake::worker::lease::{CA_ENV, Claim, LeaseError, LeaseStore, RedisLeaseStore};
+use typed_snowflake::worker::lease::{CA_ENV, Cas, LeaseError, LeaseStore, Query, RedisLeaseStore, Slot, Written};
 use typed_snowflake::{Registry, SnowflakeId};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -23,11 +22,35 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
 struct TlsId(i64);
 
-/// Acquires, renews and releases one worker ID: the store works.
+/// A namespace of this process and test.
+fn unique(test: &str) -> String {
+    format!("t{}-{test}", std::process::id())
+}
+
+/// Creates a worker ID's record, updates it and reads it back: the store works.
 fn one_cycle(store: &dyn LeaseStore, namespace: &str) {
-    let grant = store.acquire(&Claim::new(namespace, 32, TTL)).unwrap_or_else(|e| panic!("acquiring: {e}"));
-    store.renew(namespace, &grant, TTL, HIGH_WATER).unwrap_or_else(|e| panic!("renewing: {e}"));
-    store.release(namespace, &grant, HIGH_WATER + 1).unwrap_or_else(|e| panic!("releasing: {e}"));
+    let write = |expect, value| store.write(namespace, &[Cas::new(Slot::Worker(3), expect, value)]);
+    assert_eq!(write(None, "r1").unwrap_or_else(|e| panic!("creating: {e}")), Written::Done);
+    assert_eq!(write(Some("r1"), "r2").unwrap_or_else(|e| panic!("updating: {e}")), Written::Done);
+    let read = store.read(namespace, &Query::workers(0..32)).unwrap_or_else(|e| panic!("reading: {e}"));
+    assert_eq!(read.record(3), Some("r2"));
+}
+
+/// Deletes one key of a TLS `redis-server`, as an operator's `DEL` would.
+struct TlsDel {
+    client: redis::Client,
+}
+
+impl Faults for TlsDel {
+    fn delete(&self, namespace: &str, slot: Slot) {
+        let key = match slot {
+            Slot::Marker => format!("snowflake:{{{namespace}}}:marker"),
+            Slot::Worker(worker) => format!("snowflake:{{{namespace}}}:worker:{worker}"),
+        };
+        let mut connection = self.client.get_connection().expect("connecting over TLS");
+        let deleted: i64 = redis::cmd("DEL").arg(&key).query(&mut connection).expect("DEL");
+        assert_eq!(deleted, 1, "{key} was not there to delete");
+    }
 }
 
 /// A store error's whole text: its message names its cause.
@@ -93,29 +116,39 @@ fn redis_over_tls() {
     // The right CA, named in the URL: the password is read from the URL, never shown.
     let store = RedisLeaseStore::open(&url).expect("a rediss:// URL");
     assert_eq!(store.describe(), format!("rediss://127.0.0.1:{}/0", server.port()));
-    let namespace = unique("redis_tls");
-    one_cycle(&store, &namespace);
-    let stores: Vec<RedisLeaseStore> = (0..4).map(|_| RedisLeaseStore::open(&url).expect("a URL")).collect();
-    lease_store::thirty_two_holders_share_a_five_bit_space(&stores, &unique("redis_tls_32"));
-    lease_store::a_stale_token_is_lost(&store, &unique("redis_tls_stale"));
-    lease_store::the_store_clock_is_close(&store, &unique("redis_tls_clock"));
+    one_cycle(&store, &unique("redis_tls"));
+    // The store contract over TLS.
+    let open = || Arc::new(RedisLeaseStore::open(&url).expect("a URL")) as Arc<dyn LeaseStore>;
+    let pem = std::fs::read(certificates.ca()).expect("the CA file");
+    let certificates_of_test = redis::TlsCertificates { client_tls: None, root_cert: Some(pem) };
+    let client = redis::Client::build_with_tls(server.url(), certificates_of_test).expect("a TLS client");
+    let faults = TlsDel { client };
+    let subject = Subject {
+        name: "redis over TLS",
+        open: &open,
+        faults: &faults,
+        prefix: unique("redis_tls_suite"),
+        has_clock: true,
+    };
+    run_all(&subject).unwrap_or_else(|failures| panic!("{failures}"));
 
     // A wrong CA, or none (the system's roots do not know the test CA), is refused.
     let wrong = format!("{}?ssl_ca_certs={}", server.url(), certificates.wrong_ca().display());
-    let message = refused(RedisLeaseStore::open(&wrong).expect("a URL").now_ms());
+    let probe = |url: &str| RedisLeaseStore::open(url).expect("a URL").read("probe", &Query::workers(0..1));
+    let message = refused(probe(&wrong));
     assert_unknown_issuer(&message);
     assert!(!message.contains(tls::PASSWORD), "{message}");
-    assert_unknown_issuer(&refused(RedisLeaseStore::open(&server.url()).expect("a URL").now_ms()));
+    assert_unknown_issuer(&refused(probe(&server.url())));
     // A wrong password is the server's refusal, after the handshake.
     let bad_password = url.replace(tls::PASSWORD, "not-it");
-    let message = refused(RedisLeaseStore::open(&bad_password).expect("a URL").now_ms());
+    let message = refused(probe(&bad_password));
     assert!(message.contains("Password authentication failed"), "{message}");
 
     // Plain text where TLS was asked for: refused, saying the handshake failed.
     let Some(plain) = servers::PrivateRedis::start() else { return };
     let plain_url = format!("rediss://127.0.0.1:{}?ssl_ca_certs={ca}", plain.port());
     let store = RedisLeaseStore::open(&plain_url).expect("a URL").timeout(Duration::from_secs(2));
-    let message = refused(store.now_ms());
+    let message = refused(store.read("probe", &Query::workers(0..1)));
     eprintln!("a plain-text Redis asked for TLS: {message}");
     assert!(message.contains("TLS"), "{message}");
 

@@ -40,13 +40,13 @@ mod tls;
 mod lease;
 // Store faults from outside: private redis-servers killed, flushed and paused, a proxy in
 // front of PostgreSQL and MariaDB, holders in child processes.
-#[cfg(any())] // PORTING
+#[cfg(feature = "lease-redis")]
 mod lease_faults;
 // Running holders through store outages shorter than the reservation, stores back empty, and
 // restarts: private redis-servers paused or restarted empty, a TCP proxy that cuts PostgreSQL
 // off (etcd's are in `lease_store_etcd`).
 // (It shares `lease_faults`'s turns and helpers, hence MariaDB's feature too.)
-#[cfg(any())] // PORTING
+#[cfg(feature = "lease-redis")]
 mod lease_outage;
 // The SQL store (PostgreSQL, MariaDB) under its own faults: a worker's row or the marker's
 // deleted, a restore from a dump then a fence, a proxy that cuts the store off.
@@ -54,7 +54,7 @@ mod lease_outage;
 mod lease_sql;
 // Leases through Redis Sentinel: a master, a replica and three sentinels of the test's own;
 // the master killed under load.
-#[cfg(any())] // PORTING
+#[cfg(feature = "lease-redis")]
 mod lease_sentinel;
 // The etcd store on private etcd servers: the conformance suite, a hung member, and store
 // faults under holder processes (records and the marker deleted, paused, rebuilt empty,
@@ -69,9 +69,13 @@ mod lease_store_etcd_tls;
 // the server paused, an ensemble in a new epoch, TLS.
 #[cfg(feature = "lease-zookeeper")]
 mod lease_store_zookeeper;
+// The Redis store under its faults: a key or the marker deleted, a restart from an older RDB,
+// eviction under allkeys-lru, a pause shorter than the reservation; private redis-servers.
+#[cfg(feature = "lease-redis")]
+mod lease_store_redis;
 // The lease stores over TLS: a CA made for the run, private TLS servers (redis-server,
 // PostgreSQL, MariaDB).
-#[cfg(any())] // PORTING
+#[cfg(feature = "lease-redis")]
 mod lease_tls;
 // The SQL store over TLS: a CA made for the run, a private PostgreSQL and MariaDB.
 #[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]

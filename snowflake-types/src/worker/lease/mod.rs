@@ -29,9 +29,9 @@ pub use store::{
 };
 pub use url::{StoreKind, StoreUrl};
 
-#[cfg(all(feature = "lease-redis", any()))]
+#[cfg(feature = "lease-redis")]
 mod redis;
-#[cfg(all(feature = "lease-redis", any()))]
+#[cfg(feature = "lease-redis")]
 pub use self::redis::RedisLeaseStore;
 
 #[cfg(feature = "lease-etcd")]

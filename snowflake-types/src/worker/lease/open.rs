@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 #[cfg(feature = "lease-etcd")]
 use super::etcd::EtcdLeaseStore;
-#[cfg(all(feature = "lease-redis", any()))]
+#[cfg(feature = "lease-redis")]
 use super::redis::RedisLeaseStore;
 #[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
 use super::sql::SqlLeaseStore;
@@ -56,7 +56,7 @@ impl StoreUrl {
             source: None,
         };
         match self.kind() {
-            #[cfg(all(feature = "lease-redis", any()))]
+            #[cfg(feature = "lease-redis")]
             StoreKind::Redis | StoreKind::RedisSentinel => Ok(Arc::new(RedisLeaseStore::from_url(self)?)),
             #[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
             StoreKind::Postgres | StoreKind::MySql => {

@@ -1,4 +1,5 @@
-//! Worker-ID leases in Redis: the keys are described on [`RedisLeaseStore`].
+//! Worker-ID leases in Redis: the store contract over plain keys, read by one Lua script and
+//! written by another. The keys are described on [`RedisLeaseStore`].
 
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -6,13 +7,12 @@ use std::time::{Duration, Instant};
 use redis::{Connection, ConnectionAddr, IntoConnectionInfo, RedisError, Script, Value};
 
 use super::store::support::{
-    UnexpectedReply, acquiring, check_namespace, check_space, doing, holder_name, install_crypto_provider, listing,
-    new_token, recorded_holder, scan_order, ttl_ms,
+    Planted, UnexpectedReply, check_query, check_write, install_crypto_provider, reading, writing,
 };
-use super::store::{Claim, DEFAULT_STORE_TIMEOUT, Grant, LeaseError, LeaseStore, StoreFaults, WorkerRecord};
+use super::store::{Cas, DEFAULT_STORE_TIMEOUT, LeaseError, LeaseStore, Query, Slot, Snapshot, Written};
 
 // `ssl_ca_certs` (redis-py's name) names a PEM file of CA certificates to trust instead of the
-// system's; `min_replicas` how many replicas must acknowledge each grant and renewal (`WAIT`)
+// system's; `min_replicas` how many replicas must acknowledge each read and write (`WAIT`)
 // before it counts: 1 by default under Sentinel, 0 (none asked) for one server.
 use super::url::{MIN_REPLICAS_PARAM, REDIS_CA_PARAM as CA_PARAM, StoreKind, StoreUrl};
 
@@ -20,191 +20,157 @@ use super::url::{MIN_REPLICAS_PARAM, REDIS_CA_PARAM as CA_PARAM, StoreKind, Stor
 /// two replicas (see [`RedisLeaseStore`] for more).
 const SENTINEL_MIN_REPLICAS: u16 = 1;
 
-/// Raises `KEYS[2]` (the high water) to `ARGV[3]`, never lowering it. Lua numbers are
-/// doubles: exact for Unix milliseconds until the year 287396.
-macro_rules! raise_high_water {
-    () => {
-        "local stored = tonumber(redis.call('GET', KEYS[2]))
-         if stored == nil or tonumber(ARGV[3]) > stored then redis.call('SET', KEYS[2], ARGV[3]) end"
-    };
-}
+/// The bugs a test may plant (feature `planted-bugs`): each breaks one promise of the
+/// contract, and the conformance suite or a fault test shows it.
+#[cfg(feature = "planted-bugs")]
+const BUGS: &[&str] = &[
+    // A write that takes whatever the slot holds instead of comparing.
+    "cas-ignores-expect",
+    // The ops of a write applied one by one: the first stays when the second conflicts.
+    "write-not-atomic",
+    // The incarnation a constant: a restart or a promotion goes unseen.
+    "incarnation-constant",
+    // `TIME`'s seconds taken for milliseconds.
+    "clock-in-seconds",
+    // Keys built from the namespace in lower case: `Shop` and `shop` share their keys.
+    "namespace-folded",
+    // A read of `a..b` that also returns `b`.
+    "range-inclusive",
+    // `min_replicas` asked for and never checked: a write no replica acknowledged counts.
+    "acks-ignored",
+];
 
-/// The server's replication ID (`master_replid`): a replica promoted to master, and a server
-/// restarted, take a new one. Each high water is recorded with the ID of the server that
-/// wrote it, so that a promoted replica, which may lack the last writes of its old master,
-/// does not vouch for them.
-macro_rules! replication_id {
-    () => {
-        "string.match(redis.call('INFO', 'replication'), 'master_replid:(%w+)')"
-    };
-}
-
-/// KEYS: lease key, fence key, high-water key, the high water's server key, the last-grant key,
-/// the namespace's marker. ARGV: our token, TTL in ms, a fence to exceed, our holder name. Nil
-/// when the worker ID is leased; else the fence taken, the high water (false when the store
-/// cannot vouch for it), `TIME`, and since when (Unix ms) this server has known the namespace
-/// (its marker, rewritten now when missing or written by another server). One script, so the
-/// fencing number and the lease are taken together: a later holder of a worker ID always has
-/// a higher fence, however long a client paused.
+/// The store's clock, its incarnation, the marker and records in one script: nothing runs
+/// between its commands. KEYS: the marker, the index of worker IDs, then the record of every
+/// worker ID of the range. ARGV: `1` to say the highest worker ID with a record, the prefix of
+/// a record's key (the worker ID follows it). Replies `{seconds, microseconds, run_id,
+/// master_replid, marker, {records}, highest}`, each missing value `false`.
 ///
-/// The fence is the server's clock in microseconds, or one more than the last fence (or than
-/// the one the client saw) when that is higher: it never goes backwards, even when the
-/// server lost the counter. A lost counter also means the high water cannot be trusted: a key
-/// that survived a partial loss may be older than what a holder issued since. So does a high
-/// water written by another server (this one is a promoted replica, or restarted): the writes
-/// that followed it may be lost. Lua numbers are doubles, exact for microseconds until the
-/// year 2255; `%.0f` writes them without an exponent.
-const TAKE: &str = concat!(
-    "if redis.call('EXISTS', KEYS[1]) == 1 then return false end
-     local id = ",
-    replication_id!(),
-    "
-     local time = redis.call('TIME')
-     local last = tonumber(redis.call('GET', KEYS[2]))
-     local fence = math.max(tonumber(time[1]) * 1000000 + tonumber(time[2]), tonumber(ARGV[3]) + 1)
-     if last ~= nil then fence = math.max(fence, last + 1) end
-     local written = string.format('%.0f', fence)
-     redis.call('SET', KEYS[2], written)
-     local value = ARGV[1] .. '|' .. written .. '|' .. ARGV[4]
-     redis.call('SET', KEYS[1], value, 'PX', ARGV[2])
-     redis.call('SET', KEYS[5], value)
-     local high_water = false
-     if last ~= nil then
-       local from = redis.call('GET', KEYS[4])
-       if from == false or from == id then high_water = redis.call('GET', KEYS[3]) end
-     end
-     local now_ms = string.format('%.0f', tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000))
-     local since = false
-     local mark = redis.call('GET', KEYS[6])
-     if mark then
-       local ms, from = string.match(mark, '^(%d+)|(%w+)$')
-       if from == id then since = ms end
-     end
-     if since == false then
-       since = now_ms
-       redis.call('SET', KEYS[6], now_ms .. '|' .. id)
-     end
-     return {written, high_water, time[1], time[2], since}"
-);
+/// The highest worker ID with a record is the highest of the index whose record exists (an
+/// index entry outlives a record deleted alone); an index that is missing altogether (deleted,
+/// evicted) is replaced by a `SCAN` of the namespace's record keys.
+const READ: &str = r"
+local time = redis.call('TIME')
+local run_id = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
+local replid = string.match(redis.call('INFO', 'replication'), 'master_replid:(%w+)')
+local records = {}
+if #KEYS > 2 then records = redis.call('MGET', unpack(KEYS, 3)) end
+local highest = false
+if ARGV[1] == '1' then
+  if redis.call('EXISTS', KEYS[2]) == 1 then
+    local from = 0
+    while not highest do
+      local batch = redis.call('ZREVRANGE', KEYS[2], from, from + 99)
+      if #batch == 0 then break end
+      for _, worker in ipairs(batch) do
+        if redis.call('EXISTS', ARGV[2] .. worker) == 1 then highest = worker break end
+      end
+      from = from + 100
+    end
+  else
+    local cursor = '0'
+    repeat
+      local found = redis.call('SCAN', cursor, 'MATCH', ARGV[2] .. '*', 'COUNT', 1000)
+      cursor = found[1]
+      for _, key in ipairs(found[2]) do
+        local worker = string.match(string.sub(key, #ARGV[2] + 1), '^%d+$')
+        if worker and (not highest or tonumber(worker) > tonumber(highest)) then highest = worker end
+      end
+    until cursor == '0'
+  end
+end
+return {time[1], time[2], run_id or '', replid or '', redis.call('GET', KEYS[1]), records, highest}
+";
 
-/// KEYS: lease key, high-water key, the high water's server key, the last-grant key. ARGV: our
-/// value, TTL in ms, high water. 1: renewed. A lease key that expired is written again when
-/// this grant is still the worker ID's last one on this server (no one took it since, and the
-/// server kept its records): the lease rides through an outage longer than its TTL.
-const RENEW: &str = concat!(
-    "local id = ",
-    replication_id!(),
-    "
-     local current = redis.call('GET', KEYS[1])
-     if current == false then
-       if redis.call('GET', KEYS[4]) ~= ARGV[1] or redis.call('GET', KEYS[3]) ~= id then return 0 end
-       redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-     elseif current ~= ARGV[1] then
-       return 0
-     else
-       redis.call('PEXPIRE', KEYS[1], ARGV[2])
-     end\n",
-    raise_high_water!(),
-    "\nredis.call('SET', KEYS[3], ",
-    replication_id!(),
-    ")\nreturn 1"
-);
+/// Compare-and-set of one or two slots, all or nothing. KEYS: the slots' keys, then the index
+/// of worker IDs. ARGV, four per slot: `1` if it must hold the value that follows (`0`: if it
+/// must hold nothing), that value, its new value, its worker ID (empty for the marker). 1:
+/// written; 0: a slot held something else, and nothing was written.
+const WRITE: &str = r"
+local slots = #KEYS - 1
+for i = 1, slots do
+  local current = redis.call('GET', KEYS[i])
+  if ARGV[i * 4 - 3] == '1' then
+    if current ~= ARGV[i * 4 - 2] then return 0 end
+  elseif current then
+    return 0
+  end
+end
+for i = 1, slots do
+  redis.call('SET', KEYS[i], ARGV[i * 4 - 1])
+  local worker = ARGV[i * 4]
+  if worker ~= '' then redis.call('ZADD', KEYS[#KEYS], worker, worker) end
+end
+return 1
+";
 
-/// KEYS: lease key, high-water key, the high water's server key, the last-grant key. ARGV:
-/// our value, unused, final high water. 1: released. The final value replaces the recorded one: the holder has
-/// stopped issuing, and the fence deadline its renewals recorded lies beyond its last ID.
-const RELEASE: &str = concat!(
-    "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-     redis.call('SET', KEYS[2], ARGV[3])
-     redis.call('SET', KEYS[3], ",
-    replication_id!(),
-    ")
-     redis.call('DEL', KEYS[1], KEYS[4])
-     return 1"
-);
-
-/// KEYS: lease key, last-grant key. ARGV: the value a grant wrote. Deletes the lease key (and
-/// the last-grant key) if it still holds that value, and nothing else: undoes a grant too few replicas acknowledged, without
-/// touching the high water (a release would record its own).
-const DROP: &str = "if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
-     if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-     return 0";
-
-/// Worker-ID leases in one Redis server: a script that takes a free lease key (`SET … PX`) and
-/// its fencing number together, Lua compare-and-set on the holder's token to renew
-/// and release, `TIME` for the clock.
-/// An acquisition reads up to 1024 lease keys at once (`MGET`) from a random start, and tries
-/// `SET … NX` only on those that were free, so a full space is told in few round trips.
+/// The store contract in one Redis server, or in the master that Redis Sentinel names: a
+/// namespace's marker and each worker ID's record are plain keys without a TTL, read together
+/// by one Lua script (with `TIME` for the store's clock, and the server's `run_id` and
+/// `master_replid` for its incarnation) and written by another, which compares every slot
+/// before it sets any. The store decides nothing: what the values mean is the protocol's
+/// (`docs/lease-rules.md`).
 ///
 /// The store keeps one connection, opened on first use and replaced on the call after any
 /// error. Each round trip is bounded by the store's timeout (default
 /// [`DEFAULT_STORE_TIMEOUT`]); a server that does not answer in time gives
 /// [`LeaseError::Timeout`]. Calls from several threads take turns on the connection.
 ///
-/// Keys, for namespace `shop` and worker ID 7 (the braces are a hash tag, so that in a Redis
-/// Cluster every key of a namespace lives in one slot and the scripts may touch two of them):
+/// Keys, for namespace `shop` and worker ID 7 (the braces are a hash tag: every key of a
+/// namespace hashes to one slot, as a script that touches several keys needs in a cluster):
 ///
-/// - `snowflake:{shop}:fence`: the last fencing number handed out (the server's clock in
-///   microseconds at the acquisition, or one more than the fence before); never expires. An
-///   acquisition that finds it missing trusts no high water of the namespace.
-/// - `snowflake:{shop}:worker:7`: the holder's token, fence and name (`host:pid`), as
-///   `token|fence|name`; expires with the lease.
-/// - `snowflake:{shop}:hw:7`: the high water recorded by holders of worker 7, in Unix ms; never
-///   expires, because the next holder needs it most when the previous one crashed.
-/// - `snowflake:{shop}:hw-server:7`: the replication ID (`master_replid`) of the server that
-///   recorded it. A server with another ID (a replica promoted by a failover, which may lack
-///   the last writes, or a restarted server) does not vouch for it: the grant says the store
-///   has no record, and the holder waits out any earlier one, as after a data loss.
-/// - `snowflake:{shop}:last:7`: the last grant of worker 7 (`token|fence|name`), deleted by its
-///   release. A renewal whose lease key expired (an outage longer than the TTL) writes it
-///   again while this still names its grant and the high water is this server's: no one took
-///   the worker ID since.
-/// - `snowflake:{shop}:since`: since when this server has known the namespace
-///   (`<Unix ms>|<replication ID>`), written by the first acquisition that finds none of its
-///   own. A worker ID without a high water in a namespace known for longer than the
-///   reservation `W` starts at once ([`Grant::namespace_since_ms`]).
+/// - `snowflake:{shop}:marker`: the namespace's marker;
+/// - `snowflake:{shop}:worker:7`: the record of worker ID 7;
+/// - `snowflake:{shop}:workers`: a sorted set of the worker IDs ever written, so that a read
+///   finds the highest worker ID with a record without scanning the keyspace.
+///
+/// The incarnation is `<run_id>-<master_replid>`: a restart (from an older RDB file, or
+/// empty) takes a new `run_id`, a replica promoted by a failover a new `master_replid`.
+///
+/// # Eviction
+///
+/// A `maxmemory-policy` that may evict keys without a TTL (`allkeys-lru`, `allkeys-lfu`,
+/// `allkeys-random`) may evict a record or the marker: the protocol survives it as a data
+/// loss, at the cost of a wait (`docs/lease-rules.md`). [`warnings`](LeaseStore::warnings)
+/// names such a policy while `maxmemory` is set.
 ///
 /// # Replicas and failovers (Redis Sentinel)
 ///
 /// A master that Sentinel replaced may not know it yet: one that was frozen (a `SIGSTOP`, a
 /// stalled VM) or cut off still says `master` and keeps its replication ID until the
-/// sentinels convert it into a replica, and would go on granting and renewing leases that the
-/// new master grants again. So a grant or a renewal counts only once `min_replicas` replicas
-/// acknowledged its write (`WAIT`, on the same connection, within half the store's timeout):
-/// the URL's query parameter `min_replicas=<n>`, 1 by default for `redis+sentinel://`, 0
-/// (nothing asked) for `redis://` unless given. A renewal too few replicas acknowledged is a
-/// store error (not [`LeaseError::Lost`]): the holder keeps the validity it had and fences
-/// when it runs out. A grant too few replicas acknowledged is undone (its lease key deleted,
-/// best effort) and the acquisition fails with a store error saying how many replicas
-/// acknowledged. Either error drops the connection, so the next call asks the sentinels again.
+/// sentinels convert it into a replica, and would go on answering reads and writes that the
+/// new master never sees. So a read or a write counts only once `min_replicas` replicas
+/// acknowledged the connection's writes (`WAIT`, on the same connection, within half the
+/// store's timeout): the URL's query parameter `min_replicas=<n>`, 1 by default for
+/// `redis+sentinel://`, 0 (nothing asked) for `redis://` unless given. A call too few replicas
+/// acknowledged is a store error saying how many did (a write may or may not have been
+/// applied, as the contract allows), and drops the connection, so the next call asks the
+/// sentinels again.
 ///
 /// What the operator must provide, for `k` replicas that Sentinel monitors:
 ///
 /// - `min_replicas` greater than `(k - 1) / 2`: the master and `min_replicas` replicas are a
 ///   majority of the `k + 1` servers (`k` = 1 or 2: 1, the default; `k` = 3 or 4: 2). A
 ///   replica replicates one master at a time, so two masters (the old one, not yet converted,
-///   and the one Sentinel promoted) can then never both see their writes acknowledged at once,
-///   even while a replica the sentinels have not reconfigured yet still follows the old one.
-///   A replica's acknowledgement means the write is in its memory.
-/// - Liveness costs: while fewer than `min_replicas` replicas follow the master, no worker ID
-///   is granted or renewed, and holders stop issuing when their validity runs out
-///   (uniqueness over availability). With one replica, after a failover nothing is leased
-///   until the sentinels convert the old master into the new one's replica (they wait about
-///   10 s after it comes back); a dead old master never comes back, so run two replicas.
+///   and the one Sentinel promoted) can then never both see their writes acknowledged at once.
+/// - Liveness costs: while fewer than `min_replicas` replicas follow the master, nothing is
+///   read or written, and holders stop issuing when their reservation runs out (uniqueness
+///   over availability). With one replica, after a failover nothing is leased until the
+///   sentinels convert the old master into the new one's replica; a dead old master never
+///   comes back, so run two replicas.
 /// - Recommended besides: `min-replicas-to-write <min_replicas>` and a short
-///   `min-replicas-max-lag` (e.g. 2 s) on every server, so that an isolated master refuses
-///   the writes itself; replicas with `replica-serve-stale-data` as they like (the store
-///   never reads a replica); the holders' clocks within the lease's clock tolerance of the
-///   servers' (a grant's wait is measured by the server's `TIME` after `WAIT`).
+///   `min-replicas-max-lag` on every server, so that an isolated master refuses the writes
+///   itself.
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// use typed_snowflake::worker::lease::{Claim, LeaseStore, RedisLeaseStore};
+/// use typed_snowflake::worker::lease::{Cas, LeaseStore, Query, RedisLeaseStore, Slot, Written};
 ///
 /// let store = RedisLeaseStore::open("redis://127.0.0.1:6379")?.timeout(Duration::from_millis(500));
-/// let grant = store.acquire(&Claim::new("shop", 32, Duration::from_secs(10)))?;
-/// println!("worker {} leased from {}", grant.worker, store.describe());
-/// store.release("shop", &grant, grant.store_now_ms)?;
+/// let created = store.write("shop", &[Cas::new(Slot::Worker(3), None, "a record")])?;
+/// assert_eq!(created, Written::Done);
+/// let read = store.read("shop", &Query::workers(0..32))?;
+/// println!("{:?} at {:?} on {}", read.record(3), read.now_ms, store.describe());
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct RedisLeaseStore {
@@ -212,12 +178,11 @@ pub struct RedisLeaseStore {
     connection: Mutex<Option<Connection>>,
     timeout: Duration,
     name: String,
-    take: Script,
-    renew: Script,
-    release: Script,
-    drop: Script,
-    /// How many replicas must acknowledge a grant or a renewal (`WAIT`); 0: none asked.
+    read: Script,
+    write: Script,
+    /// How many replicas must acknowledge a read or a write (`WAIT`); 0: none asked.
     min_replicas: u16,
+    planted: Planted,
 }
 
 impl std::fmt::Debug for RedisLeaseStore {
@@ -232,8 +197,8 @@ impl RedisLeaseStore {
     /// against the system's trusted roots, or against the CA certificates of the PEM file
     /// that the query parameter `ssl_ca_certs=<path>` or else the environment variable
     /// [`CA_ENV`](super::CA_ENV) names. The query parameter `min_replicas=<n>` (0 by default here, 1 for
-    /// `redis+sentinel://…/<master-name>?min_replicas=<n>`) counts a grant or a renewal only once
-    /// `n` replicas acknowledged it: see the type's docs. Nothing is sent until the first call.
+    /// `redis+sentinel://…/<master-name>?min_replicas=<n>`) counts a read or a write only once
+    /// `n` replicas acknowledged the connection's writes: see the type's docs. Nothing is sent until the first call.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::{LeaseError, LeaseStore, RedisLeaseStore};
@@ -335,11 +300,10 @@ impl RedisLeaseStore {
             connection: Mutex::new(None),
             timeout: DEFAULT_STORE_TIMEOUT,
             name,
-            take: Script::new(TAKE),
-            renew: Script::new(RENEW),
-            release: Script::new(RELEASE),
-            drop: Script::new(DROP),
+            read: Script::new(READ),
+            write: Script::new(WRITE),
             min_replicas: 0,
+            planted: Planted::default(),
         }
     }
 
@@ -412,255 +376,221 @@ impl RedisLeaseStore {
     }
 }
 
+/// What the read script replies: `TIME`'s seconds and microseconds, `run_id`, `master_replid`,
+/// the marker, the records of the range in order, the highest worker ID with a record.
+type ReadReply = (String, String, String, String, Option<String>, Vec<Option<String>>, Option<String>);
+
 impl LeaseStore for RedisLeaseStore {
-    fn acquire(&self, claim: &Claim<'_>) -> Result<Grant, LeaseError> {
-        let Claim { namespace, space, ttl, prefer, fence_above, .. } = *claim;
-        check_namespace(namespace)?;
-        check_space(space)?;
-        let ttl_ms = ttl_ms(ttl)?;
-        let what = || acquiring(namespace);
-        let token = new_token();
-        for chunk in scan_order(space, prefer) {
-            let keys: Vec<String> = chunk.clone().map(|worker| worker_key(namespace, worker)).collect();
-            let values: Vec<Value> = self.with_connection(&what, |c| redis::cmd("MGET").arg(&keys).query(c))?;
-            for ((worker, key), value) in chunk.zip(keys).zip(values) {
-                if value != Value::Nil {
-                    continue; // a live lease
+    fn read(&self, namespace: &str, query: &Query) -> Result<Snapshot, LeaseError> {
+        check_query(namespace, query)?;
+        let what = || reading(namespace, query);
+        let keys = Keys::new(&self.planted, namespace);
+        let mut workers = query.workers.clone();
+        if self.planted.has("range-inclusive") {
+            workers.end = (workers.end + 1).min(super::store::MAX_WORKER_SPACE);
+        }
+        let mut invocation = self.read.prepare_invoke();
+        invocation.key(&keys.marker).key(&keys.index);
+        for worker in workers.clone() {
+            invocation.key(keys.worker(worker));
+        }
+        invocation.arg(if query.highest { "1" } else { "0" }).arg(&keys.worker_prefix);
+        let reply: ReadReply = self.with_connection(&what, |c| {
+            let reply = invocation.invoke(c)?;
+            self.acknowledge(c)?;
+            Ok(reply)
+        })?;
+        let (seconds, micros, run_id, replid, marker, values, highest) = reply;
+        let unexpected = |reply: String| LeaseError::store(&self.name, what(), UnexpectedReply(reply));
+        let (Ok(seconds), Ok(micros)) = (seconds.parse::<i64>(), micros.parse::<i64>()) else {
+            return Err(unexpected(format!("TIME replied {seconds} {micros}")));
+        };
+        let now_ms = if self.planted.has("clock-in-seconds") {
+            seconds
+        } else {
+            unix_ms(seconds, micros).map_err(|reply| LeaseError::store(&self.name, what(), reply))?
+        };
+        if values.len() as u64 != workers.end - workers.start {
+            return Err(unexpected(format!("{} records for {} worker IDs", values.len(), workers.end - workers.start)));
+        }
+        let records = workers.zip(values).filter_map(|(worker, value)| value.map(|value| (worker, value))).collect();
+        let highest = match highest {
+            Some(text) => Some(text.parse::<u64>().map_err(|_| unexpected(format!("highest worker ID {text:?}")))?),
+            None => None,
+        };
+        let incarnation =
+            if self.planted.has("incarnation-constant") { "redis".to_owned() } else { format!("{run_id}-{replid}") };
+        Ok(Snapshot::new(Some(now_ms), incarnation).with_marker(marker).with_records(records).with_highest(highest))
+    }
+
+    fn write(&self, namespace: &str, ops: &[Cas<'_>]) -> Result<Written, LeaseError> {
+        check_write(namespace, ops)?;
+        let what = || writing(namespace, ops);
+        if self.planted.has("write-not-atomic") {
+            let mut written = Written::Done;
+            for op in ops {
+                if self.compare_and_set(namespace, &[*op], &what)? == Written::Conflict {
+                    written = Written::Conflict;
                 }
-                // The fence is taken with the lease, so a scan that finds none takes no number.
-                let taken: Option<(String, Option<String>, i64, i64, String)> = self.with_connection(&what, |c| {
-                    let taken: Option<(String, Option<String>, i64, i64, String)> = self
-                        .take
-                        .key(&key)
-                        .key(fence_key(namespace))
-                        .key(high_water_key(namespace, worker))
-                        .key(high_water_server_key(namespace, worker))
-                        .key(last_key(namespace, worker))
-                        .key(since_key(namespace))
-                        .arg(&token)
-                        .arg(ttl_ms)
-                        .arg(fence_above)
-                        .arg(holder_name())
-                        .invoke(c)?;
-                    let Some((fence, high_water, seconds, micros, since)) = taken else { return Ok(None) };
-                    if self.min_replicas == 0 {
-                        return Ok(Some((fence, high_water, seconds, micros, since)));
-                    }
-                    // The clock is read again once the replicas acknowledged: a grant without
-                    // a record waits a TTL from then (see `acknowledged`).
-                    let (acked, (seconds, micros)): (i64, (i64, i64)) =
-                        redis::pipe().add_command(self.wait_command()).cmd("TIME").query(c)?;
-                    if let Err(error) = self.acknowledged(acked) {
-                        // Undone, so that the worker ID is free again on this server if it stays
-                        // the master; on an old master that Sentinel replaced it does not matter.
-                        let value = format!("{token}|{fence}|{}", holder_name());
-                        let _: Result<i64, RedisError> =
-                            self.drop.key(&key).key(last_key(namespace, worker)).arg(value).invoke(c);
-                        return Err(error);
-                    }
-                    Ok(Some((fence, high_water, seconds, micros, since)))
-                })?;
-                if let Some((fence, high_water, seconds, micros, since)) = taken {
-                    let what = || doing("acquiring", namespace, worker);
-                    let unexpected = |reply: String| LeaseError::store(&self.name, what(), UnexpectedReply(reply));
-                    let fence = fence.parse().map_err(|_| unexpected(format!("fence {fence:?}")))?;
-                    let previous_high_water_ms = match high_water {
-                        Some(text) => Some(text.parse().map_err(|_| unexpected(format!("high water {text:?}")))?),
-                        None => None,
-                    };
-                    let store_now_ms =
-                        unix_ms(seconds, micros).map_err(|reply| LeaseError::store(&self.name, what(), reply))?;
-                    let namespace_since_ms = Some(since.parse().map_err(|_| unexpected(format!("since {since:?}")))?);
-                    return Ok(Grant {
-                        worker,
-                        token,
-                        fence,
-                        previous_high_water_ms,
-                        store_now_ms,
-                        namespace_since_ms,
-                    });
-                }
-                // Taken since MGET read it: on to the next.
             }
+            return Ok(written);
         }
-        Err(LeaseError::NoFreeWorker { namespace: namespace.to_owned(), space })
-    }
-
-    fn renew(&self, namespace: &str, grant: &Grant, ttl: Duration, high_water_ms: i64) -> Result<(), LeaseError> {
-        check_namespace(namespace)?;
-        let ttl_ms = ttl_ms(ttl)?;
-        self.compare_and_set(&self.renew, "renewing", namespace, grant, ttl_ms, high_water_ms, true)
-    }
-
-    fn release(&self, namespace: &str, grant: &Grant, high_water_ms: i64) -> Result<(), LeaseError> {
-        check_namespace(namespace)?;
-        // Not acknowledged: a release that a failover loses leaves a lease that expires, and a
-        // high water that the new master does not vouch for.
-        self.compare_and_set(&self.release, "releasing", namespace, grant, 0, high_water_ms, false)
-    }
-
-    fn now_ms(&self) -> Result<i64, LeaseError> {
-        let what = || "reading the clock".to_owned();
-        let (seconds, micros): (i64, i64) = self.with_connection(&what, |c| redis::cmd("TIME").query(c))?;
-        unix_ms(seconds, micros).map_err(|reply| LeaseError::store(&self.name, what(), reply))
-    }
-
-    fn faults(&self) -> StoreFaults {
-        match self.target {
-            Target::Sentinel(_) => StoreFaults::REDIS_SENTINEL,
-            _ => StoreFaults::REDIS,
-        }
+        self.compare_and_set(namespace, ops, &what)
     }
 
     fn describe(&self) -> String {
         self.name.clone()
     }
 
-    fn list(&self, namespace: &str) -> Result<Vec<WorkerRecord>, LeaseError> {
-        check_namespace(namespace)?;
-        let what = || listing(namespace);
-        let mut workers = self.scan_workers(&what, &worker_key(namespace, 0))?;
-        workers.extend(self.scan_workers(&what, &high_water_key(namespace, 0))?);
-        let workers: Vec<u64> = workers.into_iter().collect();
-        let mut records = Vec::with_capacity(workers.len());
-        for chunk in workers.chunks(1024) {
-            let leases: Vec<String> = chunk.iter().map(|&worker| worker_key(namespace, worker)).collect();
-            let high_waters: Vec<String> = chunk.iter().map(|&worker| high_water_key(namespace, worker)).collect();
-            let mut pttl = redis::pipe();
-            for key in &leases {
-                pttl.cmd("PTTL").arg(key);
-            }
-            type Read = (Vec<Option<String>>, Vec<Option<String>>, Vec<i64>);
-            let (values, marks, ttls): Read = self.with_connection(&what, |c| {
-                Ok((
-                    redis::cmd("MGET").arg(&leases).query(c)?,
-                    redis::cmd("MGET").arg(&high_waters).query(c)?,
-                    pttl.query(c)?,
-                ))
-            })?;
-            let unexpected = |reply: String| LeaseError::store(&self.name, what(), UnexpectedReply(reply));
-            for (((&worker, value), mark), ttl) in chunk.iter().zip(values).zip(marks).zip(ttls) {
-                let high_water_ms = match mark {
-                    Some(text) => Some(text.parse().map_err(|_| unexpected(format!("high water {text:?}")))?),
-                    None => None,
-                };
-                let mut record = WorkerRecord::new(worker).high_water(high_water_ms);
-                if let Some(value) = value {
-                    // `token|fence|name`, or `token|fence` from a holder that recorded no name.
-                    let mut fields = value.splitn(3, '|');
-                    let fence = fields.nth(1).and_then(|fence| fence.parse().ok());
-                    let fence = fence.ok_or_else(|| unexpected(format!("lease {value:?}")))?;
-                    let holder = fields.next().and_then(recorded_holder);
-                    // PTTL: -2 when the key expired since MGET read it, -1 without a TTL.
-                    let expires_in = u64::try_from(ttl).ok().map(Duration::from_millis);
-                    if ttl != -2 {
-                        record = record.leased_by(holder, fence, expires_in);
-                    }
-                }
-                records.push(record);
-            }
-        }
-        Ok(records)
+    /// A warning when `maxmemory` is set and `maxmemory-policy` may evict keys without a TTL
+    /// (the leases' keys have none), read from `INFO memory`.
+    fn warnings(&self) -> Result<Vec<String>, LeaseError> {
+        let what = || "reading the eviction policy (INFO memory)".to_owned();
+        let info: String = self.with_connection(&what, |c| redis::cmd("INFO").arg("memory").query(c))?;
+        let field = |name: &str| {
+            info.lines().find_map(|line| line.strip_prefix(name)?.strip_prefix(':')).map(str::trim).unwrap_or_default()
+        };
+        let maxmemory = field("maxmemory").parse::<u64>().unwrap_or(0);
+        Ok(eviction_warning(maxmemory, field("maxmemory_policy")).into_iter().collect())
+    }
+
+    #[cfg(feature = "planted-bugs")]
+    fn plant(&self, bug: &'static str) -> bool {
+        self.planted.plant(bug, BUGS)
     }
 }
 
 impl RedisLeaseStore {
-    /// The worker IDs of the keys shaped like `example` (a key of worker 0), found with `SCAN`.
-    fn scan_workers(
-        &self,
-        what: &dyn Fn() -> String,
-        example: &str,
-    ) -> Result<std::collections::BTreeSet<u64>, LeaseError> {
-        let prefix = example.strip_suffix('0').expect("a key of worker 0 ends with its ID");
-        let pattern = format!("{prefix}*");
-        let mut workers = std::collections::BTreeSet::new();
-        let mut cursor = 0u64;
-        loop {
-            let (next, keys): (u64, Vec<String>) = self.with_connection(what, |c| {
-                redis::cmd("SCAN").arg(cursor).arg("MATCH").arg(&pattern).arg("COUNT").arg(1000).query(c)
-            })?;
-            // Keys of this shape that are not a worker ID's (none that this crate writes) are
-            // passed over.
-            workers.extend(keys.iter().filter_map(|key| key.strip_prefix(prefix)?.parse::<u64>().ok()));
-            if next == 0 {
-                return Ok(workers);
-            }
-            cursor = next;
-        }
-    }
-
-    /// Runs the renew or release script: 1 when the lease was still `grant`'s. With `acked`,
-    /// a change counts only once `min_replicas` replicas acknowledged it.
-    #[allow(clippy::too_many_arguments)]
+    /// Runs the write script on `ops`: [`Written::Done`] when every slot held what its op
+    /// expected, and took its value.
     fn compare_and_set(
         &self,
-        script: &Script,
-        verb: &str,
         namespace: &str,
-        grant: &Grant,
-        ttl_ms: i64,
-        high_water_ms: i64,
-        acked: bool,
-    ) -> Result<(), LeaseError> {
-        let what = || doing(verb, namespace, grant.worker);
-        let ours: i64 = self.with_connection(&what, |c| {
-            let ours: i64 = script
-                .key(worker_key(namespace, grant.worker))
-                .key(high_water_key(namespace, grant.worker))
-                .key(high_water_server_key(namespace, grant.worker))
-                .key(last_key(namespace, grant.worker))
-                .arg(format!("{}|{}|{}", grant.token, grant.fence, holder_name()))
-                .arg(ttl_ms)
-                .arg(high_water_ms)
-                .invoke(c)?;
-            if ours == 1 && acked && self.min_replicas > 0 {
-                // An error, not `Lost`: the holder keeps the validity it had from its last
-                // counted renewal, and the connection is dropped (the next call asks the
-                // sentinels which server is the master now).
-                let count: i64 = self.wait_command().query(c)?;
-                self.acknowledged(count)?;
+        ops: &[Cas<'_>],
+        what: &dyn Fn() -> String,
+    ) -> Result<Written, LeaseError> {
+        let keys = Keys::new(&self.planted, namespace);
+        let slots: Vec<String> = ops.iter().map(|op| keys.slot(op.slot)).collect();
+        let mut expected: Vec<Option<String>> = ops.iter().map(|op| op.expect.map(str::to_owned)).collect();
+        let done: i64 = self.with_connection(what, |c| {
+            if self.planted.has("cas-ignores-expect") {
+                expected = redis::cmd("MGET").arg(&slots).query(c)?;
             }
-            Ok(ours)
+            let mut invocation = self.write.prepare_invoke();
+            for slot in &slots {
+                invocation.key(slot);
+            }
+            invocation.key(&keys.index);
+            for (op, expect) in ops.iter().zip(&expected) {
+                let worker = match op.slot {
+                    Slot::Worker(worker) => worker.to_string(),
+                    Slot::Marker => String::new(),
+                };
+                let held = if expect.is_some() { "1" } else { "0" };
+                invocation.arg(held).arg(expect.as_deref().unwrap_or_default()).arg(op.value).arg(worker);
+            }
+            let done: i64 = invocation.invoke(c)?;
+            self.acknowledge(c)?;
+            Ok(done)
         })?;
-        if ours == 1 { Ok(()) } else { Err(LeaseError::Lost { namespace: namespace.to_owned(), worker: grant.worker }) }
+        match done {
+            1 => Ok(Written::Done),
+            0 => Ok(Written::Conflict),
+            other => Err(LeaseError::store(&self.name, what(), UnexpectedReply(format!("the write replied {other}")))),
+        }
+    }
+
+    /// With `min_replicas`, waits until that many replicas acknowledged the connection's
+    /// writes (`WAIT`), and errs when fewer did in time.
+    fn acknowledge(&self, connection: &mut Connection) -> Result<(), RedisError> {
+        if self.min_replicas == 0 || self.planted.has("acks-ignored") {
+            return Ok(());
+        }
+        let count: i64 = self.wait_command().query(connection)?;
+        self.acknowledged(count)
     }
 }
 
+/// The warning for a server whose eviction policy may evict the leases' keys (`maxmemory`
+/// set, and a policy that evicts keys without a TTL); none otherwise.
+fn eviction_warning(maxmemory: u64, policy: &str) -> Option<String> {
+    if maxmemory == 0 || policy == "noeviction" || policy.starts_with("volatile-") {
+        return None;
+    }
+    Some(format!(
+        "maxmemory-policy is {policy} with maxmemory {maxmemory} bytes: Redis may evict the leases' keys, which have \
+         no TTL, and every eviction costs the holders a wait (docs/lease-rules.md); set maxmemory-policy to \
+         noeviction or a volatile-* policy"
+    ))
+}
+
+/// The keys of one namespace.
+struct Keys {
+    marker: String,
+    index: String,
+    /// A record's key without its worker ID.
+    worker_prefix: String,
+}
+
+impl Keys {
+    fn new(planted: &Planted, namespace: &str) -> Self {
+        let namespace = if planted.has("namespace-folded") { namespace.to_lowercase() } else { namespace.to_owned() };
+        Keys {
+            marker: format!("snowflake:{{{namespace}}}:marker"),
+            index: format!("snowflake:{{{namespace}}}:workers"),
+            worker_prefix: format!("snowflake:{{{namespace}}}:worker:"),
+        }
+    }
+
+    fn worker(&self, worker: u64) -> String {
+        format!("{}{worker}", self.worker_prefix)
+    }
+
+    fn slot(&self, slot: Slot) -> String {
+        match slot {
+            Slot::Marker => self.marker.clone(),
+            Slot::Worker(worker) => self.worker(worker),
+        }
+    }
+}
+
+/// `TIME`'s seconds and microseconds as Unix milliseconds.
+fn unix_ms(seconds: i64, micros: i64) -> Result<i64, UnexpectedReply> {
+    (seconds.checked_mul(1000))
+        .and_then(|ms| ms.checked_add(micros / 1000))
+        .ok_or_else(|| UnexpectedReply(format!("TIME replied {seconds} {micros}")))
+}
+
 impl RedisLeaseStore {
-    /// `WAIT min_replicas <half the store's timeout>`: how many replicas acknowledged every
-    /// write of the connection so far. Never `WAIT … 0`, which would block for good.
     /// How long a `WAIT` for the replicas' acknowledgements may take: half the store's timeout.
+    /// Never `WAIT … 0`, which would block for good.
     fn wait_ms(&self) -> u64 {
         u64::try_from((self.timeout / 2).as_millis()).unwrap_or(u64::MAX).max(1)
     }
 
+    /// `WAIT min_replicas <half the store's timeout>`: how many replicas acknowledged every
+    /// write of the connection so far.
     fn wait_command(&self) -> redis::Cmd {
         let mut command = redis::cmd("WAIT");
         command.arg(self.min_replicas).arg(self.wait_ms());
         command
     }
 
-    /// Whether `count` replicas acknowledging a write is enough for it to count.
+    /// Whether `count` replicas acknowledging the connection's writes is enough for a call to
+    /// count.
     ///
-    /// Why this is safe, for the deployment the type's docs ask for (the master and
-    /// `min_replicas` replicas are a majority of all the servers). Old master `M`, replica `R`
-    /// that Sentinel promotes:
+    /// Why this keeps one primary's answers, for the deployment the type's docs ask for (the
+    /// master and `min_replicas` replicas are a majority of all the servers). Old master `M`,
+    /// replica `R` that Sentinel promotes: a replica follows one master at a time, and the
+    /// sentinels move replicas from `M` to `R`, never back. `M` and `R` can only be
+    /// acknowledged by the other servers, and two sets of `min_replicas` of them share a
+    /// replica: a write `M` counts was acknowledged by it before it left `M`, so before any
+    /// call `R` counts. `R` has a new `master_replid`, so a new incarnation: the protocol
+    /// trusts no record written before it (`docs/lease-rules.md`).
     ///
-    /// - A replica follows one master at a time, and the sentinels move replicas from `M` to
-    ///   `R`, never back. `M` and `R` can only be acknowledged by the other servers, and two
-    ///   sets of `min_replicas` of them share a replica: a write `M` counts was acknowledged
-    ///   by it before it left `M`, so before any grant `R` counts was acknowledged.
-    /// - `R` vouches for no high water `M` wrote (another replication ID): its first grant of
-    ///   each worker ID waits a TTL and the clock tolerance from its `TIME` read after the
-    ///   `WAIT`, so past the validity of every renewal `M` counted (a TTL less the margin from
-    ///   when the renewal was sent). A grant or a renewal `M` counted before the promotion
-    ///   and `R` missed leaves `R` without that lease: its grant waits the same way.
-    /// - A write `R` missed is never read back from `M` once it is `R`'s replica.
-    ///
-    /// What it still assumes: the servers' and the holders' clocks agree within the clock
-    /// tolerance; an acknowledged write is in the replica's memory, and a replica restarted
-    /// empty syncs again before anyone promotes it; no one points a replica back at an old
-    /// master by hand; the operator counts every replica (one added later raises `k`).
+    /// What it still assumes: an acknowledged write is in the replica's memory, and a replica
+    /// restarted empty syncs again before anyone promotes it; no one points a replica back at
+    /// an old master by hand; the operator counts every replica (one added later raises `k`).
     fn acknowledged(&self, count: i64) -> Result<(), RedisError> {
         if count >= i64::from(self.min_replicas) {
             return Ok(());
@@ -676,42 +606,6 @@ impl RedisLeaseStore {
             ),
         )))
     }
-}
-
-fn fence_key(namespace: &str) -> String {
-    format!("snowflake:{{{namespace}}}:fence")
-}
-
-fn worker_key(namespace: &str, worker: u64) -> String {
-    format!("snowflake:{{{namespace}}}:worker:{worker}")
-}
-
-fn high_water_key(namespace: &str, worker: u64) -> String {
-    format!("snowflake:{{{namespace}}}:hw:{worker}")
-}
-
-fn high_water_server_key(namespace: &str, worker: u64) -> String {
-    format!("snowflake:{{{namespace}}}:hw-server:{worker}")
-}
-
-/// The value of the worker ID's last grant (`token|fence|name`), kept after its lease key
-/// expired, until a release: a renewal that finds its lease key expired renews it again only
-/// while this still names its grant.
-fn last_key(namespace: &str, worker: u64) -> String {
-    format!("snowflake:{{{namespace}}}:last:{worker}")
-}
-
-/// The namespace's marker: `<Unix ms>|<replication ID>`, written by the first acquisition on
-/// a server that has no marker from itself.
-fn since_key(namespace: &str) -> String {
-    format!("snowflake:{{{namespace}}}:since")
-}
-
-/// `TIME`'s seconds and microseconds as Unix milliseconds.
-fn unix_ms(seconds: i64, micros: i64) -> Result<i64, UnexpectedReply> {
-    (seconds.checked_mul(1000))
-        .and_then(|ms| ms.checked_add(micros / 1000))
-        .ok_or_else(|| UnexpectedReply(format!("TIME replied {seconds} {micros}")))
 }
 
 /// Where the store's connection goes: one server, or the master that Sentinel names.
@@ -840,20 +734,26 @@ mod tests {
 
     #[test]
     fn keys_share_a_hash_tag() {
-        assert_eq!(fence_key("shop"), "snowflake:{shop}:fence");
-        assert_eq!(worker_key("shop", 7), "snowflake:{shop}:worker:7");
-        assert_eq!(high_water_key("shop", 7), "snowflake:{shop}:hw:7");
-        assert_eq!(high_water_server_key("shop", 7), "snowflake:{shop}:hw-server:7");
-        assert_eq!(last_key("shop", 7), "snowflake:{shop}:last:7");
-        assert_eq!(since_key("shop"), "snowflake:{shop}:since");
+        let keys = Keys::new(&Planted::default(), "Shop");
+        assert_eq!(keys.marker, "snowflake:{Shop}:marker");
+        assert_eq!(keys.index, "snowflake:{Shop}:workers");
+        assert_eq!(keys.slot(Slot::Worker(7)), "snowflake:{Shop}:worker:7");
+        assert_eq!(keys.slot(Slot::Marker), keys.marker);
     }
 
     #[test]
-    fn each_form_declares_its_faults() -> Result<(), Box<dyn std::error::Error>> {
-        assert_eq!(RedisLeaseStore::open("redis://127.0.0.1:6379")?.faults(), StoreFaults::REDIS);
-        let sentinel = RedisLeaseStore::open("redis+sentinel://127.0.0.1:26379/ids")?;
-        assert_eq!(sentinel.faults(), StoreFaults::REDIS_SENTINEL);
-        Ok(())
+    fn a_policy_that_may_evict_the_keys_is_named() {
+        assert_eq!(eviction_warning(0, "allkeys-lru"), None, "without maxmemory nothing is evicted");
+        assert_eq!(eviction_warning(1 << 20, "noeviction"), None);
+        assert_eq!(eviction_warning(1 << 20, "volatile-lru"), None);
+        for policy in ["allkeys-lru", "allkeys-lfu", "allkeys-random"] {
+            let warning = eviction_warning(1 << 20, policy).expect("a warning");
+            assert!(
+                warning.starts_with(&format!("maxmemory-policy is {policy} with maxmemory 1048576 bytes")),
+                "{warning}"
+            );
+            assert!(warning.ends_with("set maxmemory-policy to noeviction or a volatile-* policy"), "{warning}");
+        }
     }
 
     #[test]
@@ -982,33 +882,29 @@ mod tests {
     fn arguments_are_checked_before_anything_is_sent() {
         // Port 1 refuses connections: only a check that runs first can answer.
         let store = RedisLeaseStore::open("redis://127.0.0.1:1").unwrap();
-        let ttl = Duration::from_secs(1);
-        assert!(matches!(store.acquire(&Claim::new("bad name", 32, ttl)), Err(LeaseError::BadNamespace { .. })));
-        assert!(matches!(store.acquire(&Claim::new("shop", 0, ttl)), Err(LeaseError::BadSpace { space: 0 })));
-        assert!(matches!(store.acquire(&Claim::new("shop", 32, Duration::ZERO)), Err(LeaseError::BadTtl { .. })));
+        let bad_namespace = store.read("bad name", &Query::workers(0..1));
+        assert!(matches!(bad_namespace, Err(LeaseError::BadNamespace { .. })), "{bad_namespace:?}");
+        let too_many = store.read("shop", &Query::workers(0..super::super::store::MAX_READ + 1));
+        assert!(matches!(too_many, Err(LeaseError::BadSettings { .. })), "{too_many:?}");
+        let bad_value = store.write("shop", &[Cas::new(Slot::Worker(1), None, "a\nb")]);
+        assert!(matches!(bad_value, Err(LeaseError::BadSettings { .. })), "{bad_value:?}");
     }
 
     #[test]
     fn a_refused_connection_names_its_cause_once() {
         // Nothing listens on port 1.
         let store = RedisLeaseStore::open("redis://127.0.0.1:1").unwrap();
-        let error = store.now_ms().unwrap_err();
+        let error = store.read("shop", &Query::workers(0..32)).unwrap_err();
         assert!(
-            error.to_string().starts_with("lease store redis://127.0.0.1:1/0: reading the clock failed: "),
+            error.to_string().starts_with(
+                "lease store redis://127.0.0.1:1/0: reading worker IDs 0..32 of namespace \"shop\" failed: "
+            ),
             "{error}"
         );
-        super::super::store::assert_refusal_named_once(&error);
-        let grant = Grant {
-            worker: 0,
-            token: new_token(),
-            fence: 1,
-            previous_high_water_ms: None,
-            store_now_ms: 0,
-            namespace_since_ms: None,
-        };
-        let error = store.renew("shop", &grant, Duration::from_secs(1), 0).unwrap_err();
-        assert!(error.to_string().contains("renewing worker ID 0 in namespace \"shop\" failed: "), "{error}");
-        super::super::store::assert_refusal_named_once(&error);
+        super::super::testing::assert_refusal_named_once(&error);
+        let error = store.write("shop", &[Cas::new(Slot::Worker(0), None, "r")]).unwrap_err();
+        assert!(error.to_string().contains("writing worker ID 0 of namespace \"shop\" failed: "), "{error}");
+        super::super::testing::assert_refusal_named_once(&error);
     }
 
     #[test]
