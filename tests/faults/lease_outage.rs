@@ -179,9 +179,6 @@ fn redis_restarted_empty_costs_no_running_holder_more_than_a_round_trip() -> Tes
     Ok(())
 }
 
-    Ok(())
-}
-
 /// A holder stopped cleanly (its lease released) or killed, started again at once: the new
 /// process takes a worker ID that needs no waiting (the released one, or the never-used one of
 /// a namespace the store has known for longer than `W`; the killed holder's is still leased)
@@ -227,6 +224,4 @@ fn redis_a_holder_restarted_after_release_or_kill_issues_without_waiting() -> Te
     let Some(redis) = servers::PrivateRedis::start() else { return Ok(()) };
     restarted_at_once("redis-released", &redis.url(), false)?;
     restarted_at_once("redis-killed", &redis.url(), true)
-}
-
 }

@@ -36,7 +36,7 @@ mod servers;
 mod tls;
 
 // Real processes on Redis, PostgreSQL and MariaDB: churn, renewals cut off, a stopped Redis.
-#[cfg(any())] // PORTING
+#[cfg(all(feature = "lease-redis", feature = "lease-postgres", feature = "lease-mysql"))]
 mod lease;
 // Store faults from outside: private redis-servers killed, flushed and paused, a proxy in
 // front of PostgreSQL and MariaDB, holders in child processes.
