@@ -44,8 +44,10 @@ macro_rules! sql_lease_store_tests {
         }
 
         impl Table {
+            /// A store of the table: 10 s for each call, as the tests run beside each other
+            /// (each creating its table) on a machine that may be loaded.
             fn store(&self) -> SqlLeaseStore {
-                self.store_with(Duration::from_secs(2))
+                self.store_with(Duration::from_secs(10))
             }
 
             fn store_with(&self, timeout: Duration) -> SqlLeaseStore {

@@ -86,6 +86,7 @@ const INCARNATION_ROW: i64 = -4;
 
 /// The bugs a SQL store can have, each planted by its name (feature `planted-bugs`) and each
 /// failing a case of the conformance suite against a real server.
+#[cfg(feature = "planted-bugs")]
 const BUGS: &[&str] = &[
     // An update that does not compare the row's value: a lost update.
     "cas-ignores-expect",
