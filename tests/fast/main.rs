@@ -20,9 +20,6 @@ mod child;
 mod conformance;
 #[path = "../common/ids.rs"]
 mod ids;
-#[cfg(any())] // PORTING: the old store contract
-#[path = "../common/lease_store.rs"]
-mod lease_store;
 #[path = "../common/servers.rs"]
 mod servers;
 #[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]

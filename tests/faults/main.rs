@@ -22,12 +22,6 @@ mod child;
 mod conformance;
 #[path = "../common/faults.rs"]
 mod faults;
-#[cfg(any())] // PORTING
-#[path = "../common/lease_cluster.rs"]
-mod lease_cluster;
-#[cfg(any())] // PORTING
-#[path = "../common/lease_store.rs"]
-mod lease_store;
 #[path = "../common/rng.rs"]
 mod rng;
 #[path = "../common/servers.rs"]
