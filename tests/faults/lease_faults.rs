@@ -680,7 +680,8 @@ fn churn_of_64_holders_through_a_redis_restart_and_a_flush() -> TestResult {
         segments.len()
     ));
     assert_eq!(duplicates, 0, "{duplicates} duplicate IDs; {findings:?}");
-    let overlaps: Vec<&String> = findings.iter().filter(|f| !f.contains(": fence ")).collect();
+    let overlaps: Vec<&String> =
+        findings.iter().filter(|f| !f.contains(": fence ") && !f.contains(" 0 interleaving pairs")).collect();
     assert!(overlaps.is_empty(), "{findings:?}");
     assert!(acquisitions >= holders, "every holder acquired at least once: {acquisitions}");
     Ok(())
