@@ -245,7 +245,9 @@ pub(crate) fn lease_state_file_failed(namespace: &str, error: &std::io::Error) {
     #[cfg(feature = "tracing")]
     tracing::error!(target: "typed_snowflake", namespace, error = %error, "the lease state file could not be written; generation stops at what the last one allows");
     #[cfg(not(feature = "tracing"))]
-    eprintln!("typed-snowflake: namespace {namespace:?}: the lease state file could not be written ({error}); generation stops at what the last one allows");
+    eprintln!(
+        "typed-snowflake: namespace {namespace:?}: the lease state file could not be written ({error}); generation stops at what the last one allows"
+    );
 }
 
 /// What a store's configuration costs the leases, said once when a lease starts.

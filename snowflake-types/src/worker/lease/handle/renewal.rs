@@ -10,10 +10,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::channel::{Receive, Reply, answer, channel};
+use super::state_file::StateFile;
 use super::{Command, Handle, Shared, Store, WorkerLease, WorkerLeaseBuilder, nanos_since_anchor};
 use crate::worker::lease::protocol::Basis;
 use crate::worker::lease::protocol::holder::{Call, Machine, Note, Reply as Answer};
-use super::state_file::StateFile;
 use crate::worker::lease::store::{Cas, LeaseError, LeaseStore};
 
 /// Starts the lease thread, which acquires and then renews; the receiver gets the lease.
@@ -52,7 +52,8 @@ fn run(b: WorkerLeaseBuilder, reply: Reply<WorkerLease>) {
         },
         Store::Open(store) => (None, Some(Arc::clone(store))),
     };
-    let describe = store.as_ref().map_or_else(|| url.as_ref().map(ToString::to_string).unwrap_or_default(), |s| s.describe());
+    let describe =
+        store.as_ref().map_or_else(|| url.as_ref().map(ToString::to_string).unwrap_or_default(), |s| s.describe());
     let host = crate::worker::lease::store::support::holder_name().rsplit_once(':').map_or("", |(host, _)| host);
     let (file, saved) = match &b.state_file {
         None => (None, None),

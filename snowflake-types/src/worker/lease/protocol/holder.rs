@@ -309,7 +309,13 @@ impl Saved {
     pub(crate) fn encode(&self) -> String {
         format!(
             "s1|{}|{}|{}|{}|{}|{}|{}",
-            self.namespace, self.worker, self.token, self.bound_ms, self.valid_until_ms, self.issued_limit_ms, self.value
+            self.namespace,
+            self.worker,
+            self.token,
+            self.bound_ms,
+            self.valid_until_ms,
+            self.issued_limit_ms,
+            self.value
         )
     }
 
@@ -499,13 +505,9 @@ impl Machine {
         if !grant.valid(now) {
             return None;
         }
-<<<<<<< HEAD
         let ahead_ms = self.file_ahead_ms();
-=======
-        // Two renewals ahead: a write that comes late once does not stop the generators.
-        let ahead_ms = i64::try_from(self.s.renew_every_ns / 1_000_000).unwrap_or(i64::MAX).saturating_mul(2);
->>>>>>> lease-etcd
-        let limit_ms = now.ms.max(grant.issued_ms).saturating_add(ahead_ms.max(self.s.rules.step_ms)).min(grant.bound_ms);
+        let limit_ms =
+            now.ms.max(grant.issued_ms).saturating_add(ahead_ms.max(self.s.rules.step_ms)).min(grant.bound_ms);
         let due = match &self.filed {
             Some(filed) if filed.epoch == grant.epoch && filed.value == grant.value => {
                 filed.limit_ms.saturating_sub(now.ms) < ahead_ms / 2 && limit_ms > filed.limit_ms
@@ -540,7 +542,10 @@ impl Machine {
     /// Whether the state file (if one is kept) lets `grant` issue at `now`.
     fn filed_for(&self, grant: &Grant, now: Now) -> bool {
         !self.s.state_file
-            || self.filed.as_ref().is_some_and(|f| f.epoch > grant.epoch || f.epoch == grant.epoch && f.limit_ms > now.ms)
+            || self
+                .filed
+                .as_ref()
+                .is_some_and(|f| f.epoch > grant.epoch || f.epoch == grant.epoch && f.limit_ms > now.ms)
     }
 
     /// `saved` is written (durably): its grant's generators may issue up to its limit.
@@ -616,8 +621,11 @@ impl Machine {
                         .max(grant.issued_ms),
                     ..grant.record.clone()
                 };
-                let mut ops =
-                    vec![Op { slot: Slot::Worker(grant.worker), expect: Some(grant.value.clone()), value: record.encode() }];
+                let mut ops = vec![Op {
+                    slot: Slot::Worker(grant.worker),
+                    expect: Some(grant.value.clone()),
+                    value: record.encode(),
+                }];
                 if late && let Some(marker) = marker {
                     ops.push(Op { slot: Slot::Marker, expect: Some(marker.clone()), value: marker });
                 }

@@ -802,7 +802,9 @@ fn the_long_simulation_finds_no_duplicate_and_every_holder_recovers() {
     for seed in only.map_or(500..5_500, |seed| seed..seed + 1) {
         let model = &models[(seed % models.len() as u64) as usize];
         if let Err(finding) = simulate(model, seed, only.is_some()) {
-            panic!("seed {seed}: {finding:?}; reproduce with SIM_SEED={seed} cargo test -p snowflake-types --all-features --lib protocol::model -- --include-ignored");
+            panic!(
+                "seed {seed}: {finding:?}; reproduce with SIM_SEED={seed} cargo test -p snowflake-types --all-features --lib protocol::model -- --include-ignored"
+            );
         }
     }
     eprintln!("5 000 seeded schedules in {:?}", began.elapsed());
