@@ -1482,7 +1482,7 @@ mod tests {
         assert!(seen.contains(&Note::Ready), "{seen:?}");
         // A second holder in the same namespace: the next never-granted worker ID, at once.
         let mut second =
-            Machine::new(Settings { seed: 9, ..settings(false) }, Now { ns: clock as u64 * MS, ms: clock });
+            Machine::new(Settings { seed: 9, ..settings(false) }, Now { ns: clock.cast_unsigned() * MS, ms: clock });
         run(&mut second, &mut store, &mut clock, 1_010);
         assert!(notes(&mut second).contains(&Note::Ready));
         assert_ne!(declared.worker_and_fence().0, second.worker_and_fence().0);
@@ -1509,7 +1509,7 @@ mod tests {
         let seen = notes(&mut a);
         assert!(seen.contains(&Note::Lost { worker, why: LostWhy::Gone }), "{seen:?}");
         // Still issuing on what it reserved.
-        let now = Now { ns: clock as u64 * MS, ms: clock };
+        let now = Now { ns: clock.cast_unsigned() * MS, ms: clock };
         assert!(a.issuing(now), "{:?}", a.standing(now));
         // Its new grant (the same worker ID, gone from the store) waits out W.
         let acquired = seen.iter().rev().find_map(|n| match n {

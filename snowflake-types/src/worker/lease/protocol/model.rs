@@ -400,10 +400,10 @@ impl LeaseModel {
                 node.generator = None;
             }
             Action::Turn(h) => {
-                if self.state_file {
-                    if let Some(saved) = self.step(&next, &Action::Save(h)) {
-                        next = saved;
-                    }
+                if self.state_file
+                    && let Some(saved) = self.step(&next, &Action::Save(h))
+                {
+                    next = saved;
                 }
                 if next.nodes[h].in_flight.is_none() {
                     next = self.step(&next, &Action::Send(h))?;
@@ -602,7 +602,6 @@ fn the_model_check_finds_each_planted_bug() {
         model
     };
     let delete = Faults { delete: true, lose: false, restore: false };
-    let lose = Faults { delete: false, lose: true, restore: false };
     let only: Option<String> = std::env::var("MODEL_PLANTED").ok();
     let cases: Vec<(&str, LeaseModel)> = vec![
         ("a gone record counts as never granted", with(delete, 4, |r| r.planted.gone_is_never_used = true)),
