@@ -40,6 +40,8 @@
 //! ```
 
 pub mod config;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 mod progress;
 pub mod router;
 pub mod state;
@@ -134,6 +136,18 @@ async fn serve_inner(
     };
     let watch = tokio::spawn(watch_readiness(Arc::clone(&state)));
     let app = router(Arc::clone(&state), metrics);
+    // The gRPC services on the same port: their paths name a service (`/snowflake.v1.Snowflake/…`),
+    // which no HTTP route does.
+    #[cfg(feature = "grpc")]
+    let (app, grpc, health) = {
+        let (grpc, routes) = grpc::Grpc::new(Arc::clone(&state)).await?;
+        let grpc = Arc::new(grpc);
+        let health = tokio::spawn({
+            let grpc = Arc::clone(&grpc);
+            async move { grpc.follow_readiness().await }
+        });
+        (app.merge(routes), grpc, health)
+    };
     // The process ID is what `snowflake leases` shows of a holder beside its host (`host:pid`):
     // logged with the address, it tells which replica on a host holds which worker ID.
     tracing::info!(%addr, pid = std::process::id(), worker_source = state.worker_source(), "listening");
@@ -143,15 +157,22 @@ async fn serve_inner(
         let _ = writeln!(out, "listening on http://{addr}");
         let _ = out.flush();
     }
+    #[cfg(feature = "grpc")]
+    let draining = Arc::clone(&grpc);
     let stop = async move {
         tokio::select! {
             () = shutdown => {},
             Ok(()) = failed_rx => {},
         }
+        // Streams end (UNAVAILABLE) so that their connections can close.
+        #[cfg(feature = "grpc")]
+        draining.drain().await;
     };
     let served = axum::serve(listener, app).with_graceful_shutdown(stop).await;
     acquiring.abort();
     watch.abort();
+    #[cfg(feature = "grpc")]
+    health.abort();
     state.flush_refusals(true);
     state.release().await;
     if let Some(e) = failure.lock().unwrap_or_else(|p| p.into_inner()).take() {
