@@ -46,6 +46,7 @@ mod progress;
 pub mod router;
 pub mod state;
 pub mod stores;
+pub mod tls;
 
 use std::future::Future;
 use std::process::ExitCode;
@@ -108,6 +109,11 @@ async fn serve_inner(
     announce: bool,
 ) -> Result<(), StartError> {
     let addr = listener.local_addr().map_err(|e| StartError(e.to_string()))?;
+    // TLS files that cannot be read stop the server before anything else starts.
+    let listener = match &config.tls {
+        None => Bound::Plain(listener),
+        Some(files) => Bound::Tls(tls::TlsListener::new(listener, files)?),
+    };
     // The recorder first: the generators and the lease register their counters as they start.
     let metrics = prometheus();
     let state = Arc::new(AppState::awaiting_lease(config)?);
@@ -154,7 +160,8 @@ async fn serve_inner(
     if announce {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "listening on http://{addr}");
+        let scheme = if config.tls.is_some() { "https" } else { "http" };
+        let _ = writeln!(out, "listening on {scheme}://{addr}");
         let _ = out.flush();
     }
     #[cfg(feature = "grpc")]
@@ -168,7 +175,10 @@ async fn serve_inner(
         #[cfg(feature = "grpc")]
         draining.drain().await;
     };
-    let served = axum::serve(listener, app).with_graceful_shutdown(stop).await;
+    let served = match listener {
+        Bound::Plain(listener) => axum::serve(listener, app).with_graceful_shutdown(stop).await,
+        Bound::Tls(listener) => axum::serve(listener, app).with_graceful_shutdown(stop).await,
+    };
     acquiring.abort();
     watch.abort();
     #[cfg(feature = "grpc")]
@@ -179,6 +189,12 @@ async fn serve_inner(
         return Err(e);
     }
     served.map_err(|e| StartError(format!("serving: {e}")))
+}
+
+/// The port, in plain text or TLS.
+enum Bound {
+    Plain(tokio::net::TcpListener),
+    Tls(tls::TlsListener),
 }
 
 /// Logs every change of readiness (waiting for the lease, the lease fenced, lost,

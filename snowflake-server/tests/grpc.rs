@@ -4,6 +4,8 @@
 //! batch, three chunks of a stream, decodes, lists the types and sees the errors with the
 //! HTTP routes' reasons; and, from a server still waiting for its worker-ID lease,
 //! `UNAVAILABLE` with `retry-after`. Health follows readiness; reflection lists the services.
+//! Over TLS with client certificates (a CA made by openssl) the Python and Node clients work,
+//! are refused without a client certificate, and see a renewed certificate without a restart.
 //! Under CI a missing tool or package fails (`.ci/run` installs them).
 
 mod common;
@@ -32,9 +34,9 @@ fn proto_dir() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("proto").display().to_string()
 }
 
-/// `host:port` of a server's `http://host:port`.
+/// `host:port` of a server's `http://host:port` or `https://host:port`.
 fn target(server: &Server) -> String {
-    server.base.trim_start_matches("http://").to_owned()
+    server.base.trim_start_matches("http://").trim_start_matches("https://").to_owned()
 }
 
 /// Whether the Python client's packages are there (`pip install -r tests/grpc/requirements.txt`).
@@ -217,4 +219,168 @@ async fn a_server_waiting_for_its_lease_is_unavailable_with_a_retry_hint_and_not
     // SIGTERM during the wait stops the server at once.
     let (code, log) = server.stop();
     assert!(code.is_some(), "stopped:\n{log}");
+}
+
+/// Runs `openssl` with `args` in `dir`.
+fn openssl(dir: &Path, args: &[&str]) {
+    let output = Command::new("openssl").current_dir(dir).args(args).output().expect("openssl runs");
+    assert!(output.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+}
+
+/// `NAME.pem` and `NAME.key` in `dir`: a P-256 certificate for `cn`, signed by `ca.pem`, with
+/// the extensions of `usage` (`serverAuth` for 127.0.0.1 and localhost, or `clientAuth`).
+fn issue_certificate(dir: &Path, name: &str, cn: &str, usage: &str) {
+    let ext = format!("{name}.ext");
+    let mut text = format!("basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage={usage}\n");
+    if usage == "serverAuth" {
+        text.push_str("subjectAltName=IP:127.0.0.1,DNS:localhost\n");
+    }
+    std::fs::write(dir.join(&ext), text).unwrap();
+    let (key, csr, pem) = (format!("{name}.key"), format!("{name}.csr"), format!("{name}.pem"));
+    let subject = format!("/CN={cn}");
+    openssl(
+        dir,
+        &["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+            .into_iter()
+            .chain(["-keyout", &key, "-out", &csr, "-subj", &subject])
+            .collect::<Vec<_>>(),
+    );
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            &csr,
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-out",
+            &pem,
+            "-extfile",
+            &ext,
+        ],
+    );
+}
+
+/// A CA (`ca.pem`), a server certificate (`server.pem`, `server.key`) and a client one
+/// (`client.pem`, `client.key`), made in a new directory.
+fn certificates() -> Option<PathBuf> {
+    common::tool("openssl")?;
+    let dir = std::env::temp_dir().join(common::unique("snowflake-grpc-tls"));
+    std::fs::create_dir_all(&dir).unwrap();
+    openssl(
+        &dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=snowflake test CA",
+        ],
+    );
+    issue_certificate(&dir, "server", "server one", "serverAuth");
+    issue_certificate(&dir, "client", "a client", "clientAuth");
+    Some(dir)
+}
+
+/// The subject of the certificate the server at `target` presents.
+fn served_subject(dir: &Path, target: &str) -> String {
+    let output = Command::new("openssl")
+        .current_dir(dir)
+        .args(["s_client", "-connect", target, "-CAfile", "ca.pem", "-cert", "client.pem", "-key", "client.key"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("openssl runs");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    text.lines().find(|line| line.starts_with("subject=")).unwrap_or_default().to_owned()
+}
+
+#[test]
+fn over_tls_with_client_certificates_and_refused_without_one() {
+    let Some(dir) = certificates() else { return };
+    let path = |name: &str| dir.join(name).display().to_string();
+    let (ca, cert, key) = (path("ca.pem"), path("client.pem"), path("client.key"));
+    let mut server = Server::start(&[
+        "--id",
+        ORDER,
+        "--id",
+        USER,
+        "--worker",
+        "5",
+        "--tls-cert",
+        &path("server.pem"),
+        "--tls-key",
+        &path("server.key"),
+        "--tls-client-ca",
+        &ca,
+    ]);
+    assert!(server.base.starts_with("https://"), "{}", server.base);
+    let target = target(&server);
+    let proto = proto_dir();
+
+    let tls = [target.as_str(), "all", &proto, &ca, &cert, &key];
+    if python().is_some() {
+        check("python over TLS", &run("python3", "client.py", &tls));
+    }
+    if node().is_some() {
+        check("node over TLS", &run("node", "client.js", &tls));
+    }
+    // Without a client certificate the handshake fails: no call gets through.
+    let without = [target.as_str(), "refused", &proto, &ca];
+    for (client, program, script) in [("python", "python3", "client.py"), ("node", "node", "client.js")] {
+        let ready = if client == "python" { python() } else { node() };
+        if ready.is_some() {
+            let v = run(program, script, &without);
+            assert_eq!(v["issue"]["code"], "UNAVAILABLE", "{client} without a client certificate: {v}");
+        }
+    }
+    // The HTTP face: the same certificates.
+    if common::tool("curl").is_some() {
+        let url = format!("{}/v1/ids/order", server.base);
+        let output = Command::new("curl")
+            .args(["-sS", "-f", "--cacert", &ca, "--cert", &cert, "--key", &key, &url])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "curl with a client certificate: {}", String::from_utf8_lossy(&output.stderr));
+        assert!(String::from_utf8_lossy(&output.stdout).starts_with("{\"id\":\""));
+        let without = Command::new("curl").args(["-sS", "-f", "--cacert", &ca, &url]).output().unwrap();
+        assert!(!without.status.success(), "curl without a client certificate got through");
+    }
+
+    // A renewed certificate: served to new connections without a restart.
+    assert!(served_subject(&dir, &target).contains("server one"), "{}", served_subject(&dir, &target));
+    let renewed = dir.join("renewed");
+    std::fs::create_dir_all(&renewed).unwrap();
+    for file in ["ca.pem", "ca.key"] {
+        std::fs::copy(dir.join(file), renewed.join(file)).unwrap();
+    }
+    issue_certificate(&renewed, "server", "server two", "serverAuth");
+    std::fs::rename(renewed.join("server.key"), dir.join("server.key")).unwrap();
+    std::fs::rename(renewed.join("server.pem"), dir.join("server.pem")).unwrap();
+    common::eventually(std::time::Duration::from_secs(10), "the renewed certificate is served", || {
+        served_subject(&dir, &target).contains("server two").then_some(())
+    });
+    if python().is_some() {
+        check("python after the renewal", &run("python3", "client.py", &tls));
+    }
+
+    let (code, log) = server.stop();
+    assert_eq!(code, Some(0), "a clean exit on SIGTERM:\n{log}");
+    assert!(log.contains("TLS certificate reloaded"), "{log}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -2,7 +2,7 @@
 // .proto at run time by @grpc/proto-loader. Prints what it got as one JSON object, which
 // snowflake-server/tests/grpc.rs checks.
 //
-//     node client.js HOST:PORT all|waiting PROTO_DIR [CA CERT KEY]
+//     node client.js HOST:PORT all|waiting|refused PROTO_DIR [CA [CERT KEY]]
 const fs = require("fs");
 const grpc = require("@grpc/grpc-js");
 const protoLoader = require("@grpc/proto-loader");
@@ -13,9 +13,9 @@ const definition = protoLoader.loadSync("snowflake/v1/snowflake.proto", {
   includeDirs: [protoDir], keepCase: true, longs: String, defaults: true, oneofs: true,
 });
 const { Snowflake } = grpc.loadPackageDefinition(definition).snowflake.v1;
-const credentials = ca
-  ? grpc.credentials.createSsl(fs.readFileSync(ca), fs.readFileSync(key), fs.readFileSync(cert))
-  : grpc.credentials.createInsecure();
+// The CA, and a client certificate and its key when given (mTLS).
+const read = (path) => (path ? fs.readFileSync(path) : null);
+const credentials = ca ? grpc.credentials.createSsl(read(ca), read(key), read(cert)) : grpc.credentials.createInsecure();
 const ids = new Snowflake(target, credentials);
 
 const call = (method, request) =>
@@ -40,6 +40,13 @@ const firstOf = (stream, n) =>
   });
 
 (async () => {
+  if (mode === "refused") {
+    const deadline = new Date(Date.now() + 10000);
+    const issue = await refusal(new Promise((resolve, reject) =>
+      ids.Issue({ type: "order" }, { deadline }, (e, answer) => (e ? reject(e) : resolve(answer)))));
+    console.log(JSON.stringify({ issue }));
+    return;
+  }
   if (mode === "waiting") {
     const issue = await refusal(call("Issue", { type: "order" }));
     const stream = await refusal(firstOf(ids.IssueStream({ type: "order", chunk: 10 }), 1));

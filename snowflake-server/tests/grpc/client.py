@@ -2,7 +2,7 @@
 .proto by grpcio-tools (no protoc needed). Prints what it got as one JSON object, which
 snowflake-server/tests/grpc.rs checks.
 
-    python3 client.py HOST:PORT all|waiting PROTO_DIR [CA CERT KEY]
+    python3 client.py HOST:PORT all|waiting|refused PROTO_DIR [CA [CERT KEY]]
 """
 import atexit
 import json
@@ -43,12 +43,16 @@ def main():
     target, mode, proto_dir = sys.argv[1:4]
     pb, rpc = generate(proto_dir)
     if len(sys.argv) > 4:
-        ca, cert, key = (open(path, "rb").read() for path in sys.argv[4:7])
+        # The CA, and a client certificate and its key when given (mTLS).
+        ca, cert, key = (open(path, "rb").read() if path else None for path in (sys.argv[4:7] + ["", ""])[:3])
         channel = grpc.secure_channel(target, grpc.ssl_channel_credentials(ca, key, cert))
     else:
         channel = grpc.insecure_channel(target)
     ids = rpc.SnowflakeStub(channel)
     health = health_pb2_grpc.HealthStub(channel)
+    if mode == "refused":
+        print(json.dumps({"issue": refusal(lambda: ids.Issue(pb.IssueRequest(type="order"), timeout=10))}))
+        return
     serving = health_pb2.HealthCheckResponse.ServingStatus.Name
     out = {"health": serving(health.Check(health_pb2.HealthCheckRequest(service="snowflake.v1.Snowflake")).status)}
 
