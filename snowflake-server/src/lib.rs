@@ -22,6 +22,11 @@
 //! ([`stores::check_compiled`]). `cargo install snowflake-cli --features full` gives
 //! `snowflake serve` with every store.
 //!
+//! The feature `grpc` (off by default; in snowflake-cli's `full`) adds the gRPC API on the
+//! same port (the `grpc` module: `snowflake.v1`, health, reflection). `--tls-cert` and
+//! `--tls-key` serve both over TLS, `--tls-client-ca` asks for client certificates
+//! ([`mod@tls`]).
+//!
 //! The server answers from the moment its port is open. A leased worker ID is acquired in
 //! the background (about one TTL in a new namespace, up to `--lease-wait` while the store
 //! does not answer); meanwhile `/healthz` is 200, `/readyz` 503 with what the server waits
