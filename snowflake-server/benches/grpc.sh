@@ -9,8 +9,9 @@
 #   snowflake-server/benches/grpc.sh        # DURATION=10 (seconds per row); prints the table
 #   FERROID=/path/to/ferroid-tonic-server snowflake-server/benches/grpc.sh
 #
-# Needs wrk (apt-get install -y wrk); the comparison needs h2load (apt-get install -y
-# nghttp2-client) and `cargo install ferroid-tonic-server` (which needs protoc to build).
+# Needs wrk (apt-get install -y wrk) and, for the rows by h2load (a client in C, as wrk is),
+# h2load (apt-get install -y nghttp2-client); the comparison needs `cargo install
+# ferroid-tonic-server` (which needs protoc to build).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DURATION="${DURATION:-10}"
@@ -51,16 +52,43 @@ grpc() {
     row "$1" "$3 in flight, $4 connections" "$ids" "$(ms "$p50")" "$(ms "$p99")" "$errors"
 }
 
+body=$(mktemp)
+# h2load URL BODY IDS_PER_CALL -> "IDs/s mean_latency succeeded failed"; BODY is printf's text of
+# one gRPC message (a flag byte 0, a 4-byte length, the protobuf), sent as each call's request.
+h2() {
+    printf "$2" >"$body"
+    h2load -D "$DURATION" -c 4 -m 8 -d "$body" -H 'content-type: application/grpc' -H 'te: trailers' "$1" |
+        awk -v n="$3" '/^finished in/ { rps = $4 } /^requests:/ { ok = $8; failed = $10 + $12 }
+             /^time for request:/ { mean = $6 } END { printf "%.0f %s %s %s\n", rps * n, mean, ok, failed }'
+}
+# h2row NAME URL BODY IDS_PER_CALL -> a row (h2load gives the mean, not percentiles)
+h2row() {
+    read -r ids mean ok failed < <(h2 "$2" "$3" "$4")
+    row "$1" "h2load: 4 connections × 8 in flight" "$ids" "mean $mean" "" "$failed"
+}
+# IssueRequest { type: "order" }: 0a 05 "order". IssueBatchRequest adds count 1000: 10 e8 07.
+issue='\x00\x00\x00\x00\x07\x0a\x05order'
+batch='\x00\x00\x00\x00\x0a\x0a\x05order\x10\xe8\x07'
+
 # Warm-up.
 wrk -t 1 -c 32 -d 2s "$base/v1/ids/order" >/dev/null
 "$target/examples/grpc_load" "$base" unary 2 32 4 >/dev/null
 
-echo "| call | load | IDs/s | p50 | p99 | errors |"
+echo "| call | load | IDs/s (calls/s for the floors) | p50 | p99 | errors |"
 echo "|---|---|---:|---:|---:|---:|"
+http 'HTTP `GET /v1/ping` (the HTTP floor)' /v1/ping 32 1
 http 'HTTP `GET /v1/ids/order`' /v1/ids/order 32 1
+if command -v h2load >/dev/null; then
+    # The gRPC floor: a health check, through the same port, router and HTTP/2.
+    h2row 'gRPC `grpc.health.v1.Health/Check` (the gRPC floor)' "$base/grpc.health.v1.Health/Check" '\x00\x00\x00\x00\x00' 1
+    h2row 'gRPC `Issue`' "$base/snowflake.v1.Snowflake/Issue" "$issue" 1
+fi
 grpc 'gRPC `Issue`' unary 32 4 1
 http 'HTTP `GET /v1/ids/order?count=1000`' "/v1/ids/order?count=1000" 32 1000
 grpc 'gRPC `IssueBatch`, 1 000' batch 32 4 1000
+if command -v h2load >/dev/null; then
+    h2row 'gRPC `IssueBatch`, 1 000' "$base/snowflake.v1.Snowflake/IssueBatch" "$batch" 1000
+fi
 grpc 'gRPC `IssueStream`, chunks of 1 000 (p50/p99: between chunks)' stream 4 1 1000
 grpc 'gRPC `IssueStream`, chunks of 4 096 (p50/p99: between chunks)' stream 1 1 4096
 
@@ -69,22 +97,13 @@ if [ -n "${FERROID:-}" ] && command -v h2load >/dev/null; then
     "$FERROID" --server-addr "127.0.0.1:$fport" --num-workers 1 --ids-per-chunk 1000 >/dev/null 2>&1 &
     ferroid=$!
     sleep 2
-    body=$(mktemp)
-    # h2load CALL URL BODY_HEX -> "requests/s mean"; a gRPC message: flag 0, length, protobuf.
-    h2() {
-        printf "$3" >"$body"
-        h2load -D "$DURATION" -c 4 -m 8 -d "$body" -H 'content-type: application/grpc' -H 'te: trailers' "$2" |
-            awk '/^finished in/ { rps = $4 } /^requests:/ { ok = $8 } /^time for request:/ { mean = $6 }
-                 END { print rps, mean, ok }'
-    }
     echo
-    echo "| server (h2load, 4 connections, 8 calls in flight each) | call | IDs/s | mean | succeeded |"
+    echo "| server | call (h2load: 4 connections × 8 in flight) | IDs/s | mean | errors |"
     echo "|---|---|---:|---:|---:|"
-    # IssueBatchRequest { type: "order", count: 1000 }: 0a 05 "order" 10 e8 07.
-    read -r rps mean ok < <(h2 ours "$base/snowflake.v1.Snowflake/IssueBatch" '\x00\x00\x00\x00\x0a\x0a\x05order\x10\xe8\x07')
-    echo "| snowflake serve | \`IssueBatch\`, 1 000 | $(python3 -c "print(round($rps * 1000))") | $mean | $ok |"
-    # StreamIdsRequest { count: 1000 }: 08 e8 07.
-    read -r rps mean ok < <(h2 ferroid "http://127.0.0.1:$fport/ferroid.IdGenerator/StreamIds" '\x00\x00\x00\x00\x03\x08\xe8\x07')
-    echo "| ferroid-tonic-server, 1 worker | \`StreamIds\`, 1 000 | $(python3 -c "print(round($rps * 1000))") | $mean | $ok |"
-    rm -f "$body"
+    read -r ids mean ok failed < <(h2 "$base/snowflake.v1.Snowflake/IssueBatch" "$batch" 1000)
+    echo "| snowflake serve | \`IssueBatch\`, 1 000 | $ids | $mean | $failed |"
+    # StreamIdsRequest { count: 1000 }: 08 e8 07; one chunk of 1 000 IDs, then the end.
+    read -r ids mean ok failed < <(h2 "http://127.0.0.1:$fport/ferroid.IdGenerator/StreamIds" '\x00\x00\x00\x00\x03\x08\xe8\x07' 1000)
+    echo "| ferroid-tonic-server 2.0, 1 worker | \`StreamIds\`, 1 000 | $ids | $mean | $failed |"
 fi
+rm -f "$body"

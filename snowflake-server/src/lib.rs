@@ -181,7 +181,15 @@ async fn serve_inner(
         draining.drain().await;
     };
     let served = match listener {
-        Bound::Plain(listener) => axum::serve(listener, app).with_graceful_shutdown(stop).await,
+        Bound::Plain(listener) => {
+            // Without Nagle's delay: an HTTP/2 answer is several writes (headers, data,
+            // trailers), and a write held for the peer's delayed ACK costs it 40 ms.
+            use axum::serve::ListenerExt as _;
+            let listener = listener.tap_io(|tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
+            axum::serve(listener, app).with_graceful_shutdown(stop).await
+        }
         Bound::Tls(listener) => axum::serve(listener, app).with_graceful_shutdown(stop).await,
     };
     acquiring.abort();
