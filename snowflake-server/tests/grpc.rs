@@ -270,7 +270,11 @@ fn issue_certificate(dir: &Path, name: &str, cn: &str, usage: &str) {
 /// A CA (`ca.pem`), a server certificate (`server.pem`, `server.key`) and a client one
 /// (`client.pem`, `client.key`), made in a new directory.
 fn certificates() -> Option<PathBuf> {
-    common::tool("openssl")?;
+    // `openssl version`: openssl has no `--version`.
+    let present = Command::new("openssl").arg("version").output().is_ok_and(|o| o.status.success());
+    if !present {
+        return common::missing("openssl is not installed");
+    }
     let dir = std::env::temp_dir().join(common::unique("snowflake-grpc-tls"));
     std::fs::create_dir_all(&dir).unwrap();
     openssl(
