@@ -80,7 +80,7 @@ http 'HTTP `GET /v1/ping` (the HTTP floor)' /v1/ping 32 1
 http 'HTTP `GET /v1/ids/order`' /v1/ids/order 32 1
 if command -v h2load >/dev/null; then
     # The gRPC floor: a health check, through the same port, router and HTTP/2.
-    h2row 'gRPC `grpc.health.v1.Health/Check` (the gRPC floor)' "$base/grpc.health.v1.Health/Check" '\x00\x00\x00\x00\x00' 1
+    h2row 'gRPC `Check` of `grpc.health.v1.Health` (the gRPC floor)' "$base/grpc.health.v1.Health/Check" '\x00\x00\x00\x00\x00' 1
     h2row 'gRPC `Issue`' "$base/snowflake.v1.Snowflake/Issue" "$issue" 1
 fi
 grpc 'gRPC `Issue`' unary 32 4 1
