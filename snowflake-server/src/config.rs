@@ -17,6 +17,8 @@ use snowflake_types::worker::{
 };
 use snowflake_types::{Labels, Layout, Preset};
 
+pub use crate::tls::TlsFiles;
+
 /// The environment variable listing ID types: `name=layout` entries separated by `;`.
 ///
 /// ```
@@ -42,6 +44,20 @@ pub const LISTEN_ENV: &str = "SNOWFLAKE_LISTEN";
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const CONFIG_ENV: &str = "SNOWFLAKE_CONFIG";
+
+/// The environment variables of TLS: the certificate chain, its key, and the CA of client
+/// certificates (`--tls-cert`, `--tls-key`, `--tls-client-ca`).
+///
+/// ```
+/// use snowflake_server::config::{TLS_CERT_ENV, TLS_CLIENT_CA_ENV, TLS_KEY_ENV};
+///
+/// assert_eq!([TLS_CERT_ENV, TLS_KEY_ENV, TLS_CLIENT_CA_ENV], ["SNOWFLAKE_TLS_CERT", "SNOWFLAKE_TLS_KEY", "SNOWFLAKE_TLS_CLIENT_CA"]);
+/// ```
+pub const TLS_CERT_ENV: &str = "SNOWFLAKE_TLS_CERT";
+/// See [`TLS_CERT_ENV`].
+pub const TLS_KEY_ENV: &str = "SNOWFLAKE_TLS_KEY";
+/// See [`TLS_CERT_ENV`].
+pub const TLS_CLIENT_CA_ENV: &str = "SNOWFLAKE_TLS_CLIENT_CA";
 
 /// The address listened on when none is given: every interface, port 8080.
 ///
@@ -255,12 +271,14 @@ pub struct Config {
     pub worker: WorkerConfig,
     /// The address to listen on.
     pub listen: SocketAddr,
+    /// TLS on that address (both HTTP and gRPC), or plain text (`None`, the default).
+    pub tls: Option<TlsFiles>,
 }
 
 impl Config {
-    /// A configuration of these types and worker, listening on [`DEFAULT_LISTEN`].
+    /// A configuration of these types and worker, listening on [`DEFAULT_LISTEN`] in plain text.
     pub fn new(ids: Vec<IdSpec>, worker: WorkerConfig) -> Config {
-        Config { ids, worker, listen: DEFAULT_LISTEN }
+        Config { ids, worker, listen: DEFAULT_LISTEN, tls: None }
     }
 
     /// The worker IDs a lease is taken from: the configured space, else as many as the
@@ -304,7 +322,8 @@ pub struct ServeArgs {
     pub ids: Vec<String>,
     /// A JSON file: {"ids": {"order": "preset=leaf"}, "listen": "0.0.0.0:8080", "worker": 3,
     /// "lease": "redis://…", "namespace": "…", "lease_ttl": "10s", "lease_wait": "30s",
-    /// "create_namespace": true, "lease_state_file": "/run/snowflake/lease", "worker_space": 64}
+    /// "create_namespace": true, "lease_state_file": "/run/snowflake/lease", "worker_space": 64,
+    /// "tls_cert": "server.pem", "tls_key": "server.key", "tls_client_ca": "clients-ca.pem"}
     /// [env: SNOWFLAKE_CONFIG]
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -354,6 +373,17 @@ pub struct ServeArgs {
     /// whole worker field].
     #[arg(long, value_name = "N")]
     pub worker_space: Option<String>,
+    /// Serve HTTPS and gRPC over TLS with this certificate chain (PEM), read again when it
+    /// changes; plain text without it [env: SNOWFLAKE_TLS_CERT].
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM) [env: SNOWFLAKE_TLS_KEY].
+    #[arg(long, value_name = "FILE")]
+    pub tls_key: Option<PathBuf>,
+    /// Require a client certificate signed by this CA (PEM) on every connection: mutual TLS
+    /// [env: SNOWFLAKE_TLS_CLIENT_CA].
+    #[arg(long, value_name = "FILE")]
+    pub tls_client_ca: Option<PathBuf>,
 }
 
 /// The JSON configuration file.
@@ -372,6 +402,9 @@ struct FileConfig {
     create_namespace: Option<bool>,
     lease_state_file: Option<PathBuf>,
     worker_space: Option<u64>,
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
+    tls_client_ca: Option<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -547,7 +580,7 @@ impl ServeArgs {
                 }
                 let space_text = self.worker_space.clone().or(file.worker_space.map(|n| n.to_string()));
                 if let (None, Some(text)) = (env_space, space_text) {
-                    let whole = Config { ids: Vec::clone(&ids), worker: WorkerConfig::EnvOrZero, listen }.field_space();
+                    let whole = Config::new(Vec::clone(&ids), WorkerConfig::EnvOrZero).field_space();
                     match text.trim().parse::<u64>() {
                         Ok(space)
                             if (1..=whole).contains(&space) && text.trim().bytes().all(|b| b.is_ascii_digit()) =>
@@ -570,7 +603,28 @@ impl ServeArgs {
                 None => WorkerConfig::EnvOrZero,
             },
         };
-        Ok(Config { ids, worker, listen })
+        let tls = self.tls(env, &file)?;
+        Ok(Config { ids, worker, listen, tls })
+    }
+
+    /// TLS from the flags, else the environment, else the file: a certificate and its key
+    /// together, a client CA only with them.
+    fn tls(&self, env: &dyn Fn(&str) -> Option<String>, file: &FileConfig) -> Result<Option<TlsFiles>, ConfigError> {
+        let path = |flag: &Option<PathBuf>, var: &str, file: &Option<PathBuf>| {
+            flag.clone().or_else(|| env(var).filter(|v| !v.trim().is_empty()).map(PathBuf::from)).or(file.clone())
+        };
+        let cert = path(&self.tls_cert, TLS_CERT_ENV, &file.tls_cert);
+        let key = path(&self.tls_key, TLS_KEY_ENV, &file.tls_key);
+        let client_ca = path(&self.tls_client_ca, TLS_CLIENT_CA_ENV, &file.tls_client_ca);
+        match (cert, key) {
+            (Some(cert), Some(key)) => Ok(Some(TlsFiles { cert, key, client_ca })),
+            (None, None) if client_ca.is_none() => Ok(None),
+            (None, None) => {
+                err("--tls-client-ca needs --tls-cert and --tls-key: client certificates are asked for over TLS")
+            }
+            (Some(_), None) => err("--tls-cert without --tls-key: give the certificate's private key too"),
+            (None, Some(_)) => err("--tls-key without --tls-cert: give the certificate chain too"),
+        }
     }
 }
 
@@ -718,6 +772,20 @@ mod tests {
         };
         let e = args.resolve_with(&no_env).unwrap_err();
         assert!(e.0.contains("have the same prefix \"ord\""), "{e}");
+    }
+
+    #[test]
+    fn tls_from_flags_environment_and_file_with_its_pairs_checked() {
+        let base = ServeArgs { ids: vec!["order=preset=leaf".into()], ..Default::default() };
+        assert_eq!(base.resolve_with(&no_env).unwrap().tls, None, "plain text by default");
+        let flags = ServeArgs { tls_cert: Some("s.pem".into()), tls_key: Some("s.key".into()), ..base.clone() };
+        let env = |var: &str| (var == TLS_CLIENT_CA_ENV).then(|| "ca.pem".to_owned());
+        let tls = flags.resolve_with(&env).unwrap().tls.unwrap();
+        assert_eq!((tls.cert, tls.key, tls.client_ca), ("s.pem".into(), "s.key".into(), Some("ca.pem".into())));
+        let half = ServeArgs { tls_cert: Some("s.pem".into()), ..base.clone() };
+        assert!(half.resolve_with(&no_env).unwrap_err().0.contains("--tls-cert without --tls-key"));
+        let e = base.resolve_with(&env).unwrap_err();
+        assert!(e.0.contains("--tls-client-ca needs --tls-cert and --tls-key"), "{e}");
     }
 
     #[test]

@@ -22,6 +22,11 @@
 //! ([`stores::check_compiled`]). `cargo install snowflake-cli --features full` gives
 //! `snowflake serve` with every store.
 //!
+//! The feature `grpc` (off by default; in snowflake-cli's `full`) adds the gRPC API on the
+//! same port (the `grpc` module: `snowflake.v1`, health, reflection). `--tls-cert` and
+//! `--tls-key` serve both over TLS, `--tls-client-ca` asks for client certificates
+//! ([`mod@tls`]).
+//!
 //! The server answers from the moment its port is open. A leased worker ID is acquired in
 //! the background (about one TTL in a new namespace, up to `--lease-wait` while the store
 //! does not answer); meanwhile `/healthz` is 200, `/readyz` 503 with what the server waits
@@ -40,10 +45,13 @@
 //! ```
 
 pub mod config;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 mod progress;
 pub mod router;
 pub mod state;
 pub mod stores;
+pub mod tls;
 
 use std::future::Future;
 use std::process::ExitCode;
@@ -106,6 +114,11 @@ async fn serve_inner(
     announce: bool,
 ) -> Result<(), StartError> {
     let addr = listener.local_addr().map_err(|e| StartError(e.to_string()))?;
+    // TLS files that cannot be read stop the server before anything else starts.
+    let listener = match &config.tls {
+        None => Bound::Plain(listener),
+        Some(files) => Bound::Tls(tls::TlsListener::new(listener, files)?),
+    };
     // The recorder first: the generators and the lease register their counters as they start.
     let metrics = prometheus();
     let state = Arc::new(AppState::awaiting_lease(config)?);
@@ -134,30 +147,67 @@ async fn serve_inner(
     };
     let watch = tokio::spawn(watch_readiness(Arc::clone(&state)));
     let app = router(Arc::clone(&state), metrics);
+    // The gRPC services on the same port: their paths name a service (`/snowflake.v1.Snowflake/…`),
+    // which no HTTP route does.
+    #[cfg(feature = "grpc")]
+    let (app, grpc, health) = {
+        let (grpc, routes) = grpc::Grpc::new(Arc::clone(&state)).await?;
+        let grpc = Arc::new(grpc);
+        let health = tokio::spawn({
+            let grpc = Arc::clone(&grpc);
+            async move { grpc.follow_readiness().await }
+        });
+        (app.merge(routes), grpc, health)
+    };
     // The process ID is what `snowflake leases` shows of a holder beside its host (`host:pid`):
     // logged with the address, it tells which replica on a host holds which worker ID.
     tracing::info!(%addr, pid = std::process::id(), worker_source = state.worker_source(), "listening");
     if announce {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "listening on http://{addr}");
+        let scheme = if config.tls.is_some() { "https" } else { "http" };
+        let _ = writeln!(out, "listening on {scheme}://{addr}");
         let _ = out.flush();
     }
+    #[cfg(feature = "grpc")]
+    let draining = Arc::clone(&grpc);
     let stop = async move {
         tokio::select! {
             () = shutdown => {},
             Ok(()) = failed_rx => {},
         }
+        // Streams end (UNAVAILABLE) so that their connections can close.
+        #[cfg(feature = "grpc")]
+        draining.drain().await;
     };
-    let served = axum::serve(listener, app).with_graceful_shutdown(stop).await;
+    let served = match listener {
+        Bound::Plain(listener) => {
+            // Without Nagle's delay: an HTTP/2 answer is several writes (headers, data,
+            // trailers), and a write held for the peer's delayed ACK costs it 40 ms.
+            use axum::serve::ListenerExt as _;
+            let listener = listener.tap_io(|tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
+            axum::serve(listener, app).with_graceful_shutdown(stop).await
+        }
+        Bound::Tls(listener) => axum::serve(listener, app).with_graceful_shutdown(stop).await,
+    };
     acquiring.abort();
     watch.abort();
+    #[cfg(feature = "grpc")]
+    health.abort();
     state.flush_refusals(true);
     state.release().await;
     if let Some(e) = failure.lock().unwrap_or_else(|p| p.into_inner()).take() {
         return Err(e);
     }
     served.map_err(|e| StartError(format!("serving: {e}")))
+}
+
+/// The port, in plain text or TLS.
+enum Bound {
+    Plain(tokio::net::TcpListener),
+    Tls(tls::TlsListener),
 }
 
 /// Logs every change of readiness (waiting for the lease, the lease fenced, lost,

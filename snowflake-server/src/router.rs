@@ -49,23 +49,23 @@ use crate::state::{AppState, IdType, retry_after};
 /// An error answer: a status and `{"error":"…"}`, with `Retry-After` when waiting helps.
 #[derive(Debug)]
 pub(crate) struct ApiError {
-    status: StatusCode,
-    message: String,
-    retry_after: Option<u64>,
+    pub(crate) status: StatusCode,
+    pub(crate) message: String,
+    pub(crate) retry_after: Option<u64>,
 }
 
 impl ApiError {
-    fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
+    pub(crate) fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
         ApiError { status, message: message.into(), retry_after: None }
     }
 
-    fn unknown_type(name: &str, state: &AppState) -> ApiError {
+    pub(crate) fn unknown_type(name: &str, state: &AppState) -> ApiError {
         let names: Vec<&str> = state.specs().iter().map(|spec| spec.name.as_str()).collect();
         ApiError::new(StatusCode::NOT_FOUND, format!("no ID type {name:?}; this server serves: {}", names.join(", ")))
     }
 
     /// A refused generation; counted for the rate-limited log (`AppState::refused`).
-    fn generate(state: &AppState, id_type: &IdType, error: &GenerateError) -> ApiError {
+    pub(crate) fn generate(state: &AppState, id_type: &IdType, error: &GenerateError) -> ApiError {
         let retry = retry_after(error);
         let status = match error {
             GenerateError::BatchTooLarge { .. } => StatusCode::BAD_REQUEST,
@@ -173,37 +173,44 @@ struct CountQuery {
 
 /// The count of a batch: 1 to the type's limit, in decimal digits.
 fn parse_count(text: &str, limit: usize) -> Result<usize, ApiError> {
-    let bad = |why: String| ApiError::new(StatusCode::BAD_REQUEST, format!("count={text:?}: {why}"));
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(bad(format!("expected a whole number from 1 to {limit}")));
+        let why = format!("expected a whole number from 1 to {limit}");
+        return Err(ApiError::new(StatusCode::BAD_REQUEST, format!("count={text:?}: {why}")));
     }
-    match text.parse::<usize>() {
-        Ok(0) => Err(bad(format!("a batch holds at least 1 ID (at most {limit})"))),
-        Ok(n) if n <= limit => Ok(n),
+    check_count(&format!("count={text:?}"), text.parse::<usize>().unwrap_or(usize::MAX), limit)
+}
+
+/// A batch's count `n` (`given` says how it was given, for the message): 1 to the type's
+/// limit.
+pub(crate) fn check_count(given: &str, n: usize, limit: usize) -> Result<usize, ApiError> {
+    let bad = |why: String| ApiError::new(StatusCode::BAD_REQUEST, format!("{given}: {why}"));
+    match n {
+        0 => Err(bad(format!("a batch holds at least 1 ID (at most {limit})"))),
+        n if n <= limit => Ok(n),
         _ => Err(bad(format!("more than this type's batch limit of {limit} IDs"))),
     }
 }
 
 /// The configuration of the type `name`, or a 404.
-fn spec<'a>(state: &'a AppState, name: &str) -> Result<&'a IdSpec, ApiError> {
+pub(crate) fn spec<'a>(state: &'a AppState, name: &str) -> Result<&'a IdSpec, ApiError> {
     state.spec(name).ok_or_else(|| ApiError::unknown_type(name, state))
 }
 
 /// The type `name` with its generator: a 404 when there is no such type, a 503 while the
 /// server has no worker ID yet.
-fn issuer<'a>(state: &'a AppState, name: &str) -> Result<&'a IdType, ApiError> {
+pub(crate) fn issuer<'a>(state: &'a AppState, name: &str) -> Result<&'a IdType, ApiError> {
     spec(state, name)?;
     state.get(name).ok_or_else(|| ApiError::not_issuing(state, name))
 }
 
 /// An ID as its decimal text: the bit pattern read unsigned (a 64-bit layout's IDs may lie
 /// above `i64::MAX`).
-fn decimal(raw: i64) -> String {
+pub(crate) fn decimal(raw: i64) -> String {
     raw.cast_unsigned().to_string()
 }
 
 /// An ID as the v1 routes write it: `ord_…` for a prefixed type, else decimal.
-fn text_of(spec: &IdSpec, raw: i64) -> String {
+pub(crate) fn text_of(spec: &IdSpec, raw: i64) -> String {
     match &spec.prefix {
         Some(prefix) => snowflake_types::prefixed::format(prefix, raw),
         None => decimal(raw),
@@ -237,7 +244,7 @@ async fn next_ids(
 }
 
 /// Batches above this many IDs are made on a blocking thread (a 12-bit sequence's tick holds 4 096).
-const LARGE_BATCH: usize = 4096;
+pub(crate) const LARGE_BATCH: usize = 4096;
 
 /// `{"ids":[…]}`: `count` IDs in issuing order.
 fn batch(state: &AppState, id_type: &IdType, count: usize) -> Result<Response, ApiError> {
@@ -270,7 +277,7 @@ fn json_text(body: String) -> Response {
 }
 
 /// Parses decimal `text` as an ID of the type `spec` (Leaf's routes), or a 400 saying why not.
-fn parse_id(spec: &IdSpec, text: &str) -> Result<i64, ApiError> {
+pub(crate) fn parse_id(spec: &IdSpec, text: &str) -> Result<i64, ApiError> {
     spec.layout.parse_id(text).map_err(|e| {
         ApiError::new(StatusCode::BAD_REQUEST, format!("{text:?} is not an ID of type {:?}: {e}", spec.name))
     })
@@ -278,7 +285,7 @@ fn parse_id(spec: &IdSpec, text: &str) -> Result<i64, ApiError> {
 
 /// Parses `text` as the v1 routes write an ID of `spec`: `ord_…` for a prefixed type (a bare
 /// number is refused, naming its prefixed spelling), else decimal; or a 400 saying why not.
-fn parse_text(spec: &IdSpec, text: &str) -> Result<i64, ApiError> {
+pub(crate) fn parse_text(spec: &IdSpec, text: &str) -> Result<i64, ApiError> {
     use snowflake_types::prefixed::{Decimal, parse};
 
     let Some(prefix) = &spec.prefix else { return parse_id(spec, text) };

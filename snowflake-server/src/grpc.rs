@@ -1,0 +1,345 @@
+//! The gRPC API (feature `grpc`): `snowflake.v1.Snowflake` from
+//! `proto/snowflake/v1/snowflake.proto`, with `grpc.health.v1.Health` and server reflection,
+//! answered on the HTTP port (an HTTP/2 request whose path names a gRPC service goes to
+//! it; everything else to [`mod@crate::router`]).
+//!
+//! The calls use the same generators, worker ID and checks as the HTTP routes, and refuse
+//! for the same reasons, as gRPC status codes: an unknown type `NOT_FOUND`, a bad ID or count
+//! `INVALID_ARGUMENT`, no worker ID yet, a fenced one, a clock that cannot issue or a server
+//! that is draining `UNAVAILABLE`, with the seconds to wait in the trailing metadata
+//! `retry-after`. The health service's status (for the server, `""`, and for
+//! `snowflake.v1.Snowflake`) is `SERVING` while `/readyz` is 200 and `NOT_SERVING` otherwise;
+//! the types share one worker ID, so they are ready together.
+//!
+//! ```no_run
+//! use snowflake_server::grpc::pb::IssueBatchRequest;
+//! use snowflake_server::grpc::pb::snowflake_client::SnowflakeClient;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let channel = tonic::transport::Endpoint::from_static("http://127.0.0.1:8080").connect().await?;
+//! let mut client = SnowflakeClient::new(channel);
+//! let request = IssueBatchRequest { r#type: "order".into(), count: 1000, text: false };
+//! let ids = client.issue_batch(request).await?.into_inner().ids;
+//! assert_eq!(ids.len(), 1000);
+//! # Ok(()) }
+//! ```
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use tokio::sync::{mpsc, watch};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status};
+use tonic_health::ServingStatus;
+use tonic_health::server::HealthReporter;
+
+use crate::router::{ApiError, LARGE_BATCH, check_count, decimal, issuer, parse_id, parse_text, spec, text_of};
+use crate::state::{AppState, IdType};
+
+/// The code generated from `proto/snowflake/v1/snowflake.proto`: messages, the server
+/// ([`pb::snowflake_server::SnowflakeServer`]) and a client
+/// ([`pb::snowflake_client::SnowflakeClient`], on any tonic channel).
+///
+/// ```
+/// use snowflake_server::grpc::pb::{DecodeRequest, decode_request::Id};
+///
+/// let request = DecodeRequest { r#type: "order".into(), id: Some(Id::Text("ord_1fvpp347wxqzz".into())) };
+/// assert_eq!(request.r#type, "order");
+/// ```
+#[allow(missing_docs, unused_qualifications, clippy::all, clippy::pedantic)]
+pub mod pb {
+    tonic::include_proto!("snowflake.v1");
+}
+
+/// The compiled `snowflake/v1/snowflake.proto` (a `FileDescriptorSet`), as the reflection
+/// service serves it.
+///
+/// ```
+/// assert!(!snowflake_server::grpc::FILE_DESCRIPTOR_SET.is_empty());
+/// ```
+pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/snowflake_v1_descriptor.bin"));
+
+/// The full name of the ID service, as health checks and reflection name it.
+///
+/// ```
+/// assert_eq!(snowflake_server::grpc::SERVICE, "snowflake.v1.Snowflake");
+/// ```
+pub const SERVICE: &str = "snowflake.v1.Snowflake";
+
+/// Messages buffered per stream ahead of the client: the server issues as fast as the client
+/// reads, and no further.
+const STREAM_AHEAD: usize = 2;
+
+/// The gRPC face of a server: its routes, its health status and its draining signal.
+pub(crate) struct Grpc {
+    state: Arc<AppState>,
+    health: HealthReporter,
+    draining: Arc<watch::Sender<bool>>,
+}
+
+impl Grpc {
+    /// The services on `state`, their health status set from its readiness (then kept so by
+    /// [`Grpc::follow_readiness`]); and the routes that answer them.
+    pub(crate) async fn new(state: Arc<AppState>) -> Result<(Grpc, axum::Router), crate::StartError> {
+        let (health, health_service) = tonic_health::server::health_reporter();
+        let reflection = tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            .build_v1()
+            .map_err(|e| crate::StartError(format!("the gRPC reflection service: {e}")))?;
+        let reflection_alpha = tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            .build_v1alpha()
+            .map_err(|e| crate::StartError(format!("the gRPC reflection service: {e}")))?;
+        let (draining, _) = watch::channel(false);
+        let draining = Arc::new(draining);
+        let api = Api { state: Arc::clone(&state), draining: Arc::clone(&draining) };
+        let routes = axum::Router::new()
+            .route_service(&route_of(SERVICE), pb::snowflake_server::SnowflakeServer::new(api))
+            .route_service(&route_of("grpc.health.v1.Health"), health_service)
+            .route_service(&route_of("grpc.reflection.v1.ServerReflection"), reflection)
+            .route_service(&route_of("grpc.reflection.v1alpha.ServerReflection"), reflection_alpha);
+        let grpc = Grpc { state, health, draining };
+        grpc.set_health(grpc.readiness()).await;
+        Ok((grpc, routes))
+    }
+
+    fn readiness(&self) -> ServingStatus {
+        if *self.draining.borrow() || self.state.not_ready().is_some() {
+            ServingStatus::NotServing
+        } else {
+            ServingStatus::Serving
+        }
+    }
+
+    async fn set_health(&self, status: ServingStatus) {
+        self.health.set_service_status("", status).await;
+        self.health.set_service_status(SERVICE, status).await;
+    }
+
+    /// Keeps the health status equal to readiness (`/readyz`), checked every 250 ms.
+    pub(crate) async fn follow_readiness(&self) {
+        let mut last = self.readiness();
+        let mut tick = tokio::time::interval(Duration::from_millis(250));
+        loop {
+            tick.tick().await;
+            let status = self.readiness();
+            if last != status {
+                self.set_health(status).await;
+                last = status;
+            }
+        }
+    }
+
+    /// The server stops: health `NOT_SERVING`, streams end with `UNAVAILABLE`, new calls are
+    /// refused with it.
+    pub(crate) async fn drain(&self) {
+        self.draining.send_replace(true);
+        self.set_health(ServingStatus::NotServing).await;
+    }
+}
+
+fn route_of(service: &str) -> String {
+    format!("/{service}/{{*method}}")
+}
+
+/// The ID service.
+struct Api {
+    state: Arc<AppState>,
+    draining: Arc<watch::Sender<bool>>,
+}
+
+/// An HTTP route's refusal as the gRPC status with the same reason.
+fn status(error: ApiError) -> Status {
+    let code = match error.status {
+        StatusCode::NOT_FOUND => tonic::Code::NotFound,
+        StatusCode::BAD_REQUEST => tonic::Code::InvalidArgument,
+        StatusCode::SERVICE_UNAVAILABLE => tonic::Code::Unavailable,
+        _ => tonic::Code::Internal,
+    };
+    let mut status = Status::new(code, error.message);
+    if let Some(seconds) = error.retry_after {
+        status.metadata_mut().insert("retry-after", seconds.into());
+    }
+    status
+}
+
+fn draining_status() -> Status {
+    status(ApiError {
+        status: StatusCode::SERVICE_UNAVAILABLE,
+        message: "the server is shutting down: ask another".to_owned(),
+        retry_after: Some(1),
+    })
+}
+
+impl Api {
+    fn refuse_if_draining(&self) -> Result<(), Status> {
+        if *self.draining.borrow() { Err(draining_status()) } else { Ok(()) }
+    }
+}
+
+/// `count` IDs of `id_type` in issuing order, with their text when `text`.
+fn batch(state: &AppState, id_type: &IdType, count: usize, text: bool) -> Result<pb::IssueBatchResponse, ApiError> {
+    let mut ids = Vec::with_capacity(count);
+    id_type
+        .generator
+        .fill_batch(count, |raw| ids.push(raw.cast_unsigned()))
+        .map_err(|e| ApiError::generate(state, id_type, &e))?;
+    let texts =
+        if text { ids.iter().map(|&id| text_of(&id_type.spec, id.cast_signed())).collect() } else { Vec::new() };
+    Ok(pb::IssueBatchResponse { ids, texts })
+}
+
+/// The same, for a type looked up by `name` on a blocking thread (a batch past a tick's worth
+/// waits for the clock).
+fn batch_named(state: &AppState, name: &str, count: usize, text: bool) -> Result<pb::IssueBatchResponse, ApiError> {
+    let id_type = issuer(state, name)?;
+    batch(state, id_type, count, text)
+}
+
+fn count_of(given: &str, n: u32, id_type: &IdType) -> Result<usize, Status> {
+    let n = usize::try_from(n).unwrap_or(usize::MAX);
+    check_count(given, n, id_type.generator.batch_limit()).map_err(status)
+}
+
+#[tonic::async_trait]
+impl pb::snowflake_server::Snowflake for Api {
+    async fn issue(&self, request: Request<pb::IssueRequest>) -> Result<Response<pb::IssueResponse>, Status> {
+        self.refuse_if_draining()?;
+        let request = request.into_inner();
+        let id_type = issuer(&self.state, &request.r#type).map_err(status)?;
+        let raw = id_type.generator.next_raw().map_err(|e| status(ApiError::generate(&self.state, id_type, &e)))?;
+        Ok(Response::new(pb::IssueResponse { id: raw.cast_unsigned(), text: text_of(&id_type.spec, raw) }))
+    }
+
+    async fn issue_batch(
+        &self,
+        request: Request<pb::IssueBatchRequest>,
+    ) -> Result<Response<pb::IssueBatchResponse>, Status> {
+        self.refuse_if_draining()?;
+        let request = request.into_inner();
+        let id_type = issuer(&self.state, &request.r#type).map_err(status)?;
+        let count = count_of(&format!("count={}", request.count), request.count, id_type)?;
+        let answer = if count > LARGE_BATCH {
+            let state = Arc::clone(&self.state);
+            tokio::task::spawn_blocking(move || batch_named(&state, &request.r#type, count, request.text))
+                .await
+                .map_err(|e| Status::internal(format!("the batch did not finish: {e}")))?
+        } else {
+            batch(&self.state, id_type, count, request.text)
+        };
+        answer.map(Response::new).map_err(status)
+    }
+
+    type IssueStreamStream = ReceiverStream<Result<pb::IssueBatchResponse, Status>>;
+
+    async fn issue_stream(
+        &self,
+        request: Request<pb::IssueStreamRequest>,
+    ) -> Result<Response<Self::IssueStreamStream>, Status> {
+        self.refuse_if_draining()?;
+        let request = request.into_inner();
+        let id_type = issuer(&self.state, &request.r#type).map_err(status)?;
+        let chunk = count_of(&format!("chunk={}", request.chunk), request.chunk, id_type)?;
+        // A blocking thread issues (at the layout's cap, each chunk after a tick's worth waits
+        // for the clock) into `issued`; a task hands the chunks on as the client reads them,
+        // and ends the stream when the server drains or the client goes.
+        let (issued_tx, mut issued) = mpsc::channel(STREAM_AHEAD);
+        let (out, out_rx) = mpsc::channel(STREAM_AHEAD);
+        let state = Arc::clone(&self.state);
+        tokio::task::spawn_blocking(move || {
+            loop {
+                let answer = batch_named(&state, &request.r#type, chunk, request.text).map_err(status);
+                let failed = answer.is_err();
+                if issued_tx.blocking_send(answer).is_err() || failed {
+                    return;
+                }
+            }
+        });
+        let mut draining = self.draining.subscribe();
+        tokio::spawn(async move {
+            loop {
+                let next = tokio::select! {
+                    next = issued.recv() => next,
+                    _ = draining.wait_for(|&d| d) => None,
+                };
+                let Some(next) = next else {
+                    if *draining.borrow() {
+                        let _ = out.try_send(Err(draining_status()));
+                    }
+                    return;
+                };
+                tokio::select! {
+                    sent = out.send(next) => if sent.is_err() { return },
+                    _ = draining.wait_for(|&d| d) => {
+                        let _ = out.try_send(Err(draining_status()));
+                        return;
+                    }
+                }
+            }
+        });
+        Ok(Response::new(ReceiverStream::new(out_rx)))
+    }
+
+    async fn decode(&self, request: Request<pb::DecodeRequest>) -> Result<Response<pb::DecodeResponse>, Status> {
+        use pb::decode_request::Id;
+
+        let request = request.into_inner();
+        let spec = spec(&self.state, &request.r#type).map_err(status)?;
+        let raw = match &request.id {
+            Some(Id::Number(number)) => parse_id(spec, &number.to_string()),
+            Some(Id::Text(text)) => parse_text(spec, text),
+            None => Err(ApiError::new(StatusCode::BAD_REQUEST, "give the ID to decode: `number` or `text`")),
+        }
+        .map_err(status)?;
+        let parts = spec.layout.parts_of(raw);
+        Ok(Response::new(pb::DecodeResponse {
+            id: raw.cast_unsigned(),
+            text: text_of(spec, raw),
+            decimal: decimal(raw),
+            r#type: spec.name.clone(),
+            layout: spec.layout.to_string(),
+            time: snowflake_types::layout::format_rfc3339(parts.timestamp_ms),
+            unix_ms: parts.timestamp_ms,
+            ticks: parts.ticks,
+            worker: parts.worker,
+            datacenter: parts.datacenter,
+            machine: parts.machine,
+            sequence: parts.sequence,
+        }))
+    }
+
+    async fn list_types(
+        &self,
+        _request: Request<pb::ListTypesRequest>,
+    ) -> Result<Response<pb::ListTypesResponse>, Status> {
+        let app = &self.state;
+        let types = app
+            .specs()
+            .iter()
+            .map(|spec| {
+                let generator = app.get(&spec.name).map(|t| &t.generator);
+                let layout = &spec.layout;
+                let limit = generator.map_or(snowflake_types::DEFAULT_BATCH_LIMIT, |g| g.batch_limit());
+                pb::TypeInfo {
+                    name: spec.name.clone(),
+                    layout: layout.to_string(),
+                    preset: spec.preset.map(|p| p.name.to_owned()),
+                    prefix: spec.prefix.clone(),
+                    time_bits: layout.time_bits(),
+                    worker_bits: layout.worker_bits(),
+                    datacenter_bits: layout.datacenter_bits(),
+                    seq_bits: layout.seq_bits(),
+                    order: layout.order().as_str().to_owned(),
+                    tick: layout.unit().as_str().to_owned(),
+                    epoch_ms: layout.epoch_ms(),
+                    worker: generator.map(snowflake_types::Generator::worker),
+                    batch_limit: u32::try_from(limit).unwrap_or(u32::MAX),
+                }
+            })
+            .collect();
+        Ok(Response::new(pb::ListTypesResponse { types, worker_source: app.worker_source().to_owned() }))
+    }
+}
