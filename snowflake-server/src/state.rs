@@ -328,9 +328,19 @@ impl AppState {
                     snowflake_types::FenceReason::WaitingOut { .. } => "waiting out",
                     _ => "fenced",
                 };
+                let left = match reason {
+                    snowflake_types::FenceReason::WaitingOut { until_ms } => {
+                        let now_ms = std::time::SystemTime::now()
+                            .duration_since(std::time::UNIX_EPOCH)
+                            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+                        let left = std::time::Duration::from_millis(u64::try_from(until_ms - now_ms).unwrap_or(0));
+                        format!(" ({left:.1?} left)")
+                    }
+                    _ => String::new(),
+                };
                 let text = match error {
-                    Some(e) => format!("worker ID {worker} is fenced: {reason} (last store error: {e})"),
-                    None => format!("worker ID {worker} is fenced: {reason}"),
+                    Some(e) => format!("worker ID {worker} is fenced: {reason}{left} (last store error: {e})"),
+                    None => format!("worker ID {worker} is fenced: {reason}{left}"),
                 };
                 (phase, Some(text))
             }

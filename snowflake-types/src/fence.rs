@@ -34,11 +34,12 @@ pub enum FenceReason {
     /// (the same worker ID or another) by itself.
     #[error("its lease is lost; it is being acquired again, and generation resumes by itself")]
     Lost,
-    /// The store had no record of the worker ID's earlier holders (a namespace used for the
-    /// first time, or a store that lost its data), so one of them may still be issuing: the
-    /// generator issues nothing until `until_ms`, when every such holder has stopped.
+    /// The store cannot vouch for the worker ID's earlier holders (a namespace it began to
+    /// know less than the reservation ago, or a record it lost or had rolled back), so one of
+    /// them may still be issuing: the generator issues nothing until `until_ms`, when every
+    /// such holder has stopped ([the rules](https://docs.rs/typed-snowflake/latest/typed_snowflake/guide/lease_rules/index.html)).
     #[error(
-        "the store has no record of this worker ID's earlier holders (a new namespace, or a store that lost its data): issuing waits until {until_ms} (Unix ms), when any of them has stopped"
+        "the store cannot vouch for this worker ID's earlier holders (a namespace it began to know less than the reservation ago, or a record it lost or had rolled back): issuing waits until {until_ms} (Unix ms), when any of them has stopped; a namespace that is really new skips this wait when declared new before its first start (`snowflake leases init`, `--create-namespace`, `WorkerLeaseBuilder::create_namespace`)"
     )]
     WaitingOut {
         /// Unix milliseconds above everything an earlier holder may have issued.
