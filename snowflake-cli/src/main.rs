@@ -269,7 +269,7 @@ impl Decoder {
         match self {
             Decoder::Scheme(scheme) if prefixed_text => match prefixed::parse_any(&scheme.layout, text) {
                 Ok((_, raw)) => Ok(Decoded { scheme, raw: raw.cast_unsigned(), prefixed: Some(text.to_owned()) }),
-                Err(e) => Err(format!("{text:?} is not a {} ID: {e}", scheme.name)),
+                Err(e) => Err(format!("{text:?} is not {} {} ID: {e}", prefixed::article(&scheme.name), scheme.name)),
             },
             Decoder::Scheme(scheme) => Ok(Decoded { scheme, raw: scheme.parse(text)?, prefixed: None }),
             Decoder::Types(types) if prefixed_text => {
@@ -283,8 +283,9 @@ impl Decoder {
                     ));
                 };
                 let prefix = scheme.prefix.as_deref().unwrap_or_default();
-                let raw = prefixed::parse(prefix, &scheme.layout, prefixed::Decimal::Refuse, text)
-                    .map_err(|e| format!("{text:?} is not a {} ID: {e}", scheme.name))?;
+                let raw = prefixed::parse(prefix, &scheme.layout, prefixed::Decimal::Refuse, text).map_err(|e| {
+                    format!("{text:?} is not {} {} ID: {e}", prefixed::article(&scheme.name), scheme.name)
+                })?;
                 Ok(Decoded { scheme, raw: raw.cast_unsigned(), prefixed: Some(text.to_owned()) })
             }
             Decoder::Types(types) => match types.as_slice() {

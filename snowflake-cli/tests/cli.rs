@@ -452,9 +452,9 @@ fn inspect_and_explain_decode_prefixed_ids() {
     let errors = stderr(&output);
     for says in [
         "argument 1: \"cus_1fvpp347wxqzz\": no ID type has the prefix \"cus\"; the prefixes are: ord_ (order), usr_ (user)",
-        "argument 2: \"ord_1fvpp347wxqzZ\" is not a order ID: 'Z' at byte 16 is not a base32 character: IDs are written in lowercase",
+        "argument 2: \"ord_1fvpp347wxqzZ\" is not an order ID: 'Z' at byte 16 is not a base32 character: IDs are written in lowercase",
         "argument 3: \"123\" is a bare number and there are 2 ID types",
-        "argument 4: \"ord_\" is not a order ID: An ord_ ID has 13 characters after `ord_`; found 0",
+        "argument 4: \"ord_\" is not an order ID: An ord_ ID has 13 characters after `ord_`; found 0",
     ] {
         assert!(errors.contains(says), "{says}\n{errors}");
     }
