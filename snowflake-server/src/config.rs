@@ -43,6 +43,24 @@ pub const LISTEN_ENV: &str = "SNOWFLAKE_LISTEN";
 /// ```
 pub const CONFIG_ENV: &str = "SNOWFLAKE_CONFIG";
 
+/// The environment variable giving the drain (`--drain`): how long the server keeps serving
+/// after SIGTERM or Ctrl-C, not ready, before it stops taking connections.
+///
+/// ```
+/// assert_eq!(snowflake_server::config::DRAIN_ENV, "SNOWFLAKE_DRAIN");
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub const DRAIN_ENV: &str = "SNOWFLAKE_DRAIN";
+
+/// The drain when none is given: long enough for a Kubernetes Service to take the server out
+/// of its endpoints after SIGTERM, shorter than the default grace period of 30 s.
+///
+/// ```
+/// assert_eq!(snowflake_server::config::DEFAULT_DRAIN, std::time::Duration::from_secs(5));
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub const DEFAULT_DRAIN: Duration = Duration::from_secs(5);
+
 /// The address listened on when none is given: every interface, port 8080.
 ///
 /// ```
@@ -237,6 +255,7 @@ impl LeaseConfig {
 ///
 /// let config = Config::new(vec![IdSpec::parse("order=preset=leaf")?], WorkerConfig::Fixed(1));
 /// assert_eq!(config.lease_space(), 1024);
+/// assert_eq!(config.drain, snowflake_server::config::DEFAULT_DRAIN);
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -247,12 +266,16 @@ pub struct Config {
     pub worker: WorkerConfig,
     /// The address to listen on.
     pub listen: SocketAddr,
+    /// How long an issuing server keeps serving once asked to stop, with `/readyz` 503
+    /// ("draining"), before it stops taking connections (zero: at once).
+    pub drain: Duration,
 }
 
 impl Config {
-    /// A configuration of these types and worker, listening on [`DEFAULT_LISTEN`].
+    /// A configuration of these types and worker, listening on [`DEFAULT_LISTEN`], with the
+    /// [`DEFAULT_DRAIN`].
     pub fn new(ids: Vec<IdSpec>, worker: WorkerConfig) -> Config {
-        Config { ids, worker, listen: DEFAULT_LISTEN }
+        Config { ids, worker, listen: DEFAULT_LISTEN, drain: DEFAULT_DRAIN }
     }
 
     /// The worker IDs a lease is taken from: the configured space, else as many as the
@@ -296,7 +319,7 @@ pub struct ServeArgs {
     pub ids: Vec<String>,
     /// A JSON file: {"ids": {"order": "preset=leaf"}, "listen": "0.0.0.0:8080", "worker": 3,
     /// "lease": "redis://…", "namespace": "…", "lease_ttl": "10s", "lease_wait": "30s",
-    /// "worker_space": 64}
+    /// "worker_space": 64, "drain": "5s"}
     /// [env: SNOWFLAKE_CONFIG]
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -335,6 +358,11 @@ pub struct ServeArgs {
     /// whole worker field].
     #[arg(long, value_name = "N")]
     pub worker_space: Option<String>,
+    /// How long the server keeps serving after SIGTERM or Ctrl-C, with /readyz 503
+    /// ("draining"), before it stops taking connections, finishes those in flight and
+    /// releases its lease; 0 stops at once [env: SNOWFLAKE_DRAIN] [default: 5s].
+    #[arg(long, value_name = "DURATION")]
+    pub drain: Option<String>,
 }
 
 /// The JSON configuration file.
@@ -351,6 +379,7 @@ struct FileConfig {
     lease_wait: Option<String>,
     lease_reservation: Option<String>,
     worker_space: Option<u64>,
+    drain: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -519,7 +548,7 @@ impl ServeArgs {
                 }
                 let space_text = self.worker_space.clone().or(file.worker_space.map(|n| n.to_string()));
                 if let (None, Some(text)) = (env_space, space_text) {
-                    let whole = Config { ids: Vec::clone(&ids), worker: WorkerConfig::EnvOrZero, listen }.field_space();
+                    let whole = Config::new(Vec::clone(&ids), WorkerConfig::EnvOrZero).field_space();
                     match text.trim().parse::<u64>() {
                         Ok(space)
                             if (1..=whole).contains(&space) && text.trim().bytes().all(|b| b.is_ascii_digit()) =>
@@ -542,7 +571,17 @@ impl ServeArgs {
                 None => WorkerConfig::EnvOrZero,
             },
         };
-        Ok(Config { ids, worker, listen })
+        // The drain: the flag, else the variable, else the file.
+        let drain_text = [(&self.drain, "--drain"), (&env(DRAIN_ENV), DRAIN_ENV), (&file.drain, "\"drain\"")]
+            .into_iter()
+            .find_map(|(text, place)| text.as_ref().map(|text| (text.clone(), place)));
+        let drain = match drain_text {
+            None => DEFAULT_DRAIN,
+            Some((text, place)) => {
+                parse_duration(&text).map_err(|reason| ConfigError(format!("{place} {text:?}: {reason}")))?
+            }
+        };
+        Ok(Config { ids, worker, listen, drain })
     }
 }
 
@@ -656,6 +695,20 @@ mod tests {
         assert_eq!(host.resolve_with(&no_env).unwrap().worker, WorkerConfig::HostnameOrdinal);
         let listen = ServeArgs { listen: Some("localhost".into()), ..base };
         assert!(listen.resolve_with(&no_env).unwrap_err().0.contains("--listen"));
+    }
+
+    /// The drain: the flag, else the variable, else the file, else 5 s; 0 is "at once".
+    #[test]
+    fn drain() {
+        let base = ServeArgs { ids: vec!["order=preset=leaf".into()], ..Default::default() };
+        assert_eq!(base.resolve_with(&no_env).unwrap().drain, DEFAULT_DRAIN);
+        let env = |var: &str| (var == DRAIN_ENV).then(|| "0".to_owned());
+        assert_eq!(base.resolve_with(&env).unwrap().drain, Duration::ZERO);
+        let flagged = ServeArgs { drain: Some("1500ms".into()), ..base.clone() };
+        assert_eq!(flagged.resolve_with(&env).unwrap().drain, Duration::from_millis(1500));
+        let bad = |var: &str| (var == DRAIN_ENV).then(|| "soon".to_owned());
+        let e = base.resolve_with(&bad).unwrap_err();
+        assert!(e.0.starts_with("SNOWFLAKE_DRAIN \"soon\": expected a duration"), "{e}");
     }
 
     /// A lease URL of a store this build left out is refused at start with what to install.
