@@ -36,13 +36,23 @@ fn stderr(output: &Output) -> String {
     String::from_utf8(output.stderr.clone()).expect("UTF-8 output")
 }
 
-/// Runs a command that must succeed (exit code 0, nothing on standard error) and returns
-/// its standard output.
+/// Runs a command that must succeed (exit code 0, nothing on standard error but a hint that
+/// the epoch may be wrong, see `a_date_far_from_now_hints_at_the_epoch`) and returns its
+/// standard output.
 fn ok(args: &[&str]) -> String {
     let output = snowflake(args, None);
     assert_eq!(output.status.code(), Some(0), "{args:?}: {}", stderr(&output));
-    assert_eq!(stderr(&output), "", "{args:?}");
+    assert!(stderr(&output).lines().all(|line| line.starts_with("snowflake: hint: ")), "{args:?}: {}", stderr(&output));
     stdout(&output)
+}
+
+/// The hint `inspect` or `explain` writes on standard error, if any.
+fn hint(args: &[&str], stdin: Option<&str>) -> Option<String> {
+    let output = snowflake(args, stdin);
+    assert_eq!(output.status.code(), Some(0), "{args:?}: {}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.lines().count() <= 1, "one hint per run: {err}");
+    err.strip_prefix("snowflake: hint: ").map(str::to_owned)
 }
 
 fn wall_ms() -> i64 {
@@ -468,4 +478,37 @@ fn inspect_and_explain_decode_prefixed_ids() {
     );
     let twice = snowflake(&["inspect", "x", "--id", "a=prefix=ord,twitter", "--id", "b=prefix=ord,discord"], None);
     assert!(stderr(&twice).contains("share a name or a prefix"), "{}", stderr(&twice));
+}
+
+/// An ID decoded with another epoch than the one it was made with reads as a date years off:
+/// a date far from now (a day ahead, or a year back under an epoch the user chooses) comes
+/// with a hint on standard error; a date near now, and an old ID of a scheme whose epoch is
+/// fixed, do not.
+#[test]
+fn a_date_far_from_now_hints_at_the_epoch() {
+    // Made now by a Leaf-layout service with its own epoch, 2020-01-01.
+    let made = ((wall_ms() - 1_577_836_800_000) << 22) | 5;
+    let made = made.to_string();
+    assert_eq!(hint(&["inspect", &made, "--layout", "preset=leaf,epoch=2020-01-01"], None), None);
+    // Read with Leaf's default epoch (2010-11-04): about nine years back.
+    let back = hint(&["inspect", &made, "--preset", "leaf"], None).expect("a hint");
+    assert!(back.starts_with(&format!("{made} reads as ")), "{back}");
+    assert!(
+        back.contains("years before now: if it was made with another epoch than 2010-11-04, give that one"),
+        "{back}"
+    );
+    assert!(back.contains("--layout preset=leaf,epoch=2020-01-01"), "{back}");
+    // The other way round: years ahead.
+    let old = ((wall_ms() - 1_288_834_974_657) << 22).to_string();
+    let ahead = hint(&["explain", &old, "--layout", "preset=leaf,epoch=2020-01-01"], None).expect("a hint");
+    assert!(ahead.contains("years after now") && ahead.contains("another epoch than 2020-01-01"), "{ahead}");
+    // Once per run, at the first such ID; the output itself is unchanged.
+    let two = format!("{made}\n{made}\n");
+    assert!(hint(&["inspect", "--preset", "leaf", "--json"], Some(&two)).is_some());
+    // Discord's epoch is fixed: its old IDs are old, no hint; one from 2154 is not Discord's.
+    assert_eq!(hint(&["inspect", "175928847299117063", "--preset", "discord"], None), None);
+    assert!(
+        hint(&["inspect", "18446744073709551615", "--preset", "discord"], None)
+            .is_some_and(|h| h.contains("after now"))
+    );
 }
