@@ -24,18 +24,18 @@ Colour: on a terminal, unless NO_COLOR is set; CLICOLOR_FORCE=1 forces it.
 Exit status: 0 when every input was handled, 1 when some input was not an ID (each one is
 reported on stderr), 2 for a usage error.
 
-Install: cargo install snowflake-cli --features full
+Install: cargo install --locked snowflake-cli --features full
   (serve and leases, with every lease store: Redis, PostgreSQL, MySQL/MariaDB, etcd, ZooKeeper);
-  cargo install snowflake-cli --features full,zookeeper-tls adds ZooKeeper over TLS (zks://),
-  which builds aws-lc-rs, a C library.";
+  cargo install --locked snowflake-cli --features full,zookeeper-tls adds ZooKeeper over TLS
+  (zks://), which builds aws-lc-rs, a C library.";
 
 /// The command that installs every subcommand with every lease store, as `--help` and the
 /// docs give it.
 #[cfg_attr(feature = "leases", allow(dead_code))]
-const INSTALL: &str = "cargo install snowflake-cli --features full";
+const INSTALL: &str = "cargo install --locked snowflake-cli --features full";
 /// The same with ZooKeeper over TLS.
 #[cfg_attr(not(feature = "leases"), allow(dead_code))]
-const INSTALL_ZOOKEEPER_TLS: &str = "cargo install snowflake-cli --features full,zookeeper-tls";
+const INSTALL_ZOOKEEPER_TLS: &str = "cargo install --locked snowflake-cli --features full,zookeeper-tls";
 
 /// Decode, draw, generate and convert Snowflake IDs; list the presets; serve IDs over HTTP
 /// (`serve`); list a lease store's worker IDs (`leases`).
@@ -136,7 +136,7 @@ Example:
     /// SNOWFLAKE_WORKER_LEASE).
     /// Each worker ID with a live lease or a recorded high water is listed; the holder is the
     /// `host:pid` it recorded. Needs the
-    /// `leases` feature of snowflake-cli (`cargo install snowflake-cli --features full`).
+    /// `leases` feature of snowflake-cli (`cargo install --locked snowflake-cli --features full`).
     #[command(after_help = "\
 Examples:
   snowflake leases redis://127.0.0.1:6379 --namespace orders

@@ -397,17 +397,17 @@ fn explain_prints_a_text_layout_once() {
 #[test]
 fn help_and_missing_features_name_the_install_command() {
     let help = ok(&["--help"]);
-    assert!(help.contains("Install: cargo install snowflake-cli --features full\n"), "{help}");
-    assert!(help.contains("cargo install snowflake-cli --features full,zookeeper-tls adds"), "{help}");
+    assert!(help.contains("Install: cargo install --locked snowflake-cli --features full\n"), "{help}");
+    assert!(help.contains("cargo install --locked snowflake-cli --features full,zookeeper-tls adds"), "{help}");
     let leases = snowflake(&["leases", "zks://127.0.0.1:1/"], None);
     if cfg!(feature = "zookeeper-tls") {
         return;
     }
     assert_eq!(leases.status.code(), Some(1));
     let want = if cfg!(feature = "leases") {
-        "install it with `cargo install snowflake-cli --features full,zookeeper-tls`"
+        "install it with `cargo install --locked snowflake-cli --features full,zookeeper-tls`"
     } else {
-        "install it with `cargo install snowflake-cli --features full`"
+        "install it with `cargo install --locked snowflake-cli --features full`"
     };
     assert!(stderr(&leases).contains(want), "{}", stderr(&leases));
 }

@@ -719,7 +719,10 @@ mod tests {
         let resolved = zks.resolve_with(&no_env);
         assert_eq!(resolved.is_ok(), cfg!(feature = "lease-zookeeper-tls"), "{resolved:?}");
         if let Err(e) = resolved {
-            assert!(e.0.contains("install `cargo install snowflake-cli --features full,zookeeper-tls`"), "{e}");
+            assert!(
+                e.0.contains("install `cargo install --locked snowflake-cli --features full,zookeeper-tls`"),
+                "{e}"
+            );
         }
         // From the environment too, before anything else is read.
         let env = |var: &str| (var == "SNOWFLAKE_WORKER_LEASE").then(|| "zk+tls://zk:2281/".to_owned());

@@ -19,7 +19,7 @@
 //!
 //! Without them the worker ID is fixed, from `SNOWFLAKE_WORKER_ID`, or the StatefulSet
 //! ordinal, and a lease URL of a store left out is refused at start, saying what to install
-//! ([`stores::check_compiled`]). `cargo install snowflake-cli --features full` gives
+//! ([`stores::check_compiled`]). `cargo install --locked snowflake-cli --features full` gives
 //! `snowflake serve` with every store.
 //!
 //! The server answers from the moment its port is open. A leased worker ID is acquired in
