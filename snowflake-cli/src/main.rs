@@ -24,18 +24,18 @@ Colour: on a terminal, unless NO_COLOR is set; CLICOLOR_FORCE=1 forces it.
 Exit status: 0 when every input was handled, 1 when some input was not an ID (each one is
 reported on stderr), 2 for a usage error.
 
-Install: cargo install snowflake-cli --features full
+Install: cargo install --locked snowflake-cli --features full
   (serve and leases, with every lease store: Redis, PostgreSQL, MySQL/MariaDB, etcd, ZooKeeper);
-  cargo install snowflake-cli --features full,zookeeper-tls adds ZooKeeper over TLS (zks://),
-  which builds aws-lc-rs, a C library.";
+  cargo install --locked snowflake-cli --features full,zookeeper-tls adds ZooKeeper over TLS
+  (zks://), which builds aws-lc-rs, a C library.";
 
 /// The command that installs every subcommand with every lease store, as `--help` and the
 /// docs give it.
 #[cfg_attr(feature = "leases", allow(dead_code))]
-const INSTALL: &str = "cargo install snowflake-cli --features full";
+const INSTALL: &str = "cargo install --locked snowflake-cli --features full";
 /// The same with ZooKeeper over TLS.
 #[cfg_attr(not(feature = "leases"), allow(dead_code))]
-const INSTALL_ZOOKEEPER_TLS: &str = "cargo install snowflake-cli --features full,zookeeper-tls";
+const INSTALL_ZOOKEEPER_TLS: &str = "cargo install --locked snowflake-cli --features full,zookeeper-tls";
 
 /// Decode, draw, generate and convert Snowflake IDs; list the presets; serve IDs over HTTP
 /// (`serve`); list a lease store's worker IDs (`leases`).
@@ -136,7 +136,7 @@ Example:
     /// postgres://, mysql://, mariadb://, etcd://, etcds://, zk:// (the URL of
     /// SNOWFLAKE_WORKER_LEASE).
     /// Each worker ID with a record is listed; the holder is the `host:pid` it recorded. Needs
-    /// the `leases` feature of snowflake-cli (`cargo install snowflake-cli --features full`).
+    /// the `leases` feature of snowflake-cli (`cargo install --locked snowflake-cli --features full`).
     #[command(
         args_conflicts_with_subcommands = true,
         subcommand_negates_reqs = true,
@@ -311,7 +311,7 @@ impl Decoder {
         match self {
             Decoder::Scheme(scheme) if prefixed_text => match prefixed::parse_any(&scheme.layout, text) {
                 Ok((_, raw)) => Ok(Decoded { scheme, raw: raw.cast_unsigned(), prefixed: Some(text.to_owned()) }),
-                Err(e) => Err(format!("{text:?} is not a {} ID: {e}", scheme.name)),
+                Err(e) => Err(format!("{text:?} is not {} {} ID: {e}", prefixed::article(&scheme.name), scheme.name)),
             },
             Decoder::Scheme(scheme) => Ok(Decoded { scheme, raw: scheme.parse(text)?, prefixed: None }),
             Decoder::Types(types) if prefixed_text => {
@@ -325,8 +325,9 @@ impl Decoder {
                     ));
                 };
                 let prefix = scheme.prefix.as_deref().unwrap_or_default();
-                let raw = prefixed::parse(prefix, &scheme.layout, prefixed::Decimal::Refuse, text)
-                    .map_err(|e| format!("{text:?} is not a {} ID: {e}", scheme.name))?;
+                let raw = prefixed::parse(prefix, &scheme.layout, prefixed::Decimal::Refuse, text).map_err(|e| {
+                    format!("{text:?} is not {} {} ID: {e}", prefixed::article(&scheme.name), scheme.name)
+                })?;
                 Ok(Decoded { scheme, raw: raw.cast_unsigned(), prefixed: Some(text.to_owned()) })
             }
             Decoder::Types(types) => match types.as_slice() {
@@ -429,9 +430,17 @@ fn run(command: Command, out: &mut impl Write, colour: bool) -> Result<ExitCode,
         Command::Inspect { ids, layout, json } => {
             let decoder = Decoder::from_args(&layout)?;
             let mut failed = 0_usize;
+            // One hint per run, at the first ID whose date looks wrong.
+            let mut hinted = false;
             let mut handle = |text: &str, place: &str, out: &mut dyn Write| -> Result<(), String> {
                 match decoder.decode(text) {
-                    Ok(decoded) => inspect(&decoded, json, out).map_err(io_err),
+                    Ok(decoded) => {
+                        if !hinted && let Some(hint) = epoch_hint(&decoded, wall_ms()) {
+                            hinted = true;
+                            eprintln!("snowflake: hint: {hint}");
+                        }
+                        inspect(&decoded, json, out).map_err(io_err)
+                    }
                     Err(message) => {
                         failed += 1;
                         eprintln!("snowflake: {place}: {message}");
@@ -459,6 +468,9 @@ fn run(command: Command, out: &mut impl Write, colour: bool) -> Result<ExitCode,
         Command::Explain { id, layout } => {
             let decoder = Decoder::from_args(&layout)?;
             let decoded = decoder.decode(&id)?;
+            if let Some(hint) = epoch_hint(&decoded, wall_ms()) {
+                eprintln!("snowflake: hint: {hint}");
+            }
             explain(&decoded, colour, out).map_err(io_err)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -528,6 +540,44 @@ fn run(command: Command, out: &mut impl Write, colour: bool) -> Result<ExitCode,
         #[cfg(feature = "serve")]
         Command::Serve(_) => unreachable!("main runs the server before any output is set up"),
     }
+}
+
+/// The time now, in Unix ms.
+fn wall_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| i64::try_from(since.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// A hint that the epoch may be wrong, when `decoded` reads as a time far from `now_ms`: more
+/// than a day ahead, or more than a year back under an epoch the user chooses (a preset that
+/// leaves it to the user, or a layout given as text). An ID decoded with another epoch than
+/// the one it was made with reads as a date off by the difference; the schemes whose epoch is
+/// fixed (Twitter, Discord, Instagram, Mastodon) have old IDs that are really old.
+fn epoch_hint(decoded: &Decoded<'_>, now_ms: i64) -> Option<String> {
+    const DAY_MS: i64 = 86_400_000;
+    let layout = &decoded.scheme.layout;
+    let at_ms = layout.parts_of(decoded.raw.cast_signed()).timestamp_ms;
+    let ahead_ms = at_ms.saturating_sub(now_ms);
+    let fixed_epoch = Preset::ALL.iter().any(|p| !p.epoch_configurable && p.layout == *layout);
+    let far = if ahead_ms > DAY_MS {
+        "after now"
+    } else if -ahead_ms > 365 * DAY_MS && !fixed_epoch {
+        "before now"
+    } else {
+        return None;
+    };
+    let days = ahead_ms.unsigned_abs() / DAY_MS.unsigned_abs();
+    // Whole days, or years to one decimal place (of 365.25 days), for a reader.
+    #[allow(clippy::cast_precision_loss)]
+    let distance = if days < 365 { format!("{days} days") } else { format!("{:.1} years", days as f64 / 365.25) };
+    Some(format!(
+        "{} reads as {}, {distance} {far}: if it was made with another epoch than {}, give that one \
+         (--layout with epoch=YYYY-MM-DD, e.g. --layout preset=leaf,epoch=2020-01-01)",
+        decoded.raw,
+        format_rfc3339(at_ms),
+        format_rfc3339(layout.epoch_ms()).split('T').next().unwrap_or_default()
+    ))
 }
 
 fn inspect(decoded: &Decoded<'_>, json: bool, out: &mut dyn Write) -> io::Result<()> {

@@ -36,13 +36,23 @@ fn stderr(output: &Output) -> String {
     String::from_utf8(output.stderr.clone()).expect("UTF-8 output")
 }
 
-/// Runs a command that must succeed (exit code 0, nothing on standard error) and returns
-/// its standard output.
+/// Runs a command that must succeed (exit code 0, nothing on standard error but a hint that
+/// the epoch may be wrong, see `a_date_far_from_now_hints_at_the_epoch`) and returns its
+/// standard output.
 fn ok(args: &[&str]) -> String {
     let output = snowflake(args, None);
     assert_eq!(output.status.code(), Some(0), "{args:?}: {}", stderr(&output));
-    assert_eq!(stderr(&output), "", "{args:?}");
+    assert!(stderr(&output).lines().all(|line| line.starts_with("snowflake: hint: ")), "{args:?}: {}", stderr(&output));
     stdout(&output)
+}
+
+/// The hint `inspect` or `explain` writes on standard error, if any.
+fn hint(args: &[&str], stdin: Option<&str>) -> Option<String> {
+    let output = snowflake(args, stdin);
+    assert_eq!(output.status.code(), Some(0), "{args:?}: {}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.lines().count() <= 1, "one hint per run: {err}");
+    err.strip_prefix("snowflake: hint: ").map(str::to_owned)
 }
 
 fn wall_ms() -> i64 {
@@ -387,17 +397,17 @@ fn explain_prints_a_text_layout_once() {
 #[test]
 fn help_and_missing_features_name_the_install_command() {
     let help = ok(&["--help"]);
-    assert!(help.contains("Install: cargo install snowflake-cli --features full\n"), "{help}");
-    assert!(help.contains("cargo install snowflake-cli --features full,zookeeper-tls adds"), "{help}");
+    assert!(help.contains("Install: cargo install --locked snowflake-cli --features full\n"), "{help}");
+    assert!(help.contains("cargo install --locked snowflake-cli --features full,zookeeper-tls adds"), "{help}");
     let leases = snowflake(&["leases", "zks://127.0.0.1:1/"], None);
     if cfg!(feature = "zookeeper-tls") {
         return;
     }
     assert_eq!(leases.status.code(), Some(1));
     let want = if cfg!(feature = "leases") {
-        "install it with `cargo install snowflake-cli --features full,zookeeper-tls`"
+        "install it with `cargo install --locked snowflake-cli --features full,zookeeper-tls`"
     } else {
-        "install it with `cargo install snowflake-cli --features full`"
+        "install it with `cargo install --locked snowflake-cli --features full`"
     };
     assert!(stderr(&leases).contains(want), "{}", stderr(&leases));
 }
@@ -452,9 +462,9 @@ fn inspect_and_explain_decode_prefixed_ids() {
     let errors = stderr(&output);
     for says in [
         "argument 1: \"cus_1fvpp347wxqzz\": no ID type has the prefix \"cus\"; the prefixes are: ord_ (order), usr_ (user)",
-        "argument 2: \"ord_1fvpp347wxqzZ\" is not a order ID: 'Z' at byte 16 is not a base32 character: IDs are written in lowercase",
+        "argument 2: \"ord_1fvpp347wxqzZ\" is not an order ID: 'Z' at byte 16 is not a base32 character: IDs are written in lowercase",
         "argument 3: \"123\" is a bare number and there are 2 ID types",
-        "argument 4: \"ord_\" is not a order ID: An ord_ ID has 13 characters after `ord_`; found 0",
+        "argument 4: \"ord_\" is not an order ID: An ord_ ID has 13 characters after `ord_`; found 0",
     ] {
         assert!(errors.contains(says), "{says}\n{errors}");
     }
@@ -468,4 +478,37 @@ fn inspect_and_explain_decode_prefixed_ids() {
     );
     let twice = snowflake(&["inspect", "x", "--id", "a=prefix=ord,twitter", "--id", "b=prefix=ord,discord"], None);
     assert!(stderr(&twice).contains("share a name or a prefix"), "{}", stderr(&twice));
+}
+
+/// An ID decoded with another epoch than the one it was made with reads as a date years off:
+/// a date far from now (a day ahead, or a year back under an epoch the user chooses) comes
+/// with a hint on standard error; a date near now, and an old ID of a scheme whose epoch is
+/// fixed, do not.
+#[test]
+fn a_date_far_from_now_hints_at_the_epoch() {
+    // Made now by a Leaf-layout service with its own epoch, 2020-01-01.
+    let made = ((wall_ms() - 1_577_836_800_000) << 22) | 5;
+    let made = made.to_string();
+    assert_eq!(hint(&["inspect", &made, "--layout", "preset=leaf,epoch=2020-01-01"], None), None);
+    // Read with Leaf's default epoch (2010-11-04): about nine years back.
+    let back = hint(&["inspect", &made, "--preset", "leaf"], None).expect("a hint");
+    assert!(back.starts_with(&format!("{made} reads as ")), "{back}");
+    assert!(
+        back.contains("years before now: if it was made with another epoch than 2010-11-04, give that one"),
+        "{back}"
+    );
+    assert!(back.contains("--layout preset=leaf,epoch=2020-01-01"), "{back}");
+    // The other way round: years ahead.
+    let old = ((wall_ms() - 1_288_834_974_657) << 22).to_string();
+    let ahead = hint(&["explain", &old, "--layout", "preset=leaf,epoch=2020-01-01"], None).expect("a hint");
+    assert!(ahead.contains("years after now") && ahead.contains("another epoch than 2020-01-01"), "{ahead}");
+    // Once per run, at the first such ID; the output itself is unchanged.
+    let two = format!("{made}\n{made}\n");
+    assert!(hint(&["inspect", "--preset", "leaf", "--json"], Some(&two)).is_some());
+    // Discord's epoch is fixed: its old IDs are old, no hint; one from 2154 is not Discord's.
+    assert_eq!(hint(&["inspect", "175928847299117063", "--preset", "discord"], None), None);
+    assert!(
+        hint(&["inspect", "18446744073709551615", "--preset", "discord"], None)
+            .is_some_and(|h| h.contains("after now"))
+    );
 }

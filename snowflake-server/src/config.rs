@@ -59,6 +59,24 @@ pub const TLS_KEY_ENV: &str = "SNOWFLAKE_TLS_KEY";
 /// See [`TLS_CERT_ENV`].
 pub const TLS_CLIENT_CA_ENV: &str = "SNOWFLAKE_TLS_CLIENT_CA";
 
+/// The environment variable giving the drain (`--drain`): how long the server keeps serving
+/// after SIGTERM or Ctrl-C, not ready, before it stops taking connections.
+///
+/// ```
+/// assert_eq!(snowflake_server::config::DRAIN_ENV, "SNOWFLAKE_DRAIN");
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub const DRAIN_ENV: &str = "SNOWFLAKE_DRAIN";
+
+/// The drain when none is given: long enough for a Kubernetes Service to take the server out
+/// of its endpoints after SIGTERM, shorter than the default grace period of 30 s.
+///
+/// ```
+/// assert_eq!(snowflake_server::config::DEFAULT_DRAIN, std::time::Duration::from_secs(5));
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub const DEFAULT_DRAIN: Duration = Duration::from_secs(5);
+
 /// The address listened on when none is given: every interface, port 8080.
 ///
 /// ```
@@ -261,6 +279,7 @@ impl LeaseConfig {
 ///
 /// let config = Config::new(vec![IdSpec::parse("order=preset=leaf")?], WorkerConfig::Fixed(1));
 /// assert_eq!(config.lease_space(), 1024);
+/// assert_eq!(config.drain, snowflake_server::config::DEFAULT_DRAIN);
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -273,12 +292,16 @@ pub struct Config {
     pub listen: SocketAddr,
     /// TLS on that address (both HTTP and gRPC), or plain text (`None`, the default).
     pub tls: Option<TlsFiles>,
+    /// How long an issuing server keeps serving once asked to stop, with `/readyz` 503
+    /// ("draining"), before it stops taking connections (zero: at once).
+    pub drain: Duration,
 }
 
 impl Config {
-    /// A configuration of these types and worker, listening on [`DEFAULT_LISTEN`] in plain text.
+    /// A configuration of these types and worker, listening on [`DEFAULT_LISTEN`] in plain text, with the
+    /// [`DEFAULT_DRAIN`].
     pub fn new(ids: Vec<IdSpec>, worker: WorkerConfig) -> Config {
-        Config { ids, worker, listen: DEFAULT_LISTEN, tls: None }
+        Config { ids, worker, listen: DEFAULT_LISTEN, tls: None, drain: DEFAULT_DRAIN }
     }
 
     /// The worker IDs a lease is taken from: the configured space, else as many as the
@@ -323,7 +346,8 @@ pub struct ServeArgs {
     /// A JSON file: {"ids": {"order": "preset=leaf"}, "listen": "0.0.0.0:8080", "worker": 3,
     /// "lease": "redis://…", "namespace": "…", "lease_ttl": "10s", "lease_wait": "30s",
     /// "create_namespace": true, "lease_state_file": "/run/snowflake/lease", "worker_space": 64,
-    /// "tls_cert": "server.pem", "tls_key": "server.key", "tls_client_ca": "clients-ca.pem"}
+    /// "tls_cert": "server.pem", "tls_key": "server.key", "tls_client_ca": "clients-ca.pem",
+    /// "drain": "5s"}
     /// [env: SNOWFLAKE_CONFIG]
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -384,6 +408,11 @@ pub struct ServeArgs {
     /// [env: SNOWFLAKE_TLS_CLIENT_CA].
     #[arg(long, value_name = "FILE")]
     pub tls_client_ca: Option<PathBuf>,
+    /// How long the server keeps serving after SIGTERM or Ctrl-C, with /readyz 503
+    /// ("draining"), before it stops taking connections, finishes those in flight and
+    /// releases its lease; 0 stops at once [env: SNOWFLAKE_DRAIN] [default: 5s].
+    #[arg(long, value_name = "DURATION")]
+    pub drain: Option<String>,
 }
 
 /// The JSON configuration file.
@@ -405,6 +434,7 @@ struct FileConfig {
     tls_cert: Option<PathBuf>,
     tls_key: Option<PathBuf>,
     tls_client_ca: Option<PathBuf>,
+    drain: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -603,8 +633,18 @@ impl ServeArgs {
                 None => WorkerConfig::EnvOrZero,
             },
         };
+        // The drain: the flag, else the variable, else the file.
+        let drain_text = [(&self.drain, "--drain"), (&env(DRAIN_ENV), DRAIN_ENV), (&file.drain, "\"drain\"")]
+            .into_iter()
+            .find_map(|(text, place)| text.as_ref().map(|text| (text.clone(), place)));
+        let drain = match drain_text {
+            None => DEFAULT_DRAIN,
+            Some((text, place)) => {
+                parse_duration(&text).map_err(|reason| ConfigError(format!("{place} {text:?}: {reason}")))?
+            }
+        };
         let tls = self.tls(env, &file)?;
-        Ok(Config { ids, worker, listen, tls })
+        Ok(Config { ids, worker, listen, tls, drain })
     }
 
     /// TLS from the flags, else the environment, else the file: a certificate and its key
@@ -740,6 +780,20 @@ mod tests {
         assert!(listen.resolve_with(&no_env).unwrap_err().0.contains("--listen"));
     }
 
+    /// The drain: the flag, else the variable, else the file, else 5 s; 0 is "at once".
+    #[test]
+    fn drain() {
+        let base = ServeArgs { ids: vec!["order=preset=leaf".into()], ..Default::default() };
+        assert_eq!(base.resolve_with(&no_env).unwrap().drain, DEFAULT_DRAIN);
+        let env = |var: &str| (var == DRAIN_ENV).then(|| "0".to_owned());
+        assert_eq!(base.resolve_with(&env).unwrap().drain, Duration::ZERO);
+        let flagged = ServeArgs { drain: Some("1500ms".into()), ..base.clone() };
+        assert_eq!(flagged.resolve_with(&env).unwrap().drain, Duration::from_millis(1500));
+        let bad = |var: &str| (var == DRAIN_ENV).then(|| "soon".to_owned());
+        let e = base.resolve_with(&bad).unwrap_err();
+        assert!(e.0.starts_with("SNOWFLAKE_DRAIN \"soon\": expected a duration"), "{e}");
+    }
+
     /// A lease URL of a store this build left out is refused at start with what to install.
     #[test]
     fn a_store_left_out_of_the_build_names_the_install_command() {
@@ -748,7 +802,10 @@ mod tests {
         let resolved = zks.resolve_with(&no_env);
         assert_eq!(resolved.is_ok(), cfg!(feature = "lease-zookeeper-tls"), "{resolved:?}");
         if let Err(e) = resolved {
-            assert!(e.0.contains("install `cargo install snowflake-cli --features full,zookeeper-tls`"), "{e}");
+            assert!(
+                e.0.contains("install `cargo install --locked snowflake-cli --features full,zookeeper-tls`"),
+                "{e}"
+            );
         }
         // From the environment too, before anything else is read.
         let env = |var: &str| (var == "SNOWFLAKE_WORKER_LEASE").then(|| "zk+tls://zk:2281/".to_owned());

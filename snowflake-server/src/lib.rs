@@ -19,7 +19,7 @@
 //!
 //! Without them the worker ID is fixed, from `SNOWFLAKE_WORKER_ID`, or the StatefulSet
 //! ordinal, and a lease URL of a store left out is refused at start, saying what to install
-//! ([`stores::check_compiled`]). `cargo install snowflake-cli --features full` gives
+//! ([`stores::check_compiled`]). `cargo install --locked snowflake-cli --features full` gives
 //! `snowflake serve` with every store.
 //!
 //! The feature `grpc` (off by default; in snowflake-cli's `full`) adds the gRPC API on the
@@ -32,7 +32,10 @@
 //! does not answer); meanwhile `/healthz` is 200, `/readyz` 503 with what the server waits
 //! for, the ID routes 503 with `Retry-After` at once, and `/v1/types` and decoding work. A
 //! lease that cannot be had within `--lease-wait` ends the server with the store's error.
-//! Refused ID requests are logged as a count, one WARN line every 5 s at most.
+//! Refused ID requests are logged as a count, one WARN line every 5 s at most, and at once
+//! when the server turns ready. On SIGTERM or Ctrl-C an issuing server drains first
+//! (`--drain`, 5 s by default): `/readyz` answers 503 "draining" while every request is still
+//! served, then the port closes, the requests in flight finish and the lease is released.
 //!
 //! ```no_run
 //! use snowflake_server::config::{Config, IdSpec, WorkerConfig};
@@ -93,8 +96,9 @@ pub fn prometheus() -> Option<PrometheusHandle> {
 }
 
 /// Serves `config` on `listener` until `shutdown` completes: answers from the start, acquires
-/// the lease (if any) in the background, issues once it has it, then stops taking
-/// connections, finishes those in flight and releases the lease. Until the lease is there,
+/// the lease (if any) in the background, issues once it has it; once `shutdown` completes it
+/// drains (keeps serving for `config.drain` with `/readyz` 503 "draining", when it issues),
+/// then stops taking connections, finishes those in flight and releases the lease. Until the lease is there,
 /// `/healthz` answers 200, `/readyz` 503 with what the server waits for, the ID routes 503
 /// with `Retry-After`, and the routes that need no worker ID (`/v1/types`, decoding) answer
 /// as always. When the lease cannot be had within the configured wait, the server stops and
@@ -171,14 +175,17 @@ async fn serve_inner(
     }
     #[cfg(feature = "grpc")]
     let draining = Arc::clone(&grpc);
-    let stop = async move {
-        tokio::select! {
-            () = shutdown => {},
-            Ok(()) = failed_rx => {},
+    let stop = {
+        let (state, drain) = (Arc::clone(&state), config.drain);
+        async move {
+            tokio::select! {
+                () = shutdown => drain_first(&state, drain).await,
+                Ok(()) = failed_rx => {},
+            }
+            // Streams end (UNAVAILABLE) so that their connections can close.
+            #[cfg(feature = "grpc")]
+            draining.drain().await;
         }
-        // Streams end (UNAVAILABLE) so that their connections can close.
-        #[cfg(feature = "grpc")]
-        draining.drain().await;
     };
     let served = match listener {
         Bound::Plain(listener) => {
@@ -210,15 +217,47 @@ enum Bound {
     Tls(tls::TlsListener),
 }
 
+/// Asked to stop: an issuing server stays open for `drain`, not ready but answering, so that
+/// load balancers (a Kubernetes Service) take it out of rotation before its port closes.
+/// A server without its generators yet is in no rotation, and stops at once.
+async fn drain_first(state: &AppState, drain: Duration) {
+    if drain.is_zero() || !state.has_generators() {
+        return;
+    }
+    state.start_draining();
+    tracing::info!(?drain, "draining: /readyz answers 503, requests are still served");
+    tokio::time::sleep(drain).await;
+    tracing::info!("drained: no new connections; finishing requests in flight");
+}
+
 /// Logs every change of readiness (waiting for the lease, the lease fenced, lost,
-/// recovered), and the refused ID requests counted since the last line.
+/// recovered, draining), the refused ID requests counted since the last line (at once when
+/// the server turns ready or starts draining, so that they are told before it), and
+/// a lease store that answers again after an outage the lease rode through.
 async fn watch_readiness(state: Arc<AppState>) {
     let mut last: Option<&'static str> = None;
+    // Since when the store has not answered while the lease issued on its reservation.
+    let mut store_silent: Option<std::time::Instant> = None;
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     loop {
         tick.tick().await;
-        state.flush_refusals(false);
         let (phase, reason) = state.readiness();
+        // The refusals end with their reason: counted so far, they are told before the
+        // server says it is ready (or draining), not seconds later.
+        let ended = last.is_some_and(|last| last != phase) && matches!(phase, "issuing" | "draining");
+        state.flush_refusals(ended);
+        match state.lease_issuing() {
+            Some((_, _, false)) => {
+                store_silent.get_or_insert_with(std::time::Instant::now);
+            }
+            Some((worker, _, true)) => {
+                if let Some(since) = store_silent.take() {
+                    tracing::info!(worker, "lease store answering again after {:.1?}", since.elapsed());
+                }
+            }
+            // Fenced or lost: the lease's own lines tell the outage and its end.
+            None => store_silent = None,
+        }
         if last != Some(phase) {
             match &reason {
                 Some(reason) => tracing::warn!(%reason, "not ready"),
@@ -249,7 +288,7 @@ async fn shutdown_signal() {
         () = ctrl_c => {},
         () = term => {},
     }
-    tracing::info!("shutting down: finishing requests in flight, then releasing the lease");
+    tracing::info!("shutting down: draining, finishing requests in flight, then releasing the lease");
 }
 
 /// `snowflake serve`: resolves the configuration, logs to standard error (`RUST_LOG`,

@@ -286,12 +286,15 @@ pub(crate) fn parse_id(spec: &IdSpec, text: &str) -> Result<i64, ApiError> {
 /// Parses `text` as the v1 routes write an ID of `spec`: `ord_…` for a prefixed type (a bare
 /// number is refused, naming its prefixed spelling), else decimal; or a 400 saying why not.
 pub(crate) fn parse_text(spec: &IdSpec, text: &str) -> Result<i64, ApiError> {
-    use snowflake_types::prefixed::{Decimal, parse};
+    use snowflake_types::prefixed::{self, Decimal, parse};
 
     let Some(prefix) = &spec.prefix else { return parse_id(spec, text) };
     parse(prefix, &spec.layout, Decimal::Refuse, text).map_err(|e| {
         let shown: String = text.chars().take(40).collect();
-        ApiError::new(StatusCode::BAD_REQUEST, format!("{shown:?} is not a {} ID: {e}", spec.name))
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!("{shown:?} is not {} {} ID: {e}", prefixed::article(&spec.name), spec.name),
+        )
     })
 }
 

@@ -2,6 +2,7 @@
 //! environment, a StatefulSet ordinal, or a lease), and whether each can issue now.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -56,6 +57,8 @@ pub struct AppState {
     /// What the server waits for while it has no generators.
     waiting: Option<Waiting>,
     refusals: Mutex<Refusals>,
+    /// Asked to stop: not ready, still serving ([`AppState::start_draining`]).
+    draining: AtomicBool,
 }
 
 /// The generators and the worker ID they issue under.
@@ -165,7 +168,14 @@ impl AppState {
     fn unissuing(config: &Config, waiting: Option<Waiting>) -> AppState {
         let specs = config.ids.clone();
         let by_name = specs.iter().enumerate().map(|(i, spec)| (spec.name.clone(), i)).collect();
-        AppState { specs, by_name, issuing: OnceLock::new(), waiting, refusals: Mutex::new(Refusals::default()) }
+        AppState {
+            specs,
+            by_name,
+            issuing: OnceLock::new(),
+            waiting,
+            refusals: Mutex::new(Refusals::default()),
+            draining: AtomicBool::new(false),
+        }
     }
 
     /// Builds the generators on the worker ID `config` names, or on `lease`.
@@ -311,9 +321,36 @@ impl AppState {
         }
     }
 
+    /// Marks the server as stopping: from now on it is not ready (`/readyz` 503, reason
+    /// "draining…") while it still issues and answers, so that a load balancer takes it out
+    /// of rotation before it stops taking connections.
+    ///
+    /// ```
+    /// use snowflake_server::config::{Config, IdSpec, WorkerConfig};
+    /// use snowflake_server::AppState;
+    ///
+    /// let state = AppState::new(&Config::new(vec![IdSpec::parse("order=preset=leaf")?], WorkerConfig::Fixed(1)), None)?;
+    /// state.start_draining();
+    /// assert!(state.not_ready().is_some_and(|reason| reason.starts_with("draining")));
+    /// assert!(state.get("order").ok_or("not issuing")?.generator.next_raw().is_ok(), "still issues");
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn start_draining(&self) {
+        self.draining.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the server issues (its generators are built), whatever its lease's state.
+    pub(crate) fn has_generators(&self) -> bool {
+        self.issuing.get().is_some()
+    }
+
     /// The phase the server is in (`issuing`, `acquiring`, `waiting out`, `fenced`,
-    /// `recovering`, `released`, `failed`), and why it cannot issue, if it cannot.
+    /// `recovering`, `released`, `failed`, `draining`), and why it cannot issue, if it cannot.
     pub(crate) fn readiness(&self) -> (&'static str, Option<String>) {
+        if self.draining.load(Ordering::Relaxed) {
+            let reason = "draining: the server is stopping; it answers until it stops taking connections";
+            return ("draining", Some(reason.to_owned()));
+        }
         let Some(issuing) = self.issuing.get() else {
             return match &self.waiting {
                 Some(waiting) => waiting.reason(),

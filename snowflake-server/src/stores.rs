@@ -3,16 +3,16 @@
 /// The command that installs `snowflake` with `serve`, `leases` and all five lease stores.
 ///
 /// ```
-/// assert_eq!(snowflake_server::stores::INSTALL, "cargo install snowflake-cli --features full");
+/// assert_eq!(snowflake_server::stores::INSTALL, "cargo install --locked snowflake-cli --features full");
 /// ```
-pub const INSTALL: &str = "cargo install snowflake-cli --features full";
+pub const INSTALL: &str = "cargo install --locked snowflake-cli --features full";
 
 /// The same, with ZooKeeper over TLS (`zks://`), which builds aws-lc-rs, a C library.
 ///
 /// ```
 /// assert!(snowflake_server::stores::INSTALL_ZOOKEEPER_TLS.ends_with("--features full,zookeeper-tls"));
 /// ```
-pub const INSTALL_ZOOKEEPER_TLS: &str = "cargo install snowflake-cli --features full,zookeeper-tls";
+pub const INSTALL_ZOOKEEPER_TLS: &str = "cargo install --locked snowflake-cli --features full,zookeeper-tls";
 
 /// The feature of this package a lease URL's store needs, and whether this build has it;
 /// `None` for a scheme that is no lease store's (the store's own parser then says what it
@@ -49,7 +49,7 @@ pub fn feature_of(url: &str) -> Option<(&'static str, bool)> {
 ///
 /// assert!(check_compiled("redis://127.0.0.1:6379").is_ok());
 /// if let Err(why) = check_compiled("zks://zk:2281/") {
-///     assert!(why.contains("cargo install snowflake-cli --features full,zookeeper-tls"), "{why}");
+///     assert!(why.contains("cargo install --locked snowflake-cli --features full,zookeeper-tls"), "{why}");
 ///     assert!(why.contains("`lease-zookeeper-tls` feature of snowflake-server"), "{why}");
 /// }
 /// ```
@@ -98,7 +98,7 @@ mod tests {
             let why = check_compiled("zks://zk:2281/").unwrap_err();
             assert_eq!(
                 why,
-                "this build has no zks:// lease store: install `cargo install snowflake-cli --features full,zookeeper-tls`, or build snowflake-server with its `lease-zookeeper-tls` feature"
+                "this build has no zks:// lease store: install `cargo install --locked snowflake-cli --features full,zookeeper-tls`, or build snowflake-server with its `lease-zookeeper-tls` feature"
             );
         }
     }

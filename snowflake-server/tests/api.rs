@@ -360,6 +360,8 @@ async fn a_prefixed_type_is_served_and_decoded_prefixed_and_leaf_stays_numeric()
     for (uri, says) in [
         (format!("/v1/ids/order/{raw}"), format!("it is written {text}")),
         (format!("/v1/ids/order/usr_{}", &text[4..]), "expected an ord_ ID, found usr_…".to_owned()),
+        // "an order", "a tweet": the article follows the type's name.
+        (format!("/v1/ids/order/usr_{}", &text[4..]), "is not an order ID: ".to_owned()),
         (format!("/v1/ids/order/ORD_{}", &text[4..]), "(prefixes are written in lowercase)".to_owned()),
         ("/v1/ids/order/ord_".to_owned(), "13 characters after `ord_`; found 0".to_owned()),
         ("/v1/ids/order/ord_zzzzzzzzzzzzz".to_owned(), "'z' cannot start an ID".to_owned()),

@@ -18,7 +18,7 @@
 //! | a generation returns an error | `WARN`, `type`, `worker`, `kind`, `error` | [`ERRORS`] (`type`, `worker`, `error`: the kind, below) |
 //! | a type's generator cannot be built (configuration, worker ID, high-water file); every call retries | `WARN`, `type`, `kind`, `error` | [`ERRORS`] (`type`, `worker` = `none`, `error`) |
 //! | a high-water reservation is written | `DEBUG`, `type`, `worker`, `path`, `mark_ms` | [`HIGH_WATER_WRITES`] (`type`, `worker`) |
-//! | a worker-ID lease is acquired | `INFO`, `namespace`, `worker`, `fence`, `store` | [`LEASE_ACQUIRED`] (`namespace`, `worker`) |
+//! | a worker-ID lease is acquired | `INFO`, `namespace`, `worker`, `fence`, `store` | [`LEASE_ACQUIRED`] (`namespace`, `worker`); [`LEASE_FENCED`] there from the first grant on (0) |
 //! | a renewal fails (it is retried) | `WARN`, `namespace`, `worker`, `error` | [`LEASE_RENEWAL_FAILURES`] (`namespace`, `worker`) |
 //! | a renewal succeeds after the fence fell (generation resumes) | `WARN`, `namespace`, `worker` | [`LEASE_RENEWED_LATE`] (`namespace`, `worker`) |
 //! | the store says the lease is lost (its generators stop; the lease is acquired again) | `ERROR`, `namespace`, `worker` | [`LEASE_LOST`] (`namespace`, `worker`); [`LEASE_FENCED`] set to 1 |
@@ -65,7 +65,7 @@ pub const LEASE_LOST: &str = "snowflake_lease_lost_total";
 /// Counter: lease releases, by result.
 pub const LEASE_RELEASES: &str = "snowflake_lease_releases_total";
 /// Gauge: 1 while a namespace's lease is fenced (a renewal overdue) or being acquired again
-/// after a loss, 0 while it issues. Labelled `namespace`.
+/// after a loss, 0 while it issues; there (0) from the first grant on. Labelled `namespace`.
 pub const LEASE_FENCED: &str = "snowflake_lease_fenced";
 /// Gauge: the worker ID a namespace's lease holds (the one held before, while it is being
 /// acquired again). Labelled `namespace`.
@@ -164,7 +164,12 @@ pub(crate) fn lease_acquired(namespace: &str, worker: u64, fence: u64, store: &s
     #[cfg(feature = "tracing")]
     tracing::info!(target: "typed_snowflake", namespace, worker, fence, store, "worker ID leased");
     #[cfg(feature = "metrics")]
-    lease_counter(LEASE_ACQUIRED, namespace, worker).increment(1);
+    {
+        lease_counter(LEASE_ACQUIRED, namespace, worker).increment(1);
+        // The fenced gauge is there from the first grant on (0), so that a scrape and an
+        // alert see it before any outage; adding 0 leaves the 1 of an outage in progress.
+        metrics::gauge!(LEASE_FENCED, "namespace" => namespace.to_owned()).increment(0.0);
+    }
 }
 
 /// A renewal succeeded after the fence had fallen: generation resumes.

@@ -343,9 +343,21 @@ fn shorten(text: &str) -> String {
     }
 }
 
-/// `a` or `an` before a prefix, by its first letter.
-fn article(prefix: &str) -> &'static str {
-    match prefix.as_bytes().first() {
+/// `a` or `an` before a word in a message (a prefix, a type's name), by the sound of its
+/// first letter: `an` before a, e, i and o (in either case), `a` before anything else, `u`
+/// included (`a user ID`, `a usr_ ID`).
+///
+/// ```
+/// use typed_snowflake::prefixed::article;
+///
+/// assert_eq!(format!("not {} order ID", article("order")), "not an order ID");
+/// assert_eq!(format!("not {} OrderId", article("OrderId")), "not an OrderId");
+/// assert_eq!(format!("not {} tweet ID", article("tweet")), "not a tweet ID");
+/// assert_eq!(format!("not {} usr_ ID", article("usr")), "not a usr_ ID");
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn article(word: &str) -> &'static str {
+    match word.as_bytes().first().map(u8::to_ascii_lowercase) {
         Some(b'a' | b'e' | b'i' | b'o') => "an",
         _ => "a",
     }

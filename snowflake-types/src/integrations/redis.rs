@@ -117,7 +117,11 @@ mod imp {
             what: &dyn core::fmt::Display,
             why: &dyn core::fmt::Display,
         ) -> ParsingError {
-            ParsingError::from(format!("Redis replied {what}, which is not a {}: {why}", T::NAME))
+            ParsingError::from(format!(
+                "Redis replied {what}, which is not {} {}: {why}",
+                crate::prefixed::article(T::NAME),
+                T::NAME
+            ))
         }
     }
 
