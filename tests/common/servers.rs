@@ -236,15 +236,11 @@ impl Drop for RedisKeys {
     }
 }
 
-/// Gives every worker ID of `0..space` in a lease namespace a record, as a namespace in use
-/// has (a high water in the past, and the fence counter): an acquisition then hands over
-/// without waiting out a TTL, as it does once every worker ID was used once.
-pub fn seed_redis_lease_records(url: &str, namespace: &str, space: u64) -> redis::RedisResult<()> {
-    let mut records: Vec<(String, String)> =
-        (0..space).map(|w| (format!("snowflake:{{{namespace}}}:hw:{w}"), "1".to_owned())).collect();
-    records.push((format!("snowflake:{{{namespace}}}:fence"), "1".to_owned()));
-    let mut connection = redis::Client::open(url)?.get_connection()?;
-    redis::cmd("MSET").arg(&records).query(&mut connection)
+/// Declares `namespace` new in the lease store at `url` (`snowflake leases init`): its worker
+/// IDs' first grants issue at once, as they do in a namespace the store has known for long.
+pub fn declare_namespace(url: &str, namespace: &str) -> Result<(), typed_snowflake::worker::lease::LeaseError> {
+    let store = typed_snowflake::worker::lease::open_store(url)?;
+    typed_snowflake::worker::lease::create_namespace(&*store, namespace)
 }
 
 /// A free loopback port (free when asked; the server binds it just after).

@@ -151,7 +151,7 @@ fn an_environment_lease_covers_the_narrowest_type() -> TestResult {
 
 /// Leases of the environment are not left held by a process that stops early: a start-up
 /// check that fails releases the worker ID it leased, and `Registry::shutdown_guard()`
-/// releases it when `main` returns early through a `?`. The store holds no lease key after
+/// releases it when `main` returns early through a `?`. The store holds no live lease after
 /// either child exits (with a 60 s TTL, a leaked one would still be there).
 #[cfg(feature = "lease-redis")]
 #[test]
@@ -160,13 +160,9 @@ fn processes_that_stop_early_leave_no_lease_held() -> TestResult {
     let namespace = format!("typed-snowflake-check-early-{}", std::process::id());
     let pattern = servers::redis_lease_keys(&namespace);
     let _cleanup = servers::RedisKeys { url: url.clone(), pattern: pattern.clone() };
-    let mut connection = redis::Client::open(url.as_str())?.get_connection()?;
-    let held = |connection: &mut redis::Connection| -> Result<Vec<String>, redis::RedisError> {
-        redis::cmd("KEYS").arg(format!("snowflake:{{{namespace}}}:worker:*")).query(connection)
-    };
-    // Every worker ID of the space has a record (an old high water, and the namespace's fence
-    // counter), so a grant does not wait out the long TTL before its first ID.
-    servers::seed_redis_lease_records(&url, &namespace, 1024)?;
+    // Declared new: a grant does not wait out the long reservation before its first ID.
+    servers::declare_namespace(&url, &namespace)?;
+    let store = typed_snowflake::worker::lease::RedisLeaseStore::open(&url)?;
     let env = [
         (LEASE_VAR, url.as_str()),
         ("SNOWFLAKE_NAMESPACE", &namespace),
@@ -175,9 +171,13 @@ fn processes_that_stop_early_leave_no_lease_held() -> TestResult {
     ];
     for scenario in ["lease_failed_check", "lease_early_return"] {
         run(scenario, &env)?;
-        assert_eq!(held(&mut connection)?, Vec::<String>::new(), "{scenario} left its worker ID held");
-        let fence: u64 = redis::cmd("GET").arg(format!("snowflake:{{{namespace}}}:fence")).query(&mut connection)?;
-        assert!(fence > 1, "{scenario}: a worker ID was leased (and released)");
+        let report = typed_snowflake::worker::lease::inspect(&store, &namespace)?;
+        assert!(!report.workers.is_empty(), "{scenario}: a worker ID was leased (and released)");
+        assert!(
+            report.workers.iter().all(|w| !w.leased),
+            "{scenario} left its worker ID held: {:?}",
+            report.workers
+        );
     }
     Ok(())
 }
