@@ -2,22 +2,22 @@
 //! languages.
 //!
 //! A type declared with `#[snowflake(prefix = "ord")]` writes itself as its prefix, `_`, and
-//! its 64 bits in 13 characters of lowercase Crockford base32. `Display`, `FromStr`, `Debug`,
-//! serde (a string), the JSON and OpenAPI schemas (a `pattern`) and the GraphQL scalar use
-//! that form; the integer is unchanged, so every database and Redis integration stores the
-//! same `BIGINT` as before.
+//! its 64 bits in 13 characters of lowercase Crockford base32. `Display`, `FromStr`, serde (a
+//! string), the JSON and OpenAPI schemas (a `pattern`) and the GraphQL scalar use that form;
+//! the integer is unchanged, so every database and Redis integration stores the same `BIGINT`
+//! as before. `Debug` is left to the type's derive list, so a prefix drops into any list.
 //!
 //! ```
 //! use typed_snowflake::SnowflakeId;
 //!
-//! #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+//! #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 //! #[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657)]
 //! #[snowflake(prefix = "ord")]
 //! struct OrderId(i64);
 //!
 //! let id = OrderId::try_from(1_724_551_110_457_221_119i64)?;
 //! assert_eq!(id.to_string(), "ord_1fvpp347wxqzz");
-//! assert_eq!(format!("{id:?}"), "ord_1fvpp347wxqzz");
+//! assert_eq!(format!("{id:?}"), "OrderId(1724551110457221119)"); // the derive list's Debug
 //! assert_eq!("ord_1fvpp347wxqzz".parse::<OrderId>()?, id);
 //! assert_eq!(id.get(), 1_724_551_110_457_221_119); // the stored integer
 //! let err = "usr_1fvpp347wxqzz".parse::<OrderId>().err().ok_or("accepted")?;
