@@ -38,6 +38,7 @@
 //! snowflake_server::serve(&config, listener, std::future::pending()).await?;
 //! # Ok(()) }
 //! ```
+#![forbid(unsafe_code)]
 
 pub mod config;
 mod progress;

@@ -37,6 +37,7 @@ mod diesel_common;
 
 // Layouts, presets, decoding.
 // Prefixed IDs (`ord_…`): the text form, its order, its errors, serde.
+// Both text forms' fast paths against plain references (`text_forms`).
 #[cfg(feature = "serde")]
 mod derived_schemes;
 mod generic;
@@ -51,6 +52,8 @@ mod proptest_layout;
 #[cfg(feature = "serde")]
 mod proptest_layout64;
 mod score;
+#[cfg(feature = "serde")]
+mod text_forms;
 
 // Generation: concurrency, clocks, batches, the high-water file, the registry.
 #[cfg(feature = "tokio")]
