@@ -49,7 +49,7 @@
 //! | `#[layout("time=42,worker=5,seq=16,epoch=2021-05-05")]` | the whole layout as one string in the text form that [`Layout`] prints and parses, and that `snowflake --layout` and `snowflake serve`'s `/v1/types` use: a layout pasted from either compiles |
 //! | `#[snowflake(crate = "path")]` | where the runtime is, for users who rename the crate |
 //! | `#[snowflake(decode_only)]` | a type that only decodes IDs of an existing scheme (whose time field may have run out): no generator |
-//! | `#[snowflake(prefix = "ord")]` | text form `ord_` + 13 lowercase base32 characters (`Display`, `Debug`, `FromStr`, serde, schemas, GraphQL; stored as the integer): see [`prefixed`] |
+//! | `#[snowflake(prefix = "ord")]` | text form `ord_` + 13 lowercase base32 characters (`Display`, `FromStr`, serde, schemas, GraphQL; stored as the integer; `Debug` stays the derive list's): see [`prefixed`] |
 //! | `#[snowflake(prefix = "ord", accept_decimal)]` | the same, reading bare decimal text too, for a type moving from decimal strings |
 //!
 //! The widths sum to at most 63 on an `i64` field, at most 64 on a `u64` field (whose IDs
@@ -79,7 +79,8 @@
 //! - Redis: `id.redis_score()`, `T::score_at(unix_ms)`, `id.redis_member()`;
 //! - traits: [`SnowflakeId`], `Display`, `FromStr`, `From<T> for i64`/`u64`,
 //!   `TryFrom<i64>`/`TryFrom<u64>` for `T`, and the integrations below; for a prefixed type
-//!   also `Debug` and the const `PREFIX`.
+//!   also the const `PREFIX`. Never `Debug`, `Clone` or the comparisons: those come from the
+//!   type's own derive list.
 //!
 //! Everything above that is not a const is also a method of the [`SnowflakeId`] trait, so
 //! generic code (`fn save<T: SnowflakeId>(id: T)`) can generate and decode.

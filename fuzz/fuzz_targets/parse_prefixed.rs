@@ -28,7 +28,7 @@ where
             if prefixed.is_some() {
                 assert_eq!(spelled, text, "one spelling per ID");
             }
-            assert_eq!(format!("{id:?}"), spelled);
+            assert_eq!(format!("{id}"), spelled);
             assert_eq!(spelled.parse::<T>().ok().as_ref(), Some(&id), "{spelled} round-trips");
             let json = serde_json::to_string(&spelled).expect("a JSON string");
             assert_eq!(serde_json::from_str::<T>(&json).ok().as_ref(), Some(&id));

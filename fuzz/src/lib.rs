@@ -47,19 +47,19 @@ where
 }
 
 /// A prefixed type (`ord_…`) over [`OrderId`]'s layout.
-#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
 #[snowflake(prefix = "ord")]
 pub struct PrefixedOrderId(i64);
 
 /// A prefixed type of all 64 bits (Discord's layout on a `u64`): suffixes from `0` to `f`.
-#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 #[layout(preset = "discord")]
 #[snowflake(prefix = "msg", decode_only)]
 pub struct PrefixedMessageId(u64);
 
 /// A prefixed type that also reads decimal text (a migration), over [`SmallId`]'s layout.
-#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 #[layout(time = 30, worker = 4, seq = 8, epoch = "2024-01-01")]
 #[snowflake(prefix = "line_item", accept_decimal, decode_only)]
 pub struct PrefixedSmallId(i64);

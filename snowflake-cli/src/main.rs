@@ -1,6 +1,7 @@
 //! `snowflake`: decode, draw, generate and convert Snowflake IDs of any public scheme or of a
 //! layout given as text, list the presets, serve IDs over HTTP (feature `serve`) and read the
 //! worker-ID lease stores (feature `leases`), from the command line.
+#![forbid(unsafe_code)]
 
 use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
 use std::process::ExitCode;

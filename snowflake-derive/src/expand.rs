@@ -118,7 +118,7 @@ fn expand(
     let d_text = match text {
         Text::Decimal => doc("Text form: decimal digits.".to_owned()),
         Text::Prefixed { prefix, .. } => doc(format!(
-            "Text form (`Display`, `Debug`, `FromStr`, serde): `{prefix}_` and 13 lowercase base32 characters, \
+            "Text form (`Display`, `FromStr`, serde): `{prefix}_` and 13 lowercase base32 characters, \
              sorting as the IDs do; stored as the integer."
         )),
     };
@@ -404,8 +404,8 @@ fn expand(
     }
 }
 
-/// `FromStr`, and for a prefixed type its `PREFIX` const and `Debug` (the text form, as
-/// `Display` writes it).
+/// `FromStr`, and for a prefixed type its `PREFIX` const. `Debug` is the user's to derive
+/// or write, as for every type: a prefix then drops into any derive list.
 fn text_items(ident: &syn::Ident, p: &TokenStream, text: &Text) -> TokenStream {
     let str = quote!(::core::primitive::str);
     match text {
@@ -435,13 +435,6 @@ fn text_items(ident: &syn::Ident, p: &TokenStream, text: &Text) -> TokenStream {
                     type Err = #p::PrefixedIdError;
                     fn from_str(text: &#str) -> #p::Result<Self, #p::PrefixedIdError> {
                         #p::parse_prefixed::<Self>(text)
-                    }
-                }
-
-                #[automatically_derived]
-                impl #p::Debug for #ident {
-                    fn fmt(&self, f: &mut #p::Formatter<'_>) -> #p::FmtResult {
-                        #p::fmt(self, f)
                     }
                 }
             }

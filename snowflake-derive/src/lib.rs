@@ -7,6 +7,7 @@
 //! tokens. Every error is collected in a `ctxt::Ctxt` and reported together; where the item's shape is usable,
 //! the expansion is still emitted (with placeholder widths) so that one mistake in
 //! `#[layout]` does not cascade into errors at every use of the type.
+#![forbid(unsafe_code)]
 
 mod ast;
 mod attr;

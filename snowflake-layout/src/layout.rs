@@ -664,8 +664,41 @@ impl Layout {
     /// assert_eq!(Layout::TWITTER.parse_id("9223372036854775808"), Err(ParseIdError::Overflow));
     /// assert_eq!(Layout::DISCORD.parse_id("18446744073709551615"), Ok(-1)); // the u64 bit pattern
     /// ```
+    #[inline]
     pub fn parse_id(&self, text: &str) -> Result<i64, ParseIdError> {
-        let bytes = text.as_bytes();
+        self.parse_id_bytes(text.as_bytes())
+    }
+
+    /// [`Layout::parse_id`] on bytes (a request path, a buffer read from a socket), without
+    /// first checking them as UTF-8: the same rules and errors (a byte that is not valid UTF-8
+    /// is reported as `U+FFFD`). Up to 20 digits are read eight at a time, the check that each
+    /// is a digit folded into the same pass; anything else (an error, leading zeros beyond
+    /// 20 digits) takes the slow path, which says what is wrong.
+    ///
+    /// ```
+    /// use snowflake_layout::{Layout, ParseIdError};
+    ///
+    /// assert_eq!(Layout::TWITTER.parse_id_bytes(b"1724551110457221119"), Ok(1_724_551_110_457_221_119));
+    /// assert_eq!(
+    ///     Layout::TWITTER.parse_id_bytes(b"17\xff"),
+    ///     Err(ParseIdError::InvalidDigit { position: 2, found: char::REPLACEMENT_CHARACTER })
+    /// );
+    /// ```
+    #[inline]
+    pub fn parse_id_bytes(&self, bytes: &[u8]) -> Result<i64, ParseIdError> {
+        match crate::digits::parse_u64(bytes) {
+            // At most the layout's largest ID, which for a layout of at most 63 bits is at
+            // most i64::MAX: the cast keeps the value (or, for 64 bits, the bit pattern).
+            #[allow(clippy::cast_possible_wrap)]
+            Some(value) if value <= self.max_id_u64() => Ok(value as i64),
+            _ => self.parse_id_slow(bytes),
+        }
+    }
+
+    /// Every rule of [`Layout::parse_id`] in order, for text the fast path did not take.
+    #[cold]
+    #[inline(never)]
+    fn parse_id_slow(&self, bytes: &[u8]) -> Result<i64, ParseIdError> {
         match bytes.first() {
             None => return Err(ParseIdError::Empty),
             Some(&sign @ (b'+' | b'-')) => return Err(ParseIdError::Sign { sign: char::from(sign) }),
@@ -674,9 +707,7 @@ impl Layout {
         // A character that is not a digit is reported first, wherever it is: a number too
         // large for an i64 followed by garbage is garbage, not an overflow.
         if let Some(position) = bytes.iter().position(|byte| !byte.is_ascii_digit()) {
-            // Every byte before it is an ASCII digit, so `position` is a character boundary.
-            let found = text[position..].chars().next().unwrap_or(char::REPLACEMENT_CHARACTER);
-            return Err(ParseIdError::InvalidDigit { position, found });
+            return Err(ParseIdError::InvalidDigit { position, found: char_at(&bytes[position..]) });
         }
         let overflow = if self.fits_i64() { ParseIdError::Overflow } else { ParseIdError::OverflowU64 };
         let mut value: u64 = 0;
@@ -688,6 +719,17 @@ impl Layout {
         }
         Ok(self.validate_u64(value)?)
     }
+}
+
+/// The character `bytes` starts with, or `U+FFFD` where they do not start with valid UTF-8.
+fn char_at(bytes: &[u8]) -> char {
+    // A character is at most 4 bytes: only those are checked, however long the text.
+    let head = &bytes[..bytes.len().min(4)];
+    let valid = match core::str::from_utf8(head) {
+        Ok(text) => text,
+        Err(e) => core::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or_default(),
+    };
+    valid.chars().next().unwrap_or(char::REPLACEMENT_CHARACTER)
 }
 
 #[cfg(test)]

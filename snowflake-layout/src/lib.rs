@@ -18,10 +18,12 @@
 //! Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![no_std]
+#![forbid(unsafe_code)]
 
 extern crate alloc;
 
 mod civil;
+mod digits;
 mod error;
 mod layout;
 mod prefix;

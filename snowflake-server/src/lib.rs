@@ -46,6 +46,7 @@
 //! snowflake_server::serve(&config, listener, std::future::pending()).await?;
 //! # Ok(()) }
 //! ```
+#![forbid(unsafe_code)]
 
 pub mod config;
 #[cfg(feature = "grpc")]

@@ -1,4 +1,5 @@
 //! `snowflake-server`: the service of `snowflake serve`, as a binary of its own.
+#![forbid(unsafe_code)]
 
 use clap::Parser;
 

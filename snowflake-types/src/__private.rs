@@ -5,7 +5,7 @@ pub use crate::registry::GeneratorSlot;
 pub use crate::{
     FieldOrder, GenerateError, Layout, LayoutError, ParseIdError, Parts, PrefixedIdError, SnowflakeId, TickUnit,
 };
-pub use core::fmt::{Debug, Display, Formatter, Result as FmtResult};
+pub use core::fmt::{Display, Formatter, Result as FmtResult};
 pub use core::result::Result;
 pub use core::str::FromStr;
 pub use std::time::SystemTime;
@@ -176,7 +176,7 @@ pub fn from_node_parts<T: SnowflakeId>(
     from_parts(unix_ms, worker, seq)
 }
 
-/// `Display` (and a prefixed type's `Debug`): `ord_…` for a prefixed type, else the decimal
+/// `Display`: `ord_…` for a prefixed type, else the decimal
 /// value (of the `u64` bit pattern, so a 64-bit layout's IDs at or above 2^63 print as what
 /// they are).
 #[inline]

@@ -17,8 +17,7 @@ pub(crate) fn fmt_decimal<T: SnowflakeId>(id: &T, f: &mut std::fmt::Formatter<'_
 }
 
 /// An ID's text form: `ord_…` for a prefixed type, else its decimal value. The derived
-/// `Display` (and a prefixed type's `Debug`) and every integration that writes an ID as text
-/// call it.
+/// `Display` and every integration that writes an ID as text call it.
 #[inline]
 pub(crate) fn fmt_text<T: SnowflakeId>(id: &T, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
     match T::PREFIX {

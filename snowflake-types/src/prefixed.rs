@@ -2,22 +2,22 @@
 //! languages.
 //!
 //! A type declared with `#[snowflake(prefix = "ord")]` writes itself as its prefix, `_`, and
-//! its 64 bits in 13 characters of lowercase Crockford base32. `Display`, `FromStr`, `Debug`,
-//! serde (a string), the JSON and OpenAPI schemas (a `pattern`) and the GraphQL scalar use
-//! that form; the integer is unchanged, so every database and Redis integration stores the
-//! same `BIGINT` as before.
+//! its 64 bits in 13 characters of lowercase Crockford base32. `Display`, `FromStr`, serde (a
+//! string), the JSON and OpenAPI schemas (a `pattern`) and the GraphQL scalar use that form;
+//! the integer is unchanged, so every database and Redis integration stores the same `BIGINT`
+//! as before. `Debug` is left to the type's derive list, so a prefix drops into any list.
 //!
 //! ```
 //! use typed_snowflake::SnowflakeId;
 //!
-//! #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+//! #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 //! #[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657)]
 //! #[snowflake(prefix = "ord")]
 //! struct OrderId(i64);
 //!
 //! let id = OrderId::try_from(1_724_551_110_457_221_119i64)?;
 //! assert_eq!(id.to_string(), "ord_1fvpp347wxqzz");
-//! assert_eq!(format!("{id:?}"), "ord_1fvpp347wxqzz");
+//! assert_eq!(format!("{id:?}"), "OrderId(1724551110457221119)"); // the derive list's Debug
 //! assert_eq!("ord_1fvpp347wxqzz".parse::<OrderId>()?, id);
 //! assert_eq!(id.get(), 1_724_551_110_457_221_119); // the stored integer
 //! let err = "usr_1fvpp347wxqzz".parse::<OrderId>().err().ok_or("accepted")?;
@@ -56,6 +56,7 @@ use std::fmt;
 
 use thiserror::Error;
 
+use crate::ascii::Ascii;
 use crate::error::LayoutError;
 use crate::layout::Layout;
 
@@ -82,7 +83,44 @@ const DECODE: [u8; 256] = {
     table
 };
 
+/// `1` in every byte: a lane mask.
+const LANES: u64 = 0x0101_0101_0101_0101;
+
+/// The low 40 bits of `x` in 8 lanes of 5 bits, one per byte, the lowest 5 bits in the lowest
+/// byte: 20-bit halves into 32-bit lanes, 10-bit quarters into 16-bit lanes, then 5-bit groups
+/// into bytes.
+#[inline(always)]
+const fn spread40(x: u64) -> u64 {
+    let x = (x & 0x000F_FFFF) | ((x & 0x00FF_FFF0_0000) << 12);
+    let x = (x & 0x0000_03FF_0000_03FF) | ((x & 0x000F_FC00_000F_FC00) << 6);
+    (x & 0x001F_001F_001F_001F) | ((x & 0x03E0_03E0_03E0_03E0) << 3)
+}
+
+/// `1` in each byte of `lanes` (each below 32) that is at least `k`, else `0`: adding
+/// `128 - k` sets a byte's top bit exactly then, and never carries out of the byte.
+#[inline(always)]
+const fn at_least(lanes: u64, k: u64) -> u64 {
+    ((lanes + (0x80 - k) * LANES) >> 7) & LANES
+}
+
+/// Each byte of `lanes` (each 0 to 31) as its character of [`ALPHABET`]: `'0'` + the value,
+/// 39 more from 10 on (`'a'`), and one more past each letter the alphabet leaves out (`i`
+/// from 18, `l` from 20, `o` from 22, `u` from 27). No table, no branch.
+#[inline(always)]
+const fn alphabet_lanes(lanes: u64) -> u64 {
+    lanes
+        + b'0' as u64 * LANES
+        + 39 * at_least(lanes, 10)
+        + at_least(lanes, 18)
+        + at_least(lanes, 20)
+        + at_least(lanes, 22)
+        + at_least(lanes, 27)
+}
+
 /// The 13-character suffix of a raw ID (its `u64` bit pattern), most significant first.
+///
+/// Branch-free and without a table: the 64 bits are spread into 5-bit lanes of two words
+/// (the low 40 bits, then the top 24), and every lane becomes its character at once.
 ///
 /// ```
 /// use typed_snowflake::prefixed::encode_suffix;
@@ -95,54 +133,81 @@ const DECODE: [u8; 256] = {
 #[inline]
 pub const fn encode_suffix(raw: i64) -> [u8; SUFFIX_LEN] {
     let value = raw.cast_unsigned();
-    let mut out = [0u8; SUFFIX_LEN];
-    let mut i = 0;
+    // Characters 5 to 12 (bits 0 to 39), and 0 to 4 (bits 40 to 63) in the last five bytes.
+    let low = alphabet_lanes(spread40(value)).to_be_bytes();
+    let high = alphabet_lanes(spread40(value >> 40)).to_be_bytes();
+    [high[3], high[4], high[5], high[6], high[7], low[0], low[1], low[2], low[3], low[4], low[5], low[6], low[7]]
+}
+
+/// The value of a 13-character suffix, or `None` when a character is outside [`ALPHABET`] or
+/// the first is above `f` (more than 64 bits): the check folded into the one pass that reads
+/// the value. [`parse`] and a prefixed type's `FromStr` call it, then say what was wrong.
+///
+/// ```
+/// use typed_snowflake::prefixed::decode_suffix;
+///
+/// assert_eq!(decode_suffix(b"1fvpp347wxqzz"), Some(1_724_551_110_457_221_119));
+/// assert_eq!(decode_suffix(b"fzzzzzzzzzzzz"), Some(u64::MAX));
+/// assert_eq!(decode_suffix(b"gzzzzzzzzzzzz"), None); // 65 bits
+/// assert_eq!(decode_suffix(b"1FVPP347WXQZZ"), None); // lowercase only
+/// ```
+#[inline]
+pub const fn decode_suffix(suffix: &[u8; SUFFIX_LEN]) -> Option<u64> {
+    // `NOT_BASE32` sets bits 5 to 7 of `seen`; the first character carries 4 bits, so a value
+    // of 16 or more there (bits 4 to 7) is an overflow or a character outside the alphabet.
+    let first = DECODE[suffix[0] as usize];
+    let mut seen = 0u8;
+    let mut value = first as u64;
+    let mut i = 1;
     while i < SUFFIX_LEN {
-        // Character i holds bits 5 × (12 - i) and up; the first holds the top 4.
-        let shift = 5 * (SUFFIX_LEN - 1 - i);
-        out[i] = ALPHABET[((value >> shift) & 31) as usize];
+        let digit = DECODE[suffix[i] as usize];
+        seen |= digit;
+        value = (value << 5) | digit as u64;
         i += 1;
     }
-    out
+    if (first & 0xF0) | (seen & 0xE0) == 0 { Some(value) } else { None }
 }
 
 /// A prefixed ID written on the stack (at most [`MAX_LEN`] bytes): what `Display` and serde
-/// write from, without allocating.
+/// write from, without allocating, and read back as text without a UTF-8 check.
 ///
 /// ```
 /// use typed_snowflake::prefixed::Written;
 ///
-/// assert_eq!(Written::new("ord", 42).as_str(), "ord_000000000001a");
+/// let written = Written::new("ord", 42);
+/// assert_eq!(written.as_str(), "ord_000000000001a");
+/// assert_eq!(written.as_bytes(), b"ord_000000000001a");
 /// ```
 #[derive(Clone, Copy)]
 pub struct Written {
-    buf: [u8; MAX_LEN],
+    text: Ascii<MAX_LEN>,
     len: usize,
 }
 
 impl Written {
-    /// `prefix` (at most 63 bytes: longer ones are cut, which a checked prefix never is),
-    /// `_`, and the suffix of `raw`.
+    /// `prefix`, `_`, and the suffix of `raw`. A prefix is ASCII and at most 63 bytes (the
+    /// prefix rule, [`check_prefix`]); one that is not (never a type's) is cut at 63 bytes
+    /// and its bytes above ASCII lose their top bit.
     #[inline]
     pub fn new(prefix: &str, raw: i64) -> Self {
         let mut buf = [0u8; MAX_LEN];
-        let prefix = &prefix.as_bytes()[..prefix.len().min(MAX_PREFIX_LEN)];
-        let p = prefix.len();
-        buf[..p].copy_from_slice(prefix);
+        let p = prefix.len().min(MAX_PREFIX_LEN);
+        buf[..p].copy_from_slice(&prefix.as_bytes()[..p]);
         buf[p] = b'_';
         buf[p + 1..p + 1 + SUFFIX_LEN].copy_from_slice(&encode_suffix(raw));
-        Self { buf, len: p + 1 + SUFFIX_LEN }
+        Self { text: Ascii::new(buf), len: p + 1 + SUFFIX_LEN }
     }
 
     /// The text.
     #[inline]
     pub fn as_str(&self) -> &str {
-        // The prefix came from a `&str` and is cut only at a checked prefix's ASCII length;
-        // the rest is ASCII. An unchecked prefix cut inside a character shows U+FFFD.
-        match std::str::from_utf8(&self.buf[..self.len]) {
-            Ok(text) => text,
-            Err(_) => "\u{FFFD}",
-        }
+        self.text.as_str(0..self.len)
+    }
+
+    /// The text's bytes.
+    #[inline]
+    pub fn as_bytes(&self) -> &[u8] {
+        self.text.as_bytes(0..self.len)
     }
 }
 
@@ -197,6 +262,10 @@ pub enum Decimal {
 /// The type-free form of a prefixed type's `FromStr`, for tools that know their types at run
 /// time (the `snowflake` command, the HTTP service).
 ///
+/// Text of the expected length that starts with the prefix and `_` is decoded in one pass
+/// ([`decode_suffix`]); anything else, and any error, takes the slow path, which says what
+/// is wrong.
+///
 /// ```
 /// use typed_snowflake::Layout;
 /// use typed_snowflake::prefixed::{Decimal, PrefixedIdError, parse};
@@ -208,7 +277,64 @@ pub enum Decimal {
 /// ));
 /// assert_eq!(parse("ord", &Layout::TWITTER, Decimal::Accept, "1724551110457221119"), Ok(1_724_551_110_457_221_119));
 /// ```
+#[inline]
 pub fn parse(prefix: &str, layout: &Layout, decimal: Decimal, text: &str) -> Result<i64, PrefixedIdError> {
+    match parse_exact(prefix, layout, text.as_bytes()) {
+        Some(raw) => Ok(raw),
+        None => parse_slow(prefix, layout, decimal, text),
+    }
+}
+
+/// [`parse`] on bytes (a request path, a buffer read from a socket), without first checking
+/// them as UTF-8. Errors are those of [`parse`] on the text with each invalid sequence
+/// replaced by `U+FFFD`, which no ID holds.
+///
+/// ```
+/// use typed_snowflake::Layout;
+/// use typed_snowflake::prefixed::{Decimal, PrefixedIdError, parse_bytes};
+///
+/// assert_eq!(parse_bytes("ord", &Layout::TWITTER, Decimal::Refuse, b"ord_1fvpp347wxqzz"), Ok(1_724_551_110_457_221_119));
+/// assert_eq!(
+///     parse_bytes("ord", &Layout::TWITTER, Decimal::Refuse, b"ord_1fvpp347wxqz\xff"),
+///     Err(PrefixedIdError::InvalidChar { position: 16, found: char::REPLACEMENT_CHARACTER })
+/// );
+/// ```
+#[inline]
+pub fn parse_bytes(prefix: &str, layout: &Layout, decimal: Decimal, bytes: &[u8]) -> Result<i64, PrefixedIdError> {
+    match parse_exact(prefix, layout, bytes) {
+        Some(raw) => Ok(raw),
+        None => parse_bytes_slow(prefix, layout, decimal, bytes),
+    }
+}
+
+/// The fast path: `prefix`, `_` and 13 characters that decode to an ID of the layout; `None`
+/// for anything else (which the slow path then explains, or accepts as decimal text). What
+/// it accepts, the slow path accepts with the same value: the suffix holds no `_`, so the
+/// last `_` is the one after the prefix.
+#[inline(always)]
+fn parse_exact(prefix: &str, layout: &Layout, bytes: &[u8]) -> Option<i64> {
+    let (head, suffix) = bytes.split_at_checked(prefix.len() + 1)?;
+    let suffix: &[u8; SUFFIX_LEN] = suffix.try_into().ok()?;
+    let (found, separator) = head.split_at(prefix.len());
+    if found != prefix.as_bytes() || separator != b"_" {
+        return None;
+    }
+    layout.validate_u64(decode_suffix(suffix)?).ok()
+}
+
+#[cold]
+#[inline(never)]
+fn parse_bytes_slow(prefix: &str, layout: &Layout, decimal: Decimal, bytes: &[u8]) -> Result<i64, PrefixedIdError> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => parse_slow(prefix, layout, decimal, text),
+        Err(_) => parse_slow(prefix, layout, decimal, &String::from_utf8_lossy(bytes)),
+    }
+}
+
+/// Every rule of [`parse`] in order, for text the fast path did not take.
+#[cold]
+#[inline(never)]
+fn parse_slow(prefix: &str, layout: &Layout, decimal: Decimal, text: &str) -> Result<i64, PrefixedIdError> {
     let expected = || prefix.to_owned();
     let bytes = text.as_bytes();
     if bytes.is_empty() {
@@ -232,7 +358,7 @@ pub fn parse(prefix: &str, layout: &Layout, decimal: Decimal, text: &str) -> Res
     if found != prefix {
         return Err(PrefixedIdError::WrongPrefix { expected: expected(), found: shorten(found) });
     }
-    let value = decode_suffix(suffix, prefix.len() + 1, prefix)?;
+    let value = suffix_value(suffix, prefix.len() + 1, prefix)?;
     layout.validate_u64(value).map_err(PrefixedIdError::Layout)
 }
 
@@ -255,7 +381,7 @@ pub fn parse_any<'t>(layout: &Layout, text: &'t str) -> Result<(&'t str, i64), P
     if let Err(reason) = check_prefix(prefix) {
         return Err(PrefixedIdError::BadPrefix { found: shorten(prefix), reason });
     }
-    let value = decode_suffix(suffix, prefix.len() + 1, prefix)?;
+    let value = suffix_value(suffix, prefix.len() + 1, prefix)?;
     let raw = layout.validate_u64(value).map_err(PrefixedIdError::Layout)?;
     Ok((prefix, raw))
 }
@@ -311,8 +437,8 @@ pub enum PrefixKeyError {
 }
 
 /// The value of a 13-character suffix that starts at byte `offset` of the text (for the
-/// positions errors give).
-fn decode_suffix(suffix: &str, offset: usize, prefix: &str) -> Result<u64, PrefixedIdError> {
+/// positions errors give), or what is wrong with it.
+fn suffix_value(suffix: &str, offset: usize, prefix: &str) -> Result<u64, PrefixedIdError> {
     let bytes = suffix.as_bytes();
     // A character outside the alphabet first, wherever it is: `ORD_…` in capitals or a stray
     // space says more than a length would.
@@ -321,18 +447,11 @@ fn decode_suffix(suffix: &str, offset: usize, prefix: &str) -> Result<u64, Prefi
         let found = suffix[at..].chars().next().unwrap_or(char::REPLACEMENT_CHARACTER);
         return Err(PrefixedIdError::InvalidChar { position: offset + at, found });
     }
-    if bytes.len() != SUFFIX_LEN {
+    let Ok(exact) = <&[u8; SUFFIX_LEN]>::try_from(bytes) else {
         return Err(PrefixedIdError::Length { expected: prefix.to_owned(), len: bytes.len() });
-    }
-    let first = DECODE[bytes[0] as usize];
-    if first > 15 {
-        return Err(PrefixedIdError::Overflow { found: char::from(bytes[0]) });
-    }
-    let mut value = 0u64;
-    for &b in bytes {
-        value = (value << 5) | u64::from(DECODE[b as usize]);
-    }
-    Ok(value)
+    };
+    // Every character is in the alphabet: only a first one above `f` is left to refuse.
+    decode_suffix(exact).ok_or(PrefixedIdError::Overflow { found: char::from(bytes[0]) })
 }
 
 /// At most 40 characters of text, for an error message.
@@ -507,7 +626,7 @@ mod tests {
     use crate::layout::Layout;
 
     fn decode(suffix: &str) -> Result<u64, PrefixedIdError> {
-        super::decode_suffix(suffix, 0, "x")
+        super::suffix_value(suffix, 0, "x")
     }
 
     #[test]

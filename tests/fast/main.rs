@@ -36,6 +36,7 @@ mod diesel_common;
 
 // Layouts, presets, decoding.
 // Prefixed IDs (`ord_…`): the text form, its order, its errors, serde.
+// Both text forms' fast paths against plain references (`text_forms`).
 #[cfg(feature = "serde")]
 mod derived_schemes;
 mod generic;
@@ -50,6 +51,8 @@ mod proptest_layout;
 #[cfg(feature = "serde")]
 mod proptest_layout64;
 mod score;
+#[cfg(feature = "serde")]
+mod text_forms;
 
 // The reference lease store against the conformance suite.
 mod lease_memory;

@@ -1,5 +1,5 @@
 //! Prefixed IDs (`#[snowflake(prefix = "ord")]`): the text form `ord_` + 13 lowercase base32
-//! characters in `Display`, `Debug`, `FromStr` and serde; strict, helpful parsing; text order
+//! characters in `Display`, `FromStr` and serde; strict, helpful parsing; text order
 //! is ID order; the integer (and so every store) unchanged; decimal text accepted during a
 //! migration only when the type says so.
 
@@ -8,7 +8,7 @@ use typed_snowflake::prefixed::{self, ALPHABET, SUFFIX_LEN};
 use typed_snowflake::{PrefixedIdError, SnowflakeId};
 
 /// Twitter's layout: the reference vector 1724551110457221119 is one of its IDs.
-#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 #[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657)]
 #[snowflake(prefix = "ord")]
 struct OrderId(i64);
@@ -18,19 +18,19 @@ struct OrderId(i64);
 struct UserId(i64);
 
 /// A type moving from decimal strings: both forms are read, the prefixed one written.
-#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq)]
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, Debug)]
 #[layout(time = 41, worker = 10, seq = 12, epoch = 1288834974657)]
 #[snowflake(prefix = "line_item", accept_decimal)]
 struct LineItemId(i64);
 
 /// All 64 bits (Discord's layout on a `u64`): IDs at or above 2^63 start with 8 to f.
-#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 #[layout(preset = "discord")]
 #[snowflake(prefix = "msg", decode_only)]
 struct MessageId(u64);
 
 /// A small layout (39 bits): most 13-character suffixes are out of it.
-#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq)]
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, Debug)]
 #[layout(time = 31, worker = 2, seq = 6, epoch = "2024-01-01", unit = "1s")]
 #[snowflake(prefix = "evt")]
 struct EventId(i64);
@@ -41,8 +41,8 @@ const REFERENCE: i64 = 1_724_551_110_457_221_119;
 fn the_reference_id_in_every_text_form() -> Result<(), Box<dyn std::error::Error>> {
     let id = OrderId::try_from(REFERENCE)?;
     assert_eq!(id.to_string(), "ord_1fvpp347wxqzz");
-    assert_eq!(format!("{id:?}"), "ord_1fvpp347wxqzz");
-    assert_eq!(format!("{:?}", Some(id)), "Some(ord_1fvpp347wxqzz)");
+    // `Debug` is the derive list's: a prefix leaves it alone.
+    assert_eq!(format!("{id:?}"), "OrderId(1724551110457221119)");
     assert_eq!(format!("[{id:>20}]"), "[   ord_1fvpp347wxqzz]", "Display pads like a str");
     assert_eq!("ord_1fvpp347wxqzz".parse::<OrderId>()?, id);
     assert_eq!(OrderId::PREFIX, "ord");
@@ -258,7 +258,6 @@ proptest! {
         prop_assert_eq!(text.len(), 4 + SUFFIX_LEN);
         prop_assert!(text.as_bytes()[4] <= b'7', "{}", text);
         prop_assert_eq!(text.parse::<OrderId>(), Ok(id));
-        prop_assert_eq!(format!("{id:?}"), text);
     }
 
     #[test]

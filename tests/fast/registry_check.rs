@@ -173,11 +173,7 @@ fn processes_that_stop_early_leave_no_lease_held() -> TestResult {
         run(scenario, &env)?;
         let report = typed_snowflake::worker::lease::inspect(&store, &namespace)?;
         assert!(!report.workers.is_empty(), "{scenario}: a worker ID was leased (and released)");
-        assert!(
-            report.workers.iter().all(|w| !w.leased),
-            "{scenario} left its worker ID held: {:?}",
-            report.workers
-        );
+        assert!(report.workers.iter().all(|w| !w.leased), "{scenario} left its worker ID held: {:?}", report.workers);
     }
     Ok(())
 }

@@ -100,7 +100,7 @@ mod imp {
     use core::marker::PhantomData;
 
     use ::serde::de::{self, Deserializer, Visitor};
-    use ::serde::ser::{self, Serializer};
+    use ::serde::ser::Serializer;
 
     use crate::SnowflakeId;
 
@@ -424,72 +424,6 @@ mod imp {
         }
     }
 
-    /// Room for any `i64` in decimal: 19 digits and a sign.
-    const DECIMAL_LEN: usize = 20;
-
-    /// Pairs of digits, `"00"` to `"99"`: two digits per division, as `itoa` does.
-    const DIGIT_PAIRS: [[u8; 2]; 100] = {
-        let mut pairs = [[0u8; 2]; 100];
-        let mut i = 0;
-        while i < 100 {
-            // i < 100, so both quotients fit in a u8.
-            #[allow(clippy::cast_possible_truncation)]
-            {
-                pairs[i] = [b'0' + (i / 10) as u8, b'0' + (i % 10) as u8];
-            }
-            i += 1;
-        }
-        pairs
-    };
-
-    /// Writes the two digits of `pair` (below 100) ending at `end`.
-    #[inline(always)]
-    fn put_pair(buf: &mut [u8; DECIMAL_LEN], end: usize, pair: u32) {
-        let [tens, ones] = DIGIT_PAIRS[pair as usize % 100];
-        buf[end - 2] = tens;
-        buf[end - 1] = ones;
-    }
-
-    /// Writes `value` in decimal at the end of `buf` and returns where it starts.
-    ///
-    /// Four digits per 64-bit division, then two per 32-bit one. A raw ID is written as its
-    /// `u64` bit pattern: the same digits for every ID below 2^63, and the right ones for a
-    /// 64-bit layout's IDs above it.
-    #[inline]
-    fn write_decimal(value: u64, buf: &mut [u8; DECIMAL_LEN]) -> usize {
-        let mut n = value;
-        let mut pos = DECIMAL_LEN;
-        while n >= 10_000 {
-            // n % 10_000 < 10_000 fits in a u32.
-            #[allow(clippy::cast_possible_truncation)]
-            let rem = (n % 10_000) as u32;
-            n /= 10_000;
-            put_pair(buf, pos, rem % 100);
-            put_pair(buf, pos - 2, rem / 100);
-            pos -= 4;
-        }
-        // n < 10_000 here.
-        #[allow(clippy::cast_possible_truncation)]
-        let mut n = n as u32;
-        if n >= 100 {
-            put_pair(buf, pos, n % 100);
-            n /= 100;
-            pos -= 2;
-        }
-        if n >= 10 {
-            put_pair(buf, pos, n);
-            pos -= 2;
-        } else {
-            pos -= 1;
-            // n < 10 fits in a u8.
-            #[allow(clippy::cast_possible_truncation)]
-            {
-                buf[pos] = b'0' + n as u8;
-            }
-        }
-        pos
-    }
-
     /// Serializes an ID as a number: an `i64` for a layout of at most 63 bits, a `u64` for a
     /// 64-bit layout (whose IDs at or above 2^63 are no `i64`).
     #[inline]
@@ -501,23 +435,13 @@ mod imp {
         }
     }
 
-    /// Serializes `raw` as a string of decimal digits from a stack buffer.
-    #[inline]
-    fn serialize_str<S: Serializer>(raw: u64, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut buf = [0u8; DECIMAL_LEN];
-        let start = write_decimal(raw, &mut buf);
-        // Only ASCII digits and '-' were written, so this never fails.
-        let text = core::str::from_utf8(&buf[start..]).map_err(ser::Error::custom)?;
-        serializer.serialize_str(text)
-    }
-
     /// Serializes an ID's text form: `ord_…` for a prefixed type, else its decimal digits;
     /// from a stack buffer either way.
     #[inline]
     fn serialize_text<T: SnowflakeId, S: Serializer>(id: &T, serializer: S) -> Result<S::Ok, S::Error> {
         match T::PREFIX {
             Some(prefix) => serializer.serialize_str(crate::prefixed::Written::new(prefix, id.to_raw()).as_str()),
-            None => serialize_str(id.to_raw().cast_unsigned(), serializer),
+            None => serializer.serialize_str(crate::decimal::Written::new(id.to_raw().cast_unsigned()).as_str()),
         }
     }
 
@@ -616,48 +540,6 @@ mod imp {
             match u64::try_from(value) {
                 Ok(value) => self.visit_u64(value),
                 Err(_) => Err(invalid::<T, E>(format_args!("{value} is larger than u64::MAX, the largest ID"))),
-            }
-        }
-    }
-
-    /// The impls `#[derive(SnowflakeId)]` emits through `__impl_serde!` call only the two
-    /// functions above; these tests pin the pieces below them.
-    #[cfg(test)]
-    mod tests {
-        use super::{DECIMAL_LEN, write_decimal};
-
-        fn decimal(value: u64) -> String {
-            let mut buf = [0u8; DECIMAL_LEN];
-            let start = write_decimal(value, &mut buf);
-            String::from_utf8(buf[start..].to_vec()).expect("ASCII")
-        }
-
-        #[test]
-        fn decimal_matches_display_at_every_length_and_edge() {
-            let mut samples = vec![0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, u64::MAX, u64::MAX - 1, 1 << 63];
-            samples.extend([i64::MAX.cast_unsigned(), i64::MAX.cast_unsigned() - 1]);
-            let mut power = 1u64;
-            while let Some(next) = power.checked_mul(10) {
-                samples.extend([power - 1, power, power + 1, next / 3]);
-                power = next;
-            }
-            samples.extend([power - 1, power, power + 1]);
-            samples.push(1_724_551_110_457_221_119);
-            for value in samples {
-                assert_eq!(decimal(value), value.to_string(), "{value}");
-            }
-        }
-
-        #[test]
-        fn decimal_matches_display_across_the_range() {
-            // A multiplicative walk over the whole u64 range.
-            let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-            for _ in 0..100_000 {
-                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-                let value = x;
-                assert_eq!(decimal(value), value.to_string());
-                let shifted = value >> (x % 63);
-                assert_eq!(decimal(shifted), shifted.to_string());
             }
         }
     }

@@ -81,8 +81,8 @@ pub mod serde {}
 #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
 pub struct OrderId(i64);
 
-/// A documented public prefixed ID (`ord_…`), whose `Debug` the derive writes.
-#[derive(Derive, Clone, Copy, PartialEq, Eq)]
+/// A documented public prefixed ID (`ord_…`), with the same derive list as the others.
+#[derive(Derive, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
 #[snowflake(prefix = "ord", accept_decimal)]
 pub struct PrefixedId(i64);
@@ -107,6 +107,6 @@ fn main() {
     assert_eq!(tweet.get(), 1_724_551_110_457_221_119);
     assert_eq!(tweet.datacenter(), 7);
     let prefixed = PrefixedId::from_parts(1_700_000_000_000, 3, 9).expect("in range");
-    let text = format!("{prefixed:?}");
+    let text = format!("{prefixed}");
     assert!(text.starts_with("ord_") && text.parse::<PrefixedId>().is_ok_and(|back| back == prefixed));
 }

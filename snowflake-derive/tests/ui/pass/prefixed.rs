@@ -1,8 +1,8 @@
 // Prefixed types: alone, with the other keys, on a u64 field, through a macro, and with a
-// renamed crate path; their `Debug` comes from the derive.
+// renamed crate path. `Debug` is left to the user: derived, it shows the integer.
 use typed_snowflake::SnowflakeId;
 
-#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
 #[snowflake(prefix = "ord")]
 pub struct OrderId(i64);
@@ -30,7 +30,8 @@ typed!(UserId, "usr");
 fn main() {
     let id = OrderId::from_parts(1_700_000_000_000, 3, 7).unwrap();
     let text: String = id.to_string();
-    assert_eq!(format!("{id:?}"), text);
+    assert_eq!(format!("{id:?}"), format!("OrderId({})", id.get()));
+    assert!(text.starts_with("ord_"));
     let back: Result<OrderId, typed_snowflake::PrefixedIdError> = text.parse();
     assert_eq!(back.ok(), Some(id));
     assert_eq!(OrderId::PREFIX, "ord");
