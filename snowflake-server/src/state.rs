@@ -370,7 +370,7 @@ impl AppState {
                         let now_ms = std::time::SystemTime::now()
                             .duration_since(std::time::UNIX_EPOCH)
                             .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-                        let left = std::time::Duration::from_millis(u64::try_from(until_ms - now_ms).unwrap_or(0));
+                        let left = Duration::from_millis(u64::try_from(until_ms - now_ms).unwrap_or(0));
                         format!(" ({left:.1?} left)")
                     }
                     _ => String::new(),
