@@ -28,8 +28,8 @@
 //! ([`mod@tls`]).
 //!
 //! The server answers from the moment its port is open. A leased worker ID is acquired in
-//! the background (about one TTL in a new namespace, up to `--lease-wait` while the store
-//! does not answer); meanwhile `/healthz` is 200, `/readyz` 503 with what the server waits
+//! the background (at once where the store can vouch for the namespace, see
+//! `docs/lease-rules.md`; up to `--lease-wait` while the store does not answer); meanwhile `/healthz` is 200, `/readyz` 503 with what the server waits
 //! for, the ID routes 503 with `Retry-After` at once, and `/v1/types` and decoding work. A
 //! lease that cannot be had within `--lease-wait` ends the server with the store's error.
 //! Refused ID requests are logged as a count, one WARN line every 5 s at most, and at once

@@ -292,11 +292,11 @@ impl WorkerLeaseBuilder {
 
     /// Acquires a worker ID, blocking until the store answers (retrying a store that does not
     /// answer for up to [`wait_for_store`](Self::wait_for_store)): checks the local clock
-    /// against the store's, takes the first free worker ID from a random start, and records
-    /// the first fence deadline. When the store has no record of the worker ID (a namespace
-    /// used for the first time, or a store that lost its data), it returns once any earlier
-    /// holder of it has stopped: about one TTL later. Renewals then run on the lease's own
-    /// thread.
+    /// against the store's, prefers a worker ID that issues at once, and records the first
+    /// reservation. Where the store cannot vouch for the worker ID's earlier holders (a
+    /// namespace it began to know less than the reservation ago, a record it lost), it returns
+    /// once any of them has stopped: what each start costs is on the guide page `lease_rules`
+    /// (`docs/lease-rules.md`). Renewals then run on the lease's own thread.
     ///
     /// ```no_run
     /// use typed_snowflake::worker::lease::{RedisLeaseStore, WorkerLease};
@@ -458,21 +458,20 @@ enum Command {
 /// Give it to a [`Generator`](crate::Generator) (`Generator::builder(layout).lease(lease)`) or
 /// to the registry (`Registry::builder().worker_lease(lease)`); clones share the lease. The
 /// generators check it where they already check their issuing limit (once per tick at most),
-/// so it costs the hot path nothing: they stop issuing, with [`GenerateError::Fenced`](crate::GenerateError::Fenced),
-/// once `TTL - margin` has passed on the local monotonic clock since the last renewal that
-/// succeeded began, and resume when a renewal succeeds. Every renewal records a fence deadline
-/// (the local clock plus the TTL) in the store, and no generator on the lease issues a
-/// timestamp above the deadline the store has acknowledged; the next holder of the worker ID
-/// starts above everything recorded (see
-/// [`Grant::previous_high_water_ms`](super::Grant::previous_high_water_ms) on a store without
-/// a record).
+/// so it costs the hot path nothing. Each renewal records in the store, by compare-and-set,
+/// a reservation ahead of the clock; the generators issue only within what the store
+/// acknowledged, and stop with [`GenerateError::Fenced`](crate::GenerateError::Fenced) when
+/// the store has not answered for `W - margin`. The next holder of the worker ID starts above
+/// everything recorded, or, where the store cannot vouch for the record, above everything
+/// any holder may have reserved. The rules, once: the guide page `lease_rules`
+/// (`docs/lease-rules.md`).
 ///
-/// When the store says the lease is lost (it expired during an outage longer than the TTL, a
-/// key was evicted or deleted, the store restarted empty), the generators stop at once and the
-/// lease acquires a worker ID again, with backoff and jitter, trying the one it held first; the
-/// generators then resume on the new grant, with the same worker ID or another, above
-/// everything recorded for it. No process restart is needed. [`WorkerLease::status`] says
-/// where it stands.
+/// When the store says the lease is lost (its record deleted or evicted, or taken by another
+/// holder after it expired), the generators go on within what they reserved while the lease
+/// acquires a worker ID again, with backoff and jitter, trying the one it held first; they
+/// move to the new grant once it may issue. A record rolled back under the lease (a restore,
+/// a failover that lost writes) stops them at once. No process restart is needed.
+/// [`WorkerLease::status`] says where it stands.
 ///
 /// [`WorkerLease::release`] fences the generators, records the last timestamp they may have
 /// issued and frees the worker ID; dropping the last clone does the same without waiting for

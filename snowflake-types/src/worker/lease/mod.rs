@@ -3,9 +3,11 @@
 //! (`lease-zookeeper`, `lease-zookeeper-tls`), each over TLS where the URL asks for it.
 //!
 //! A lease gives one worker ID of a space (`0..32`, say) inside a namespace (the name of the
-//! ID space shared by every process that generates the same types) for a TTL. Each
-//! acquisition takes a fencing number that only grows, and reads the high water the previous
-//! holder of that worker ID recorded, so that the new holder issues only above it.
+//! ID space shared by every process that generates the same types), renewed every few
+//! seconds. A new holder of a worker ID issues only above everything an earlier holder may
+//! have issued. The rules are stated once, on the guide page `lease_rules`
+//! (`docs/lease-rules.md`); they are written once, in `protocol.rs` (the trust rule) and
+//! `protocol/holder.rs` (the holder as a state machine without I/O).
 
 mod admin;
 mod handle;
