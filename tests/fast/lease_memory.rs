@@ -77,7 +77,8 @@ fn a_restart_with_its_state_file_issues_while_the_store_is_away() {
     first.abandon();
     drop(generator);
     std::thread::sleep(Duration::from_millis(50));
-    store.set_answering(false);
+    // Stalled as a paused server is: every call hangs for its whole timeout.
+    store.set_stalled(Duration::from_secs(2));
     let began = Instant::now();
     let resumed = lease(&store);
     assert!(began.elapsed() < Duration::from_secs(1), "resumed in {:?}", began.elapsed());
@@ -85,7 +86,7 @@ fn a_restart_with_its_state_file_issues_while_the_store_is_away() {
     let generator = Generator::builder(layout).lease(resumed.clone()).build().unwrap();
     let next = generator.next_raw().unwrap();
     assert!(next > last, "{next} after {last}");
-    store.set_answering(true);
+    store.set_stalled(Duration::ZERO);
     let deadline = Instant::now() + Duration::from_secs(5);
     while !matches!(resumed.status(), LeaseStatus::Issuing { store_answering: true, .. }) {
         assert!(Instant::now() < deadline, "{:?}", resumed.status());

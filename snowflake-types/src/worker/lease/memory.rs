@@ -124,6 +124,8 @@ struct Inner {
     state: Mutex<State>,
     clock: Option<Arc<dyn Clock>>,
     answering: std::sync::atomic::AtomicBool,
+    /// How long each call hangs before it times out (ms); 0: none.
+    stall_ms: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for MemoryLeaseStore {
@@ -172,6 +174,7 @@ impl MemoryLeaseStore {
                 state: Mutex::new(State::default()),
                 clock,
                 answering: std::sync::atomic::AtomicBool::new(true),
+                stall_ms: std::sync::atomic::AtomicU64::new(0),
             }),
         }
     }
@@ -241,7 +244,32 @@ impl MemoryLeaseStore {
         self.inner.answering.store(answering, std::sync::atomic::Ordering::SeqCst);
     }
 
+    /// A store that hangs (a paused server): each call waits `stall`, then fails with a
+    /// timeout; `Duration::ZERO` ends it.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use typed_snowflake::worker::lease::{LeaseError, LeaseStore, MemoryLeaseStore, Query};
+    ///
+    /// let store = MemoryLeaseStore::new();
+    /// store.set_stalled(Duration::from_millis(10));
+    /// assert!(matches!(store.read("shop", &Query::workers(0..1)), Err(LeaseError::Timeout { .. })));
+    /// store.set_stalled(Duration::ZERO);
+    /// assert!(store.read("shop", &Query::workers(0..1)).is_ok());
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_stalled(&self, stall: std::time::Duration) {
+        let ms = u64::try_from(stall.as_millis()).unwrap_or(u64::MAX);
+        self.inner.stall_ms.store(ms, std::sync::atomic::Ordering::SeqCst);
+    }
+
     fn answer(&self, what: impl FnOnce() -> String) -> Result<(), LeaseError> {
+        let stall_ms = self.inner.stall_ms.load(std::sync::atomic::Ordering::SeqCst);
+        if stall_ms > 0 {
+            let after = std::time::Duration::from_millis(stall_ms);
+            std::thread::sleep(after);
+            return Err(LeaseError::Timeout { store: self.describe(), what: what(), after });
+        }
         if self.inner.answering.load(std::sync::atomic::Ordering::SeqCst) {
             return Ok(());
         }

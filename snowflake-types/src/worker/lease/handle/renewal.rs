@@ -70,6 +70,7 @@ fn run(b: WorkerLeaseBuilder, reply: Reply<WorkerLease>) {
     if let Some(machine) = &resumed {
         crate::events::lease_resumed_from_file(&b.namespace, machine.worker_and_fence().0);
     }
+    let resumed_from_file = resumed.is_some();
     let machine = resumed.unwrap_or_else(|| Machine::new(settings, now));
     let shared = Arc::new(Shared {
         namespace: b.namespace.as_str().into(),
@@ -94,6 +95,7 @@ fn run(b: WorkerLeaseBuilder, reply: Reply<WorkerLease>) {
         file,
         host,
         pending: Some((reply, lease)),
+        resumed: resumed_from_file,
         release: None,
         outage: None,
         grants: 0,
@@ -114,6 +116,8 @@ struct Driver<'a> {
     host: &'a str,
     /// The first acquisition's answer, sent once its generators may issue.
     pending: Option<(Reply<WorkerLease>, WorkerLease)>,
+    /// The machine was resumed from the state file.
+    resumed: bool,
     /// A release's caller, answered when it ends.
     release: Option<Reply<()>>,
     /// Since when the generators may not issue for want of the store (told once).
@@ -166,7 +170,10 @@ impl Driver<'_> {
             let (next, done) = {
                 let mut machine = self.shared.lock();
                 machine.handle_timeout(now);
-                (machine.poll_call(now), machine.is_done())
+                // A grant resumed from the state file answers its caller before its first store
+                // call: that call may wait a whole timeout for a store that does not answer.
+                let answer_first = self.resumed && self.pending.is_some() && machine.issuing_soon(now);
+                (if answer_first { None } else { machine.poll_call(now) }, machine.is_done())
             };
             self.notes();
             if done {

@@ -1348,6 +1348,12 @@ impl Machine {
         !self.released && self.current.iter().chain(&self.retiring).any(|g| g.epoch == epoch)
     }
 
+    /// Whether the first acquisition waits only for its grant's floor (and the state file),
+    /// not for the store: a grant resumed from the state file, still valid.
+    pub(crate) fn issuing_soon(&self, now: Now) -> bool {
+        self.first == First::Waiting && self.task == Task::Hold && self.current.as_ref().is_some_and(|g| g.valid(now))
+    }
+
     /// Whether generators may issue now.
     pub(crate) fn issuing(&mut self, now: Now) -> bool {
         if self.released {
