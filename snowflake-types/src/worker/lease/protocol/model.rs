@@ -605,7 +605,6 @@ fn the_model_check_finds_each_planted_bug() {
     let only: Option<String> = std::env::var("MODEL_PLANTED").ok();
     let cases: Vec<(&str, LeaseModel)> = vec![
         ("a gone record counts as never granted", with(delete, 4, |r| r.planted.gone_is_never_used = true)),
-        ("a reservation not recorded", with(delete, 4, |r| r.planted.reservation_not_recorded = true)),
         ("the marker's next not raised", with(delete, 4, |r| r.planted.next_not_raised = true)),
     ];
     for (name, model) in cases {
