@@ -14,7 +14,7 @@ use typed_snowflake_fuzz::{PrefixedMessageId, PrefixedOrderId, PrefixedSmallId, 
 
 fn check<T>(text: &str)
 where
-    T: SnowflakeId + Debug + PartialEq + Ord + ToString + FromStr + serde::de::DeserializeOwned + serde::Serialize,
+    T: SnowflakeId + Debug + std::fmt::Display + PartialEq + Ord + FromStr + serde::de::DeserializeOwned + serde::Serialize,
     <T as FromStr>::Err: Debug + ToString,
 {
     let prefix = T::PREFIX.expect("a prefixed type");
