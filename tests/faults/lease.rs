@@ -468,7 +468,8 @@ fn a_new_holder_starts_above_the_last_even_with_a_clock_an_hour_back() -> TestRe
         }
         if crash {
             first.abandon();
-            std::thread::sleep(Duration::from_millis(1000));
+            // Its lease expires after the TTL and the clock tolerance (1 s by default).
+            std::thread::sleep(Duration::from_millis(2_000));
         } else {
             first.release()?;
         }
