@@ -282,24 +282,40 @@ fn a_restart_from_an_older_rdb_gives_no_duplicate() -> TestResult {
     let constant_before = incarnation(&constant)?;
     let old = server.dir.path().join("old.rdb");
     let (outcome, _) = through(label, &url, AFTER_LOSS, |ns| {
-        let () = redis::cmd("SAVE").query(&mut server.connection())?;
+        // A renewal may land between the `SAVE` and a read of the record: the record read
+        // before and after the `SAVE` must agree to be the one the snapshot holds.
+        let worker0 = format!("snowflake:{{{ns}}}:worker:0");
+        // A key of the test's own shows the snapshot loaded: the holders may write worker 0's
+        // record again as soon as the server answers, before the test reads it.
+        let probe = format!("snapshot-probe:{ns}");
+        let () = redis::cmd("SET").arg(&probe).arg("in the snapshot").query(&mut server.connection())?;
+        let mut at_snapshot = None;
+        for _ in 0..20 {
+            let before: Option<String> = redis::cmd("GET").arg(&worker0).query(&mut server.connection())?;
+            let () = redis::cmd("SAVE").query(&mut server.connection())?;
+            let after: Option<String> = redis::cmd("GET").arg(&worker0).query(&mut server.connection())?;
+            if before == after {
+                at_snapshot = Some(after);
+                break;
+            }
+        }
+        let Some(at_snapshot) = at_snapshot else {
+            return Err("worker 0's record changed across every one of 20 snapshots".into());
+        };
         std::fs::copy(server.rdb(), &old)?;
-        let at_snapshot: Option<String> =
-            redis::cmd("GET").arg(format!("snowflake:{{{ns}}}:worker:0")).query(&mut server.connection())?;
+        let () = redis::cmd("SET").arg(&probe).arg("after the snapshot").query(&mut server.connection())?;
         // The holders renew on: their records move past the snapshot.
         std::thread::sleep(Duration::from_millis(1_500));
-        let later: Option<String> =
-            redis::cmd("GET").arg(format!("snowflake:{{{ns}}}:worker:0")).query(&mut server.connection())?;
+        let later: Option<String> = redis::cmd("GET").arg(&worker0).query(&mut server.connection())?;
         if at_snapshot == later {
             return Err(format!("worker 0's record did not change after the snapshot: {later:?}").into());
         }
         server.kill9();
         std::fs::copy(&old, server.rdb())?;
         server.spawn()?;
-        let restored: Option<String> =
-            redis::cmd("GET").arg(format!("snowflake:{{{ns}}}:worker:0")).query(&mut server.connection())?;
-        if restored != at_snapshot {
-            return Err(format!("the snapshot was not loaded: {restored:?}, not {at_snapshot:?}").into());
+        let restored: Option<String> = redis::cmd("GET").arg(&probe).query(&mut server.connection())?;
+        if restored.as_deref() != Some("in the snapshot") {
+            return Err(format!("the snapshot was not loaded: the probe key reads {restored:?}").into());
         }
         Ok(())
     })?;
