@@ -42,6 +42,30 @@ pub fn ms(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
+/// A name of this process and test (a namespace, a key): no two tests, and no two runs at
+/// once, share one.
+pub fn unique(test: &str) -> String {
+    format!("t{}-{test}", std::process::id())
+}
+
+/// A line on stderr that the test harness does not capture: the figures are wanted from
+/// passing tests too.
+pub fn report(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// The last events of every run, for failure messages.
+pub fn describe_runs(runs: &[HolderRun]) -> String {
+    let mut text = String::new();
+    for run in runs {
+        text.push_str(&format!("--- {} ({} IDs)\n", run.name, run.ids.len()));
+        for event in &run.events[run.events.len().saturating_sub(12)..] {
+            text.push_str(&format!("{} {} {:?}\n", event.at_ms, event.kind, event.fields));
+        }
+    }
+    text
+}
+
 /// The layout the holder processes generate: one worker bit (a space of 2) and 8 sequence
 /// bits, so that a holder issues at most 256 IDs a millisecond and a run of several seconds
 /// stays a few tens of megabytes.
@@ -579,6 +603,28 @@ impl HolderRun {
             None => Some(Stop { at_ms: fault_ms, last_id_ms: i64::MIN }),
             Some(_) => self.events.iter().find(|e| e.kind == "stopped" && e.at_ms >= fault_ms).map(stop),
         }
+    }
+
+    /// The stops of the holder's log at or after `since_ms`, each as long as it lasted (ms): to
+    /// the next `resumed`, or to the end of the log.
+    pub fn stops_since(&self, since_ms: i64) -> Vec<i64> {
+        let mut stops = Vec::new();
+        let mut stopped: Option<i64> = None;
+        for event in &self.events {
+            match event.kind.as_str() {
+                "stopped" if event.at_ms >= since_ms => stopped = Some(event.at_ms),
+                "resumed" => {
+                    if let Some(at) = stopped.take() {
+                        stops.push(event.at_ms - at);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(at) = stopped {
+            stops.push(self.events.last().map_or(at, |e| e.at_ms) - at);
+        }
+        stops
     }
 
     /// The first `resumed` event at or after `since_ms`.

@@ -10,10 +10,62 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::child;
 use super::servers::under_ci;
+
+use typed_snowflake::worker::lease::{CA_ENV, LeaseError};
+use typed_snowflake::{Registry, SnowflakeId};
 
 /// The password the TLS servers ask for (the stores read it from the URL).
 pub const PASSWORD: &str = "s3cret-tls";
+
+/// A store error's whole text: its message names its cause.
+pub fn refused(result: Result<impl std::fmt::Debug, LeaseError>) -> String {
+    match result {
+        Err(error) => error.to_string(),
+        Ok(other) => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+/// The message of a server whose certificate the trusted CA did not sign.
+pub fn assert_unknown_issuer(message: &str) {
+    assert!(message.contains("invalid peer certificate") && message.contains("UnknownIssuer"), "{message}");
+}
+
+/// The zero-code path in a fresh process: `SNOWFLAKE_WORKER_LEASE=<url>` (and the CA in
+/// `SNOWFLAKE_LEASE_CA` when given) leases a worker ID at the first `generate()`. The child
+/// runs the calling module's `child` entry with the scenario `env_lease`, which calls
+/// [`env_lease`]; `secret` (the URL's password, as the URL spells it) never shows in a failure.
+pub fn zero_code(url: &str, ca: Option<&Path>, namespace: &str, secret: &str) {
+    let mut command = child::command("env_lease");
+    command
+        .env("SNOWFLAKE_WORKER_LEASE", url)
+        .env("SNOWFLAKE_NAMESPACE", namespace)
+        .env("SNOWFLAKE_LEASE_TTL", "2s")
+        .env("SNOWFLAKE_LEASE_RESERVATION", "2s")
+        .env("SNOWFLAKE_LEASE_WAIT", "0")
+        .env_remove("SNOWFLAKE_WORKER_ID")
+        .env_remove("SNOWFLAKE_WORKER_SPACE")
+        .env_remove(CA_ENV);
+    if let Some(ca) = ca {
+        command.env(CA_ENV, ca);
+    }
+    let output = command.output().expect("running the child");
+    child::check("env_lease", &output, &url.replace(secret, "…"));
+}
+
+/// The `env_lease` scenario in the child: two IDs of `I`, in order, on the worker ID of the
+/// lease the environment names (a 5-bit worker field: workers 0..=31).
+pub fn env_lease<I: SnowflakeId + std::fmt::Debug + Ord>() -> Result<(), Box<dyn std::error::Error>> {
+    let _shutdown = Registry::shutdown_guard();
+    let first = I::try_generate()?;
+    let second = I::try_generate()?;
+    assert!(second > first, "{second:?} after {first:?}");
+    let worker = Registry::worker_id()?;
+    assert_eq!(first.worker(), worker);
+    assert!(worker < 32, "worker {worker}");
+    Ok(())
+}
 
 /// A CA and a server certificate for `127.0.0.1` and `localhost` that it signed, and a second
 /// CA that signed nothing: PEM files in a directory of their own.

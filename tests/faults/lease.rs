@@ -7,6 +7,7 @@
 //! The processes are this test binary run again with `--exact child` (`common/child.rs`).
 
 use crate::child;
+use crate::faults::unique;
 use crate::lease_faults::{alone, heavy};
 use crate::rng;
 use crate::servers;
@@ -35,11 +36,6 @@ struct Narrow(i64);
 #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 #[layout(time = 41, worker = 10, seq = 12, epoch = "2020-01-01")]
 struct Wide(i64);
-
-/// A namespace of this process and test, so that runs sharing a server never meet.
-fn unique(test: &str) -> String {
-    format!("t{}-{test}", std::process::id())
-}
 
 fn wall_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))

@@ -28,8 +28,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use faults::{
-    Event, HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, Proxy, Segment, check_workers, count_duplicates, ms,
-    segments_of, wall_ms,
+    Event, HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, Proxy, Segment, check_workers, count_duplicates,
+    describe_runs, ms, report, segments_of, unique, wall_ms,
 };
 use servers::PrivateRedis;
 use typed_snowflake::worker::lease::{LeaseStore, RedisLeaseStore, WorkerLease};
@@ -85,17 +85,6 @@ impl Drop for Turn {
     }
 }
 
-/// A namespace of this process and test.
-pub(crate) fn unique(test: &str) -> String {
-    format!("t{}-{test}", std::process::id())
-}
-
-/// A line on stderr that the test harness does not capture: the figures are wanted from
-/// passing tests too.
-pub(crate) fn report(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
-}
-
 fn env_or<T: std::str::FromStr>(var: &str, default: T) -> T {
     std::env::var(var).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(default)
 }
@@ -116,18 +105,6 @@ fn spec(url: &str, namespace: &str, space: u64) -> HolderSpec {
 /// and a loaded machine.
 fn first_ids_bound(ttl: Duration) -> Duration {
     ttl * 3 + Duration::from_secs(10)
-}
-
-/// The last events of every run, for failure messages.
-fn describe(runs: &[HolderRun]) -> String {
-    let mut text = String::new();
-    for run in runs {
-        text.push_str(&format!("--- {} ({} IDs)\n", run.name, run.ids.len()));
-        for event in &run.events[run.events.len().saturating_sub(12)..] {
-            text.push_str(&format!("{} {} {:?}\n", event.at_ms, event.kind, event.fields));
-        }
-    }
-    text
 }
 
 /// The child processes' entry point; ignored in the parent (the other tests run it), and
@@ -253,7 +230,7 @@ fn judge(label: &str, round: &Round) -> Option<String> {
         failures.push("no holder issued after the loss: the round proves nothing".to_owned());
     }
     failures.extend(round.not_resumed.iter().cloned());
-    (!failures.is_empty()).then(|| format!("{label}: {}\n{}", failures.join("; "), describe(&round.runs)))
+    (!failures.is_empty()).then(|| format!("{label}: {}\n{}", failures.join("; "), describe_runs(&round.runs)))
 }
 
 /// Redis killed (`SIGKILL`) and restarted empty on its port while two holders issue on a
@@ -430,7 +407,7 @@ fn outage(label: &str, url: &str, namespace: &str, hold: Duration, mut fault: im
     let runs = holders.finish()?;
     let mut failures = judge_outage(label, &runs, &HOLDER_LAYOUT, TTL, fault_ms, back_ms, bound);
     failures.extend(not_resumed);
-    assert!(failures.is_empty(), "{label}:\n{}\n{}", failures.join("\n"), describe(&runs));
+    assert!(failures.is_empty(), "{label}:\n{}\n{}", failures.join("\n"), describe_runs(&runs));
     Ok(())
 }
 
@@ -499,7 +476,7 @@ fn registry_generators_resume_after_redis_stopped_for_25_s() -> TestResult {
     let runs = holders.finish()?;
     let mut failures = judge_outage(label, &runs, &faults::RegistryId::LAYOUT, ttl, fault_ms, back_ms, bound);
     failures.extend(not_resumed);
-    assert!(failures.is_empty(), "{label}:\n{}\n{}", failures.join("\n"), describe(&runs));
+    assert!(failures.is_empty(), "{label}:\n{}\n{}", failures.join("\n"), describe_runs(&runs));
     Ok(())
 }
 

@@ -12,12 +12,14 @@
 //! `docs/many-nodes.md`). Figures are printed to stderr, also for passing tests.
 
 use crate::faults;
-use crate::lease_faults::{heavy, report, unique};
+use crate::lease_faults::heavy;
 use crate::servers;
 
 use std::time::Duration;
 
-use faults::{HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, check_workers, count_duplicates, segments_of, wall_ms};
+use faults::{
+    HOLDER_LAYOUT, HolderSpec, Holders, check_workers, count_duplicates, report, segments_of, unique, wall_ms,
+};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -63,28 +65,6 @@ fn child() -> TestResult {
     faults::child_main()
 }
 
-/// The stops of a holder's log at or after `since_ms`: how long each lasted (to the next run
-/// of IDs, or to the end of the log).
-fn stops(run: &HolderRun, since_ms: i64) -> Vec<i64> {
-    let mut stops = Vec::new();
-    let mut stopped: Option<i64> = None;
-    for event in &run.events {
-        match event.kind.as_str() {
-            "stopped" if event.at_ms >= since_ms => stopped = Some(event.at_ms),
-            "resumed" => {
-                if let Some(at) = stopped.take() {
-                    stops.push(event.at_ms - at);
-                }
-            }
-            _ => {}
-        }
-    }
-    if let Some(at) = stopped {
-        stops.push(run.events.last().map_or(at, |e| e.at_ms) - at);
-    }
-    stops
-}
-
 /// Two holders issue on `url`; `fault` takes the store away (or empties it), `heal` gives it
 /// back after `away`; they issue a TTL more. No duplicate, workers never interleaved; each
 /// holder's stops since the fault, in ms.
@@ -112,7 +92,7 @@ fn ride_through(
     let runs = holders.finish()?;
     let (ids, duplicates) = count_duplicates(runs.iter().map(|r| r.ids.as_slice()));
     let findings = check_workers(&segments_of(&runs, &HOLDER_LAYOUT));
-    let stops: Vec<Vec<i64>> = runs.iter().map(|run| stops(run, from_ms)).collect();
+    let stops: Vec<Vec<i64>> = runs.iter().map(|run| run.stops_since(from_ms)).collect();
     report(&format!("{tag}: {ids} IDs, {duplicates} duplicates, stops since the fault (ms): {stops:?}"));
     assert_eq!(duplicates, 0, "{tag}: duplicates");
     assert!(findings.is_empty(), "{tag}: {findings:?}");

@@ -21,7 +21,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use faults::{HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, check_workers, count_duplicates, segments_of, wall_ms};
+use faults::{
+    HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, check_workers, count_duplicates, segments_of, unique, wall_ms,
+};
 use typed_snowflake::Layout;
 use typed_snowflake::worker::lease::{LeaseStore, Query, RedisLeaseStore, Slot};
 
@@ -273,16 +275,11 @@ fn a_failover_under_load_issues_no_duplicate_and_recovers() -> TestResult {
     let open =
         || std::sync::Arc::new(RedisLeaseStore::open(&url).expect("a sentinel URL")) as std::sync::Arc<dyn LeaseStore>;
     let faults = Del { master: &deployment.master };
-    let subject = Subject {
-        name: "redis+sentinel",
-        open: &open,
-        faults: &faults,
-        prefix: format!("t{}-suite", std::process::id()),
-        has_clock: true,
-    };
+    let subject =
+        Subject { name: "redis+sentinel", open: &open, faults: &faults, prefix: unique("suite"), has_clock: true };
     run_all(&subject).unwrap_or_else(|failures| panic!("{failures}"));
 
-    let namespace = format!("t{}-sentinel", std::process::id());
+    let namespace = unique("sentinel");
     let spec = HolderSpec {
         url: url.clone(),
         namespace: namespace.clone(),
@@ -356,7 +353,7 @@ fn a_failover_under_load_issues_no_duplicate_and_recovers() -> TestResult {
 fn freeze_the_master(label: &str, with_holder_a: bool) -> TestResult {
     let _one = ONE_DEPLOYMENT.lock().unwrap_or_else(PoisonError::into_inner);
     let Some(deployment) = Deployment::start() else { return Ok(()) };
-    let namespace = format!("t{}-{label}", std::process::id());
+    let namespace = unique(label);
     let spec = HolderSpec {
         url: deployment.url(),
         namespace: namespace.clone(),
@@ -516,7 +513,7 @@ fn a_failover_to_a_replica_with_a_prefix_of_the_writes_issues_no_duplicate() -> 
     };
     let label = "failover to a prefix";
     let url = deployment.url();
-    let namespace = format!("t{}-prefix", std::process::id());
+    let namespace = unique("prefix");
     typed_snowflake::worker::lease::create_namespace(&RedisLeaseStore::open(&url)?, &namespace)?;
     let spec = HolderSpec {
         url: url.clone(),

@@ -10,13 +10,12 @@
 use crate::faults;
 use crate::servers;
 
-use std::io::Write;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use faults::{
-    HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, Proxy, SqlCleanup, check_workers, count_duplicates, segments_of,
-    wall_ms,
+    HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, Proxy, SqlCleanup, check_workers, count_duplicates, describe_runs,
+    report, segments_of, unique, wall_ms,
 };
 use typed_snowflake::worker::lease::{LeaseError, LeaseStore, Query, SqlLeaseStore, create_namespace, fence_namespace};
 
@@ -36,16 +35,6 @@ static TURN: Mutex<()> = Mutex::new(());
 #[ignore = "the entry point of the child processes: the other tests run it"]
 fn child() -> TestResult {
     faults::child_main()
-}
-
-/// A namespace of this process and test.
-fn unique(test: &str) -> String {
-    format!("t{}-{test}", std::process::id())
-}
-
-/// A line on stderr that the test harness does not capture.
-fn report(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 fn spec(url: &str, namespace: &str, space: u64) -> HolderSpec {
@@ -209,18 +198,6 @@ fn judge(label: &str, runs: &[HolderRun]) -> Vec<String> {
     failures
 }
 
-/// The last events of every run, for failure messages.
-fn describe(runs: &[HolderRun]) -> String {
-    let mut text = String::new();
-    for run in runs {
-        text.push_str(&format!("--- {} ({} IDs)\n", run.name, run.ids.len()));
-        for event in &run.events[run.events.len().saturating_sub(12)..] {
-            text.push_str(&format!("{} {} {:?}\n", event.at_ms, event.kind, event.fields));
-        }
-    }
-    text
-}
-
 /// When the newcomer `c` starts after the fault.
 #[derive(Clone, Copy, Debug)]
 enum Newcomer {
@@ -287,7 +264,7 @@ fn row_fault(
     if !c_issued {
         failures.push("the newcomer never issued".to_owned());
     }
-    assert!(failures.is_empty(), "{label}: {}\n{}", failures.join("\n"), describe(&runs));
+    assert!(failures.is_empty(), "{label}: {}\n{}", failures.join("\n"), describe_runs(&runs));
     Ok(())
 }
 
@@ -392,7 +369,7 @@ fn restored_from_a_dump(label: &str, url: &str, tag: &str) -> TestResult {
     if !c_issued {
         failures.push("the newcomer never issued".to_owned());
     }
-    assert!(failures.is_empty(), "{label}: {}\n{}", failures.join("\n"), describe(&runs));
+    assert!(failures.is_empty(), "{label}: {}\n{}", failures.join("\n"), describe_runs(&runs));
     Ok(())
 }
 
@@ -451,7 +428,7 @@ fn cut_off(label: &str, url: &str, default_port: u16, tag: &str, drop_all: bool)
         (TTL * 2).as_millis(),
         (RESERVATION - MARGIN).as_millis()
     ));
-    assert!(failures.is_empty(), "{label}: {}\n{}", failures.join("\n"), describe(&runs));
+    assert!(failures.is_empty(), "{label}: {}\n{}", failures.join("\n"), describe_runs(&runs));
     Ok(())
 }
 

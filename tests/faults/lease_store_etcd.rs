@@ -15,7 +15,9 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use faults::{HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, check_workers, count_duplicates, segments_of, wall_ms};
+use faults::{
+    HOLDER_LAYOUT, HolderSpec, Holders, check_workers, count_duplicates, report, segments_of, unique, wall_ms,
+};
 use typed_snowflake::Generator;
 use typed_snowflake::worker::lease::{
     Cas, EtcdLeaseStore, LeaseError, LeaseStore, Query, Slot, WorkerLease, Written, create_namespace, fence_namespace,
@@ -327,16 +329,6 @@ fn turn() -> MutexGuard<'static, ()> {
     HOLDERS.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn unique(test: &str) -> String {
-    format!("t{}-{test}", std::process::id())
-}
-
-/// A line on stderr that the test harness does not capture: the figures are wanted from
-/// passing tests too.
-fn report(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
-}
-
 fn spec(url: &str, namespace: &str) -> HolderSpec {
     HolderSpec {
         url: url.to_owned(),
@@ -352,28 +344,6 @@ fn spec(url: &str, namespace: &str) -> HolderSpec {
 #[ignore = "the entry point of the child processes: the other tests run it"]
 fn child() -> TestResult {
     faults::child_main()
-}
-
-/// The stops of a holder's log at or after `since_ms`: how long each lasted (to the next run
-/// of IDs, or to the end of the log).
-fn stops(run: &HolderRun, since_ms: i64) -> Vec<i64> {
-    let mut stops = Vec::new();
-    let mut stopped: Option<i64> = None;
-    for event in &run.events {
-        match event.kind.as_str() {
-            "stopped" if event.at_ms >= since_ms => stopped = Some(event.at_ms),
-            "resumed" => {
-                if let Some(at) = stopped.take() {
-                    stops.push(event.at_ms - at);
-                }
-            }
-            _ => {}
-        }
-    }
-    if let Some(at) = stopped {
-        stops.push(run.events.last().map_or(at, |e| e.at_ms) - at);
-    }
-    stops
 }
 
 /// Holders `names` issue on a namespace declared new; `fault` hurts the store (given the
@@ -403,7 +373,7 @@ fn under_fault(
     let runs = holders.finish()?;
     let (ids, duplicates) = count_duplicates(runs.iter().map(|r| r.ids.as_slice()));
     let findings = check_workers(&segments_of(&runs, &HOLDER_LAYOUT));
-    let stops: Vec<Vec<i64>> = runs.iter().map(|run| stops(run, from_ms)).collect();
+    let stops: Vec<Vec<i64>> = runs.iter().map(|run| run.stops_since(from_ms)).collect();
     report(&format!("{tag}: {ids} IDs, {duplicates} duplicates, stops since the fault (ms): {stops:?}"));
     assert_eq!(duplicates, 0, "{tag}: duplicates");
     assert!(findings.is_empty(), "{tag}: {findings:?}");

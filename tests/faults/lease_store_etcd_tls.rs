@@ -17,11 +17,11 @@ use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use typed_snowflake::SnowflakeId;
 use typed_snowflake::worker::lease::{
     CA_ENV, Cas, EtcdLeaseStore, LeaseError, LeaseStore, Query, Slot, WorkerLease, Written, create_namespace,
     open_store,
 };
-use typed_snowflake::{Registry, SnowflakeId};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -93,26 +93,6 @@ fn percent_encode(text: &str) -> String {
         .collect()
 }
 
-/// The zero-code path in a fresh process: `SNOWFLAKE_WORKER_LEASE=<url>` (and the CA in
-/// `SNOWFLAKE_LEASE_CA` when given) leases a worker ID at the first `generate()`.
-fn zero_code(url: &str, ca: Option<&std::path::Path>) {
-    let mut command = child::command("env_lease");
-    command
-        .env("SNOWFLAKE_WORKER_LEASE", url)
-        .env("SNOWFLAKE_NAMESPACE", "zero_code")
-        .env("SNOWFLAKE_LEASE_TTL", "2s")
-        .env("SNOWFLAKE_LEASE_RESERVATION", "2s")
-        .env("SNOWFLAKE_LEASE_WAIT", "0")
-        .env_remove("SNOWFLAKE_WORKER_ID")
-        .env_remove("SNOWFLAKE_WORKER_SPACE")
-        .env_remove(CA_ENV);
-    if let Some(ca) = ca {
-        command.env(CA_ENV, ca);
-    }
-    let output = command.output().expect("running the child");
-    child::check("env_lease", &output, &url.replace(&percent_encode(PASSWORD), "…"));
-}
-
 #[test]
 #[ignore = "the entry point of the child processes: the other tests run it"]
 fn child() -> TestResult {
@@ -124,15 +104,7 @@ fn child() -> TestResult {
             let store = EtcdLeaseStore::open(&url)?.timeout(BOUND);
             one_cycle(&store, "env_ca");
         }
-        "env_lease" => {
-            let _shutdown = Registry::shutdown_guard();
-            let first = EtcdId::try_generate()?;
-            let second = EtcdId::try_generate()?;
-            assert!(second > first, "{second:?} after {first:?}");
-            let worker = Registry::worker_id()?;
-            assert_eq!(first.worker(), worker);
-            assert!(worker < 32, "worker {worker}");
-        }
+        "env_lease" => tls::env_lease::<EtcdId>()?,
         other => panic!("unknown scenario {other}"),
     }
     child::done(&scenario);
@@ -199,7 +171,7 @@ fn etcd_over_tls() {
     assert!(message.contains("hung up without a reply (if it does not serve TLS on this port"), "{message}");
 
     // The zero-code path, the CA from the environment.
-    zero_code(&server.url(), Some(&certificates.ca()));
+    tls::zero_code(&server.url(), Some(&certificates.ca()), "zero_code", &percent_encode(PASSWORD));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -277,5 +249,5 @@ fn etcd_with_a_password() {
     // The zero-code path, the password in the URL.
     let store = open_store(&url).expect("an etcd URL");
     assert!(!store.describe().contains("ss:w"), "{}", store.describe());
-    zero_code(&url, None);
+    tls::zero_code(&url, None, "zero_code", &percent_encode(PASSWORD));
 }

@@ -9,7 +9,6 @@
 use crate::faults;
 use crate::servers;
 
-use std::io::Write;
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -17,7 +16,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use faults::{HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, check_workers, count_duplicates, segments_of, wall_ms};
+use faults::{
+    HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, check_workers, count_duplicates, describe_runs, report, segments_of,
+    unique, wall_ms,
+};
 use typed_snowflake::worker::lease::{LeaseStore, Query, RedisLeaseStore, create_namespace};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -29,10 +31,6 @@ const RESERVATION: Duration = Duration::from_secs(4);
 
 /// One test with child processes at a time: their timings mean little on a starved machine.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn report(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
-}
 
 /// The child processes' entry point (holders); ignored in the parent (the other tests run it),
 /// and does nothing there.
@@ -159,7 +157,7 @@ fn through(
     after: Duration,
     fault: impl FnOnce(&str) -> TestResult,
 ) -> Result<(Outcome, i64), Box<dyn std::error::Error>> {
-    let namespace = format!("t{}-{}", std::process::id(), label.replace(' ', "-"));
+    let namespace = unique(&label.replace(' ', "-"));
     create_namespace(&RedisLeaseStore::open(url)?, &namespace)?;
     let spec = spec(url, &namespace);
     let mut holders = Holders::new(Duration::from_secs(90))?;
@@ -187,18 +185,6 @@ fn through(
     Ok((Outcome { runs, ids, duplicates, findings, issued_after }, fault_ms))
 }
 
-/// The last events of every run, for failure messages.
-fn describe(runs: &[HolderRun]) -> String {
-    let mut text = String::new();
-    for run in runs {
-        text.push_str(&format!("--- {} ({} IDs)\n", run.name, run.ids.len()));
-        for event in &run.events[run.events.len().saturating_sub(12)..] {
-            text.push_str(&format!("{} {} {:?}\n", event.at_ms, event.kind, event.fields));
-        }
-    }
-    text
-}
-
 /// No duplicate, no two holders on one worker ID at once, and IDs issued after the fault.
 fn assert_unique(label: &str, outcome: &Outcome) {
     let mut failures = Vec::new();
@@ -209,7 +195,7 @@ fn assert_unique(label: &str, outcome: &Outcome) {
     if outcome.issued_after == 0 {
         failures.push("no ID issued after the fault: the run proves nothing".to_owned());
     }
-    assert!(failures.is_empty(), "{label}: {}\n{}", failures.join("; "), describe(&outcome.runs));
+    assert!(failures.is_empty(), "{label}: {}\n{}", failures.join("; "), describe_runs(&outcome.runs));
 }
 
 /// How long the holders run after a fault that loses a record: a worker ID granted before
@@ -421,7 +407,7 @@ fn an_outage_shorter_than_the_reservation_stops_no_holder() -> TestResult {
                 "{label}: holder {} stopped {} ms after the pause began\n{}",
                 run.name,
                 stop.at_ms - fault_ms,
-                describe(&outcome.runs)
+                describe_runs(&outcome.runs)
             );
         }
     }

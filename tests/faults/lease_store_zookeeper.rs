@@ -18,7 +18,7 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use faults::{
-    HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, Proxy, check_workers, count_duplicates, segments_of, wall_ms,
+    HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, Proxy, check_workers, count_duplicates, segments_of, unique, wall_ms,
 };
 use typed_snowflake::worker::lease::{
     Cas, LeaseError, LeaseStore, Query, Slot, Written, ZooKeeperLeaseStore, create_namespace, fence_namespace,
@@ -44,7 +44,7 @@ fn child() -> TestResult {
 
 /// A namespace of this run, declared new (its holders issue at once).
 fn namespace(url: &str, test: &str) -> String {
-    let namespace = format!("t{}-{test}", std::process::id());
+    let namespace = unique(test);
     // A first connection on a loaded machine (over TLS, the server's first handshake) may
     // take seconds: the set-up is given longer than the holders.
     create_namespace(&store(url).timeout(Duration::from_secs(15)), &namespace).expect("declaring the namespace");
@@ -91,27 +91,6 @@ fn no_duplicates(tag: &str, holders: Holders) -> Result<Vec<HolderRun>, Box<dyn 
     assert!(findings.is_empty(), "{tag}: {findings:#?}");
     assert!(runs.iter().filter(|run| run.ids.len() > 1_000).count() >= 2, "{tag}: the holders issued almost nothing");
     Ok(runs)
-}
-
-/// The stops of a holder's log at or after `since_ms`, each as long as it lasted (ms).
-fn stops(run: &HolderRun, since_ms: i64) -> Vec<i64> {
-    let mut stops = Vec::new();
-    let mut stopped: Option<i64> = None;
-    for event in &run.events {
-        match event.kind.as_str() {
-            "stopped" if event.at_ms >= since_ms => stopped = Some(event.at_ms),
-            "resumed" => {
-                if let Some(at) = stopped.take() {
-                    stops.push(event.at_ms - at);
-                }
-            }
-            _ => {}
-        }
-    }
-    if let Some(at) = stopped {
-        stops.push(run.events.last().map_or(at, |e| e.at_ms) - at);
-    }
-    stops
 }
 
 /// One worker ID's znode deleted while its holder issues (the marker kept), then the other's,
@@ -199,7 +178,7 @@ fn zookeeper_paused_for_twice_the_ttl_stops_no_holder() -> TestResult {
     zookeeper.cont();
     std::thread::sleep(TTL * 2);
     let runs = no_duplicates("paused", holders)?;
-    let stops: Vec<Vec<i64>> = runs.iter().map(|run| stops(run, paused_ms)).collect();
+    let stops: Vec<Vec<i64>> = runs.iter().map(|run| run.stops_since(paused_ms)).collect();
     eprintln!("paused: stops since the pause (ms): {stops:?}");
     assert!(stops.iter().all(Vec::is_empty), "a holder stopped: {stops:?}");
     Ok(())

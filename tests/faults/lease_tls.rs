@@ -6,14 +6,15 @@
 
 use crate::child;
 use crate::conformance::{Faults, Subject, run_all};
+use crate::faults::unique;
 use crate::servers;
 use crate::tls;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use typed_snowflake::worker::lease::{CA_ENV, Cas, LeaseError, LeaseStore, Query, RedisLeaseStore, Slot, Written};
-use typed_snowflake::{Registry, SnowflakeId};
+use typed_snowflake::SnowflakeId;
+use typed_snowflake::worker::lease::{Cas, LeaseStore, Query, RedisLeaseStore, Slot, Written};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -21,11 +22,6 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 #[derive(SnowflakeId, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 #[layout(time = 42, worker = 5, seq = 16, epoch = "2021-05-05")]
 struct TlsId(i64);
-
-/// A namespace of this process and test.
-fn unique(test: &str) -> String {
-    format!("t{}-{test}", std::process::id())
-}
 
 /// Creates a worker ID's record, updates it and reads it back: the store works.
 fn one_cycle(store: &dyn LeaseStore, namespace: &str) {
@@ -53,51 +49,12 @@ impl Faults for TlsDel {
     }
 }
 
-/// A store error's whole text: its message names its cause.
-fn refused(result: Result<impl std::fmt::Debug, LeaseError>) -> String {
-    match result {
-        Err(error) => error.to_string(),
-        Ok(other) => panic!("expected a refusal, got {other:?}"),
-    }
-}
-
-/// The message of a server whose certificate the trusted CA did not sign.
-fn assert_unknown_issuer(message: &str) {
-    assert!(message.contains("invalid peer certificate") && message.contains("UnknownIssuer"), "{message}");
-}
-
-/// The zero-code path in a fresh process: `SNOWFLAKE_WORKER_LEASE=<url>` (and the CA in
-/// `SNOWFLAKE_LEASE_CA` when given) leases a worker ID at the first `generate()`.
-fn zero_code(url: &str, ca: Option<&std::path::Path>, namespace: &str) {
-    let mut command = child::command("env_lease");
-    command
-        .env("SNOWFLAKE_WORKER_LEASE", url)
-        .env("SNOWFLAKE_NAMESPACE", namespace)
-        .env("SNOWFLAKE_LEASE_TTL", "2s")
-        .env("SNOWFLAKE_LEASE_RESERVATION", "2s")
-        .env("SNOWFLAKE_LEASE_WAIT", "0")
-        .env_remove("SNOWFLAKE_WORKER_ID")
-        .env_remove("SNOWFLAKE_WORKER_SPACE")
-        .env_remove(CA_ENV);
-    if let Some(ca) = ca {
-        command.env(CA_ENV, ca);
-    }
-    let output = command.output().expect("running the child");
-    child::check("env_lease", &output, &url.replace(tls::PASSWORD, "…"));
-}
-
 #[test]
 #[ignore = "the entry point of the child processes: the other tests run it"]
 fn child() -> TestResult {
     let Some(scenario) = child::scenario() else { return Ok(()) };
     assert_eq!(scenario, "env_lease");
-    let _shutdown = Registry::shutdown_guard();
-    let first = TlsId::try_generate()?;
-    let second = TlsId::try_generate()?;
-    assert!(second > first, "{second:?} after {first:?}");
-    let worker = Registry::worker_id()?;
-    assert_eq!(first.worker(), worker);
-    assert!(worker < 32, "worker {worker}");
+    tls::env_lease::<TlsId>()?;
     child::done(&scenario);
     Ok(())
 }
@@ -135,23 +92,23 @@ fn redis_over_tls() {
     // A wrong CA, or none (the system's roots do not know the test CA), is refused.
     let wrong = format!("{}?ssl_ca_certs={}", server.url(), certificates.wrong_ca().display());
     let probe = |url: &str| RedisLeaseStore::open(url).expect("a URL").read("probe", &Query::workers(0..1));
-    let message = refused(probe(&wrong));
-    assert_unknown_issuer(&message);
+    let message = tls::refused(probe(&wrong));
+    tls::assert_unknown_issuer(&message);
     assert!(!message.contains(tls::PASSWORD), "{message}");
-    assert_unknown_issuer(&refused(probe(&server.url())));
+    tls::assert_unknown_issuer(&tls::refused(probe(&server.url())));
     // A wrong password is the server's refusal, after the handshake.
     let bad_password = url.replace(tls::PASSWORD, "not-it");
-    let message = refused(probe(&bad_password));
+    let message = tls::refused(probe(&bad_password));
     assert!(message.contains("Password authentication failed"), "{message}");
 
     // Plain text where TLS was asked for: refused, saying the handshake failed.
     let Some(plain) = servers::PrivateRedis::start() else { return };
     let plain_url = format!("rediss://127.0.0.1:{}?ssl_ca_certs={ca}", plain.port());
     let store = RedisLeaseStore::open(&plain_url).expect("a URL").timeout(Duration::from_secs(2));
-    let message = refused(store.read("probe", &Query::workers(0..1)));
+    let message = tls::refused(store.read("probe", &Query::workers(0..1)));
     eprintln!("a plain-text Redis asked for TLS: {message}");
     assert!(message.contains("TLS"), "{message}");
 
     // The zero-code path, the CA from the environment.
-    zero_code(&server.url(), Some(&certificates.ca()), &unique("redis_tls_env"));
+    tls::zero_code(&server.url(), Some(&certificates.ca()), &unique("redis_tls_env"), tls::PASSWORD);
 }

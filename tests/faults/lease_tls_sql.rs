@@ -7,14 +7,15 @@
 
 use crate::child;
 use crate::conformance::{CASES, Faults, Subject};
+use crate::faults::unique;
 use crate::servers;
 use crate::tls;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use typed_snowflake::worker::lease::{CA_ENV, LeaseError, LeaseStore, Query, Slot, SqlLeaseStore};
-use typed_snowflake::{Registry, SnowflakeId};
+use typed_snowflake::SnowflakeId;
+use typed_snowflake::worker::lease::{LeaseError, LeaseStore, Query, Slot, SqlLeaseStore};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -42,44 +43,10 @@ impl Faults for NoFaults {
 
 /// Runs [`OVER_TLS`] on stores that `open` makes.
 fn cases_pass(name: &str, open: &(dyn Fn() -> Arc<dyn LeaseStore> + Sync)) {
-    let subject =
-        Subject { name, open, faults: &NoFaults, prefix: format!("t{}-{name}", std::process::id()), has_clock: true };
+    let subject = Subject { name, open, faults: &NoFaults, prefix: unique(name), has_clock: true };
     for (case_name, case) in CASES.iter().filter(|(case_name, _)| OVER_TLS.contains(case_name)) {
         case(&subject).unwrap_or_else(|failure| panic!("{name}: {case_name}: {failure}"));
     }
-}
-
-/// A store error's whole text: its message names its cause.
-fn refused(result: Result<impl std::fmt::Debug, LeaseError>) -> String {
-    match result {
-        Err(error) => error.to_string(),
-        Ok(other) => panic!("expected a refusal, got {other:?}"),
-    }
-}
-
-/// The message of a server whose certificate the trusted CA did not sign.
-fn assert_unknown_issuer(message: &str) {
-    assert!(message.contains("invalid peer certificate") && message.contains("UnknownIssuer"), "{message}");
-}
-
-/// The zero-code path in a fresh process: `SNOWFLAKE_WORKER_LEASE=<url>` (and the CA in
-/// `SNOWFLAKE_LEASE_CA` when given) leases a worker ID at the first `generate()`.
-fn zero_code(url: &str, ca: Option<&std::path::Path>, namespace: &str) {
-    let mut command = child::command("env_lease");
-    command
-        .env("SNOWFLAKE_WORKER_LEASE", url)
-        .env("SNOWFLAKE_NAMESPACE", namespace)
-        .env("SNOWFLAKE_LEASE_TTL", "2s")
-        .env("SNOWFLAKE_LEASE_RESERVATION", "2s")
-        .env("SNOWFLAKE_LEASE_WAIT", "0")
-        .env_remove("SNOWFLAKE_WORKER_ID")
-        .env_remove("SNOWFLAKE_WORKER_SPACE")
-        .env_remove(CA_ENV);
-    if let Some(ca) = ca {
-        command.env(CA_ENV, ca);
-    }
-    let output = command.output().expect("running the child");
-    child::check("env_lease", &output, &url.replace(tls::PASSWORD, "…"));
 }
 
 #[test]
@@ -87,13 +54,7 @@ fn zero_code(url: &str, ca: Option<&std::path::Path>, namespace: &str) {
 fn child() -> TestResult {
     let Some(scenario) = child::scenario() else { return Ok(()) };
     assert_eq!(scenario, "env_lease");
-    let _shutdown = Registry::shutdown_guard();
-    let first = TlsId::try_generate()?;
-    let second = TlsId::try_generate()?;
-    assert!(second > first, "{second:?} after {first:?}");
-    let worker = Registry::worker_id()?;
-    assert_eq!(first.worker(), worker);
-    assert!(worker < 32, "worker {worker}");
+    tls::env_lease::<TlsId>()?;
     child::done(&scenario);
     Ok(())
 }
@@ -130,26 +91,22 @@ fn postgres_over_tls() {
     // `require` encrypts without checking the certificate.
     reads(&connect("sslmode=require").expect("sslmode=require"));
     // The server takes TCP logins over TLS only: without it, it refuses.
-    let message = refused(connect("sslmode=disable"));
+    let message = tls::refused(connect("sslmode=disable"));
     assert!(message.contains("no encryption") || message.contains("pg_hba.conf"), "{message}");
 
     // A wrong CA is refused, naming the certificate problem.
     for mode in ["verify-ca", "verify-full"] {
-        let message = refused(connect(&format!("sslmode={mode}&sslrootcert={wrong_ca}")));
-        assert_unknown_issuer(&message);
+        let message = tls::refused(connect(&format!("sslmode={mode}&sslrootcert={wrong_ca}")));
+        tls::assert_unknown_issuer(&message);
         assert!(!message.contains(tls::PASSWORD), "{message}");
     }
 
     // The zero-code path, the CA from the environment.
-    zero_code(
-        &server.url("sslmode=verify-full"),
-        Some(&certificates.ca()),
-        &format!("t{}-pg-tls-env", std::process::id()),
-    );
+    tls::zero_code(&server.url("sslmode=verify-full"), Some(&certificates.ca()), &unique("pg-tls-env"), tls::PASSWORD);
 
     // Plain text where TLS was asked for: refused.
     server.restart_without_tls();
-    let message = refused(connect(&format!("sslmode=verify-full&sslrootcert={ca}")));
+    let message = tls::refused(connect(&format!("sslmode=verify-full&sslrootcert={ca}")));
     eprintln!("a plain-text PostgreSQL asked for TLS: {message}");
     assert!(message.contains("TLS"), "{message}");
 }
@@ -171,24 +128,25 @@ fn mariadb_over_tls() {
     reads(&connect(&format!("ssl-mode=VERIFY_CA&ssl-ca={ca}")).expect("VERIFY_CA"));
     reads(&connect("ssl-mode=REQUIRED").expect("ssl-mode=REQUIRED"));
     // The user must use TLS: without it, the server refuses.
-    let message = refused(connect("ssl-mode=DISABLED"));
+    let message = tls::refused(connect("ssl-mode=DISABLED"));
     assert!(message.contains("Access denied"), "{message}");
 
     for mode in ["VERIFY_CA", "VERIFY_IDENTITY"] {
-        let message = refused(connect(&format!("ssl-mode={mode}&ssl-ca={wrong_ca}")));
-        assert_unknown_issuer(&message);
+        let message = tls::refused(connect(&format!("ssl-mode={mode}&ssl-ca={wrong_ca}")));
+        tls::assert_unknown_issuer(&message);
         assert!(!message.contains(tls::PASSWORD), "{message}");
     }
 
-    zero_code(
+    tls::zero_code(
         &server.url("ssl-mode=VERIFY_IDENTITY").replacen("mysql://", "mariadb://", 1),
         Some(&certificates.ca()),
-        &format!("t{}-my-tls-env", std::process::id()),
+        &unique("my-tls-env"),
+        tls::PASSWORD,
     );
 
     // Plain text where TLS was asked for: the machine's MariaDB, which has no TLS.
     let Some(plain) = servers::mysql_url() else { return };
-    let message = refused(SqlLeaseStore::connect(&format!("{plain}?ssl-mode=REQUIRED")));
+    let message = tls::refused(SqlLeaseStore::connect(&format!("{plain}?ssl-mode=REQUIRED")));
     eprintln!("a plain-text MariaDB asked for TLS: {message}");
     assert!(message.contains("TLS"), "{message}");
 }
