@@ -580,7 +580,7 @@ fn worlds() -> Vec<(&'static str, LeaseModel)> {
 }
 
 #[test]
-#[ignore = "the model tier: cargo test -p snowflake-types --all-features --lib -- --ignored"]
+#[ignore = "the model tier: cargo test --workspace --all-features --lib -- --ignored"]
 fn the_model_check_finds_no_duplicate_under_any_fault() {
     for (name, model) in worlds() {
         let began = std::time::Instant::now();
@@ -593,7 +593,7 @@ fn the_model_check_finds_no_duplicate_under_any_fault() {
 /// Each planted bug, in the smallest world whose exhaustive check finds it (`None`: the
 /// simulation finds it, [`the_simulation_finds_each_planted_bug`]).
 #[test]
-#[ignore = "the model tier: cargo test -p snowflake-types --all-features --lib -- --ignored"]
+#[ignore = "the model tier: cargo test --workspace --all-features --lib -- --ignored"]
 fn the_model_check_finds_each_planted_bug() {
     let with = |allowed: Faults, horizon: i64, plant: fn(&mut Rules)| {
         let mut model = LeaseModel::new(2, 1, horizon);
@@ -770,7 +770,7 @@ fn simulate_all(models: &[LeaseModel], runs: u64) -> Result<(), String> {
         let model = &models[(seed % models.len() as u64) as usize];
         if let Err(finding) = simulate(model, seed, only.is_some()) {
             return Err(format!(
-                "seed {seed}: {finding:?}; reproduce with SIM_SEED={seed} cargo test -p snowflake-types --all-features --lib protocol::model"
+                "seed {seed}: {finding:?}; reproduce with SIM_SEED={seed} cargo test --workspace --all-features --lib protocol::model"
             ));
         }
     }
@@ -792,7 +792,7 @@ fn the_simulation_finds_no_duplicate_and_every_holder_recovers() {
 
 /// The model tier's simulation: 5 000 more seeds, after the fast tier's.
 #[test]
-#[ignore = "the model tier: cargo test -p snowflake-types --all-features --lib -- --ignored"]
+#[ignore = "the model tier: cargo test --workspace --all-features --lib -- --ignored"]
 fn the_long_simulation_finds_no_duplicate_and_every_holder_recovers() {
     let began = std::time::Instant::now();
     let only: Option<u64> = std::env::var("SIM_SEED").ok().and_then(|s| s.parse().ok());
@@ -801,7 +801,7 @@ fn the_long_simulation_finds_no_duplicate_and_every_holder_recovers() {
         let model = &models[(seed % models.len() as u64) as usize];
         if let Err(finding) = simulate(model, seed, only.is_some()) {
             panic!(
-                "seed {seed}: {finding:?}; reproduce with SIM_SEED={seed} cargo test -p snowflake-types --all-features --lib protocol::model -- --include-ignored"
+                "seed {seed}: {finding:?}; reproduce with SIM_SEED={seed} cargo test --workspace --all-features --lib protocol::model -- --include-ignored"
             );
         }
     }
@@ -809,7 +809,7 @@ fn the_long_simulation_finds_no_duplicate_and_every_holder_recovers() {
 }
 
 #[test]
-#[ignore = "the model tier: cargo test -p snowflake-types --all-features --lib -- --ignored"]
+#[ignore = "the model tier: cargo test --workspace --all-features --lib -- --ignored"]
 fn the_simulation_finds_each_planted_bug() {
     let planted = |plant: fn(&mut Rules)| {
         let mut models = sim_models();
