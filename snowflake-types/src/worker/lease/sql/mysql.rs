@@ -9,9 +9,9 @@ use sqlx_core::sql_str::AssertSqlSafe;
 use sqlx_mysql::{MySql, MySqlConnectOptions, MySqlConnection, MySqlDatabaseError, MySqlPool};
 
 use super::super::url::StoreUrl;
-use super::{
-    Backend, Bugs, Failure, Op, RowCas, Rows, SlotRange, Statements, Templates, create_table, pool_options,
-    with_connection, write_all,
+use super::backend::{
+    Backend, Bugs, Failure, MYSQL_TABLE_DDL, Op, RowCas, Rows, SlotRange, Statements, Templates, create_table,
+    pool_options, with_connection, write_all,
 };
 
 /// Unix milliseconds of `UTC_TIMESTAMP(3)`, by calendar arithmetic that no time zone
@@ -65,7 +65,7 @@ const MYSQL_READ: &str = read!(concat!(
 ));
 
 const SQL: Templates = Templates {
-    ddl: super::MYSQL_TABLE_DDL,
+    ddl: MYSQL_TABLE_DDL,
     shape: "SELECT namespace, slot, value FROM {table} WHERE 1 = 0",
     read: MARIADB_READ,
     create: "INSERT INTO {table} (namespace, slot, value) VALUES (?, ?, ?)",

@@ -7,13 +7,13 @@ use sqlx_core::sql_str::AssertSqlSafe;
 use sqlx_postgres::{PgConnectOptions, PgConnection, PgPool, Postgres};
 
 use super::super::url::StoreUrl;
-use super::{
-    Backend, Bugs, Failure, Op, RowCas, Rows, SlotRange, Statements, Templates, create_table, pool_options,
-    with_connection, write_all,
+use super::backend::{
+    Backend, Bugs, Failure, Op, POSTGRES_TABLE_DDL, RowCas, Rows, SlotRange, Statements, Templates, create_table,
+    pool_options, with_connection, write_all,
 };
 
 const SQL: Templates = Templates {
-    ddl: super::POSTGRES_TABLE_DDL,
+    ddl: POSTGRES_TABLE_DDL,
     shape: "SELECT namespace, slot, value FROM {table} WHERE 1 = 0",
     // $1 namespace, $2..$3 the worker IDs, $4 whether to say the highest. One statement: one
     // snapshot.
