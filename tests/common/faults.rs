@@ -327,6 +327,38 @@ impl Holders {
         self.spawn(name, "holder", &env)
     }
 
+    /// Starts `name` on `spec` again (after a holder stopped cleanly or was killed), waits up
+    /// to `bound` for its first ID, and ends the run: it issued, no ID twice, and its first ID
+    /// came before `reservation` had passed since its start (it waited out nothing). The time
+    /// to its first ID is reported under `tag`.
+    pub fn restart_issues_at_once(
+        mut self,
+        tag: &str,
+        name: &str,
+        spec: &HolderSpec,
+        bound: Duration,
+        reservation: Duration,
+    ) -> Result<(), BoxError> {
+        let started_ms = wall_ms();
+        self.spawn_holder(name, spec)?;
+        let issued = self.wait_for(bound, |h| h.issues_since(name, started_ms));
+        let first_ms = self.events(name).iter().find(|e| e.kind == "resumed").map(|e| e.at_ms);
+        let runs = self.finish()?;
+        let (ids, duplicates) = count_duplicates(runs.iter().map(|r| r.ids.as_slice()));
+        let latency = first_ms.map(|at| at - started_ms);
+        report(&format!(
+            "{tag}: the restarted holder's first ID {latency:?} ms after its start; {ids} IDs, {duplicates} duplicates"
+        ));
+        assert!(issued, "{tag}: the restarted holder never issued");
+        assert_eq!(duplicates, 0, "{tag}: duplicates");
+        let latency = latency.ok_or("no first ID event")?;
+        assert!(
+            u128::try_from(latency).unwrap_or(u128::MAX) < reservation.as_millis(),
+            "{tag}: the restarted holder waited {latency} ms, as if out the reservation"
+        );
+        Ok(())
+    }
+
     /// Stops one process as a clean shutdown does (it releases its lease), and waits for it to
     /// exit: whether it exited by itself within 30 s.
     pub fn release(&mut self, name: &str) -> std::io::Result<bool> {

@@ -177,24 +177,7 @@ fn restarted_at_once(tag: &str, url: &str, kill: bool) -> TestResult {
     } else {
         assert!(holders.release("b")?, "{tag}: b did not stop cleanly:\n{}", holders.describe());
     }
-    let started_ms = wall_ms();
-    holders.spawn_holder("b2", &spec)?;
-    let issued = holders.wait_for(first_ids_bound(), |h| h.issues_since("b2", started_ms));
-    let first_ms = holders.events("b2").iter().find(|e| e.kind == "resumed").map(|e| e.at_ms);
-    let runs = holders.finish()?;
-    let (ids, duplicates) = count_duplicates(runs.iter().map(|r| r.ids.as_slice()));
-    let latency = first_ms.map(|at| at - started_ms);
-    report(&format!(
-        "{tag}: the restarted holder's first ID {latency:?} ms after its start; {ids} IDs, {duplicates} duplicates"
-    ));
-    assert!(issued, "{tag}: the restarted holder never issued");
-    assert_eq!(duplicates, 0, "{tag}: duplicates");
-    let latency = latency.ok_or("no first ID event")?;
-    assert!(
-        u128::try_from(latency).unwrap_or(u128::MAX) < settings().reservation.as_millis(),
-        "{tag}: the restarted holder waited {latency} ms, as if out the reservation"
-    );
-    Ok(())
+    holders.restart_issues_at_once(tag, "b2", &spec, first_ids_bound(), settings().reservation)
 }
 
 #[cfg(feature = "lease-redis")]

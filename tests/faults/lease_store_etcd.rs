@@ -571,22 +571,5 @@ fn a_holder_restarted_after_its_release_issues_without_waiting() -> TestResult {
     }
     std::thread::sleep(Duration::from_millis(500));
     assert!(holders.release("b")?, "{tag}: b did not stop cleanly:\n{}", holders.describe());
-    let started_ms = wall_ms();
-    holders.spawn_holder("b2", &spec)?;
-    let issued = holders.wait_for(2 * RESERVATION, |h| h.issues_since("b2", started_ms));
-    let first_ms = holders.events("b2").iter().find(|e| e.kind == "resumed").map(|e| e.at_ms);
-    let runs = holders.finish()?;
-    let (ids, duplicates) = count_duplicates(runs.iter().map(|r| r.ids.as_slice()));
-    let latency = first_ms.map(|at| at - started_ms);
-    report(&format!(
-        "{tag}: the restarted holder's first ID {latency:?} ms after its start; {ids} IDs, {duplicates} duplicates"
-    ));
-    assert!(issued, "{tag}: the restarted holder never issued");
-    assert_eq!(duplicates, 0, "{tag}: duplicates");
-    let latency = latency.ok_or("no first ID event")?;
-    assert!(
-        u128::try_from(latency).unwrap_or(u128::MAX) < RESERVATION.as_millis(),
-        "{tag}: the restarted holder waited {latency} ms, as if out the reservation"
-    );
-    Ok(())
+    holders.restart_issues_at_once(tag, "b2", &spec, 2 * RESERVATION, RESERVATION)
 }
