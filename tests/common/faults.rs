@@ -359,6 +359,20 @@ impl Holders {
         Ok(())
     }
 
+    /// Ends the run and checks it: no ID issued twice, no worker ID's IDs interleaved between
+    /// holders. Reports the IDs, the duplicates and each holder's stops since `from_ms` under
+    /// `tag`; returns the runs and those stops (ms).
+    pub fn finish_unique(self, tag: &str, from_ms: i64) -> Result<(Vec<HolderRun>, Vec<Vec<i64>>), BoxError> {
+        let runs = self.finish()?;
+        let (ids, duplicates) = count_duplicates(runs.iter().map(|r| r.ids.as_slice()));
+        let findings = check_workers(&segments_of(&runs, &HOLDER_LAYOUT));
+        let stops: Vec<Vec<i64>> = runs.iter().map(|run| run.stops_since(from_ms)).collect();
+        report(&format!("{tag}: {ids} IDs, {duplicates} duplicates, stops since the fault (ms): {stops:?}"));
+        assert_eq!(duplicates, 0, "{tag}: duplicates");
+        assert!(findings.is_empty(), "{tag}: {findings:?}");
+        Ok((runs, stops))
+    }
+
     /// Stops one process as a clean shutdown does (it releases its lease), and waits for it to
     /// exit: whether it exited by itself within 30 s.
     pub fn release(&mut self, name: &str) -> std::io::Result<bool> {

@@ -17,9 +17,7 @@ use crate::servers;
 
 use std::time::Duration;
 
-use faults::{
-    HOLDER_LAYOUT, HolderSpec, Holders, check_workers, count_duplicates, report, segments_of, unique, wall_ms,
-};
+use faults::{HolderSpec, Holders, unique, wall_ms};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -89,13 +87,7 @@ fn ride_through(
     std::thread::sleep(away);
     heal()?;
     std::thread::sleep(settings().ttl);
-    let runs = holders.finish()?;
-    let (ids, duplicates) = count_duplicates(runs.iter().map(|r| r.ids.as_slice()));
-    let findings = check_workers(&segments_of(&runs, &HOLDER_LAYOUT));
-    let stops: Vec<Vec<i64>> = runs.iter().map(|run| run.stops_since(from_ms)).collect();
-    report(&format!("{tag}: {ids} IDs, {duplicates} duplicates, stops since the fault (ms): {stops:?}"));
-    assert_eq!(duplicates, 0, "{tag}: duplicates");
-    assert!(findings.is_empty(), "{tag}: {findings:?}");
+    let (runs, stops) = holders.finish_unique(tag, from_ms)?;
     assert!(runs.iter().all(|run| run.ids.len() > 1_000), "{tag}: a holder issued almost nothing");
     Ok(stops)
 }

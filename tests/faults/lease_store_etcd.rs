@@ -370,13 +370,7 @@ fn under_fault(
     let from_ms = wall_ms();
     fault(&namespace)?;
     std::thread::sleep(after);
-    let runs = holders.finish()?;
-    let (ids, duplicates) = count_duplicates(runs.iter().map(|r| r.ids.as_slice()));
-    let findings = check_workers(&segments_of(&runs, &HOLDER_LAYOUT));
-    let stops: Vec<Vec<i64>> = runs.iter().map(|run| run.stops_since(from_ms)).collect();
-    report(&format!("{tag}: {ids} IDs, {duplicates} duplicates, stops since the fault (ms): {stops:?}"));
-    assert_eq!(duplicates, 0, "{tag}: duplicates");
-    assert!(findings.is_empty(), "{tag}: {findings:?}");
+    let (_, stops) = holders.finish_unique(tag, from_ms)?;
     Ok(stops)
 }
 
