@@ -66,6 +66,13 @@ pub enum FenceReason {
         /// The fence deadline in the store.
         bound_ms: i64,
     },
+    /// The lease state file is not written up to the clock: a process restarted from it would
+    /// issue above what it says, so nothing is issued above it until it is written again (the
+    /// disk does not take the write).
+    #[error(
+        "its lease state file is not written up to the clock (the disk does not take the write); it resumes when the file is written"
+    )]
+    StateFileBehind,
 }
 
 /// A grant as a generator sees it.

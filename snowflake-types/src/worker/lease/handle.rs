@@ -619,7 +619,7 @@ impl WorkerLease {
     pub fn status(&self) -> LeaseStatus {
         let s = &self.shared;
         let now = s.now();
-        let mut machine = s.lock();
+        let machine = s.lock();
         let since = s.system_time(machine.since_ms());
         let error = machine.error().cloned();
         match machine.standing(now) {
@@ -643,7 +643,7 @@ impl WorkerLease {
     pub fn stats(&self) -> LeaseStats {
         let s = &self.shared;
         let now = s.now();
-        let mut machine = s.lock();
+        let machine = s.lock();
         let (worker, fence) = machine.worker_and_fence();
         let standing = machine.standing(now);
         LeaseStats {

@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use super::channel::{Receive, Reply, answer, channel};
@@ -85,6 +85,17 @@ fn run(b: WorkerLeaseBuilder, reply: Reply<WorkerLease>) {
         failed_renewals: AtomicU64::new(0),
         recoveries: AtomicU64::new(0),
     });
+    let file = file.map(|file| Arc::new(Mutex::new(file)));
+    if let Some(file) = &file {
+        // The state file is written off the store's path: a store call that hangs does not
+        // hold it back (nor the generators, which issue up to what it says).
+        let (shared, file) = (Arc::downgrade(&shared), Arc::clone(file));
+        if let Err(e) =
+            std::thread::Builder::new().name("snowflake-lease-file".into()).spawn(move || keep_filing(&shared, &file))
+        {
+            return answer(reply, Err(LeaseError::Thread { source: Arc::new(e) }));
+        }
+    }
     let (commands, inbox) = mpsc::channel();
     let lease = WorkerLease { shared: Arc::clone(&shared), handle: Arc::new(Handle { commands }) };
     Driver {
@@ -93,7 +104,6 @@ fn run(b: WorkerLeaseBuilder, reply: Reply<WorkerLease>) {
         url,
         store,
         file,
-        host,
         pending: Some((reply, lease)),
         resumed: resumed_from_file,
         release: None,
@@ -104,6 +114,48 @@ fn run(b: WorkerLeaseBuilder, reply: Reply<WorkerLease>) {
     .run(&inbox);
 }
 
+/// Writes the state file the machine asks for, under the file's lock (so that a file written
+/// later never carries an earlier answer); its generators issue further once it is written. A
+/// file that cannot be written only stops them at the last file's limit. Whether one was.
+fn save(shared: &Shared, file: &Mutex<StateFile>, now: super::Now) -> bool {
+    let file = file.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(saved) = shared.lock().save_due(now) else { return false };
+    match file.write(&saved) {
+        Ok(()) => {
+            shared.lock().saved(&saved);
+            true
+        }
+        Err(e) => {
+            crate::events::lease_state_file_failed(&shared.namespace, &e);
+            false
+        }
+    }
+}
+
+/// The file thread (`snowflake-lease-file`): writes the state file whenever the machine says
+/// one is due, whatever the lease thread waits for, until the machine is done.
+fn keep_filing(shared: &Weak<Shared>, file: &Mutex<StateFile>) {
+    loop {
+        let Some(shared) = shared.upgrade() else { return };
+        let now = shared.now();
+        let written = save(&shared, file, now);
+        let (done, wake) = {
+            let machine = shared.lock();
+            (machine.is_done(), machine.save_wake(now))
+        };
+        if done {
+            return;
+        }
+        drop(shared);
+        if written {
+            continue;
+        }
+        // At least every 20 ms: a due file that could not be written is tried again soon.
+        let sleep = wake.map_or(Duration::from_millis(20), |at| Duration::from_nanos(at.saturating_sub(now.ns)));
+        std::thread::sleep(sleep.min(Duration::from_millis(20)));
+    }
+}
+
 /// The lease thread's own state: who waits for an answer, and what it told.
 struct Driver<'a> {
     b: &'a WorkerLeaseBuilder,
@@ -111,9 +163,8 @@ struct Driver<'a> {
     /// The URL of a store not opened yet.
     url: Option<crate::worker::lease::url::StoreUrl>,
     store: Option<Arc<dyn LeaseStore>>,
-    /// The lease state file, when one is kept.
-    file: Option<StateFile>,
-    host: &'a str,
+    /// The lease state file, when one is kept (written by this thread and the file thread).
+    file: Option<Arc<Mutex<StateFile>>>,
     /// The first acquisition's answer, sent once its generators may issue.
     pending: Option<(Reply<WorkerLease>, WorkerLease)>,
     /// The machine was resumed from the state file.
@@ -148,18 +199,7 @@ impl Driver<'_> {
     /// written. A file that cannot be written only stops them at the last file's limit.
     /// Whether a file was written.
     fn save(&mut self, now: super::Now) -> bool {
-        let Some(file) = &self.file else { return false };
-        let Some(saved) = self.shared.lock().save_due(now) else { return false };
-        match file.write(self.host, &saved) {
-            Ok(()) => {
-                self.shared.lock().saved(&saved);
-                true
-            }
-            Err(e) => {
-                crate::events::lease_state_file_failed(&self.shared.namespace, &e);
-                false
-            }
-        }
+        self.file.as_ref().is_some_and(|file| save(self.shared, file, now))
     }
 
     fn run(mut self, inbox: &mpsc::Receiver<Command>) {
@@ -232,13 +272,6 @@ impl Driver<'_> {
     /// the high water recorded next).
     fn release_now(&mut self) {
         self.shared.stop_limits();
-        // Gone before the release is written: resumed after it, the grant would issue above
-        // what the release recorded.
-        if let Some(file) = &self.file
-            && let Err(e) = file.remove()
-        {
-            crate::events::lease_state_file_failed(&self.shared.namespace, &e);
-        }
         let tick_ms = self.shared.longest_tick_ms.load(Ordering::Relaxed) + 1;
         let now = self.shared.now();
         self.shared.lock().release(now, tick_ms.saturating_mul(1_000_000));
@@ -248,7 +281,7 @@ impl Driver<'_> {
     /// gauges.
     fn watch(&mut self, now: super::Now) {
         let (issuing, holding, worker, left, up) = {
-            let mut machine = self.shared.lock();
+            let machine = self.shared.lock();
             let issuing = machine.issuing(now);
             let holding = machine.holding();
             let (worker, _) = machine.worker_and_fence();
@@ -367,6 +400,15 @@ impl Driver<'_> {
                 crate::events::lease_store_back(ns, "acquiring a worker ID", Duration::from_nanos(waited_ns));
             }
             Note::Released { worker, result } => {
+                // The state file goes once the release is acknowledged; until then (and when the
+                // release was not written for want of the store) it stays, and says whether a
+                // release may have been written.
+                if result.is_ok()
+                    && let Some(file) = &self.file
+                    && let Err(e) = file.lock().unwrap_or_else(|p| p.into_inner()).remove()
+                {
+                    crate::events::lease_state_file_failed(ns, &e);
+                }
                 if let Some(worker) = worker {
                     crate::events::lease_released(ns, worker, result.is_ok());
                 }

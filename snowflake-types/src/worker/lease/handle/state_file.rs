@@ -3,11 +3,13 @@
 //! store does not answer resumes on its worker ID. What it holds and how it is resumed is the
 //! holder machine's (`Saved`, `Machine::resume`); this file reads, writes and locks it.
 //!
-//! The file is two lines: the host it was written on, and the grant. It is written whole to a
-//! temporary file, synced, and renamed over the old one, so a crash leaves the old file or the
-//! new one, never half of one. A file written on another host (a copy) is not resumed, and a
-//! second process on the same file is refused by a lock (`<path>.lock`) that the first holds
-//! while it runs.
+//! The file is three lines: where it was written (the host, the boot of its kernel, and the
+//! file's own path), and the grant. It is written whole to a temporary file, synced, and renamed
+//! over the old one, so a crash leaves the old file or the new one, never half of one. A file
+//! read anywhere else than where it was written (a copy at another path, on another host, or
+//! on a cloned machine, which boots a kernel of its own) is not resumed, and a second process
+//! on the same file is refused by a lock (`<path>.lock`) that the first holds while it runs. A
+//! restart within the same boot resumes; after a reboot the grant is acquired again.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -19,7 +21,20 @@ use crate::worker::lease::protocol::holder::Saved;
 #[derive(Debug)]
 pub(super) struct StateFile {
     path: PathBuf,
+    /// The first line of every file written here: the host, its boot, the file's path.
+    origin: String,
     _lock: File,
+}
+
+/// Where a state file is written or read: `host <name> boot <id> path <absolute path>`. The
+/// boot is the kernel's random boot ID where it has one (Linux), so that a machine cloned
+/// with its disk and its host name does not pass for the one it was cloned from.
+fn origin(host: &str, path: &Path) -> String {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_owned());
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    format!("host {host} boot {} path {}", boot.trim(), dir.join(name).display())
 }
 
 /// Why a state file cannot be used.
@@ -31,6 +46,11 @@ impl StateFile {
     /// Locks the state file at `path` (creating its lock file) and reads the grant it holds,
     /// if any was written on this host. Refused when another process holds the lock.
     pub(super) fn open(path: &Path, host: &str) -> Result<(StateFile, Option<Saved>), String> {
+        StateFile::open_at(path, &origin(host, path))
+    }
+
+    /// [`StateFile::open`], for a file written at `origin`.
+    fn open_at(path: &Path, origin: &str) -> Result<(StateFile, Option<Saved>), String> {
         let lock_path = with_suffix(path, ".lock");
         let lock = OpenOptions::new()
             .create(true)
@@ -48,29 +68,28 @@ impl StateFile {
         let saved = match std::fs::read_to_string(path) {
             Ok(text) => {
                 let mut lines = text.lines();
-                let written_on = lines.next().and_then(|line| line.strip_prefix("host "));
+                let written_at = lines.next();
                 let saved = lines.next().and_then(Saved::decode);
-                saved.filter(|_| written_on == Some(host))
+                saved.filter(|_| written_at == Some(origin))
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(e) => return Err(unusable(path, e)),
         };
-        Ok((StateFile { path: path.to_owned(), _lock: lock }, saved))
+        Ok((StateFile { path: path.to_owned(), origin: origin.to_owned(), _lock: lock }, saved))
     }
 
     /// Writes `saved` durably: a temporary file, synced, renamed over the file, the directory
     /// synced.
-    pub(super) fn write(&self, host: &str, saved: &Saved) -> io::Result<()> {
+    pub(super) fn write(&self, saved: &Saved) -> io::Result<()> {
         let temporary = with_suffix(&self.path, ".tmp");
         let mut file = File::create(&temporary)?;
-        file.write_all(format!("host {host}\n{}\n", saved.encode()).as_bytes())?;
+        file.write_all(format!("{}\n{}\n", self.origin, saved.encode()).as_bytes())?;
         file.sync_all()?;
         std::fs::rename(&temporary, &self.path)?;
         sync_directory(&self.path)
     }
 
-    /// Removes the file (durably): before a release, after which resuming the grant would
-    /// issue above what the release recorded.
+    /// Removes the file (durably), once a release is acknowledged.
     pub(super) fn remove(&self) -> io::Result<()> {
         match std::fs::remove_file(&self.path) {
             Ok(()) => sync_directory(&self.path),
@@ -110,17 +129,18 @@ mod tests {
             bound_ms: 61_000,
             valid_until_ms: 59_000,
             issued_limit_ms: 7_000,
+            releasing: false,
         }
     }
 
     #[test]
-    fn a_state_file_is_read_back_on_its_host_only_and_locked_while_held() {
+    fn a_state_file_is_read_back_where_it_was_written_only_and_locked_while_held() {
         let dir = std::env::temp_dir().join(format!("snowflake-state-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a directory");
         let path = dir.join("lease");
         let (file, before) = StateFile::open(&path, "web-1").expect("a new file");
         assert_eq!(before, None);
-        file.write("web-1", &saved()).expect("written");
+        file.write(&saved()).expect("written");
         let second = StateFile::open(&path, "web-1").expect_err("a second process");
         assert!(second.contains("another process holds it"), "{second}");
         drop(file);
@@ -129,10 +149,30 @@ mod tests {
         drop(file);
         let (file, copied) = StateFile::open(&path, "web-2").expect("the file on another host");
         assert_eq!(copied, None, "a copy from another host is not resumed");
+        drop(file);
+        // A copy at another path of the same host, and the same file on a machine booted apart
+        // (a clone with the same host name): neither is resumed.
+        let copy = dir.join("lease-copy");
+        std::fs::copy(&path, &copy).expect("copied");
+        let (other, copied) = StateFile::open(&copy, "web-1").expect("the copy");
+        assert_eq!(copied, None, "a copy at another path is not resumed");
+        drop(other);
+        let clone = origin("web-1", &path).replace(" boot ", " boot another-");
+        let (file, cloned) = StateFile::open_at(&path, &clone).expect("the file on a clone");
+        assert_eq!(cloned, None, "a clone's boot differs");
         file.remove().expect("removed");
         drop(file);
-        std::fs::write(&path, "host web-1\ns1|garbage\n").expect("hostile");
+        std::fs::write(&path, format!("{}\ns2|garbage\n", origin("web-1", &path))).expect("hostile");
         assert_eq!(StateFile::open(&path, "web-1").expect("opened").1, None);
         std::fs::remove_dir_all(&dir).expect("cleaned up");
+    }
+
+    #[test]
+    fn a_releasing_file_reads_back_as_such() {
+        let releasing = Saved { releasing: true, ..saved() };
+        assert_eq!(Saved::decode(&releasing.encode()), Some(releasing));
+        for hostile in ["", "s2", "s2|2|ns|3|t|1|1|1|r", "s1|ns|3|t|1|1|1|r", "s2|0|ns|x|t|1|1|1|r"] {
+            assert_eq!(Saved::decode(hostile), None, "{hostile}");
+        }
     }
 }

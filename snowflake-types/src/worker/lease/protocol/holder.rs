@@ -95,6 +95,9 @@ pub(crate) enum LostWhy {
     Gone,
     /// Another holder took the worker ID (the lease expired during an outage).
     TakenOver,
+    /// The store holds a later write of this grant than the state file it was resumed from:
+    /// the file is an older copy.
+    FileOlder,
 }
 
 /// What happened, for the driver's logs and answers.
@@ -302,13 +305,18 @@ pub(crate) struct Saved {
     pub(crate) valid_until_ms: i64,
     /// Nothing was issued above this, and nothing is before the next file is written.
     pub(crate) issued_limit_ms: i64,
+    /// A release may have been written since: the grant is not resumed from this file (the
+    /// worker ID may be another's already, above what was issued), only acquired again.
+    pub(crate) releasing: bool,
 }
 
 impl Saved {
-    /// The file's one line: `s1|namespace|worker|token|bound|valid until|issued limit|record`.
+    /// The file's one line:
+    /// `s2|releasing|namespace|worker|token|bound|valid until|issued limit|record`.
     pub(crate) fn encode(&self) -> String {
         format!(
-            "s1|{}|{}|{}|{}|{}|{}|{}",
+            "s2|{}|{}|{}|{}|{}|{}|{}|{}",
+            u8::from(self.releasing),
             self.namespace,
             self.worker,
             self.token,
@@ -321,10 +329,15 @@ impl Saved {
 
     /// A file's line read back; `None` for anything else.
     pub(crate) fn decode(text: &str) -> Option<Saved> {
-        let mut fields = text.trim_end_matches('\n').splitn(8, '|');
-        if fields.next()? != "s1" {
+        let mut fields = text.trim_end_matches('\n').splitn(9, '|');
+        if fields.next()? != "s2" {
             return None;
         }
+        let releasing = match fields.next()? {
+            "0" => false,
+            "1" => true,
+            _ => return None,
+        };
         let namespace = fields.next()?.to_owned();
         let worker = fields.next()?.parse().ok()?;
         let token = fields.next()?.to_owned();
@@ -341,6 +354,7 @@ impl Saved {
             bound_ms,
             valid_until_ms,
             issued_limit_ms,
+            releasing,
         })
     }
 }
@@ -355,6 +369,8 @@ struct Filed {
     epoch: u64,
     value: String,
     limit_ms: i64,
+    /// It says a release may have been written.
+    releasing: bool,
 }
 
 /// The holder of a worker ID. See the module's docs.
@@ -376,6 +392,8 @@ pub(crate) struct Machine {
     released: bool,
     /// A rollback was noticed: nothing issues until a new grant.
     rolled_back: bool,
+    /// Resumed from a state file.
+    resumed: bool,
     /// The last grant's worker ID and fence: tried first, and exceeded, after a loss.
     last: Option<(u64, u64)>,
     /// Renewals whose answers were lost since the last acknowledged one.
@@ -401,7 +419,7 @@ impl Machine {
         (
             (&self.s, self.rng, &self.current, &self.retiring, self.epochs, &self.task, &self.sent),
             (self.due_ns, self.backoff_ns, self.first, self.trouble.as_ref().map(|t| (t.since_ns, &t.error))),
-            (self.released, self.rolled_back, self.last, &self.ambiguous, &self.vouched),
+            (self.released, self.rolled_back, self.resumed, self.last, &self.ambiguous, &self.vouched),
         )
     }
 }
@@ -450,6 +468,7 @@ impl Machine {
             trouble: None,
             released: false,
             rolled_back: false,
+            resumed: false,
             last: None,
             ambiguous: Vec::new(),
             since_ms: now.ms,
@@ -469,11 +488,12 @@ impl Machine {
     pub(crate) fn resume(settings: Settings, saved: &Saved, now: Now) -> Option<Machine> {
         let record = Record::decode(&saved.value)?;
         let left_ms = saved.valid_until_ms.saturating_sub(now.ms).saturating_sub(settings.rules.tolerance_ms());
-        if saved.namespace != settings.namespace || saved.worker >= settings.space || left_ms <= 0 {
+        if saved.releasing || saved.namespace != settings.namespace || saved.worker >= settings.space || left_ms <= 0 {
             return None;
         }
         let mut machine = Machine::new(settings, now);
         machine.epochs = 1;
+        machine.resumed = true;
         machine.current = Some(Grant {
             epoch: 1,
             worker: saved.worker,
@@ -498,10 +518,25 @@ impl Machine {
     /// last, or its generators come near the limit it set). Generators issue above the last
     /// file's limit only once [`Machine::saved`] says this one is written.
     pub(crate) fn save_due(&self, now: Now) -> Option<Saved> {
-        if !self.s.state_file || self.released {
+        if !self.s.state_file {
             return None;
         }
         let grant = self.current.as_ref()?;
+        if self.released {
+            // Before a release is written, the file says so: resumed after it, the grant
+            // would issue above what the release recorded.
+            let filed = self.filed.as_ref().is_some_and(|f| f.releasing);
+            return (!filed && self.task == (Task::Release { checking: false })).then(|| Saved {
+                namespace: self.s.namespace.clone(),
+                worker: grant.worker,
+                token: grant.token.clone(),
+                value: grant.value.clone(),
+                bound_ms: grant.bound_ms,
+                valid_until_ms: now.ms,
+                issued_limit_ms: grant.bound_ms,
+                releasing: true,
+            });
+        }
         if !grant.valid(now) {
             return None;
         }
@@ -510,7 +545,7 @@ impl Machine {
             now.ms.max(grant.issued_ms).saturating_add(ahead_ms.max(self.s.rules.step_ms)).min(grant.bound_ms);
         let due = match &self.filed {
             Some(filed) if filed.epoch == grant.epoch && filed.value == grant.value => {
-                filed.limit_ms.saturating_sub(now.ms) < ahead_ms / 2 && limit_ms > filed.limit_ms
+                filed.limit_ms.saturating_sub(now.ms) <= ahead_ms / 2 && limit_ms > filed.limit_ms
             }
             _ => true,
         };
@@ -528,6 +563,7 @@ impl Machine {
             bound_ms: grant.bound_ms,
             valid_until_ms,
             issued_limit_ms: limit_ms,
+            releasing: false,
         })
     }
 
@@ -556,7 +592,7 @@ impl Machine {
             Some(filed) if filed.epoch == epoch => filed.limit_ms.max(saved.issued_limit_ms),
             _ => saved.issued_limit_ms,
         };
-        self.filed = Some(Filed { epoch, value: saved.value.clone(), limit_ms });
+        self.filed = Some(Filed { epoch, value: saved.value.clone(), limit_ms, releasing: saved.releasing });
     }
 
     /// A seeded xorshift: the machine's only source of choices.
@@ -598,19 +634,19 @@ impl Machine {
             Task::Done => return None,
             Task::Hold => {
                 let grant = self.current.as_ref()?;
-                // A lease that may have expired in the store's clock may have been taken and
-                // its successor's writes rolled back since: its record, unchanged, no longer
-                // proves that nobody else held the worker ID. Such a renewal first reads the
-                // marker, and holds only while the marker still vouches for the record.
-                let late = now.ms.saturating_add(self.s.rules.tolerance_ms()) >= grant.record.expires_ms;
+                // Every renewal first reads its record, the marker and the store's clock, and
+                // writes only where the marker still vouches for the record (a fence or a new
+                // incarnation since means the store may have been rolled back under it) and
+                // the clocks agree; its write confirms the marker unchanged in the same atomic
+                // write, so a fence that lands between the read and the write stops it too.
                 let marker = self.vouched.as_ref().filter(|(value, _)| *value == grant.value).map(|(_, m)| m.clone());
-                if late && marker.is_none() {
+                let Some(marker) = marker else {
                     let worker = grant.worker;
                     self.task = Task::Check;
                     let call = Call::Read(Query::workers(worker..worker + 1));
                     self.sent = Some(Sent { call: call.clone(), at: now });
                     return Some(call);
-                }
+                };
                 let record = Record {
                     rev: grant.record.rev + 1,
                     expires_ms: now.ms.saturating_add(self.s.rules.ttl_ms()),
@@ -619,17 +655,14 @@ impl Machine {
                         .saturating_add(self.s.rules.reservation_ms())
                         .max(grant.record.high_water_ms)
                         .max(grant.issued_ms),
+                    // The live holder's name, also after a resume from the state file.
+                    holder: Some(Holder { token: grant.token.clone(), name: self.s.name.clone() }),
                     ..grant.record.clone()
                 };
-                let mut ops = vec![Op {
-                    slot: Slot::Worker(grant.worker),
-                    expect: Some(grant.value.clone()),
-                    value: record.encode(),
-                }];
-                if late && let Some(marker) = marker {
-                    ops.push(Op { slot: Slot::Marker, expect: Some(marker.clone()), value: marker });
-                }
-                Call::Write(ops)
+                Call::Write(vec![
+                    Op { slot: Slot::Worker(grant.worker), expect: Some(grant.value.clone()), value: record.encode() },
+                    Op { slot: Slot::Marker, expect: Some(marker.clone()), value: marker },
+                ])
             }
             Task::Check => {
                 let worker = self.current.as_ref()?.worker;
@@ -641,6 +674,10 @@ impl Machine {
             }
             Task::Release { checking: false } => {
                 let grant = self.current.as_ref()?;
+                if self.s.state_file && !self.filed.as_ref().is_some_and(|f| f.releasing) {
+                    // The state file first says that a release may follow ([`Machine::save_due`]).
+                    return None;
+                }
                 let record = Record {
                     rev: grant.record.rev + 1,
                     expires_ms: now.ms,
@@ -702,7 +739,9 @@ impl Machine {
     /// A marker written afresh for this attempt's read.
     fn fresh_marker(&mut self, old: Option<Marker>, nothing: bool, highest: Option<u64>) -> Marker {
         let generation = self.random();
-        let declared = self.s.create_namespace && nothing;
+        // Only at the process's first start: a holder that ever held a grant (or resumed one)
+        // may have issued, whatever the store lost since.
+        let declared = self.s.create_namespace && nothing && self.epochs == 0;
         let Task::Acquire(a) = &self.task else { unreachable!("a marker is written while acquiring") };
         fresh_marker(old.as_ref(), highest, a.now_ms, &a.incarnation, generation, declared)
     }
@@ -788,7 +827,7 @@ impl Machine {
                 self.task = Task::Check;
                 self.due_ns = now.ns;
             }
-            (Task::Check, Reply::Read(snapshot)) => self.checked(now, &snapshot),
+            (Task::Check, Reply::Read(snapshot)) => self.checked(now, &sent, &snapshot),
             (Task::Release { checking: false }, Reply::Written(Written::Done)) => self.end_release(Ok(())),
             (Task::Release { checking: false }, Reply::Written(Written::Conflict)) => {
                 if let Call::Write(ops) = &sent.call {
@@ -824,32 +863,62 @@ impl Machine {
         }
     }
 
-    /// The current grant's record, read back after a write that conflicted.
-    fn checked(&mut self, now: Now, snapshot: &Snapshot) {
+    /// The current grant's record, read before a renewal or back after a write that
+    /// conflicted, with the marker and the store's clock.
+    fn checked(&mut self, now: Now, sent: &Sent, snapshot: &Snapshot) {
+        let rules = self.s.rules;
         let Some(grant) = self.current.as_ref() else { return };
         let (worker, fence, token, value) =
             (grant.worker, grant.record.fence, grant.token.clone(), grant.value.clone());
+        let (rev, expires_ms, bound_ms) = (grant.record.rev, grant.record.expires_ms, grant.bound_ms);
         let text = snapshot.record(worker);
         let generation = grant.record.generation;
+        let marker = snapshot.marker.as_deref().and_then(Marker::decode);
+        let holds = marker_holds(&rules, marker.as_ref(), &snapshot.incarnation);
         if text == Some(value.as_str()) {
-            // Unchanged: renew again, if the marker still vouches for the record (a fence or a
-            // new incarnation since means the store may have been rolled back under it).
-            let marker = snapshot.marker.as_deref().and_then(Marker::decode);
+            // Unchanged: renew, if the marker still vouches for the record (a fence or a new
+            // incarnation since means the store may have been rolled back under it).
             #[cfg(test)]
-            let any_generation = self.s.rules.planted.any_generation;
+            let any_generation = rules.planted.any_generation;
             #[cfg(not(test))]
             let any_generation = false;
-            let vouched = marker_holds(&self.s.rules, marker.as_ref(), &snapshot.incarnation)
-                && (any_generation || marker.as_ref().is_some_and(|m| m.generation == generation));
-            if vouched {
+            let same_generation = any_generation || marker.as_ref().is_some_and(|m| m.generation == generation);
+            if holds && same_generation {
+                if let Some(store_ms) = snapshot.now_ms
+                    && let Err(local_ms) = check_skew(sent.at.ms, store_ms, now.ms, rules.tolerance)
+                {
+                    // A clock that left the store's by more than the tolerance reserves nothing
+                    // more: the grant issues on what was acknowledged, and tries again later.
+                    let error = LeaseError::ClockSkew {
+                        store: self.s.store.clone(),
+                        local_ms,
+                        store_ms,
+                        tolerance: rules.tolerance,
+                    };
+                    self.note(Note::RenewalFailed { worker, error: error.clone() });
+                    self.trouble_with(now, error);
+                    self.task = Task::Hold;
+                    self.vouched = None;
+                    return self.retry_later(now);
+                }
                 self.vouched = snapshot.marker.clone().map(|m| (value, m));
                 self.task = Task::Hold;
                 self.due_ns = now.ns;
                 return;
             }
             self.ambiguous.clear();
-            self.stop_rolled_back(now, worker, fence);
-            return;
+            if holds {
+                // The marker of this incarnation was written afresh: a fence (by the operator
+                // or another holder) came first. Nothing more is issued on the grant, and no
+                // second fence is owed.
+                return self.stop_rolled_back(now, worker, fence, false);
+            }
+            // The store lost its marker, or is another incarnation: whoever acquires writes
+            // it afresh, and starts above this grant's reservation, which it rides out while
+            // a worker ID is acquired again.
+            self.note(Note::Lost { worker, why: LostWhy::Gone });
+            self.retiring = self.current.take().filter(|g| g.valid(now));
+            return self.lose(now, worker, fence, false);
         }
         if let Some(text) = text
             && let Some(attempt) = self.ambiguous.iter().find(|a| a.value == text).cloned()
@@ -863,11 +932,8 @@ impl Machine {
         }
         let found = text.and_then(Record::decode);
         let ours = found.as_ref().is_some_and(|r| r.is_token(&token));
-        // Another holder's record is a successor's only if its fence exceeds ours (fences never
-        // go backwards); an older one was put back by a restore.
-        let older = found.as_ref().is_some_and(|r| !r.is_token(&token) && r.fence <= fence);
         #[cfg(test)]
-        if ours && self.s.rules.planted.rollback_unnoticed {
+        if ours && rules.planted.rollback_unnoticed {
             let value = text.unwrap_or_default().to_owned();
             self.renewed(&value, now, now);
             self.task = Task::Hold;
@@ -875,9 +941,33 @@ impl Machine {
             return;
         }
         self.ambiguous.clear();
-        if ours || older {
-            // Our own record with a value we did not write, or an older holder's: rolled back.
-            self.stop_rolled_back(now, worker, fence);
+        if ours && self.resumed && found.as_ref().is_some_and(|r| r.rev > rev) {
+            // Our own grant, written further than the state file says: the file is an older
+            // copy (a disk snapshot put back), not a store that went back. What this process
+            // issued before may lie above the file's limit: the grant is given up (without
+            // issuing on it) and a worker ID acquired again, the namespace left as it is.
+            self.note(Note::Lost { worker, why: LostWhy::FileOlder });
+            self.current = None;
+            self.retiring = None;
+            return self.lose(now, worker, fence, false);
+        }
+        // Never assume the successor waited. Another holder's record replaced ours lawfully
+        // only after our lease expired (its clock and ours agree within the tolerance) and
+        // over our last write (so its `rev` is above ours); a record gone is harmless only
+        // where anyone acquiring the worker ID now starts above what we may still issue.
+        let taken_early = found.as_ref().is_some_and(|r| !r.is_token(&token) && (r.rev <= rev || now.ms <= expires_ms));
+        let older = found.as_ref().is_some_and(|r| !r.is_token(&token) && r.fence <= fence);
+        let gone_unguarded = text.is_none()
+            && holds
+            && marker.as_ref().is_some_and(|m| {
+                let store_ms = snapshot.now_ms.unwrap_or(now.ms);
+                floor_of(&rules, m, worker, None, store_ms).0 < bound_ms
+            });
+        if ours || older || taken_early || gone_unguarded {
+            // Our own record with a value we did not write, an older holder's, one that took
+            // the worker ID before it was free, or a marker that lets a newcomer start below
+            // our reservation: the store went back.
+            self.stop_rolled_back(now, worker, fence, true);
         } else {
             let why = if text.is_some() { LostWhy::TakenOver } else { LostWhy::Gone };
             self.note(Note::Lost { worker, why });
@@ -889,12 +979,13 @@ impl Machine {
 
     /// The store was rolled back under the grant: stop at once, and have the namespace's
     /// marker written afresh before anything is granted again.
-    fn stop_rolled_back(&mut self, now: Now, worker: u64, fence: u64) {
+    /// `refresh`: the marker is to be written afresh (else a fence already did).
+    fn stop_rolled_back(&mut self, now: Now, worker: u64, fence: u64, refresh: bool) {
         self.current = None;
         self.retiring = None;
         self.rolled_back = true;
         self.note(Note::RolledBack { worker });
-        self.lose(now, worker, fence, true);
+        self.lose(now, worker, fence, refresh);
     }
 
     /// Starts acquiring again after a loss: the same worker ID first, a fence above the last.
@@ -1199,19 +1290,22 @@ impl Machine {
         {
             at(trouble.since_ns.saturating_add(self.s.first_wait_ns));
         }
-        if self.s.state_file
-            && let Some(filed) = &self.filed
-        {
-            // The next file is due when the generators come within half the window of the limit.
-            // (Past due, it waits for what holds it back: a renewal, whose answer wakes it.)
-            let due_ms = filed.limit_ms.saturating_sub(self.file_ahead_ms() / 2).saturating_sub(now.ms);
-            if let Ok(due_ms) = u64::try_from(due_ms)
-                && due_ms > 0
-            {
-                at(now.ns.saturating_add(due_ms.saturating_mul(1_000_000)));
-            }
+        if let Some(ns) = self.save_wake(now) {
+            at(ns);
         }
         wake
+    }
+
+    /// With a state file: when the next file is due (monotonic ns), once the generators come
+    /// within half the window of the last file's limit. Past due, it waits for what holds it
+    /// back (a renewal, whose answer wakes the machine). A wake that lands on the boundary
+    /// finds the file due: [`Machine::save_due`] writes at `due_ms <= 0`, and whenever it does
+    /// not, a wake is set.
+    pub(crate) fn save_wake(&self, now: Now) -> Option<u64> {
+        let filed = self.filed.as_ref().filter(|_| self.s.state_file)?;
+        let due_ms = filed.limit_ms.saturating_sub(self.file_ahead_ms() / 2).saturating_sub(now.ms);
+        let due_ms = u64::try_from(due_ms).ok().filter(|&ms| ms > 0)?;
+        Some(now.ns.saturating_add(due_ms.saturating_mul(1_000_000)))
     }
 
     /// Time passed: the first acquisition is answered once it may issue, or given up once
@@ -1220,7 +1314,7 @@ impl Machine {
         if self.first != First::Waiting {
             return;
         }
-        if self.current.as_ref().is_some_and(|g| g.issuing(now) && self.filed_for(g, now)) && !self.released {
+        if self.current.is_some() && self.refusal(now).is_none() {
             self.first = First::Answered;
             self.note(Note::Ready);
         } else if let Some(trouble) = &self.trouble
@@ -1243,6 +1337,19 @@ impl Machine {
         self.retiring = None;
         match self.task {
             Task::Done | Task::Release { .. } => {}
+            _ if self.current.is_some() && self.s.state_file && self.trouble.is_some() => {
+                // The store does not answer: a release written now might be applied with its
+                // answer lost, and the state file could not be trusted again. The grant is left
+                // as a crash leaves it (its record frees after the TTL, its successor starts
+                // above its reservation) and the state file as it is, so that a restart resumes
+                // it at once.
+                let error = self.trouble.as_ref().map(|t| t.error.clone());
+                let worker = self.current.as_ref().map(|g| g.worker);
+                self.current = None;
+                self.task = Task::Done;
+                let error = error.unwrap_or_else(|| lost(&self.s.namespace, worker.unwrap_or(0)));
+                self.note(Note::Released { worker, result: Err(error) });
+            }
             _ if self.current.is_some() => {
                 self.task = Task::Release { checking: false };
                 // A call in flight is answered first; the release follows.
@@ -1268,64 +1375,76 @@ impl Machine {
 
     // ---- the generators' side ----
 
-    /// The grant the generators issue under: a lost one while it may still issue and the new
-    /// one may not yet, else the current one.
-    fn active(&mut self, now: Now) -> Option<&mut Grant> {
-        if let Some(retiring) = &self.retiring {
-            let keep = retiring.valid(now) && !self.current.as_ref().is_some_and(|g| g.issuing(now));
-            if keep {
-                return self.retiring.as_mut();
-            }
-            self.retiring = None;
+    /// Whether the generators issue under the retiring grant: a lost one while it may still
+    /// issue and the new one may not yet.
+    fn on_retiring(&self, now: Now) -> bool {
+        self.retiring.as_ref().is_some_and(|r| r.valid(now))
+            && !self.current.as_ref().is_some_and(|g| g.issuing(now) && self.filed_for(g, now))
+    }
+
+    /// The grant the generators issue under: the retiring one while it may, else the current
+    /// one.
+    fn active(&self, now: Now) -> Option<&Grant> {
+        if self.on_retiring(now) { self.retiring.as_ref() } else { self.current.as_ref() }
+    }
+
+    /// Why the generators may not issue at `now`, or `None` when they may: the one answer
+    /// that [`Machine::grant_until`], [`Machine::issuing`], [`Machine::standing`] and the first
+    /// acquisition's answer all give, so that what a lease says of itself is what its
+    /// generators do.
+    pub(crate) fn refusal(&self, now: Now) -> Option<FenceReason> {
+        let rules = self.s.rules;
+        if self.released {
+            return Some(FenceReason::Released);
         }
-        self.current.as_mut()
+        let Some(grant) = self.active(now) else {
+            return Some(if self.rolled_back { FenceReason::RolledBack } else { FenceReason::Lost });
+        };
+        if !grant.valid(now) {
+            return Some(FenceReason::NotRenewed { reservation: rules.reservation, margin: rules.margin });
+        }
+        if now.ms < grant.ready_ms {
+            return Some(FenceReason::WaitingOut { until_ms: grant.floor_ms.unwrap_or(grant.ready_ms) });
+        }
+        if !self.filed_for(grant, now) {
+            return Some(FenceReason::StateFileBehind);
+        }
+        if now.ms > grant.bound_ms {
+            return Some(FenceReason::ClockAhead { now_ms: now.ms, bound_ms: grant.bound_ms });
+        }
+        None
     }
 
     /// The highest timestamp a generator under grant `epoch` may issue now, recorded as
     /// issued: the smaller of the acknowledged reservation and `from_ms` (the later of the
     /// clock and the tick asked for) plus a short step (at least `min_step_ms`) within the
-    /// validity. Refused while the lease may not issue, and when it holds another grant than
-    /// `epoch` (the generator switches to it first).
+    /// validity. Refused while the lease may not issue ([`Machine::refusal`]), and when it
+    /// holds another grant than `epoch` (the generator switches to it first).
     pub(crate) fn grant_until(&mut self, now: Now, from_ms: i64, min_step_ms: i64, epoch: u64) -> Result<i64, Refusal> {
-        let rules = self.s.rules;
-        if self.released {
-            return Err(Refusal::Fenced(FenceReason::Released));
+        if let Some(reason) = self.refusal(now) {
+            return Err(Refusal::Fenced(reason));
         }
-        let rolled_back = self.rolled_back;
-        let (state_file, filed) = (self.s.state_file, self.filed.as_ref().map(|f| (f.epoch, f.limit_ms)));
-        let Some(grant) = self.active(now) else {
-            return Err(Refusal::Fenced(if rolled_back { FenceReason::RolledBack } else { FenceReason::Lost }));
+        let step_ms = self.s.rules.step_ms.max(min_step_ms);
+        let file = self.s.state_file.then(|| self.filed.as_ref().map(|f| (f.epoch, f.limit_ms)));
+        let retiring = self.on_retiring(now);
+        let Some(grant) = (if retiring { self.retiring.as_mut() } else { self.current.as_mut() }) else {
+            return Err(Refusal::Fenced(FenceReason::Lost));
         };
-        if !grant.valid(now) {
-            return Err(Refusal::Fenced(FenceReason::NotRenewed {
-                reservation: rules.reservation,
-                margin: rules.margin,
-            }));
-        }
-        if now.ms < grant.ready_ms {
-            return Err(Refusal::Fenced(FenceReason::WaitingOut {
-                until_ms: grant.floor_ms.unwrap_or(grant.ready_ms),
-            }));
-        }
         if grant.epoch != epoch {
             return Err(Refusal::Switch(grant.view()));
         }
         let left_ms = i64::try_from((grant.valid_until_ns - now.ns) / 1_000_000).unwrap_or(i64::MAX);
-        let mut until = from_ms.saturating_add(left_ms.min(rules.step_ms.max(min_step_ms))).min(grant.bound_ms);
-        if state_file {
-            // Never above what the state file says may have been issued: a grant the file does
-            // not describe yet issues nothing until it does.
-            let epoch = grant.epoch;
-            let limit = filed.filter(|(e, _)| *e == epoch).map_or(i64::MIN, |(_, limit)| limit);
-            let older = filed.is_some_and(|(e, _)| e > epoch);
-            if !older {
-                until = until.min(limit);
-                if until < from_ms {
-                    return Err(Refusal::Fenced(FenceReason::NotRenewed {
-                        reservation: rules.reservation,
-                        margin: rules.margin,
-                    }));
-                }
+        let mut until = from_ms.saturating_add(left_ms.min(step_ms)).min(grant.bound_ms);
+        // Never above what the state file says may have been issued: a grant the file does not
+        // describe yet issues nothing until it does (one it no longer describes, retiring
+        // under a newer one, stays below its reservation).
+        if let Some(filed) = file
+            && filed.is_none_or(|(e, _)| e <= grant.epoch)
+        {
+            let limit = filed.filter(|(e, _)| *e == grant.epoch).map_or(i64::MIN, |(_, limit)| limit);
+            until = until.min(limit);
+            if until < from_ms {
+                return Err(Refusal::Fenced(FenceReason::StateFileBehind));
             }
         }
         if until < from_ms {
@@ -1336,7 +1455,7 @@ impl Machine {
     }
 
     /// The grant as a generator sees it: the one it would issue under now.
-    pub(crate) fn view(&mut self, now: Now) -> GrantView {
+    pub(crate) fn view(&self, now: Now) -> GrantView {
         match self.active(now) {
             Some(grant) => grant.view(),
             None => GrantView { epoch: 0, worker: self.last.map_or(0, |(w, _)| w), floor_ms: None },
@@ -1355,42 +1474,28 @@ impl Machine {
     }
 
     /// Whether generators may issue now.
-    pub(crate) fn issuing(&mut self, now: Now) -> bool {
-        if self.released {
-            return false;
-        }
-        let grant = self.active(now).cloned();
-        grant.is_some_and(|g| g.issuing(now) && self.filed_for(&g, now))
+    pub(crate) fn issuing(&self, now: Now) -> bool {
+        self.refusal(now).is_none()
     }
 
-    /// Where the lease stands.
-    pub(crate) fn standing(&mut self, now: Now) -> Standing {
-        let rules = self.s.rules;
+    /// Where the lease stands: [`Machine::refusal`], with the grant it concerns.
+    pub(crate) fn standing(&self, now: Now) -> Standing {
         if self.released {
             return Standing::Released;
         }
         let answering = self.trouble.is_none() && self.ambiguous.is_empty();
-        let rolled_back = self.rolled_back;
-        let last = self.last;
-        match self.active(now) {
-            Some(grant) if grant.issuing(now) => Standing::Issuing {
+        let refusal = self.refusal(now);
+        let last = self.last.map_or(0, |(w, _)| w);
+        match (self.active(now), refusal) {
+            (Some(grant), None) => Standing::Issuing {
                 worker: grant.worker,
                 fence: grant.record.fence,
                 issuing_for_ns: grant.valid_until_ns - now.ns,
                 store_answering: answering,
             },
-            Some(grant) if !grant.valid(now) => Standing::Fenced {
-                worker: grant.worker,
-                reason: FenceReason::NotRenewed { reservation: rules.reservation, margin: rules.margin },
-            },
-            Some(grant) => Standing::Fenced {
-                worker: grant.worker,
-                reason: FenceReason::WaitingOut { until_ms: grant.floor_ms.unwrap_or(grant.ready_ms) },
-            },
-            None if rolled_back => {
-                Standing::Fenced { worker: last.map_or(0, |(w, _)| w), reason: FenceReason::RolledBack }
-            }
-            None => Standing::Recovering { previous_worker: last.map_or(0, |(w, _)| w) },
+            (Some(grant), Some(reason)) => Standing::Fenced { worker: grant.worker, reason },
+            (None, Some(reason @ FenceReason::RolledBack)) => Standing::Fenced { worker: last, reason },
+            (None, _) => Standing::Recovering { previous_worker: last },
         }
     }
 
@@ -1456,11 +1561,16 @@ mod tests {
 
     /// Drives `machine` against `store` until `until_ms` (1 ms steps, calls answered at once).
     fn run(machine: &mut Machine, store: &mut State, clock: &mut i64, until_ms: i64) {
+        run_off(machine, store, clock, until_ms, 0);
+    }
+
+    /// [`run`], with the store's clock `offset_ms` off the holder's.
+    fn run_off(machine: &mut Machine, store: &mut State, clock: &mut i64, until_ms: i64, offset_ms: i64) {
         while *clock < until_ms {
             let now = Now { ns: u64::try_from(*clock).unwrap() * MS, ms: *clock };
             while let Some(call) = machine.poll_call(now) {
                 let reply = match call {
-                    Call::Read(query) => Reply::Read(store.read("ns", &query, Some(now.ms))),
+                    Call::Read(query) => Reply::Read(store.read("ns", &query, Some(now.ms + offset_ms))),
                     Call::Write(ops) => {
                         let cas: Vec<Cas<'_>> = ops.iter().map(Op::cas).collect();
                         Reply::Written(store.write("ns", &cas))
@@ -1523,5 +1633,170 @@ mod tests {
             _ => None,
         });
         assert!(matches!(acquired, Some((Basis::Unvouched, floor)) if floor > 3_000), "{acquired:?}");
+    }
+
+    fn at(clock: i64) -> Now {
+        Now { ns: clock.cast_unsigned() * MS, ms: clock }
+    }
+
+    fn rolled_back(machine: &mut Machine) -> bool {
+        notes(machine).iter().any(|n| matches!(n, Note::RolledBack { .. }))
+    }
+
+    #[test]
+    fn a_restore_that_hands_a_held_worker_id_to_a_newcomer_stops_its_holder_at_its_next_renewal() {
+        // A holds the one worker ID; a backup is taken; A renews for a while; the backup is put
+        // back (no new incarnation, no fence): the record in it expired long ago, so a newcomer
+        // takes the worker ID above its old high water, below what A reserved since.
+        let mut store = State::default();
+        let mut clock = 1_000;
+        let mut a = Machine::new(Settings { space: 1, ..settings(true) }, at(clock));
+        run(&mut a, &mut store, &mut clock, 1_005);
+        let backup = store.clone();
+        run(&mut a, &mut store, &mut clock, 1_500);
+        store = backup;
+        let mut b = Machine::new(Settings { space: 1, seed: 11, ..settings(false) }, at(clock));
+        run(&mut b, &mut store, &mut clock, 1_502);
+        assert!(notes(&mut b).iter().any(|n| matches!(n, Note::Acquired { .. })));
+        // A's next renewal finds the worker ID another's, taken while its own lease ran and
+        // over an older write than its own: the store went back, and A stops at once.
+        run(&mut a, &mut store, &mut clock, 1_650);
+        assert!(rolled_back(&mut a));
+        assert!(!a.issuing(at(clock)), "{:?}", a.standing(at(clock)));
+    }
+
+    #[test]
+    fn a_restore_that_forgets_a_grant_stops_its_holder_at_its_next_renewal() {
+        // P declares the namespace and takes worker ID 0; the backup holds that much. A then
+        // takes worker ID 1 (never granted: at once). The backup put back, the marker says 1
+        // was never granted: anyone would take it at once, below A's reservation.
+        let mut store = State::default();
+        let mut clock = 1_000;
+        let mut p = Machine::new(Settings { space: 2, ..settings(true) }, at(clock));
+        run(&mut p, &mut store, &mut clock, 1_005);
+        let backup = store.clone();
+        let mut a = Machine::new(Settings { space: 2, seed: 13, ..settings(false) }, at(clock));
+        run(&mut a, &mut store, &mut clock, 1_300);
+        assert_ne!(a.worker_and_fence().0, p.worker_and_fence().0);
+        store = backup;
+        run(&mut a, &mut store, &mut clock, 1_450);
+        assert!(rolled_back(&mut a));
+        assert!(!a.issuing(at(clock)));
+    }
+
+    #[test]
+    fn a_fence_stops_every_holder_at_its_next_renewal_without_a_second_fence() {
+        let mut store = State::default();
+        let mut clock = 1_000;
+        let mut a = Machine::new(settings(true), at(clock));
+        run(&mut a, &mut store, &mut clock, 1_050);
+        notes(&mut a);
+        // The operator's fence: the marker written afresh.
+        let read = store.read("ns", &Query::workers(0..0).with_highest(), Some(clock));
+        let old = read.marker.as_deref().and_then(Marker::decode);
+        let fenced = fresh_marker(old.as_ref(), read.highest, clock, &read.incarnation, 0xFE, false);
+        assert_eq!(
+            store.write("ns", &[Cas::new(Slot::Marker, read.marker.as_deref(), &fenced.encode())]),
+            Written::Done
+        );
+        run(&mut a, &mut store, &mut clock, 1_200);
+        let seen = notes(&mut a);
+        assert!(seen.iter().any(|n| matches!(n, Note::RolledBack { .. })), "{seen:?}");
+        assert!(!seen.iter().any(|n| matches!(n, Note::Marked { .. })), "a fence owes no second fence: {seen:?}");
+        let marker = store.read("ns", &Query::workers(0..0), Some(clock)).marker;
+        assert_eq!(marker.as_deref().and_then(Marker::decode).map(|m| m.generation), Some(0xFE));
+    }
+
+    #[test]
+    fn a_running_holder_never_declares_the_namespace_new_again() {
+        let mut store = State::default();
+        let mut clock = 1_000;
+        let mut a = Machine::new(Settings { space: 1, ..settings(true) }, at(clock));
+        run(&mut a, &mut store, &mut clock, 1_050);
+        assert!(notes(&mut a).contains(&Note::Marked { declared: true, fenced: false }));
+        // The store restarts empty: the holder acquires again, and what it writes is not a
+        // declaration (it may have issued on the worker ID).
+        store.spaces.clear();
+        store.incarnation += 1;
+        run(&mut a, &mut store, &mut clock, 1_300);
+        let seen = notes(&mut a);
+        assert!(seen.contains(&Note::Marked { declared: false, fenced: false }), "{seen:?}");
+        let marker = store.read("ns", &Query::workers(0..0), Some(clock)).marker;
+        assert_eq!(marker.as_deref().and_then(Marker::decode).map(|m| m.declared), Some(false));
+    }
+
+    #[test]
+    fn a_renewal_from_a_clock_off_the_stores_reserves_nothing_more() {
+        let mut store = State::default();
+        let mut clock = 1_000;
+        let mut a = Machine::new(settings(true), at(clock));
+        run(&mut a, &mut store, &mut clock, 1_050);
+        let worker = a.worker_and_fence().0;
+        let before = store.read("ns", &Query::workers(worker..worker + 1), Some(clock)).records;
+        // The store's clock now reads a second behind the holder's (the tolerance is 50 ms).
+        run_off(&mut a, &mut store, &mut clock, 1_500, -1_000);
+        let seen = notes(&mut a);
+        assert!(
+            seen.iter().any(|n| matches!(n, Note::RenewalFailed { error: LeaseError::ClockSkew { .. }, .. })),
+            "{seen:?}"
+        );
+        assert_eq!(store.read("ns", &Query::workers(worker..worker + 1), Some(clock)).records, before);
+        // Back within the tolerance, it renews again.
+        run_off(&mut a, &mut store, &mut clock, 1_700, 10);
+        assert_ne!(store.read("ns", &Query::workers(worker..worker + 1), Some(clock)).records, before);
+        assert!(a.issuing(at(clock)));
+    }
+
+    #[test]
+    fn an_older_copy_of_the_state_file_loses_its_grant_without_a_fence() {
+        let mut store = State::default();
+        let mut clock = 1_000;
+        let filing = Settings { state_file: true, ..settings(true) };
+        let mut a = Machine::new(filing.clone(), at(clock));
+        run(&mut a, &mut store, &mut clock, 1_050);
+        let old = a.save_due(at(clock)).expect("a file is due");
+        a.saved(&old);
+        run(&mut a, &mut store, &mut clock, 1_400);
+        // The process restarts from the older file (a disk snapshot put back).
+        a.abandon();
+        let mut b = Machine::resume(Settings { seed: 21, ..filing }, &old, at(clock)).expect("resumed");
+        run(&mut b, &mut store, &mut clock, 1_450);
+        let seen = notes(&mut b);
+        assert!(seen.iter().any(|n| matches!(n, Note::Lost { why: LostWhy::FileOlder, .. })), "{seen:?}");
+        assert!(!seen.iter().any(|n| matches!(n, Note::RolledBack { .. } | Note::Marked { fenced: true, .. })));
+    }
+
+    #[test]
+    fn a_state_file_says_a_release_may_follow_before_it_is_written_and_is_not_resumed() {
+        let mut store = State::default();
+        let mut clock = 1_000;
+        let filing = Settings { state_file: true, ..settings(true) };
+        let mut a = Machine::new(filing.clone(), at(clock));
+        run(&mut a, &mut store, &mut clock, 1_010);
+        let saved = a.save_due(at(clock)).expect("a file is due");
+        a.saved(&saved);
+        a.release(at(clock), 0);
+        // No release call before the file says it may follow.
+        assert_eq!(a.poll_call(at(clock)), None);
+        let releasing = a.save_due(at(clock)).expect("the releasing file");
+        assert!(releasing.releasing);
+        a.saved(&releasing);
+        assert!(matches!(a.poll_call(at(clock)), Some(Call::Write(_))));
+        assert!(Machine::resume(filing, &releasing, at(clock)).is_none());
+    }
+
+    #[test]
+    fn a_state_file_due_on_the_boundary_is_written_or_woken_for() {
+        let mut store = State::default();
+        let mut clock = 1_000;
+        let mut a = Machine::new(Settings { state_file: true, ..settings(true) }, at(clock));
+        run(&mut a, &mut store, &mut clock, 1_010);
+        let first = a.save_due(at(clock)).expect("a file is due");
+        a.saved(&first);
+        // At every millisecond until past the file's limit, a file is due or a wake is set.
+        for ms in clock..first.issued_limit_ms + 10 {
+            let now = at(ms);
+            assert!(a.save_due(now).is_some() || a.save_wake(now).is_some_and(|w| w > now.ns), "stuck at {ms}");
+        }
     }
 }
