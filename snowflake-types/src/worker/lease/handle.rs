@@ -310,8 +310,33 @@ impl WorkerLeaseBuilder {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn acquire(self) -> Result<WorkerLease, LeaseError> {
+        let lease = self.start()?;
+        lease.ready()?;
+        Ok(lease)
+    }
+
+    /// Starts the lease and returns it at once, before it holds a worker ID: its
+    /// [`WorkerLease::status`] says where it stands from the first instant
+    /// ([`LeaseStatus::Acquiring`], with the last store error, while the first worker ID is
+    /// acquired), and [`WorkerLease::ready`] or [`WorkerLease::ready_async`] wait until it
+    /// issues. For a service that answers its health checks while it starts. Settings, a bad
+    /// URL and an unusable state file are refused here, at once.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use typed_snowflake::worker::lease::{LeaseStatus, MemoryLeaseStore, WorkerLease};
+    ///
+    /// let lease = WorkerLease::builder(MemoryLeaseStore::new()).namespace("shop").create_namespace().start()?;
+    /// // `status()` answers at once: acquiring, or issuing already.
+    /// assert!(matches!(lease.status(), LeaseStatus::Acquiring { .. } | LeaseStatus::Issuing { .. }));
+    /// lease.ready()?;
+    /// assert!(lease.status().is_issuing());
+    /// # lease.release()?;
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn start(self) -> Result<WorkerLease, LeaseError> {
         self.check()?;
-        renewal::start(self).wait()
+        renewal::start(self)
     }
 
     /// [`WorkerLeaseBuilder::acquire`] for async code: the store calls run on the lease's
@@ -327,8 +352,9 @@ impl WorkerLeaseBuilder {
     /// # Ok(()) }
     /// ```
     pub async fn acquire_async(self) -> Result<WorkerLease, LeaseError> {
-        self.check()?;
-        renewal::start(self).await
+        let lease = self.start()?;
+        lease.ready_async().await?;
+        Ok(lease)
     }
 }
 
@@ -355,6 +381,20 @@ enum Store {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum LeaseStatus {
+    /// The lease was started ([`WorkerLeaseBuilder::start`]) and its first worker ID is being
+    /// acquired: generators on it may not issue yet.
+    Acquiring {
+        /// Since when.
+        since: SystemTime,
+        /// The last store error, while the store does not answer.
+        error: Option<LeaseError>,
+    },
+    /// The first acquisition failed for good (a bad setting, a clock off the store's, no
+    /// free worker ID, or a store that did not answer for `wait_for_store`): the lease ended.
+    Failed {
+        /// Why.
+        error: LeaseError,
+    },
     /// Generators on the lease may issue.
     Issuing {
         /// The worker ID.
@@ -435,6 +475,22 @@ struct Shared {
     late_renewals: AtomicU64,
     failed_renewals: AtomicU64,
     recoveries: AtomicU64,
+    /// The first acquisition's outcome, once known, and who waits for it
+    /// ([`WorkerLease::ready`]).
+    first: Mutex<FirstAnswer>,
+}
+
+/// The first acquisition's outcome, and its callers.
+#[derive(Default)]
+struct FirstAnswer {
+    outcome: Option<Result<(), LeaseError>>,
+    waiting: Vec<Reply<()>>,
+}
+
+impl std::fmt::Debug for FirstAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FirstAnswer").field("outcome", &self.outcome).field("waiting", &self.waiting.len()).finish()
+    }
 }
 
 fn anchor() -> Instant {
@@ -609,6 +665,37 @@ impl WorkerLease {
         self.shared.lock().floor_ms()
     }
 
+    /// Waits until the lease's first worker ID issues ([`WorkerLeaseBuilder::start`]), or
+    /// its first acquisition fails for good; at once after that.
+    ///
+    /// ```
+    /// use typed_snowflake::worker::lease::{MemoryLeaseStore, WorkerLease};
+    ///
+    /// let lease = WorkerLease::builder(MemoryLeaseStore::new()).create_namespace().start()?;
+    /// lease.ready()?;
+    /// lease.ready()?; // answered at once from then on
+    /// # lease.release()?;
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn ready(&self) -> Result<(), LeaseError> {
+        self.shared.wait_first().wait()
+    }
+
+    /// [`WorkerLease::ready`] for async code, without blocking the executor.
+    ///
+    /// ```
+    /// use typed_snowflake::worker::lease::{MemoryLeaseStore, WorkerLease};
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let lease = WorkerLease::builder(MemoryLeaseStore::new()).create_namespace().start()?;
+    /// lease.ready_async().await?;
+    /// assert!(lease.status().is_issuing());
+    /// # Ok(()) }
+    /// ```
+    pub async fn ready_async(&self) -> Result<(), LeaseError> {
+        self.shared.wait_first().await
+    }
+
     /// Whether generators on the lease may issue now.
     pub fn is_valid(&self) -> bool {
         matches!(self.status(), LeaseStatus::Issuing { .. })
@@ -623,6 +710,8 @@ impl WorkerLease {
         let since = s.system_time(machine.since_ms());
         let error = machine.error().cloned();
         match machine.standing(now) {
+            Standing::Acquiring => LeaseStatus::Acquiring { since, error },
+            Standing::Failed(error) => LeaseStatus::Failed { error },
             Standing::Released => LeaseStatus::Released,
             Standing::Recovering { previous_worker } => LeaseStatus::Recovering { previous_worker, since, error },
             Standing::Fenced { worker, reason } => {
@@ -761,6 +850,29 @@ impl Fence for WorkerLease {
 }
 
 impl Shared {
+    /// Answers everyone waiting for the first acquisition, and everyone who asks from now on.
+    fn first_answer(&self, outcome: Result<(), LeaseError>) {
+        let mut first = self.first.lock().unwrap_or_else(|p| p.into_inner());
+        if first.outcome.is_some() {
+            return;
+        }
+        for reply in first.waiting.drain(..) {
+            channel::answer(reply, outcome.clone());
+        }
+        first.outcome = Some(outcome);
+    }
+
+    /// Where the first acquisition's outcome comes.
+    fn wait_first(&self) -> Receive<()> {
+        let (reply, receive) = channel::channel();
+        let mut first = self.first.lock().unwrap_or_else(|p| p.into_inner());
+        match &first.outcome {
+            Some(outcome) => channel::answer(reply, outcome.clone()),
+            None => first.waiting.push(reply),
+        }
+        receive
+    }
+
     fn lock(&self) -> MutexGuard<'_, Machine> {
         self.machine.lock().unwrap_or_else(|p| p.into_inner())
     }

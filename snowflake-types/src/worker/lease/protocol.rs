@@ -22,10 +22,15 @@
 //!   the marker says was never granted; at once in a namespace declared new.
 //! - **A marker belongs to one incarnation** of the store: one from another is written
 //!   afresh, and every record written before it loses the store's voucher.
-//! - **Rolled back.** A holder that reads its own record back with another value than it
-//!   wrote stops issuing at once and fences the namespace (a fresh marker).
-//! - **Lost.** A holder whose record is gone or another's keeps issuing on what it reserved
-//!   (every successor starts above it) while it acquires a worker ID again.
+//! - **Never assume the successor waited.** A holder that reads its own record back with
+//!   another value than it wrote, or finds it another's that replaced an older write than its
+//!   own or took the worker ID before its lease expired, or gone where a newcomer would start
+//!   below its reservation, stops issuing at once and fences the namespace (a fresh marker);
+//!   under a marker fenced by someone else it stops without a second fence. Every renewal
+//!   reads first, and confirms the marker in its write.
+//! - **Lost.** A holder whose record is gone or lawfully another's keeps issuing on what it
+//!   reserved (every successor starts above it) while it acquires a worker ID again.
+//! - **Clocks.** A renewal from a clock more than the tolerance off the store's writes nothing.
 //! - **Release.** The final record is the highest timestamp any generator issued.
 
 pub(crate) mod holder;

@@ -9,26 +9,12 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use super::channel::{Receive, Reply, answer, channel};
+use super::channel::{Reply, answer};
 use super::state_file::StateFile;
 use super::{Command, Handle, Shared, Store, WorkerLease, WorkerLeaseBuilder, nanos_since_anchor};
 use crate::worker::lease::protocol::Basis;
 use crate::worker::lease::protocol::holder::{Call, Machine, Note, Reply as Answer};
 use crate::worker::lease::store::{Cas, LeaseError, LeaseStore};
-
-/// Starts the lease thread, which acquires and then renews; the receiver gets the lease.
-pub(super) fn start(builder: WorkerLeaseBuilder) -> Receive<WorkerLease> {
-    let (reply, receive) = channel();
-    match std::thread::Builder::new().name("snowflake-lease".into()).spawn(move || run(builder, reply)) {
-        Ok(_) => receive,
-        Err(e) => {
-            // The closure, and the reply in it, were dropped: answer on a new channel.
-            let (reply, receive) = channel();
-            answer(reply, Err(LeaseError::Thread { source: Arc::new(e) }));
-            receive
-        }
-    }
-}
 
 /// Makes one call of the machine's on the store.
 fn make(store: &dyn LeaseStore, namespace: &str, call: &Call) -> Answer {
@@ -42,14 +28,14 @@ fn make(store: &dyn LeaseStore, namespace: &str, call: &Call) -> Answer {
     result.unwrap_or_else(Answer::Failed)
 }
 
-fn run(b: WorkerLeaseBuilder, reply: Reply<WorkerLease>) {
+/// Starts the lease: prepares it (the URL parsed, the state file locked and read, the machine
+/// built) and starts the lease thread, which acquires and then renews. Returns the lease at
+/// once; [`WorkerLease::ready`] waits for its first grant.
+pub(super) fn start(b: WorkerLeaseBuilder) -> Result<WorkerLease, LeaseError> {
     // A URL is parsed at once (a bad one is told, never waited on), and opened at the first
     // call, so that a store that does not answer is waited for as the machine waits for it.
     let (url, store) = match &b.store {
-        Store::Url(text) => match crate::worker::lease::url::StoreUrl::parse(text) {
-            Ok(url) => (Some(url), None),
-            Err(e) => return answer(reply, Err(e)),
-        },
+        Store::Url(text) => (Some(crate::worker::lease::url::StoreUrl::parse(text)?), None),
         Store::Open(store) => (None, Some(Arc::clone(store))),
     };
     let describe =
@@ -59,7 +45,7 @@ fn run(b: WorkerLeaseBuilder, reply: Reply<WorkerLease>) {
         None => (None, None),
         Some(path) => match StateFile::open(path, host) {
             Ok((file, saved)) => (Some(file), saved),
-            Err(reason) => return answer(reply, Err(LeaseError::BadSettings { reason })),
+            Err(reason) => return Err(LeaseError::BadSettings { reason }),
         },
     };
     let rules = b.rules();
@@ -84,34 +70,39 @@ fn run(b: WorkerLeaseBuilder, reply: Reply<WorkerLease>) {
         late_renewals: AtomicU64::new(0),
         failed_renewals: AtomicU64::new(0),
         recoveries: AtomicU64::new(0),
+        first: Mutex::default(),
     });
+    let thread = |e: std::io::Error| LeaseError::Thread { source: Arc::new(e) };
     let file = file.map(|file| Arc::new(Mutex::new(file)));
     if let Some(file) = &file {
         // The state file is written off the store's path: a store call that hangs does not
         // hold it back (nor the generators, which issue up to what it says).
         let (shared, file) = (Arc::downgrade(&shared), Arc::clone(file));
-        if let Err(e) =
-            std::thread::Builder::new().name("snowflake-lease-file".into()).spawn(move || keep_filing(&shared, &file))
-        {
-            return answer(reply, Err(LeaseError::Thread { source: Arc::new(e) }));
-        }
+        std::thread::Builder::new()
+            .name("snowflake-lease-file".into())
+            .spawn(move || keep_filing(&shared, &file))
+            .map_err(thread)?;
     }
     let (commands, inbox) = mpsc::channel();
     let lease = WorkerLease { shared: Arc::clone(&shared), handle: Arc::new(Handle { commands }) };
-    Driver {
-        b: &b,
-        shared: &shared,
-        url,
-        store,
-        file,
-        pending: Some((reply, lease)),
-        resumed: resumed_from_file,
-        release: None,
-        outage: None,
-        grants: 0,
-        renewed: 0,
-    }
-    .run(&inbox);
+    let run = move || {
+        Driver {
+            b: &b,
+            shared: &shared,
+            url,
+            store,
+            file,
+            answered: false,
+            resumed: resumed_from_file,
+            release: None,
+            outage: None,
+            grants: 0,
+            renewed: 0,
+        }
+        .run(&inbox);
+    };
+    std::thread::Builder::new().name("snowflake-lease".into()).spawn(run).map_err(thread)?;
+    Ok(lease)
 }
 
 /// Writes the state file the machine asks for, under the file's lock (so that a file written
@@ -165,8 +156,8 @@ struct Driver<'a> {
     store: Option<Arc<dyn LeaseStore>>,
     /// The lease state file, when one is kept (written by this thread and the file thread).
     file: Option<Arc<Mutex<StateFile>>>,
-    /// The first acquisition's answer, sent once its generators may issue.
-    pending: Option<(Reply<WorkerLease>, WorkerLease)>,
+    /// Whether the first acquisition was answered ([`WorkerLease::ready`]).
+    answered: bool,
     /// The machine was resumed from the state file.
     resumed: bool,
     /// A release's caller, answered when it ends.
@@ -203,6 +194,13 @@ impl Driver<'_> {
     }
 
     fn run(mut self, inbox: &mpsc::Receiver<Command>) {
+        self.drive(inbox);
+        // Ended (abandoned) before its first grant issued: whoever waits is told.
+        let ended = std::io::Error::other("the lease ended before its first worker ID issued");
+        self.shared.first_answer(Err(LeaseError::Thread { source: Arc::new(ended) }));
+    }
+
+    fn drive(&mut self, inbox: &mpsc::Receiver<Command>) {
         let namespace = self.b.namespace.as_str();
         let mut orphaned = false;
         loop {
@@ -212,7 +210,7 @@ impl Driver<'_> {
                 machine.handle_timeout(now);
                 // A grant resumed from the state file answers its caller before its first store
                 // call: that call may wait a whole timeout for a store that does not answer.
-                let answer_first = self.resumed && self.pending.is_some() && machine.issuing_soon(now);
+                let answer_first = self.resumed && !self.answered && machine.issuing_soon(now);
                 (if answer_first { None } else { machine.poll_call(now) }, machine.is_done())
             };
             self.notes();
@@ -293,7 +291,7 @@ impl Driver<'_> {
             (issuing, holding, worker, left, up)
         };
         crate::events::lease_gauges(&self.shared.namespace, worker, left, up);
-        if self.pending.is_some() {
+        if !self.answered {
             return;
         }
         match self.outage {
@@ -356,16 +354,12 @@ impl Driver<'_> {
                 }
             }
             Note::Ready => {
-                if let Some((reply, lease)) = self.pending.take() {
-                    // Dropped at once if the caller gave up waiting: with its last handle
-                    // gone, the thread releases the lease.
-                    answer(reply, Ok(lease));
-                }
+                self.answered = true;
+                self.shared.first_answer(Ok(()));
             }
             Note::GaveUp(error) => {
-                if let Some((reply, _lease)) = self.pending.take() {
-                    answer(reply, Err(error));
-                }
+                self.answered = true;
+                self.shared.first_answer(Err(error));
             }
             Note::Marked { declared, fenced } => crate::events::lease_marked(ns, declared, fenced),
             Note::RenewalFailed { worker, error } => {
@@ -383,7 +377,7 @@ impl Driver<'_> {
             }
             Note::Trouble { error, waited_ns } => {
                 let waited = Duration::from_nanos(waited_ns);
-                if self.pending.is_some() {
+                if !self.answered {
                     crate::events::lease_waiting_for_store(
                         ns,
                         "acquiring a worker ID",

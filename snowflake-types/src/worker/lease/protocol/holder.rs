@@ -262,6 +262,8 @@ enum Task {
 struct Sent {
     call: Call,
     at: Now,
+    /// Made for the release (else for the renewal, in flight when the release was asked).
+    release: bool,
 }
 
 /// The first acquisition, as the caller waits for it.
@@ -282,9 +284,23 @@ struct Trouble {
 /// Where a lease stands, for its status.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Standing {
-    Issuing { worker: u64, fence: u64, issuing_for_ns: u64, store_answering: bool },
-    Fenced { worker: u64, reason: FenceReason },
-    Recovering { previous_worker: u64 },
+    /// The first acquisition is under way.
+    Acquiring,
+    /// The first acquisition failed for good.
+    Failed(LeaseError),
+    Issuing {
+        worker: u64,
+        fence: u64,
+        issuing_for_ns: u64,
+        store_answering: bool,
+    },
+    Fenced {
+        worker: u64,
+        reason: FenceReason,
+    },
+    Recovering {
+        previous_worker: u64,
+    },
     Released,
 }
 
@@ -394,6 +410,8 @@ pub(crate) struct Machine {
     rolled_back: bool,
     /// Resumed from a state file.
     resumed: bool,
+    /// Why the first acquisition failed for good.
+    failed: Option<LeaseError>,
     /// The last grant's worker ID and fence: tried first, and exceeded, after a loss.
     last: Option<(u64, u64)>,
     /// Renewals whose answers were lost since the last acknowledged one.
@@ -469,6 +487,7 @@ impl Machine {
             released: false,
             rolled_back: false,
             resumed: false,
+            failed: None,
             last: None,
             ambiguous: Vec::new(),
             since_ms: now.ms,
@@ -644,7 +663,7 @@ impl Machine {
                     let worker = grant.worker;
                     self.task = Task::Check;
                     let call = Call::Read(Query::workers(worker..worker + 1));
-                    self.sent = Some(Sent { call: call.clone(), at: now });
+                    self.sent = Some(Sent { call: call.clone(), at: now, release: false });
                     return Some(call);
                 };
                 let record = Record {
@@ -693,7 +712,8 @@ impl Machine {
             }
             Task::Acquire(_) => self.acquire_call(now)?,
         };
-        self.sent = Some(Sent { call: call.clone(), at: now });
+        let release = matches!(self.task, Task::Release { .. });
+        self.sent = Some(Sent { call: call.clone(), at: now, release });
         Some(call)
     }
 
@@ -805,6 +825,19 @@ impl Machine {
     /// Hands back the answer to the call in flight, at `now`.
     pub(crate) fn handle_reply(&mut self, now: Now, reply: Reply) {
         let Some(sent) = self.sent.take() else { return };
+        if matches!(self.task, Task::Release { .. }) && !sent.release {
+            // A renewal's call, in flight when the release was asked: a write it acknowledged
+            // is the one the release replaces; one whose answer was lost may have been applied
+            // (the release, conflicting, then finds it). The release follows either way.
+            if let Call::Write(ops) = &sent.call {
+                match reply {
+                    Reply::Written(Written::Done) => self.renewed(&ops[0].value.clone(), sent.at, now),
+                    Reply::Failed(_) => self.ambiguous.push(Attempt { value: ops[0].value.clone(), sent: sent.at }),
+                    _ => {}
+                }
+            }
+            return;
+        }
         if let Reply::Failed(error) = reply {
             return self.call_failed(now, &sent, error);
         }
@@ -1257,6 +1290,7 @@ impl Machine {
 
     fn give_up(&mut self, error: LeaseError) {
         self.first = First::Answered;
+        self.failed = Some(error.clone());
         self.note(Note::GaveUp(error));
         if self.current.is_some() {
             self.released = true;
@@ -1480,8 +1514,14 @@ impl Machine {
 
     /// Where the lease stands: [`Machine::refusal`], with the grant it concerns.
     pub(crate) fn standing(&self, now: Now) -> Standing {
+        if let Some(error) = &self.failed {
+            return Standing::Failed(error.clone());
+        }
         if self.released {
             return Standing::Released;
+        }
+        if self.first == First::Waiting && self.current.is_none() {
+            return Standing::Acquiring;
         }
         let answering = self.trouble.is_none() && self.ambiguous.is_empty();
         let refusal = self.refusal(now);
@@ -1798,5 +1838,36 @@ mod tests {
             let now = at(ms);
             assert!(a.save_due(now).is_some() || a.save_wake(now).is_some_and(|w| w > now.ns), "stuck at {ms}");
         }
+    }
+
+    #[test]
+    fn a_release_asked_while_a_renewal_is_in_flight_is_still_written() {
+        let mut store = State::default();
+        let mut clock = 1_000;
+        let mut a = Machine::new(settings(true), at(clock));
+        run(&mut a, &mut store, &mut clock, 1_050);
+        notes(&mut a);
+        // Up to the renewal's write, in flight.
+        let write = loop {
+            let now = at(clock);
+            match a.poll_call(now) {
+                Some(Call::Read(query)) => a.handle_reply(now, Reply::Read(store.read("ns", &query, Some(clock)))),
+                Some(Call::Write(ops)) => break ops,
+                None => clock += 1,
+            }
+        };
+        a.release(at(clock), 0);
+        let cas: Vec<Cas<'_>> = write.iter().map(Op::cas).collect();
+        a.handle_reply(at(clock), Reply::Written(store.write("ns", &cas)));
+        assert!(
+            !notes(&mut a).iter().any(|n| matches!(n, Note::Released { .. })),
+            "the renewal's answer is no release"
+        );
+        let until = clock + 5;
+        run(&mut a, &mut store, &mut clock, until);
+        assert!(notes(&mut a).contains(&Note::Released { worker: Some(a.worker_and_fence().0), result: Ok(()) }));
+        let worker = a.worker_and_fence().0;
+        let record = store.read("ns", &Query::workers(worker..worker + 1), Some(clock)).records;
+        assert!(record[0].1.ends_with("|-|-"), "released: {record:?}");
     }
 }
