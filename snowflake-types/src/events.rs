@@ -265,14 +265,20 @@ pub(crate) fn lease_store_warning(namespace: &str, store: &str, warning: &str) {
 
 /// The fence fell for want of a renewal: generation stops until a renewal (or a new grant)
 /// succeeds. The outage begins.
-pub(crate) fn lease_fenced(namespace: &str, worker: u64, error: Option<&dyn std::error::Error>) {
-    say_lease(
-        Level::Error,
-        namespace,
-        worker,
-        "worker-ID lease not renewed within its reservation less the margin; generation stops until the store answers",
-        error,
-    );
+pub(crate) fn lease_fenced(
+    namespace: &str,
+    worker: u64,
+    reason: &crate::FenceReason,
+    error: Option<&dyn std::error::Error>,
+) {
+    let message = match reason {
+        crate::FenceReason::NotRenewed { .. } => {
+            "worker-ID lease not renewed within its reservation less the margin; generation stops until the store answers"
+                .to_owned()
+        }
+        reason => format!("worker-ID lease: generation stops: {reason}"),
+    };
+    say_lease(Level::Error, namespace, worker, &message, error);
     fenced_gauge(namespace, true);
 }
 
@@ -294,6 +300,8 @@ pub(crate) fn lease_recovering(namespace: &str, worker: u64, error: &dyn std::er
 pub(crate) enum WaitingOut {
     /// A worker ID never granted in a namespace the store began to know less than `W` ago.
     NamespaceYoung,
+    /// A worker ID whose last holder's record lies ahead of this clock.
+    RecordAhead,
     /// A worker ID whose record the store cannot vouch for.
     Unvouched,
 }
@@ -310,6 +318,9 @@ pub(crate) fn lease_waiting_out(
     let message = match why {
         WaitingOut::NamespaceYoung => format!(
             "the lease store began to know this namespace less than the reservation ago, so a holder from before may still issue: the first ID waits {wait:.1?}, until {until_ms} (Unix ms). A namespace that is really new can skip this: declare it with `snowflake leases init <url> --namespace {namespace}`, or `WorkerLeaseBuilder::create_namespace`"
+        ),
+        WaitingOut::RecordAhead => format!(
+            "the worker ID's last holder may have issued up to {until_ms} (Unix ms), ahead of this clock (it stopped without releasing before its reservation ended, or its clock ran ahead): the first ID waits {wait:.1?}"
         ),
         WaitingOut::Unvouched => format!(
             "the lease store cannot vouch for this worker ID's record (deleted, lost, or written before the store was rolled back or replaced), so its last holder may still issue: the first ID waits {wait:.1?}, until {until_ms} (Unix ms)"

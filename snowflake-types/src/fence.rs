@@ -14,7 +14,7 @@ use thiserror::Error;
 pub(crate) struct Limit(pub(crate) AtomicU64);
 
 /// Why a generator on a worker-ID lease stopped issuing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Error)]
 #[non_exhaustive]
 pub enum FenceReason {
     /// No renewal succeeded for `W - margin` (the lease's reservation less its margin): the

@@ -113,7 +113,7 @@ fn save(shared: &Shared, file: &Mutex<StateFile>, now: super::Now) -> bool {
     let Some(saved) = shared.lock().save_due(now) else { return false };
     match file.write(&saved) {
         Ok(()) => {
-            shared.lock().saved(&saved);
+            shared.lock().saved_at(now, &saved);
             true
         }
         Err(e) => {
@@ -275,46 +275,41 @@ impl Driver<'_> {
         self.shared.lock().release(now, tick_ms.saturating_mul(1_000_000));
     }
 
-    /// Tells when the generators stop for want of the store, and when they resume; the
-    /// gauges.
+    /// The gauges.
     fn watch(&mut self, now: super::Now) {
-        let (issuing, holding, worker, left, up) = {
+        let (worker, left, up) = {
             let machine = self.shared.lock();
-            let issuing = machine.issuing(now);
-            let holding = machine.holding();
             let (worker, _) = machine.worker_and_fence();
             let left = match machine.standing(now) {
                 super::Standing::Issuing { issuing_for_ns, .. } => Duration::from_nanos(issuing_for_ns),
                 _ => Duration::ZERO,
             };
-            let up = machine.error().is_none();
-            (issuing, holding, worker, left, up)
+            (worker, left, machine.error().is_none())
         };
         crate::events::lease_gauges(&self.shared.namespace, worker, left, up);
-        if !self.answered {
-            return;
-        }
-        match self.outage {
-            None if !issuing && holding => {
-                let waiting_out = matches!(
-                    self.shared.lock().standing(now),
-                    super::Standing::Fenced { reason: crate::FenceReason::WaitingOut { .. }, .. }
-                );
-                if !waiting_out {
-                    self.outage = Some(Instant::now());
-                    let error = self.shared.lock().error().cloned();
-                    crate::events::lease_fenced(
-                        &self.shared.namespace,
-                        worker,
-                        error.as_ref().map(|e| e as &dyn std::error::Error),
-                    );
+    }
+
+    /// What the generators may do changed ([`Note::Changed`]): an outage of the grant held
+    /// (not renewed in time, the state file behind, the clock past the reservation) is told
+    /// when it begins and when it ends. Waiting out, a loss and a rollback have notes of
+    /// their own; before the first answer, the start's own lines tell.
+    fn changed(&mut self, worker: u64, refusal: Option<crate::FenceReason>) {
+        use crate::FenceReason as R;
+        let ns = &*self.shared.namespace;
+        match refusal {
+            None => {
+                if let Some(began) = self.outage.take() {
+                    crate::events::lease_resumed(ns, worker, began.elapsed());
                 }
             }
-            Some(began) if issuing => {
-                self.outage = None;
-                crate::events::lease_resumed(&self.shared.namespace, worker, began.elapsed());
+            Some(reason @ (R::NotRenewed { .. } | R::StateFileBehind | R::ClockAhead { .. }))
+                if self.answered && self.outage.is_none() =>
+            {
+                self.outage = Some(Instant::now());
+                let error = self.shared.lock().error().cloned();
+                crate::events::lease_fenced(ns, worker, &reason, error.as_ref().map(|e| e as &dyn std::error::Error));
             }
-            _ => {}
+            Some(_) => {}
         }
     }
 
@@ -344,9 +339,10 @@ impl Driver<'_> {
                 }
                 crate::events::lease_acquired(ns, worker, fence, &self.shared.store);
                 let wait_ms = ready_ms.saturating_sub(self.shared.clock.now_ms());
-                if wait_ms > 0 && basis != Basis::Record {
+                if wait_ms > 0 {
                     let why = match basis {
                         Basis::NeverGranted => crate::events::WaitingOut::NamespaceYoung,
+                        Basis::Record => crate::events::WaitingOut::RecordAhead,
                         _ => crate::events::WaitingOut::Unvouched,
                     };
                     let wait = Duration::from_millis(wait_ms.unsigned_abs());
@@ -393,6 +389,7 @@ impl Driver<'_> {
             Note::Back { waited_ns } => {
                 crate::events::lease_store_back(ns, "acquiring a worker ID", Duration::from_nanos(waited_ns));
             }
+            Note::Changed { worker, refusal } => self.changed(worker, refusal),
             Note::Released { worker, result } => {
                 // The state file goes once the release is acknowledged; until then (and when the
                 // release was not written for want of the store) it stays, and says whether a

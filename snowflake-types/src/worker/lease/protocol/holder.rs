@@ -127,6 +127,9 @@ pub(crate) enum Note {
     Back { waited_ns: u64 },
     /// The release ended.
     Released { worker: Option<u64>, result: Result<(), LeaseError> },
+    /// What the generators may do changed: they issue (`None`), or they may not, and why
+    /// ([`Machine::refusal`]). Told once per change of kind (not of the reason's numbers).
+    Changed { worker: u64, refusal: Option<FenceReason> },
 }
 
 /// How often trouble while acquiring is noted.
@@ -422,6 +425,8 @@ pub(crate) struct Machine {
     renewals: u64,
     /// With a state file: what it says (`None` before the first is written).
     filed: Option<Filed>,
+    /// What [`Note::Changed`] last told: whether the generators issue, or the kind of refusal.
+    told: Option<Option<std::mem::Discriminant<FenceReason>>>,
     /// The current grant's value and the marker read beside it, once a renewal that may come
     /// after the lease expired checked that the marker still vouches for the record: that
     /// renewal then writes the marker back unchanged in the same atomic write.
@@ -493,6 +498,7 @@ impl Machine {
             since_ms: now.ms,
             renewals: 0,
             filed: None,
+            told: None,
             vouched: None,
             notes: VecDeque::new(),
         }
@@ -614,6 +620,12 @@ impl Machine {
         self.filed = Some(Filed { epoch, value: saved.value.clone(), limit_ms, releasing: saved.releasing });
     }
 
+    /// [`Machine::saved`], then whatever changed for the generators is told.
+    pub(crate) fn saved_at(&mut self, now: Now, saved: &Saved) {
+        self.saved(saved);
+        self.tell(now);
+    }
+
     /// A seeded xorshift: the machine's only source of choices.
     fn random(&mut self) -> u64 {
         self.rng ^= self.rng << 13;
@@ -639,6 +651,21 @@ impl Machine {
 
     fn note(&mut self, note: Note) {
         self.notes.push_back(note);
+    }
+
+    /// Tells [`Note::Changed`] if what the generators may do changed since it last told.
+    fn tell(&mut self, now: Now) {
+        if self.first == First::Waiting && self.current.is_none() {
+            // Acquiring its first grant: nothing changed for the generators yet.
+            return;
+        }
+        let refusal = self.refusal(now);
+        let kind = refusal.as_ref().map(std::mem::discriminant);
+        if self.told != Some(kind) {
+            self.told = Some(kind);
+            let worker = self.active(now).map_or_else(|| self.last.map_or(0, |(w, _)| w), |g| g.worker);
+            self.note(Note::Changed { worker, refusal });
+        }
     }
 
     // ---- the store side ----
@@ -824,6 +851,11 @@ impl Machine {
 
     /// Hands back the answer to the call in flight, at `now`.
     pub(crate) fn handle_reply(&mut self, now: Now, reply: Reply) {
+        self.answer(now, reply);
+        self.tell(now);
+    }
+
+    fn answer(&mut self, now: Now, reply: Reply) {
         let Some(sent) = self.sent.take() else { return };
         if matches!(self.task, Task::Release { .. }) && !sent.release {
             // A renewal's call, in flight when the release was asked: a write it acknowledged
@@ -1314,9 +1346,13 @@ impl Machine {
             if grant.valid_until_ns > now.ns {
                 at(grant.valid_until_ns);
             }
-            if grant.ready_ms > now.ms {
-                let wait_ms = u64::try_from(grant.ready_ms.saturating_sub(now.ms)).unwrap_or(u64::MAX);
-                at(now.ns.saturating_add(wait_ms.saturating_mul(1_000_000)));
+            // The instants at which what the generators may do changes, to be told.
+            let file_limit = self.filed.as_ref().filter(|f| f.epoch == grant.epoch).map(|f| f.limit_ms);
+            for ms in [Some(grant.ready_ms), Some(grant.bound_ms.saturating_add(1)), file_limit] {
+                if let Some(ms) = ms.filter(|&ms| ms > now.ms) {
+                    let wait_ms = u64::try_from(ms.saturating_sub(now.ms)).unwrap_or(u64::MAX);
+                    at(now.ns.saturating_add(wait_ms.saturating_mul(1_000_000)));
+                }
             }
         }
         if self.first == First::Waiting
@@ -1345,6 +1381,11 @@ impl Machine {
     /// Time passed: the first acquisition is answered once it may issue, or given up once
     /// the store did not answer for as long as it may wait.
     pub(crate) fn handle_timeout(&mut self, now: Now) {
+        self.first_answer(now);
+        self.tell(now);
+    }
+
+    fn first_answer(&mut self, now: Now) {
         if self.first != First::Waiting {
             return;
         }
@@ -1364,6 +1405,11 @@ impl Machine {
     /// Stops the generators and, once `wait_ns` has passed (a generator in the middle of a
     /// tick may finish it), records the last timestamp issued and frees the worker ID.
     pub(crate) fn release(&mut self, now: Now, wait_ns: u64) {
+        self.release_asked(now, wait_ns);
+        self.tell(now);
+    }
+
+    fn release_asked(&mut self, now: Now, wait_ns: u64) {
         if self.released && self.task == Task::Done {
             return;
         }
@@ -1508,6 +1554,7 @@ impl Machine {
     }
 
     /// Whether generators may issue now.
+    #[cfg(test)]
     pub(crate) fn issuing(&self, now: Now) -> bool {
         self.refusal(now).is_none()
     }
@@ -1565,11 +1612,6 @@ impl Machine {
     /// The last store error, while the store does not answer.
     pub(crate) fn error(&self) -> Option<&LeaseError> {
         self.trouble.as_ref().map(|t| &t.error)
-    }
-
-    /// Whether the lease holds a grant (not lost, not released).
-    pub(crate) fn holding(&self) -> bool {
-        self.current.is_some() && !self.released
     }
 }
 
@@ -1869,5 +1911,40 @@ mod tests {
         let worker = a.worker_and_fence().0;
         let record = store.read("ns", &Query::workers(worker..worker + 1), Some(clock)).records;
         assert!(record[0].1.ends_with("|-|-"), "released: {record:?}");
+    }
+
+    #[test]
+    fn every_change_of_what_the_generators_may_do_is_told_once() {
+        let mut store = State::default();
+        let mut clock = 1_000;
+        let mut a = Machine::new(settings(true), at(clock));
+        run(&mut a, &mut store, &mut clock, 1_050);
+        let changes = |m: &mut Machine| {
+            notes(m)
+                .into_iter()
+                .filter_map(|n| match n {
+                    Note::Changed { refusal, .. } => Some(refusal),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(changes(&mut a), vec![None], "issuing, told once");
+        // The store stops answering: the call in flight never comes back. Told once when the
+        // reservation less the margin runs out, whatever the wake-ups in between.
+        while clock < 3_500 {
+            let now = at(clock);
+            let _ = a.poll_call(now);
+            a.handle_timeout(now);
+            clock += 7;
+        }
+        let told = changes(&mut a);
+        assert!(matches!(told.as_slice(), [Some(FenceReason::NotRenewed { .. })]), "{told:?}");
+        // The answer comes at last (a failure), and the store answers again: told once more.
+        a.handle_reply(
+            at(clock),
+            Reply::Failed(LeaseError::Timeout { store: "m".into(), what: "w".into(), after: Duration::from_secs(1) }),
+        );
+        run(&mut a, &mut store, &mut clock, 4_500);
+        assert_eq!(changes(&mut a), vec![None]);
     }
 }
