@@ -2,7 +2,7 @@
 //!
 //! | clock | reads | steps back? | cost per ID |
 //! |---|---|---|---|
-//! | [`MonotonicClock`] (default) | a cached millisecond published by one ticker thread | never: it follows the wall clock forward and ignores steps back | one relaxed atomic load |
+//! | [`MonotonicClock`] (default) | a cached millisecond published by one ticker thread | never: it follows the wall clock forward at once, and back by running at half speed | one relaxed atomic load |
 //! | [`PreciseMonotonicClock`] | the same time, read precisely on every call | never | two vDSO clock reads (~80 ns on the benchmark machine) |
 //! | [`SystemClock`] | `SystemTime::now()` on every call | yes: its [`StepBack`] policy decides | one vDSO clock read (47.8 ns on the benchmark machine, BENCHMARKS.md) |
 //! | [`ManualClock`] | a value you set | when you set it back | one atomic load |
@@ -98,8 +98,12 @@ struct Published(AtomicI64);
 
 struct Ticker {
     base: Instant,
-    /// `max` over time of `wall_ns - elapsed_ns`: the monotonic time is `elapsed + offset`.
+    /// About `wall_ns - elapsed_ns`: the monotonic time is `elapsed + offset`. It rises at
+    /// once when the wall clock steps forward, and falls when it stepped back, by at most
+    /// half the time that passes ([`slewed`]), so the time never goes back.
     offset_ns: AtomicI64,
+    /// The elapsed time up to which the offset's fall was accounted for.
+    slewed_ns: AtomicI64,
     now_ms: Published,
     started: Once,
 }
@@ -112,6 +116,7 @@ static TICKER: LazyLock<Ticker> = LazyLock::new(|| {
     Ticker {
         base,
         offset_ns: AtomicI64::new(offset),
+        slewed_ns: AtomicI64::new(0),
         now_ms: Published(AtomicI64::new(offset.div_euclid(1_000_000))),
         started: Once::new(),
     }
@@ -125,7 +130,15 @@ impl Ticker {
         let wall = wall_ns();
         let elapsed = i64::try_from(self.base.elapsed().as_nanos()).unwrap_or(i64::MAX);
         let candidate = wall.saturating_sub(elapsed);
-        let offset = raise(&self.offset_ns, candidate);
+        let since = elapsed.saturating_sub(self.slewed_ns.fetch_max(elapsed, Ordering::Relaxed)).max(0);
+        let current = self.offset_ns.load(Ordering::Relaxed);
+        let offset = match slewed(current, candidate, since) {
+            Some(lower) => {
+                self.offset_ns.fetch_min(lower, Ordering::Relaxed);
+                lower
+            }
+            None => raise(&self.offset_ns, candidate),
+        };
         let ns = offset.saturating_add(elapsed);
         raise(&self.now_ms.0, ns.div_euclid(1_000_000));
         ns
@@ -156,6 +169,21 @@ impl Ticker {
     }
 }
 
+/// A wall clock further behind the monotonic time than this is followed back (steps below it
+/// are ignored: a reader paused between its two clock reads would otherwise take its pause
+/// for one).
+const FOLLOW_BACK_NS: i64 = 10_000_000;
+
+/// The lower offset after `since_ns` of elapsed time, where the wall clock (`candidate`)
+/// stepped back by more than [`FOLLOW_BACK_NS`] from `offset`: at most half of `since_ns`
+/// lower (the time runs at half speed, and never backwards), never below the wall clock.
+/// `None` where the offset is not to fall.
+fn slewed(offset: i64, candidate: i64, since_ns: i64) -> Option<i64> {
+    (offset.saturating_sub(candidate) > FOLLOW_BACK_NS)
+        .then(|| offset.saturating_sub(since_ns / 2).max(candidate))
+        .filter(|&lower| lower < offset)
+}
+
 /// `fetch_max`, but without a write (and the cache-line transfer it costs) when the value
 /// is not larger: most readers find the published value current. Returns the new maximum.
 fn raise(atomic: &AtomicI64, value: i64) -> i64 {
@@ -167,11 +195,13 @@ static TICKER_FAILED: AtomicI64 = AtomicI64::new(0);
 
 /// The default clock: monotonic, anchored to the wall clock, never stepping back.
 ///
-/// It reads `Instant` (which never goes back) plus an offset to Unix time; the offset only
-/// grows, following the wall clock when it jumps forward and ignoring it when it steps
-/// back, so a step back of the system clock while the process runs causes neither a
-/// duplicate nor a stall (IDs then run ahead of the wall clock by the step, until the
-/// process restarts; a high-water file covers the restart).
+/// It reads `Instant` (which never goes back) plus an offset to Unix time. The offset
+/// follows the wall clock at once when it jumps forward; when it steps back (by more than
+/// 10 ms), the offset falls by at most half the time that passes, so this clock runs at half
+/// speed until it meets the wall clock again: a step back of the system clock while the
+/// process runs causes neither a duplicate nor a stall, and no lasting lead (a step of 40 s,
+/// corrected, is caught up in 80 s). A worker-ID lease compares this clock with its store's
+/// at every renewal, so a lead that lasted would stop it for good.
 ///
 /// For speed, one background thread (`snowflake-ticker`, started on first use, about
 /// 1 000 wake-ups per second, each a few hundred nanoseconds of work) publishes the
@@ -338,6 +368,29 @@ impl<C: Clock> Clock for std::sync::Arc<C> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_step_back_is_followed_at_half_speed_and_a_small_one_ignored() {
+        let s = 1_000_000_000;
+        // The wall clock 40 s behind: the offset falls by half of each interval, never below it.
+        assert_eq!(slewed(100 * s, 60 * s, 2_000_000), Some(100 * s - 1_000_000));
+        assert_eq!(slewed(100 * s, 60 * s, 200 * s), Some(60 * s));
+        // A step below 10 ms, or none: the offset stays.
+        assert_eq!(slewed(100 * s, 100 * s - 5_000_000, 2_000_000), None);
+        assert_eq!(slewed(100 * s, 100 * s, 2_000_000), None);
+        // No time passed: nothing falls.
+        assert_eq!(slewed(100 * s, 60 * s, 0), None);
+        // The time so read never goes back: at half speed it still advances.
+        let (mut offset, mut elapsed, mut last) = (100 * s, 0_i64, 0_i64);
+        for _ in 0..1_000 {
+            let since = 3_000_000;
+            elapsed += since;
+            offset = slewed(offset, 60 * s, since).unwrap_or(offset);
+            let now = offset + elapsed;
+            assert!(now > last);
+            last = now;
+        }
+    }
+
     use super::*;
 
     #[test]
