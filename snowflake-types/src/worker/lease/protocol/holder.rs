@@ -1947,4 +1947,20 @@ mod tests {
         run(&mut a, &mut store, &mut clock, 4_500);
         assert_eq!(changes(&mut a), vec![None]);
     }
+
+    #[test]
+    fn a_grant_resumed_from_its_state_file_names_the_live_holder_at_its_first_renewal() {
+        let mut store = State::default();
+        let mut clock = 1_000;
+        let filing = Settings { state_file: true, name: "old:1".into(), ..settings(true) };
+        let mut a = Machine::new(filing.clone(), at(clock));
+        run(&mut a, &mut store, &mut clock, 1_010);
+        let saved = a.save_due(at(clock)).expect("a file is due");
+        a.abandon();
+        let mut b = Machine::resume(Settings { name: "new:2".into(), ..filing }, &saved, at(clock)).expect("resumed");
+        run(&mut b, &mut store, &mut clock, 1_020);
+        let worker = b.worker_and_fence().0;
+        let record = store.read("ns", &Query::workers(worker..worker + 1), Some(clock)).records;
+        assert!(record[0].1.ends_with("|new:2"), "{record:?}");
+    }
 }
