@@ -201,12 +201,16 @@ impl WorkerLeaseBuilder {
     /// renewal, less the clock tolerance). When the store answers, the lease goes on, or, if
     /// another holder took the worker ID meanwhile, is lost and acquired again.
     ///
-    /// The generators then issue only up to what the file says, which the lease thread
-    /// rewrites (durably) about every renewal. A second process on the same file is refused
-    /// (a lock), and a file written on another host (a copy) is not resumed. What it cannot
-    /// protect against: a file put back from a backup of the disk (an older file) would let
-    /// the process issue again what it issued after that backup. Without a state file, a
-    /// restart acquires afresh, as before.
+    /// The generators then issue only up to what the file says, which a thread of the lease
+    /// rewrites (durably) ahead of them. A second process on the same file is refused (a
+    /// lock); a file read elsewhere than where it was written (another path, another host, a
+    /// cloned machine, or after a reboot) is not resumed; a file that says a release may have
+    /// been written is not resumed. A file put back from a backup of the disk (an older file)
+    /// is found out at the first store call, and its grant given up without a fence; until
+    /// then the process issues above the file's limit at its clock, so it repeats an ID it
+    /// issued after that backup only if its clock reads earlier than it did then. The rule,
+    /// once: the guide page `lease_rules` (`docs/lease-rules.md`, rule 11). Without a state
+    /// file, a restart acquires afresh.
     ///
     /// ```no_run
     /// use typed_snowflake::worker::lease::WorkerLease;
