@@ -1255,6 +1255,9 @@ impl Machine {
                 self.retry_later(now);
             }
             Task::Check => {
+                // The read a renewal begins with (or one after a conflict): the renewal failed.
+                let worker = self.current.as_ref().map_or(0, |g| g.worker);
+                self.note(Note::RenewalFailed { worker, error: error.clone() });
                 self.trouble_with(now, error);
                 self.retry_later(now);
             }
