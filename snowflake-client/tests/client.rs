@@ -8,7 +8,6 @@
 #[path = "../examples/typed.rs"]
 mod example;
 
-#[allow(dead_code)]
 #[path = "../../snowflake-server/tests/common/certs.rs"]
 mod certs;
 
