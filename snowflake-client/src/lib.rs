@@ -51,8 +51,9 @@
 //! # Retries
 //!
 //! A call refused with `UNAVAILABLE` (the server has no worker ID yet, its lease is fenced,
-//! it is shutting down, or it cannot be reached) is sent again after the seconds the server
-//! gives in its `retry-after` metadata, or after a short backoff when it gives none, within
+//! it is shutting down, or it cannot be reached), or whose connection closed under it, is sent
+//! again after the seconds the server gives in its `retry-after` metadata, or after a short
+//! backoff when it gives none, within
 //! a [`RetryPolicy`]: by default up to 5 attempts and 10 s of waiting in all. Every other
 //! refusal (an unknown type, a bad count) is returned at once. Reissuing is safe: an ID that
 //! a lost answer carried is never issued again, and nothing else is lost.
@@ -68,7 +69,6 @@
 //! `snowflake-types`; no server, no protobuf compiler (the generated code is checked in, see
 //! [`pb`]), no metrics exporter.
 #![forbid(unsafe_code)]
-#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod builder;
 mod client;
