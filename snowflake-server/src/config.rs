@@ -68,6 +68,15 @@ pub const TLS_CLIENT_CA_ENV: &str = "SNOWFLAKE_TLS_CLIENT_CA";
 /// ```
 pub const DRAIN_ENV: &str = "SNOWFLAKE_DRAIN";
 
+/// The environment variable that binds the port with `SO_REUSEPORT` (`--reuse-port`): `1` or
+/// `true`, `0` or `false`.
+///
+/// ```
+/// assert_eq!(snowflake_server::config::REUSE_PORT_ENV, "SNOWFLAKE_REUSE_PORT");
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub const REUSE_PORT_ENV: &str = "SNOWFLAKE_REUSE_PORT";
+
 /// The drain when none is given: long enough for a Kubernetes Service to take the server out
 /// of its endpoints after SIGTERM, shorter than the default grace period of 30 s.
 ///
@@ -295,13 +304,16 @@ pub struct Config {
     /// How long an issuing server keeps serving once asked to stop, with `/readyz` 503
     /// ("draining"), before it stops taking connections (zero: at once).
     pub drain: Duration,
+    /// Bind the address with `SO_REUSEPORT`, so that a new server binds it beside one still
+    /// draining (a restart that refuses nothing); off by default.
+    pub reuse_port: bool,
 }
 
 impl Config {
     /// A configuration of these types and worker, listening on [`DEFAULT_LISTEN`] in plain text, with the
     /// [`DEFAULT_DRAIN`].
     pub fn new(ids: Vec<IdSpec>, worker: WorkerConfig) -> Config {
-        Config { ids, worker, listen: DEFAULT_LISTEN, tls: None, drain: DEFAULT_DRAIN }
+        Config { ids, worker, listen: DEFAULT_LISTEN, tls: None, drain: DEFAULT_DRAIN, reuse_port: false }
     }
 
     /// The worker IDs a lease is taken from: the configured space, else as many as the
@@ -347,7 +359,7 @@ pub struct ServeArgs {
     /// "lease": "redis://…", "namespace": "…", "lease_ttl": "10s", "lease_wait": "30s",
     /// "create_namespace": true, "lease_state_file": "/run/snowflake/lease", "worker_space": 64,
     /// "tls_cert": "server.pem", "tls_key": "server.key", "tls_client_ca": "clients-ca.pem",
-    /// "drain": "5s"}
+    /// "drain": "5s", "reuse_port": true}
     /// [env: SNOWFLAKE_CONFIG]
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -413,6 +425,11 @@ pub struct ServeArgs {
     /// releases its lease; 0 stops at once [env: SNOWFLAKE_DRAIN] [default: 5s].
     #[arg(long, value_name = "DURATION")]
     pub drain: Option<String>,
+    /// Bind the address with SO_REUSEPORT: a new server started on the address of one that
+    /// still runs binds beside it and shares its connections, so that a restart (start the
+    /// new one, then SIGTERM the old one) refuses nothing [env: SNOWFLAKE_REUSE_PORT].
+    #[arg(long)]
+    pub reuse_port: bool,
 }
 
 /// The JSON configuration file.
@@ -435,6 +452,7 @@ struct FileConfig {
     tls_key: Option<PathBuf>,
     tls_client_ca: Option<PathBuf>,
     drain: Option<String>,
+    reuse_port: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -644,7 +662,9 @@ impl ServeArgs {
             }
         };
         let tls = self.tls(env, &file)?;
-        Ok(Config { ids, worker, listen, tls, drain })
+        let reuse_port =
+            self.reuse_port || flag_in(&vars, REUSE_PORT_ENV).map_err(env_rule)? || file.reuse_port.unwrap_or(false);
+        Ok(Config { ids, worker, listen, tls, drain, reuse_port })
     }
 
     /// TLS from the flags, else the environment, else the file: a certificate and its key
@@ -792,6 +812,20 @@ mod tests {
         let bad = |var: &str| (var == DRAIN_ENV).then(|| "soon".to_owned());
         let e = base.resolve_with(&bad).unwrap_err();
         assert!(e.0.starts_with("SNOWFLAKE_DRAIN \"soon\": expected a duration"), "{e}");
+    }
+
+    /// `SO_REUSEPORT`: the flag, or the variable (by the library's yes-or-no rule), or the file.
+    #[test]
+    fn reuse_port() {
+        let base = ServeArgs { ids: vec!["order=preset=leaf".into()], ..Default::default() };
+        assert!(!base.resolve_with(&no_env).unwrap().reuse_port, "off by default");
+        let flagged = ServeArgs { reuse_port: true, ..base.clone() };
+        assert!(flagged.resolve_with(&no_env).unwrap().reuse_port);
+        let env = |var: &str| (var == REUSE_PORT_ENV).then(|| "true".to_owned());
+        assert!(base.resolve_with(&env).unwrap().reuse_port);
+        let bad = |var: &str| (var == REUSE_PORT_ENV).then(|| "yes please".to_owned());
+        let e = base.resolve_with(&bad).unwrap_err();
+        assert!(e.0.contains("SNOWFLAKE_REUSE_PORT") && e.0.contains("expected 1 or true"), "{e}");
     }
 
     /// A lease URL of a store this build left out is refused at start with what to install.

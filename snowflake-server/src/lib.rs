@@ -46,11 +46,14 @@
 //! snowflake_server::serve(&config, listener, std::future::pending()).await?;
 //! # Ok(()) }
 //! ```
-#![forbid(unsafe_code)]
+// `deny`, not `forbid`: taking the socket systemd passed (file descriptor 3, `listen.rs`) is
+// the one `unsafe` block, allowed there.
+#![deny(unsafe_code)]
 
 pub mod config;
 #[cfg(feature = "grpc")]
 pub mod grpc;
+mod listen;
 mod progress;
 pub mod router;
 pub mod state;
@@ -293,7 +296,9 @@ async fn shutdown_signal() {
 }
 
 /// `snowflake serve`: resolves the configuration, logs to standard error (`RUST_LOG`,
-/// default `info`), prints `listening on http://ADDR` on standard output once it accepts
+/// default `info`), listens on the socket systemd passed (socket activation: `LISTEN_PID` is
+/// this process and `LISTEN_FDS=1`), else binds the configured address (with `SO_REUSEPORT`
+/// under `--reuse-port`), prints `listening on http://ADDR` on standard output once it accepts
 /// connections (before the worker-ID lease is acquired, see [`serve`]), and serves until
 /// SIGTERM or Ctrl-C. Exit codes: 0 after a clean shutdown, 1 when the server cannot start
 /// or stops for want of a worker ID (the address is taken, the lease store refused or did
@@ -342,6 +347,14 @@ pub fn run(args: &ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Before the runtime, whose own file descriptors would otherwise be taken for systemd's.
+    let passed = match listen::systemd_socket() {
+        Ok(passed) => passed,
+        Err(e) => {
+            eprintln!("snowflake serve: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -350,9 +363,7 @@ pub fn run(args: &ServeArgs) -> ExitCode {
         }
     };
     let result = runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(config.listen)
-            .await
-            .map_err(|e| StartError(format!("cannot listen on {}: {e}", config.listen)))?;
+        let listener = listen::listener(&config, passed)?;
         serve_inner(&config, listener, shutdown_signal(), true).await
     });
     match result {

@@ -5,6 +5,10 @@
 //! A file that cannot be read at start stops the server with the reason; one that cannot be
 //! read later (a half-written renewal) leaves the previous certificate in force, with a WARN
 //! line, until the files are whole again.
+//!
+//! A handshake that fails is logged with its reason (a client certificate missing or not
+//! accepted: WARN), and the connection is closed only after the client had the alert, so
+//! that the client can say why (curl: `alert certificate required`) instead of a reset.
 
 use std::io;
 use std::net::SocketAddr;
@@ -66,12 +70,20 @@ fn certificates(path: &Path, what: &str) -> Result<Vec<CertificateDer<'static>>,
     Ok(certs)
 }
 
+/// rustls's ring provider. rustls 0.23.48 deprecates `ring::default_provider` because ring has
+/// no post-quantum key exchange; its replacement, aws-lc-rs, is a C library built from source,
+/// which the server leaves out (as the lease stores' TLS does), so ring stays, on purpose.
+#[allow(deprecated)]
+fn ring_provider() -> rustls::crypto::CryptoProvider {
+    rustls::crypto::ring::default_provider()
+}
+
 /// The server's TLS configuration from `files`: HTTP/2 (gRPC) and HTTP/1.1 by ALPN.
 fn load(files: &TlsFiles) -> Result<ServerConfig, String> {
     let certs = certificates(&files.cert, "--tls-cert")?;
     let key =
         PrivateKeyDer::from_pem_file(&files.key).map_err(|e| format!("--tls-key {}: {e}", files.key.display()))?;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let provider = Arc::new(ring_provider());
     let builder = ServerConfig::builder_with_provider(Arc::clone(&provider))
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?;
@@ -130,11 +142,15 @@ impl TlsListener {
                 let tx = tx.clone();
                 tokio::spawn(async move {
                     let _ = stream.set_nodelay(true);
-                    match tokio::time::timeout(HANDSHAKE_TIMEOUT, TlsAcceptor::from(config).accept(stream)).await {
+                    let handshake = TlsAcceptor::from(config).accept(stream).into_fallible();
+                    match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake).await {
                         Ok(Ok(tls)) => {
                             let _ = tx.send((tls, peer)).await;
                         }
-                        Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+                        Ok(Err((e, stream))) => {
+                            refused(peer, &e);
+                            close_after_alert(stream).await;
+                        }
                         Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
                     }
                 });
@@ -142,6 +158,63 @@ impl TlsListener {
         });
         Ok(TlsListener { connections, local, tasks: vec![reload, accept] })
     }
+}
+
+/// Logs a failed handshake with its reason: a client certificate refused (missing, of another
+/// CA, expired) as a WARN line, since it is a client that cannot get in; a client that ended
+/// the handshake (it does not trust the server's certificate) or that does not speak TLS as an
+/// INFO line; a connection closed during the handshake (a TCP health check) at DEBUG.
+fn refused(peer: SocketAddr, e: &io::Error) {
+    let Some(tls) = e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) else {
+        tracing::debug!(%peer, error = %e, "TLS handshake failed");
+        return;
+    };
+    match tls {
+        rustls::Error::NoCertificatesPresented => tracing::warn!(
+            %peer,
+            reason = "the client presented no certificate",
+            "TLS handshake refused: --tls-client-ca requires a client certificate signed by that CA"
+        ),
+        rustls::Error::InvalidCertificate(why) => tracing::warn!(
+            %peer,
+            reason = %format!("the client's certificate is not accepted: {why:?}"),
+            "TLS handshake refused: --tls-client-ca requires a client certificate signed by that CA"
+        ),
+        rustls::Error::AlertReceived(alert) => tracing::info!(
+            %peer,
+            reason = %format!("the client ended the handshake with the alert {alert:?}"),
+            "TLS handshake failed (a client that does not trust the server's certificate says bad_certificate or unknown_ca)"
+        ),
+        rustls::Error::InvalidMessage(_) => tracing::info!(
+            %peer,
+            reason = %tls,
+            "TLS handshake failed: the client does not speak TLS (plain HTTP or gRPC to the TLS port?)"
+        ),
+        other => tracing::info!(%peer, reason = %other, "TLS handshake failed"),
+    }
+}
+
+/// Closes a connection whose handshake failed so that the client reads the server's alert
+/// (`certificate required`, say) rather than a reset: the alert is sent already; the write
+/// side is shut, and what the client still sends (the rest of its handshake, its first
+/// request) is read and dropped, for a second at most. Closed with that data unread, the
+/// socket would answer with a reset, which clients show as "connection reset" or
+/// `getpeername` errors instead of the alert.
+async fn close_after_alert(mut stream: TcpStream) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    let _ = stream.shutdown().await;
+    let drain = async {
+        let mut buffer = [0u8; 4096];
+        let mut left: usize = 64 * 1024;
+        while left > 0 {
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => left = left.saturating_sub(n),
+            }
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(1), drain).await;
 }
 
 impl Drop for TlsListener {

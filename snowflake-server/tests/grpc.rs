@@ -17,7 +17,7 @@ mod example;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::Server;
+use common::{Server, certs};
 use serde_json::Value;
 use snowflake_server::config::IdSpec;
 use tonic_health::pb::health_check_response::ServingStatus;
@@ -221,85 +221,13 @@ async fn a_server_waiting_for_its_lease_is_unavailable_with_a_retry_hint_and_not
     assert!(code.is_some(), "stopped:\n{log}");
 }
 
-/// Runs `openssl` with `args` in `dir`.
-fn openssl(dir: &Path, args: &[&str]) {
-    let output = Command::new("openssl").current_dir(dir).args(args).output().expect("openssl runs");
-    assert!(output.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&output.stderr));
-}
-
-/// `NAME.pem` and `NAME.key` in `dir`: a P-256 certificate for `cn`, signed by `ca.pem`, with
-/// the extensions of `usage` (`serverAuth` for 127.0.0.1 and localhost, or `clientAuth`).
-fn issue_certificate(dir: &Path, name: &str, cn: &str, usage: &str) {
-    let ext = format!("{name}.ext");
-    let mut text = format!("basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage={usage}\n");
-    if usage == "serverAuth" {
-        text.push_str("subjectAltName=IP:127.0.0.1,DNS:localhost\n");
-    }
-    std::fs::write(dir.join(&ext), text).unwrap();
-    let (key, csr, pem) = (format!("{name}.key"), format!("{name}.csr"), format!("{name}.pem"));
-    let subject = format!("/CN={cn}");
-    openssl(
-        dir,
-        &["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-            .into_iter()
-            .chain(["-keyout", &key, "-out", &csr, "-subj", &subject])
-            .collect::<Vec<_>>(),
-    );
-    openssl(
-        dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            &csr,
-            "-CA",
-            "ca.pem",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-days",
-            "2",
-            "-out",
-            &pem,
-            "-extfile",
-            &ext,
-        ],
-    );
-}
-
 /// A CA (`ca.pem`), a server certificate (`server.pem`, `server.key`) and a client one
 /// (`client.pem`, `client.key`), made in a new directory.
 fn certificates() -> Option<PathBuf> {
-    // `openssl version`: openssl has no `--version`.
-    let present = Command::new("openssl").arg("version").output().is_ok_and(|o| o.status.success());
-    if !present {
+    if !certs::openssl_present() {
         return common::missing("openssl is not installed");
     }
-    let dir = std::env::temp_dir().join(common::unique("snowflake-grpc-tls"));
-    std::fs::create_dir_all(&dir).unwrap();
-    openssl(
-        &dir,
-        &[
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-nodes",
-            "-keyout",
-            "ca.key",
-            "-out",
-            "ca.pem",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=snowflake test CA",
-        ],
-    );
-    issue_certificate(&dir, "server", "server one", "serverAuth");
-    issue_certificate(&dir, "client", "a client", "clientAuth");
-    Some(dir)
+    Some(certs::make(&std::env::temp_dir().join(common::unique("snowflake-grpc-tls"))))
 }
 
 /// The subject of the certificate the server at `target` presents.
@@ -373,7 +301,7 @@ fn over_tls_with_client_certificates_and_refused_without_one() {
     for file in ["ca.pem", "ca.key"] {
         std::fs::copy(dir.join(file), renewed.join(file)).unwrap();
     }
-    issue_certificate(&renewed, "server", "server two", "serverAuth");
+    certs::issue_certificate(&renewed, "server", "server two", "serverAuth");
     std::fs::rename(renewed.join("server.key"), dir.join("server.key")).unwrap();
     std::fs::rename(renewed.join("server.pem"), dir.join("server.pem")).unwrap();
     common::eventually(std::time::Duration::from_secs(10), "the renewed certificate is served", || {

@@ -2,6 +2,7 @@
 //! while a new namespace's earlier holders are waited out are logged when it turns ready,
 //! `/metrics` shows the lease's gauges from the start, and SIGTERM drains (every request
 //! answered while `/readyz` says "draining") before the port closes and the lease is released.
+//! Started by systemd's socket activation, it serves on the socket it was passed.
 
 mod common;
 
@@ -172,4 +173,46 @@ fn a_server_stopped_under_load_drains_then_releases_its_lease() {
     assert!(summary < change, "the refusals' count before the next readiness:\n{log}");
     assert!(position("draining: /readyz answers 503") < position("worker-ID lease released"), "{log}");
     common::delete_namespace(&url, &namespace);
+}
+
+/// A program that does what systemd does for a `.socket` unit: it opens the listening socket,
+/// hands it over as file descriptor 3 with `LISTEN_FDS=1` and `LISTEN_PID` set to the process
+/// that then runs the server (itself: `exec` keeps the process ID).
+const SOCKET_ACTIVATION: &str = r#"
+import os, socket, sys
+listener = socket.socket()
+listener.bind(("127.0.0.1", 0))
+listener.listen(64)
+os.dup2(listener.fileno(), 3)
+os.set_inheritable(3, True)
+os.environ.update(LISTEN_FDS="1", LISTEN_PID=str(os.getpid()))
+os.execv(sys.argv[1], sys.argv[1:])
+"#;
+
+#[test]
+fn socket_activation_serves_on_the_socket_systemd_passes() {
+    if common::tool("python3").is_none() {
+        return;
+    }
+    let mut command = std::process::Command::new("python3");
+    // --listen names another address: the passed socket wins.
+    command.args(["-c", SOCKET_ACTIVATION, env!("CARGO_BIN_EXE_snowflake-server")]).args([
+        "--id",
+        ORDER,
+        "--worker",
+        "3",
+        "--listen",
+        "127.0.0.1:1",
+    ]);
+    let mut server = Server::launch(command, &[]);
+    assert_ne!(server.base, "http://127.0.0.1:1", "the passed socket, not --listen");
+    let agent = common::agent();
+    let id = eventually(Duration::from_secs(10), "an ID on the passed socket", || {
+        let (status, _, body) = get(&agent, &server.url("/v1/ids/order"));
+        (status == 200).then_some(body)
+    });
+    assert!(id.starts_with("{\"id\":\""), "{id}");
+    let (code, log) = server.stop();
+    assert_eq!(code, Some(0), "{log}");
+    assert!(log.contains("listening on the socket systemd passed (LISTEN_FDS)"), "{log}");
 }

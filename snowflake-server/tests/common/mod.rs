@@ -3,6 +3,8 @@
 //! and private redis-servers.
 #![allow(dead_code)]
 
+pub mod certs;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
@@ -81,9 +83,20 @@ impl Server {
 
     /// [`Server::start`] with environment variables.
     pub fn start_env(args: &[&str], env: &[(&str, &str)]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_snowflake-server"))
-            .args(["--listen", "127.0.0.1:0"])
-            .args(args)
+        Server::start_at("127.0.0.1:0", args, env)
+    }
+
+    /// [`Server::start_env`] listening on `listen` (`--listen`).
+    pub fn start_at(listen: &str, args: &[&str], env: &[(&str, &str)]) -> Server {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_snowflake-server"));
+        command.args(["--listen", listen]).args(args);
+        Server::launch(command, env)
+    }
+
+    /// `command`, which runs the binary (itself, or through a program that ends by
+    /// executing it), with the tests' environment and `env`; waits as [`Server::start`] does.
+    pub fn launch(mut command: Command, env: &[(&str, &str)]) -> Server {
+        let mut child = command
             .env_remove("SNOWFLAKE_WORKER_ID")
             .env_remove("SNOWFLAKE_WORKER_LEASE")
             .env_remove("SNOWFLAKE_IDS")
