@@ -1,7 +1,8 @@
 //! Fixtures for fault-injection tests of worker-ID leases:
 //!
 //! - [`Proxy`]: a TCP proxy on a free loopback port in front of a real server, which forwards,
-//!   stalls (connections stay open, no byte moves) or drops every connection;
+//!   stalls (connections stay open, no byte moves) or drops every connection, and may delay
+//!   every reply;
 //! - [`Holders`]: lease holders in child processes (this test binary run again as
 //!   `--exact child`), each generating as fast as it can into a file of its own and logging
 //!   when it stops and resumes issuing, with wall-clock times;
@@ -15,7 +16,7 @@
 //! ignored test named `child`.
 #![allow(dead_code)]
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Display;
 use std::fs::File;
 use std::io::{BufWriter, ErrorKind, Read, Write};
@@ -98,6 +99,8 @@ pub struct Proxy {
 struct ProxyShared {
     target: SocketAddr,
     mode: AtomicU8,
+    /// How long each chunk from the server is held before the client gets it, in ms.
+    reply_delay_ms: AtomicU64,
     closing: AtomicBool,
     accepted: AtomicU64,
     /// Both ends of every connection, to close them at once.
@@ -114,6 +117,7 @@ impl Proxy {
         let shared = Arc::new(ProxyShared {
             target,
             mode: AtomicU8::new(FORWARD),
+            reply_delay_ms: AtomicU64::new(0),
             closing: AtomicBool::new(false),
             accepted: AtomicU64::new(0),
             streams: Mutex::new(Vec::new()),
@@ -157,6 +161,13 @@ impl Proxy {
     pub fn drop_all(&self) {
         self.shared.mode.store(DROP, Ordering::SeqCst);
         self.shared.close_all();
+    }
+
+    /// Every reply reaches the client `delay` after the server sent it (each chunk is held
+    /// that long, in order, to within 10 ms), on open connections and new ones, until told
+    /// another delay (zero: none). Requests go on at once.
+    pub fn delay_replies(&self, delay: Duration) {
+        self.shared.reply_delay_ms.store(u64::try_from(delay.as_millis()).unwrap_or(u64::MAX), Ordering::SeqCst);
     }
 
     /// Forwards again (stalled connections go on where they stopped).
@@ -207,11 +218,13 @@ impl ProxyShared {
         self.streams.lock().unwrap_or_else(|p| p.into_inner()).extend([client.try_clone()?, server.try_clone()?]);
         let up = {
             let (shared, from, to) = (Arc::clone(self), client.try_clone()?, server.try_clone()?);
-            std::thread::Builder::new().name("fault-proxy-up".into()).spawn(move || shared.pump(from, to))?
+            std::thread::Builder::new().name("fault-proxy-up".into()).spawn(move || shared.pump(from, to, false))?
         };
         let down = {
             let shared = Arc::clone(self);
-            std::thread::Builder::new().name("fault-proxy-down".into()).spawn(move || shared.pump(server, client))?
+            std::thread::Builder::new()
+                .name("fault-proxy-down".into())
+                .spawn(move || shared.pump(server, client, true))?
         };
         let mut pumps = self.pumps.lock().unwrap_or_else(|p| p.into_inner());
         pumps.retain(|pump| !pump.is_finished());
@@ -240,32 +253,64 @@ impl ProxyShared {
     }
 
     /// Copies `from` to `to` until either ends or the proxy drops them. A chunk read just as
-    /// the stall began is held until it ends.
-    fn pump(&self, mut from: TcpStream, mut to: TcpStream) {
+    /// the stall began is held until it ends. `replies`: the server's side, whose chunks are
+    /// held for the reply delay.
+    fn pump(&self, mut from: TcpStream, mut to: TcpStream, replies: bool) {
         let timed_out = |e: &std::io::Error| matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut);
         let mut buf = vec![0u8; 16 * 1024];
+        // Chunks read and not yet written, each with the instant it may go.
+        let mut held: VecDeque<(Instant, Vec<u8>)> = VecDeque::new();
+        let mut ended = false;
         'copy: while self.may_forward() {
+            while held.front().is_some_and(|(due, _)| *due <= Instant::now()) {
+                let (_, chunk) = held.pop_front().expect("a chunk");
+                if !self.send(&mut to, &chunk) {
+                    break 'copy;
+                }
+            }
+            if ended {
+                match held.front() {
+                    Some((due, _)) => std::thread::sleep(due.saturating_duration_since(Instant::now())),
+                    None => break,
+                }
+                continue;
+            }
             let n = match from.read(&mut buf) {
-                Ok(0) => break,
+                Ok(0) => {
+                    ended = true;
+                    continue;
+                }
                 Ok(n) => n,
                 Err(e) if timed_out(&e) => continue,
                 Err(_) => break,
             };
-            let mut sent = 0;
-            while sent < n {
-                if !self.may_forward() {
-                    break 'copy;
-                }
-                match to.write(&buf[sent..n]) {
-                    Ok(0) => break 'copy,
-                    Ok(k) => sent += k,
-                    Err(e) if timed_out(&e) => {}
-                    Err(_) => break 'copy,
-                }
-            }
+            let delay = if replies { self.reply_delay() } else { Duration::ZERO };
+            held.push_back((Instant::now() + delay, buf[..n].to_vec()));
         }
         let _ = from.shutdown(std::net::Shutdown::Both);
         let _ = to.shutdown(std::net::Shutdown::Both);
+    }
+
+    fn reply_delay(&self) -> Duration {
+        Duration::from_millis(self.reply_delay_ms.load(Ordering::SeqCst))
+    }
+
+    /// Writes `chunk` to `to` while the proxy forwards; `false` once it stopped.
+    fn send(&self, to: &mut TcpStream, chunk: &[u8]) -> bool {
+        let timed_out = |e: &std::io::Error| matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut);
+        let mut sent = 0;
+        while sent < chunk.len() {
+            if !self.may_forward() {
+                return false;
+            }
+            match to.write(&chunk[sent..]) {
+                Ok(0) => return false,
+                Ok(k) => sent += k,
+                Err(e) if timed_out(&e) => {}
+                Err(_) => return false,
+            }
+        }
+        true
     }
 }
 

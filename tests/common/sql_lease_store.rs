@@ -3,8 +3,9 @@
 //! few SQL fragments that differ, and gets the same test functions, each in a table of its
 //! own, dropped at the end: the conformance suite (`common/conformance.rs`) and its planted
 //! bugs, the table's columns, a table of an earlier version refused, a row locked by another
-//! session (the write gives up within the store's timeout), a server that never answers, a
-//! server that is down. Include with `#[macro_use] #[path = "../common/sql_lease_store.rs"]
+//! session (the write gives up within the store's timeout), a creation that loses a race to
+//! another session (the write leaves nothing), a server that never answers, a server that is
+//! down. Include with `#[macro_use] #[path = "../common/sql_lease_store.rs"]
 //! mod sql_lease_store;`, beside `conformance` and `servers`.
 
 /// The test functions of the SQL lease store for one database.
@@ -194,6 +195,40 @@ macro_rules! sql_lease_store_tests {
             table.runtime.block_on(locker.rollback()).expect("unlocking");
             let read = store.read("shop", &Query::workers(0..4)).expect("reading");
             assert!(matches!(read.record(1), Some("a" | "b")), "{read:?}");
+        }
+
+        /// Another session creates worker 9's row, and commits while the write waits on it:
+        /// the write's creation of that row conflicts after its other op could be written,
+        /// and the write leaves nothing behind.
+        #[test]
+        fn a_creation_that_loses_a_race_leaves_nothing_written() {
+            let Some(table) = setup("race") else { return };
+            let store = table.store();
+            assert_eq!(store.write("shop", &[Cas::new(Slot::Marker, None, "m1")]).expect("writing"), Written::Done);
+            for ops in [
+                [Cas::new(Slot::Worker(8), None, "mine"), Cas::new(Slot::Worker(9), None, "mine")],
+                [Cas::new(Slot::Marker, Some("m1"), "m2"), Cas::new(Slot::Worker(9), None, "mine")],
+            ] {
+                table.execute(format!("DELETE FROM {} WHERE slot = 9", table.name));
+                // Dropping the other session's transaction needs the test's runtime.
+                let _context = table.runtime.enter();
+                let mut other = table.runtime.block_on(table.pool.begin()).expect("a transaction");
+                let create = AssertSqlSafe(format!(
+                    "INSERT INTO {} (namespace, slot, value) VALUES ({}, 9, 'theirs')",
+                    table.name, $p1
+                ));
+                table.runtime.block_on(sqlx::query(create).bind("shop").execute(&mut *other)).expect("creating");
+                let written = std::thread::scope(|scope| {
+                    let write = scope.spawn(|| store.write("shop", &ops));
+                    std::thread::sleep(Duration::from_millis(500));
+                    table.runtime.block_on(other.commit()).expect("committing");
+                    write.join().expect("the write")
+                });
+                assert_eq!(written.expect("writing"), Written::Conflict, "{ops:?}");
+                let read = store.read("shop", &Query::workers(0..16)).expect("reading");
+                assert_eq!(read.marker.as_deref(), Some("m1"), "{ops:?}: {read:?}");
+                assert_eq!(read.records, [(9, "theirs".to_owned())], "{ops:?}: {read:?}");
+            }
         }
 
         #[test]

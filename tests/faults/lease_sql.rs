@@ -1,8 +1,9 @@
 //! The SQL lease store (PostgreSQL and MariaDB) under the faults of its own kind, attacked
 //! from outside with real processes: one worker ID's row deleted while its holder runs (the
 //! marker kept), the marker's row deleted alone, the namespace's rows restored from a copy
-//! taken earlier while holders ran (then fenced, as `docs/lease-rules.md` says), and a TCP
-//! proxy that cuts the store off for longer than the TTL but less than `W - margin`. Every
+//! taken earlier while holders ran (then fenced, as `docs/lease-rules.md` says), a TCP
+//! proxy that cuts the store off for longer than the TTL but less than `W - margin`, and one
+//! that delays every reply by a third of the store calls' timeout. Every
 //! holder is a child process generating as fast as it can into a file of its own; the IDs of
 //! all files are counted for duplicates (0 allowed), and for each worker ID the holders must
 //! follow one another. Figures are printed to stderr, also for passing tests.
@@ -11,13 +12,16 @@ use crate::faults;
 use crate::servers;
 
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use faults::{
     HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, Proxy, SqlCleanup, check_workers, count_duplicates, describe_runs,
     report, segments_of, unique, wall_ms,
 };
-use typed_snowflake::worker::lease::{LeaseError, LeaseStore, Query, SqlLeaseStore, create_namespace, fence_namespace};
+use typed_snowflake::worker::lease::{
+    Cas, LeaseError, LeaseStatus, LeaseStore, Query, Slot, SqlLeaseStore, WorkerLease, Written, create_namespace,
+    fence_namespace,
+};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -458,4 +462,114 @@ fn mariadb_stalled_for_less_than_w_minus_margin_stops_no_holder() -> TestResult 
 fn mariadb_dropped_for_less_than_w_minus_margin_stops_no_holder() -> TestResult {
     let Some(url) = servers::mysql_url() else { return Ok(()) };
     cut_off("mariadb dropped 2 TTL", &url, 3306, "my-drop", true)
+}
+
+/// How long the proxy of [`replies_delayed`] holds every reply: a third of the store calls'
+/// timeout (`DEFAULT_STORE_TIMEOUT`, 2 s), as a database far away or overloaded answers.
+const REPLY_DELAY: Duration = Duration::from_millis(700);
+
+/// Every reply of the store is delayed 0.7 s. A write of one op and one of two, and a read,
+/// each take one round trip; a holder (TTL 2 s, `W` 6 s, margin 500 ms) that renews through
+/// the proxy issues throughout, for twice `W`, on its first grant. Its status is asked
+/// every 20 ms. (When a write was several round trips under one timeout, every holder
+/// stopped.)
+fn replies_delayed(label: &str, url: &str, default_port: u16, tag: &str) -> TestResult {
+    let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
+    let (proxy, proxied) = Proxy::for_url(url, default_port)?;
+    let (namespace, timed) = (unique(tag), unique(&format!("{tag}-timed")));
+    let _cleanup = [&namespace, &timed].map(|ns| SqlCleanup { url: url.to_owned(), namespace: ns.clone() });
+    let reservation = Duration::from_secs(6);
+    // Both stores connected before the delay: connecting takes several round trips. The
+    // timed one waits long enough to see how long a call takes, however many round trips.
+    let store = SqlLeaseStore::builder(&proxied).timeout(Duration::from_secs(10)).connect()?;
+    store.write(&timed, &[Cas::new(Slot::Marker, None, "m1")])?;
+    let lease = WorkerLease::builder(SqlLeaseStore::connect(&proxied)?)
+        .namespace(namespace.clone())
+        .space(2)
+        .ttl(Duration::from_secs(2))
+        .reservation(reservation)
+        .margin(Duration::from_millis(500))
+        .create_namespace()
+        .acquire()?;
+    let granted = lease.status();
+    assert!(granted.is_issuing(), "{label}: not issuing once acquired: {granted:?}");
+    let (worker, fence) = (lease.worker(), lease.fence());
+
+    proxy.delay_replies(REPLY_DELAY);
+    let began = Instant::now();
+    let time = |call: &dyn Fn() -> Result<Written, LeaseError>| -> Result<Duration, Box<dyn std::error::Error>> {
+        let began = Instant::now();
+        let written = call()?;
+        assert_eq!(written, Written::Done, "{label}: a timed write");
+        Ok(began.elapsed())
+    };
+    let one = time(&|| store.write(&timed, &[Cas::new(Slot::Worker(0), None, "w1")]))?;
+    let two = time(&|| {
+        store.write(&timed, &[Cas::new(Slot::Marker, Some("m1"), "m2"), Cas::new(Slot::Worker(1), None, "w1")])
+    })?;
+    let read_began = Instant::now();
+    let read = store.read(&timed, &Query::workers(0..2))?;
+    let read_took = read_began.elapsed();
+    assert_eq!((read.marker.as_deref(), read.record(1)), (Some("m2"), Some("w1")), "{label}: {read:?}");
+    report(&format!(
+        "{label}: replies delayed {} ms: a write of one op took {} ms, of two {} ms, a read {} ms",
+        REPLY_DELAY.as_millis(),
+        one.as_millis(),
+        two.as_millis(),
+        read_took.as_millis()
+    ));
+    for (what, took) in [("a write of one op", one), ("a write of two", two), ("a read", read_took)] {
+        assert!(took < REPLY_DELAY * 2, "{label}: {what} took {took:?}, more than one round trip");
+    }
+
+    // Twice `W` since the delay began: a holder whose renewals all failed would have stopped
+    // `W - margin` after the last one that succeeded.
+    let (mut samples, mut not_issuing, mut unanswered) = (0u32, 0u32, 0u32);
+    let mut first_stop = None;
+    let mut least_left = reservation;
+    while began.elapsed() < reservation * 2 {
+        match lease.status() {
+            LeaseStatus::Issuing { issuing_for, store_answering, .. } => {
+                least_left = least_left.min(issuing_for);
+                unanswered += u32::from(!store_answering);
+            }
+            other => {
+                not_issuing += 1;
+                first_stop.get_or_insert_with(|| {
+                    format!("{} ms after the delay began: {other:?}", began.elapsed().as_millis())
+                });
+            }
+        }
+        samples += 1;
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let stats = lease.stats();
+    report(&format!(
+        "{label}: {samples} statuses over {} ms, {} not issuing, {unanswered} with the store's last call \
+         unanswered, at least {} ms of issuing left; {} renewals, {} failed",
+        (reservation * 2).as_millis(),
+        not_issuing,
+        least_left.as_millis(),
+        stats.renewals,
+        stats.failed_renewals
+    ));
+    assert!(first_stop.is_none(), "{label}: the holder stopped {}", first_stop.unwrap_or_default());
+    assert_eq!((lease.worker(), lease.fence()), (worker, fence), "{label}: the holder acquired again");
+    proxy.delay_replies(Duration::ZERO);
+    lease.release()?;
+    Ok(())
+}
+
+#[cfg(feature = "lease-postgres")]
+#[test]
+fn postgres_replies_delayed_by_a_third_of_the_timeout_stop_no_holder() -> TestResult {
+    let Some(url) = servers::pg_url() else { return Ok(()) };
+    replies_delayed("postgres replies delayed", &url, 5432, "pg-delay")
+}
+
+#[cfg(feature = "lease-mysql")]
+#[test]
+fn mariadb_replies_delayed_by_a_third_of_the_timeout_stop_no_holder() -> TestResult {
+    let Some(url) = servers::mysql_url() else { return Ok(()) };
+    replies_delayed("mariadb replies delayed", &url, 3306, "my-delay")
 }

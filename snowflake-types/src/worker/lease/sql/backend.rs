@@ -1,19 +1,16 @@
 //! What the SQL store ([`super::SqlLeaseStore`]) and its backends (`postgres.rs`, `mysql.rs`)
-//! share, below both: the table, the statements, the rows a read gives and the
-//! compare-and-sets a write binds, the failures, and the steps every backend runs (a
-//! connection within the timeout, the table's creation, one write in one transaction).
+//! share, below both: the table, the rows a read gives and the compare-and-sets a write
+//! takes, the failures, and the steps every backend runs (a connection within the timeout,
+//! then one round trip within it again; the table's creation).
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx_core::connection::{ConnectOptions, Connection};
 use sqlx_core::database::Database;
 use sqlx_core::executor::Executor;
-use sqlx_core::pool::{Pool, PoolOptions};
 use sqlx_core::sql_str::AssertSqlSafe;
-use tokio::time::Instant;
 
 use super::super::store::LeaseError;
 use super::super::store::support::UnexpectedReply;
@@ -103,10 +100,9 @@ pub(super) enum Failure {
 }
 
 impl Failure {
-    /// The pool's own timeout and the server's limits are timeouts; the rest is the driver's.
+    /// The server's limits are timeouts; the rest is the driver's.
     pub(super) fn new(error: sqlx_core::Error, is_timeout: fn(&sqlx_core::Error) -> bool) -> Self {
         match error {
-            sqlx_core::Error::PoolTimedOut => Failure::Timeout,
             error if is_timeout(&error) => Failure::Timeout,
             error => Failure::Sql(error),
         }
@@ -121,35 +117,64 @@ impl Failure {
     }
 }
 
-/// Takes a connection and runs `op` on it, both within `timeout`. A connection whose statement
-/// failed or was cut off is closed rather than returned to the pool: a reply may still be on
-/// its way, and the server may still hold its locks.
-pub(super) async fn with_connection<DB: Database, T>(
-    pool: &Pool<DB>,
-    timeout: Duration,
+/// The store's one connection: opened by the first call, lent to one call at a time, and
+/// closed after a call that failed or was cut off (a reply may still be on its way, and the
+/// server may still hold its locks), so that the next call opens another. Not a sqlx pool,
+/// which tests each connection with a round trip of its own when it is returned.
+pub(super) struct Link<DB: Database> {
+    options: <DB::Connection as Connection>::Options,
+    open: tokio::sync::Mutex<Option<DB::Connection>>,
     is_timeout: fn(&sqlx_core::Error) -> bool,
-    op: impl AsyncFnOnce(&mut DB::Connection) -> Result<T, sqlx_core::Error>,
-) -> Result<T, Failure> {
-    let deadline = Instant::now() + timeout;
-    let mut connection = tokio::time::timeout_at(deadline, pool.acquire())
-        .await
-        .map_err(|_| Failure::Timeout)?
-        .map_err(|e| Failure::new(e, is_timeout))?;
-    let result = tokio::time::timeout_at(deadline, op(&mut connection)).await;
-    if !matches!(result, Ok(Ok(_))) {
-        connection.close_on_drop();
-    }
-    result.map_err(|_| Failure::Timeout)?.map_err(|e| Failure::new(e, is_timeout))
 }
 
-/// Connects once, outside the pool (whose connection attempts retry a refused connection
-/// until the timeout, hiding why), creates the table if it does not exist and checks its
-/// columns, within `timeout`. Two sessions creating the table at once can make one of them
-/// fail (PostgreSQL); a second attempt then finds it. `is_old`: whether an error of the
+impl<DB: Database> Link<DB> {
+    /// A link that opens its connection with `options`; `is_timeout` tells the server's own
+    /// time limits among its errors.
+    pub(super) fn new(
+        options: <DB::Connection as Connection>::Options,
+        is_timeout: fn(&sqlx_core::Error) -> bool,
+    ) -> Self {
+        Link { options, open: tokio::sync::Mutex::new(None), is_timeout }
+    }
+
+    /// Takes the connection within `timeout` (waiting for the call before, or opening one:
+    /// several round trips, for TCP, TLS and the login), then runs `op` on it within `timeout`
+    /// again: each operation is one statement (or one batch), sent with its values in one
+    /// message, so `op` is one round trip, and a reply may take up to `timeout` without
+    /// failing the call.
+    pub(super) async fn call<T>(
+        &self,
+        timeout: Duration,
+        op: impl AsyncFnOnce(&mut DB::Connection) -> Result<T, sqlx_core::Error>,
+    ) -> Result<T, Failure> {
+        let taking = async {
+            let mut open = self.open.lock().await;
+            if open.is_none() {
+                *open = Some(self.options.connect().await?);
+            }
+            Ok::<_, sqlx_core::Error>(open)
+        };
+        let mut open = tokio::time::timeout(timeout, taking)
+            .await
+            .map_err(|_| Failure::Timeout)?
+            .map_err(|e| Failure::new(e, self.is_timeout))?;
+        let connection = open.as_mut().expect("opened above");
+        let result = tokio::time::timeout(timeout, op(connection)).await;
+        if !matches!(result, Ok(Ok(_))) {
+            // Dropped, not closed politely: closing waits for the server.
+            *open = None;
+        }
+        result.map_err(|_| Failure::Timeout)?.map_err(|e| Failure::new(e, self.is_timeout))
+    }
+}
+
+/// Connects once, creates the table if it does not exist and checks its columns, within
+/// `timeout`. Two sessions creating the table at once can make one of them fail
+/// (PostgreSQL); a second attempt then finds it. `is_old`: whether an error of the
 /// columns' check says a column is missing.
 pub(super) async fn create_table<DB: Database>(
     options: &<DB::Connection as Connection>::Options,
-    sql: &Statements,
+    sql: &TableDdl,
     timeout: Duration,
     is_timeout: fn(&sqlx_core::Error) -> bool,
     is_old: fn(&sqlx_core::Error) -> bool,
@@ -178,78 +203,33 @@ where
     }
 }
 
-/// A pool for the store: two connections at most, each taken within the timeout. A server
-/// that refuses connections is tried again until then.
-pub(super) fn pool_options<DB: Database>(timeout: Duration) -> PoolOptions<DB> {
-    PoolOptions::new().min_connections(0).max_connections(2).acquire_timeout(timeout)
-}
-
-/// A backend's statements, with `{table}` for the table's name.
-pub(super) struct Templates {
-    pub(super) ddl: &'static str,
+/// The statements that create the table and check its columns, with its name written in.
+pub(super) struct TableDdl {
+    pub(super) ddl: String,
     /// Fails unless the table has the columns of the DDL.
-    pub(super) shape: &'static str,
-    /// The marker's and the records' rows, the clock's and the incarnation's, the highest
-    /// worker ID's when asked: see each backend for its parameters.
-    pub(super) read: &'static str,
-    pub(super) create: &'static str,
-    pub(super) update: &'static str,
-    /// Planted bugs: an update without the comparison, a creation that overwrites.
-    pub(super) update_any: &'static str,
-    pub(super) upsert: &'static str,
+    pub(super) shape: String,
 }
 
-/// The statements, with the table's name written in.
-pub(super) struct Statements {
-    pub(super) ddl: Arc<str>,
-    pub(super) shape: Arc<str>,
-    pub(super) read: Arc<str>,
-    pub(super) create: Arc<str>,
-    pub(super) update: Arc<str>,
-    pub(super) update_any: Arc<str>,
-    pub(super) upsert: Arc<str>,
-}
-
-impl Statements {
-    pub(super) fn new(table: &str, templates: &Templates) -> Self {
-        let with_table = |sql: &str| sql.replace("{table}", table).into();
-        Statements {
-            ddl: templates.ddl.replacen(DEFAULT_TABLE, table, 1).into(),
-            shape: with_table(templates.shape),
-            read: with_table(templates.read),
-            create: with_table(templates.create),
-            update: with_table(templates.update),
-            update_any: with_table(templates.update_any),
-            upsert: with_table(templates.upsert),
+impl TableDdl {
+    pub(super) fn new(table: &str, ddl: &str) -> Self {
+        TableDdl {
+            ddl: ddl.replacen(DEFAULT_TABLE, table, 1),
+            shape: format!("SELECT namespace, slot, value FROM {table} WHERE 1 = 0"),
         }
     }
-
-    /// The read with the planted bugs' changes.
-    pub(super) fn read(&self, bugs: Bugs) -> Arc<str> {
-        let mut read = self.read.to_string();
-        if bugs.range_end_inclusive {
-            read = read.replacen("slot < ", "slot <= ", 1);
-        }
-        if bugs.namespace_case_insensitive {
-            read = read.replacen("WHERE namespace = ", "WHERE lower(namespace) = lower(", 1).replacen(
-                "AND (slot = -1",
-                ") AND (slot = -1",
-                1,
-            );
-        }
-        read.into()
-    }
 }
 
-/// One round trip (or one transaction) of a backend, run on the store's runtime.
+/// One round trip of a backend, run on the store's runtime.
 pub(super) type Op<'a, T> = Pin<Box<dyn Future<Output = Result<T, Failure>> + 'a>>;
 
 /// A read's rows: the slot (or one of the extra rows: [`super::HIGHEST_ROW`],
 /// [`super::CLOCK_ROW`], [`super::INCARNATION_ROW`]) and its text.
 pub(super) type Rows = Vec<(i64, Option<String>)>;
 
-/// What differs between the databases: the statements, how their parameters are bound, and
-/// how a duplicate row shows. Everything else is [`super::SqlLeaseStore`]'s, once.
+/// What differs between the databases: the statements and how they are sent. Everything else
+/// is [`super::SqlLeaseStore`]'s, once. Every method is one statement (or, for MySQL, one
+/// batch of them), sent with its values written in as literals, unprepared: one round trip,
+/// on a new connection too.
 pub(super) trait Backend: Send + Sync {
     /// The rows of one read, in one statement.
     fn read<'a>(
@@ -261,39 +241,18 @@ pub(super) trait Backend: Send + Sync {
         timeout: Duration,
     ) -> Op<'a, Rows>;
 
-    /// Every compare-and-set of `rows` or none: whether they all matched.
+    /// Every compare-and-set of `rows` (one or two, in distinct slots, ascending) or none,
+    /// in one round trip: whether they all matched.
     fn write<'a>(&'a self, namespace: &'a str, rows: &'a [RowCas<'a>], bugs: Bugs, timeout: Duration) -> Op<'a, bool>;
 
     /// The server's settings that can lose acknowledged writes, in plain words.
     fn warnings(&self, timeout: Duration) -> Op<'_, Vec<String>>;
 }
 
-/// Runs the compare-and-sets of one write on `connection` in one transaction (or, with the
-/// planted bug `write-not-atomic`, each alone): whether all matched. `one` runs one of them,
-/// answering whether it matched its row.
-pub(super) async fn write_all<DB: Database>(
-    connection: &mut DB::Connection,
-    rows: &[RowCas<'_>],
-    bugs: Bugs,
-    one: impl AsyncFn(&mut DB::Connection, RowCas<'_>) -> Result<bool, sqlx_core::Error>,
-) -> Result<bool, sqlx_core::Error> {
-    if rows.len() == 1 || bugs.write_not_atomic {
-        for row in rows {
-            if !one(&mut *connection, *row).await? {
-                return Ok(false);
-            }
-        }
-        return Ok(true);
-    }
-    let mut tx = connection.begin().await?;
-    for row in rows {
-        if !one(&mut *tx, *row).await? {
-            tx.rollback().await?;
-            return Ok(false);
-        }
-    }
-    tx.commit().await?;
-    Ok(true)
+/// Whether a text may be written into a statement as a literal: printable ASCII, as the
+/// store's checks of namespaces and values leave it. The backends' quoting asserts it.
+pub(super) fn is_printable(text: &str) -> bool {
+    text.bytes().all(|b| (0x20..0x7f).contains(&b))
 }
 
 #[cfg(test)]
@@ -301,26 +260,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn statements_name_the_table() {
-        let templates = Templates {
-            ddl: POSTGRES_TABLE_DDL,
-            shape: "SELECT namespace, slot, value FROM {table} WHERE 1 = 0",
-            read: "SELECT slot, value FROM {table} WHERE namespace = $1 AND (slot = -1 OR (slot >= $2 AND slot < $3))",
-            create: "INSERT INTO {table}",
-            update: "UPDATE {table}",
-            update_any: "",
-            upsert: "",
-        };
-        let sql = Statements::new("ids.leases", &templates);
+    fn the_table_statements_name_the_table() {
+        let sql = TableDdl::new("ids.leases", POSTGRES_TABLE_DDL);
         assert!(sql.ddl.starts_with("CREATE TABLE IF NOT EXISTS ids.leases ("));
-        assert_eq!(&*sql.shape, "SELECT namespace, slot, value FROM ids.leases WHERE 1 = 0");
-        assert_eq!(&*sql.create, "INSERT INTO ids.leases");
-        assert_eq!(&*sql.update, "UPDATE ids.leases");
-        assert_eq!(sql.read(Bugs::default()), sql.read);
-        let planted = Bugs { range_end_inclusive: true, namespace_case_insensitive: true, ..Bugs::default() };
-        assert_eq!(
-            &*sql.read(planted),
-            "SELECT slot, value FROM ids.leases WHERE lower(namespace) = lower($1 ) AND (slot = -1 OR (slot >= $2 AND slot <= $3))"
-        );
+        assert_eq!(sql.shape, "SELECT namespace, slot, value FROM ids.leases WHERE 1 = 0");
     }
 }

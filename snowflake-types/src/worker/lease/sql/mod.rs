@@ -100,10 +100,12 @@ impl SqlLeaseStoreBuilder {
         self
     }
 
-    /// Bounds each round trip by `timeout` instead of [`DEFAULT_STORE_TIMEOUT`]: taking a
-    /// connection and the statements of one operation, together. The server is told the same
-    /// bound, so that it gives up too: PostgreSQL for lock waits and statements, MySQL and
-    /// MariaDB for lock waits, rounded up to whole seconds. A zero timeout counts as 1 ms.
+    /// Bounds each round trip by `timeout` instead of [`DEFAULT_STORE_TIMEOUT`]: a read or a
+    /// write is one round trip on the store's connection, and gets the whole timeout; taking
+    /// that connection gets it too, apart (waiting for a call of another thread, or opening
+    /// it: several round trips, for TCP, TLS and the login). The server is told the same bound, so that
+    /// it gives up too: PostgreSQL for lock waits and statements, MySQL and MariaDB for lock
+    /// waits, rounded up to whole seconds. A zero timeout counts as 1 ms.
     ///
     /// ```no_run
     /// use std::time::Duration;
@@ -234,8 +236,9 @@ fn old_table(table: &str, kind: Kind) -> LeaseError {
 ///   the highest worker ID with a record when asked, the database's clock (`now()`,
 ///   `UTC_TIMESTAMP(3)`) and its incarnation, all from one snapshot.
 /// - A write is a compare-and-set of each slot: `INSERT` of a row that must not exist, or
-///   `UPDATE … WHERE value = <expected>`; two of them run in one transaction, rolled back
-///   unless both matched their row.
+///   `UPDATE` of a row that holds the value expected; two of them are written together or
+///   not at all, in one round trip: one PostgreSQL statement (data-modifying `WITH`
+///   queries), or one MySQL/MariaDB batch of statements in one transaction.
 /// - The incarnation: PostgreSQL's system identifier and timeline (`pg_control_system()`,
 ///   `pg_control_checkpoint()`), which change when the data directory is replaced by another
 ///   cluster's or a replica is promoted; MariaDB's `@@server_id` and start time, MySQL's
@@ -247,13 +250,14 @@ fn old_table(table: &str, kind: Kind) -> LeaseError {
 ///   off, a MySQL/MariaDB with `innodb_flush_log_at_trx_commit` other than 1, each of which
 ///   can lose acknowledged writes in a crash without the incarnation changing.
 ///
-/// The store owns a small tokio runtime (one worker thread) and a pool of at most two
-/// connections, and blocks on each call: **its methods must not be called from inside an
-/// async runtime** (tokio panics); call them from a thread of their own or `spawn_blocking`.
-/// Each round trip is bounded by the store's timeout; a connection that failed or timed out is
-/// closed, and the next call opens another. The table is created when the store connects, if
-/// it does not exist; put the statement in a migration instead where the application's
-/// database user may not create tables.
+/// The store owns a small tokio runtime (one worker thread) and one connection, and blocks on
+/// each call: **its methods must not be called from inside an async runtime** (tokio
+/// panics); call them from a thread of their own or `spawn_blocking`. Calls from several
+/// threads take turns on the connection. Each call is one round trip, bounded by the store's
+/// timeout (and taking the connection is bounded by it, apart); a connection whose call
+/// failed or timed out is closed, and the next call opens another. The table is created when
+/// the store connects, if it does not exist; put the statement in a migration instead where
+/// the application's database user may not create tables.
 ///
 /// ```no_run
 /// use typed_snowflake::worker::lease::{Cas, LeaseStore, Query, Slot, SqlLeaseStore, Written};
@@ -412,8 +416,23 @@ impl LeaseStore for SqlLeaseStore {
             })
             .collect();
         rows.sort_by_key(|row| row.slot);
-        let done =
-            self.block_on(|| writing(namespace, ops), self.backend.write(namespace, &rows, bugs, self.timeout))?;
+        let write = |rows: &[RowCas<'_>]| {
+            self.block_on(|| writing(namespace, ops), self.backend.write(namespace, rows, bugs, self.timeout))
+        };
+        let done = if bugs.write_not_atomic {
+            // The planted bug: each op a write of its own, the first kept when the second
+            // conflicts.
+            let mut done = true;
+            for row in &rows {
+                if !write(std::slice::from_ref(row))? {
+                    done = false;
+                    break;
+                }
+            }
+            done
+        } else {
+            write(&rows)?
+        };
         Ok(if done { Written::Done } else { Written::Conflict })
     }
 

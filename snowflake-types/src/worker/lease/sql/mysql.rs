@@ -1,45 +1,22 @@
-//! The MySQL and MariaDB backend: one `SELECT` reads, `INSERT` creates a slot (a duplicate key
-//! is a conflict), `UPDATE … WHERE value = ?` updates one.
+//! The MySQL and MariaDB backend: one `SELECT` reads; one batch of statements writes, in one
+//! transaction whose statements decide together (through session variables) whether each
+//! compare-and-set is written: `INSERT IGNORE` creates a slot (a duplicate key is a
+//! conflict), `UPDATE` updates one.
 
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use sqlx_core::connection::{ConnectOptions, Connection};
-use sqlx_core::executor::Executor;
+use sqlx_core::from_row::FromRow;
+use sqlx_core::raw_sql::raw_sql;
+use sqlx_core::row::Row;
 use sqlx_core::sql_str::AssertSqlSafe;
-use sqlx_mysql::{MySql, MySqlConnectOptions, MySqlConnection, MySqlDatabaseError, MySqlPool};
+use sqlx_mysql::{MySql, MySqlConnectOptions, MySqlDatabaseError};
 
 use super::super::url::StoreUrl;
 use super::backend::{
-    Backend, Bugs, Failure, MYSQL_TABLE_DDL, Op, RowCas, Rows, SlotRange, Statements, Templates, create_table,
-    pool_options, with_connection, write_all,
+    Backend, Bugs, Failure, Link, MYSQL_TABLE_DDL, Op, RowCas, Rows, SlotRange, TableDdl, create_table, is_printable,
 };
-
-/// Unix milliseconds of `UTC_TIMESTAMP(3)`, by calendar arithmetic that no time zone
-/// touches.
-macro_rules! utc_now_ms {
-    () => {
-        "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(3)) DIV 1000"
-    };
-}
-
-/// The read, with the incarnation's expression for the server's flavour. Parameters: the
-/// namespace, the worker IDs `from..to`, the namespace again, whether to say the highest.
-/// One statement: one snapshot (InnoDB's consistent read).
-macro_rules! read {
-    ($incarnation:expr) => {
-        concat!(
-            "SELECT slot, value FROM {table} WHERE namespace = ? AND (slot = -1 OR (slot >= ? AND slot < ?))
-            UNION ALL SELECT -2, CAST((SELECT MAX(slot) FROM {table} WHERE namespace = ? AND slot >= 0) AS BINARY)
-                FROM DUAL WHERE ?
-            UNION ALL SELECT -3, CAST(",
-            utc_now_ms!(),
-            " AS BINARY)
-            UNION ALL SELECT -4, CAST(",
-            $incarnation,
-            " AS BINARY)"
-        )
-    };
-}
 
 /// The server's start time in Unix seconds: the statement's own time less the uptime, both
 /// whole seconds of the same clock, so two statements of one run of the server agree.
@@ -53,26 +30,141 @@ macro_rules! started {
     };
 }
 
-const MARIADB_READ: &str = read!(concat!(
-    "CONCAT('mariadb-', @@server_id, '-', COALESCE(",
-    started!("information_schema.GLOBAL_STATUS"),
-    ", ''))"
-));
-const MYSQL_READ: &str = read!(concat!(
-    "CONCAT('mysql-', @@server_uuid, '-', COALESCE(",
-    started!("performance_schema.global_status"),
-    ", ''))"
-));
+/// The incarnation of a MariaDB server, and of a MySQL one.
+const MARIADB_INCARNATION: &str =
+    concat!("CONCAT('mariadb-', @@server_id, '-', COALESCE(", started!("information_schema.GLOBAL_STATUS"), ", ''))");
+const MYSQL_INCARNATION: &str =
+    concat!("CONCAT('mysql-', @@server_uuid, '-', COALESCE(", started!("performance_schema.global_status"), ", ''))");
 
-const SQL: Templates = Templates {
-    ddl: MYSQL_TABLE_DDL,
-    shape: "SELECT namespace, slot, value FROM {table} WHERE 1 = 0",
-    read: MARIADB_READ,
-    create: "INSERT INTO {table} (namespace, slot, value) VALUES (?, ?, ?)",
-    update: "UPDATE {table} SET value = ? WHERE namespace = ? AND slot = ? AND value = ?",
-    update_any: "UPDATE {table} SET value = ? WHERE namespace = ? AND slot = ? AND ? IS NOT NULL",
-    upsert: "INSERT INTO {table} (namespace, slot, value) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE value = VALUES(value)",
-};
+/// The statements, with the table's name and the incarnation's expression for the server's
+/// flavour written in, and the values of each call written in as literals (see
+/// [`namespace_literal`], [`value_literal`]): a batch is sent unprepared in one message, one
+/// round trip (a prepared statement takes two the first time on each connection, and cannot
+/// hold several statements).
+struct Sql {
+    table: String,
+    incarnation: &'static str,
+    /// The session's `innodb_lock_wait_timeout`, set by each write.
+    lock_wait: u64,
+}
+
+impl Sql {
+    /// The marker's and the records' rows, the highest worker ID's when asked, the clock's
+    /// and the incarnation's. One statement: one snapshot (InnoDB's consistent read).
+    fn read(&self, namespace: &str, range: SlotRange, highest: bool, bugs: Bugs) -> String {
+        let (table, ns, incarnation) = (&self.table, namespace_literal(namespace), self.incarnation);
+        let of_namespace = if bugs.namespace_case_insensitive {
+            format!("lower(namespace) = lower({ns})")
+        } else {
+            format!("namespace = {ns}")
+        };
+        let below = if bugs.range_end_inclusive { "<=" } else { "<" };
+        let SlotRange { from, to } = range;
+        format!(
+            "SELECT slot, value FROM {table} WHERE {of_namespace} AND (slot = -1 OR (slot >= {from} AND slot {below} {to}))
+            UNION ALL SELECT -2, CAST((SELECT MAX(slot) FROM {table} WHERE namespace = {ns} AND slot >= 0) AS BINARY)
+                FROM DUAL WHERE {highest}
+            UNION ALL SELECT -3, CAST(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(3)) DIV 1000 AS BINARY)
+            UNION ALL SELECT -4, CAST({incarnation} AS BINARY)"
+        )
+    }
+
+    /// Every compare-and-set of `rows` or none, in one transaction sent as one batch, whose
+    /// last statement answers whether all matched. The rows the updates expect are locked
+    /// and compared first (`@snowflake_lease_matched`); each creation is made only if they
+    /// all matched, and a row that exists makes it a conflict (`INSERT IGNORE`, counted in
+    /// `@snowflake_lease_created<i>`); the updates are made only if every creation was; of
+    /// two creations, one made without the other is deleted again. A statement that fails
+    /// ends the batch inside the transaction: the connection is then closed, which rolls it
+    /// back. The batch first bounds the session's lock waits, which only writes have.
+    fn write(&self, namespace: &str, rows: &[RowCas<'_>], bugs: Bugs) -> String {
+        let (table, ns) = (&self.table, namespace_literal(namespace));
+        let (updates, creations): (Vec<&RowCas<'_>>, Vec<&RowCas<'_>>) =
+            rows.iter().partition(|row| row.expect.is_some());
+        let mut sql = format!("SET SESSION innodb_lock_wait_timeout = {};\nSTART TRANSACTION;\n", self.lock_wait);
+        if updates.is_empty() {
+            sql.push_str("SET @snowflake_lease_matched = 0;\n");
+        } else {
+            // The planted bug `cas-ignores-expect`: a row that exists matches, whatever it holds.
+            let holds: Vec<String> = updates
+                .iter()
+                .map(|row| match row.expect {
+                    Some(expect) if !bugs.cas_ignores_expect => {
+                        format!("(slot = {} AND value = {})", row.slot, value_literal(expect))
+                    }
+                    _ => format!("slot = {}", row.slot),
+                })
+                .collect();
+            let _ = writeln!(
+                sql,
+                "SELECT COUNT(*) INTO @snowflake_lease_matched FROM {table} WHERE namespace = {ns} AND ({}) FOR UPDATE;",
+                holds.join(" OR ")
+            );
+        }
+        let matched = format!("@snowflake_lease_matched = {}", updates.len());
+        for (i, row) in creations.iter().enumerate() {
+            let value = value_literal(row.value);
+            // The planted bug `create-overwrites`: an upsert.
+            let (insert, upsert) = if bugs.create_overwrites {
+                ("INSERT", " ON DUPLICATE KEY UPDATE value = VALUES(value)")
+            } else {
+                ("INSERT IGNORE", "")
+            };
+            let _ = writeln!(
+                sql,
+                "{insert} INTO {table} (namespace, slot, value) SELECT {ns}, {}, {value} FROM DUAL WHERE {matched}{upsert};
+                SET @snowflake_lease_created{i} = ROW_COUNT() > 0;",
+                row.slot
+            );
+        }
+        let created = match creations.len() {
+            0 => "TRUE".to_owned(),
+            1 => "@snowflake_lease_created0".to_owned(),
+            _ => "@snowflake_lease_created0 AND @snowflake_lease_created1".to_owned(),
+        };
+        for row in &updates {
+            let _ = writeln!(
+                sql,
+                "UPDATE {table} SET value = {} WHERE namespace = {ns} AND slot = {} AND {matched} AND {created};",
+                value_literal(row.value),
+                row.slot
+            );
+        }
+        if let [first, second] = creations[..] {
+            let _ = writeln!(
+                sql,
+                "DELETE FROM {table} WHERE namespace = {ns} AND NOT ({created})
+                    AND ((slot = {} AND @snowflake_lease_created0) OR (slot = {} AND @snowflake_lease_created1));",
+                first.slot, second.slot
+            );
+        }
+        let _ = write!(sql, "COMMIT;\nSELECT CAST(({matched}) AND ({created}) AS SIGNED);");
+        sql
+    }
+}
+
+/// A namespace as a MySQL literal: its bytes in hexadecimal, as ASCII text (the column's
+/// character set, whose collation then decides the comparison). Nothing in it is read as
+/// an escape, whatever `sql_mode` says.
+fn namespace_literal(namespace: &str) -> String {
+    format!("_ascii {}", hex_literal(namespace))
+}
+
+/// A value as a MySQL literal: its bytes in hexadecimal, a binary string as the column is.
+fn value_literal(value: &str) -> String {
+    hex_literal(value)
+}
+
+fn hex_literal(text: &str) -> String {
+    assert!(is_printable(text) && !text.is_empty(), "only printable ASCII is written into a statement");
+    let mut hex = String::with_capacity(text.len() * 2 + 3);
+    hex.push_str("X'");
+    for byte in text.bytes() {
+        let _ = write!(hex, "{byte:02x}");
+    }
+    hex.push('\'');
+    hex
+}
 
 /// The URL's options (`ssl-mode`, `ssl-ca` and the rest, read by sqlx), with the CA file of
 /// the environment when the URL names none. sqlx reads `mysql://`; MariaDB speaks the same
@@ -86,18 +178,16 @@ pub(super) fn options(url: &StoreUrl, ca: Option<&str>) -> Result<MySqlConnectOp
     })
 }
 
-/// Creates the table and checks its columns, asks the server whether it is MariaDB or MySQL,
-/// then opens the pool lazily; each connection bounds its lock waits.
+/// Creates the table and checks its columns, and asks the server whether it is MariaDB or
+/// MySQL; the store's connection is opened by its first call.
 pub(super) async fn connect(
     options: MySqlConnectOptions,
     table: &str,
     timeout: Duration,
 ) -> Result<Box<dyn Backend>, Failure> {
     // Whole seconds, at least 1: the server's lock-wait bound backs up ours.
-    let lock_wait = timeout.as_secs() + u64::from(timeout.subsec_nanos() > 0);
-    let session = format!("SET SESSION innodb_lock_wait_timeout = {}", lock_wait.max(1));
-    let mut sql = Statements::new(table, &SQL);
-    create_table::<MySql>(&options, &sql, timeout, is_timeout, is_old).await?;
+    let lock_wait = (timeout.as_secs() + u64::from(timeout.subsec_nanos() > 0)).max(1);
+    create_table::<MySql>(&options, &TableDdl::new(table, MYSQL_TABLE_DDL), timeout, is_timeout, is_old).await?;
     let version = async {
         let mut connection = options.connect().await?;
         let version: String =
@@ -109,21 +199,19 @@ pub(super) async fn connect(
         .await
         .map_err(|_| Failure::Timeout)?
         .map_err(|e| Failure::new(e, is_timeout))?;
-    if !version.contains("MariaDB") {
-        sql.read = MYSQL_READ.replace("{table}", table).into();
-    }
-    let pool = pool_options::<MySql>(timeout)
-        .after_connect(move |c, _| {
-            let session = AssertSqlSafe(session.clone());
-            Box::pin(async move { c.execute(session).await.map(drop) })
-        })
-        .connect_lazy_with(options);
-    Ok(Box::new(My { pool, sql }))
+    let incarnation = if version.contains("MariaDB") { MARIADB_INCARNATION } else { MYSQL_INCARNATION };
+    let sql = Sql { table: table.to_owned(), incarnation, lock_wait };
+    // The store's connection is opened in two round trips (the server's greeting, the
+    // login), without sqlx's `SET` of the session's SQL mode, time zone and character set:
+    // the statements use none of them (no `||`, no `TIMESTAMP` column, ASCII only).
+    let options =
+        options.pipes_as_concat(false).no_engine_substitution(false).timezone(None::<String>).set_names(false);
+    Ok(Box::new(My { link: Link::new(options, is_timeout), sql }))
 }
 
 struct My {
-    pool: MySqlPool,
-    sql: Statements,
+    link: Link<MySql>,
+    sql: Sql,
 }
 
 /// The server's own limits: 1205 a lock wait over `innodb_lock_wait_timeout`, 1969
@@ -143,44 +231,6 @@ fn is_old(error: &sqlx_core::Error) -> bool {
         .is_some_and(|e| e.number() == 1054)
 }
 
-impl My {
-    /// One compare-and-set: whether it matched its row.
-    async fn one(
-        &self,
-        c: &mut MySqlConnection,
-        namespace: &str,
-        row: RowCas<'_>,
-        bugs: Bugs,
-    ) -> Result<bool, sqlx_core::Error> {
-        let Some(expect) = row.expect else {
-            let sql = if bugs.create_overwrites { &self.sql.upsert } else { &self.sql.create };
-            let inserted = sqlx_core::query::query(AssertSqlSafe(sql.clone()))
-                .bind(namespace)
-                .bind(row.slot)
-                .bind(row.value)
-                .execute(c)
-                .await;
-            return match inserted {
-                Ok(done) => Ok(done.rows_affected() >= 1),
-                // The row exists: the slot held something.
-                Err(sqlx_core::Error::Database(e)) if e.is_unique_violation() => Ok(false),
-                Err(e) => Err(e),
-            };
-        };
-        let sql = if bugs.cas_ignores_expect { &self.sql.update_any } else { &self.sql.update };
-        // The client reports rows matched, not rows changed (CLIENT_FOUND_ROWS): a value
-        // written again as it is still counts.
-        let done = sqlx_core::query::query(AssertSqlSafe(sql.clone()))
-            .bind(row.value)
-            .bind(namespace)
-            .bind(row.slot)
-            .bind(expect)
-            .execute(c)
-            .await?;
-        Ok(done.rows_affected() == 1)
-    }
-}
-
 impl Backend for My {
     fn read<'a>(
         &'a self,
@@ -190,17 +240,12 @@ impl Backend for My {
         bugs: Bugs,
         timeout: Duration,
     ) -> Op<'a, Rows> {
-        Box::pin(with_connection(&self.pool, timeout, is_timeout, async move |c| {
-            let rows: Vec<(i64, Option<Vec<u8>>)> = sqlx_core::query_as::query_as(AssertSqlSafe(self.sql.read(bugs)))
-                .bind(namespace)
-                .bind(range.from)
-                .bind(range.to)
-                .bind(namespace)
-                .bind(highest)
-                .fetch_all(c)
-                .await?;
-            rows.into_iter()
-                .map(|(slot, value)| {
+        let sql = self.sql.read(namespace, range, highest, bugs);
+        Box::pin(self.link.call(timeout, async move |c| {
+            let rows = raw_sql(AssertSqlSafe(sql)).fetch_all(c).await?;
+            rows.iter()
+                .map(|row| {
+                    let (slot, value) = <(i64, Option<Vec<u8>>)>::from_row(row)?;
                     let value = value.map(String::from_utf8).transpose();
                     value.map(|value| (slot, value)).map_err(|e| sqlx_core::Error::Decode(Box::new(e)))
                 })
@@ -209,13 +254,16 @@ impl Backend for My {
     }
 
     fn write<'a>(&'a self, namespace: &'a str, rows: &'a [RowCas<'a>], bugs: Bugs, timeout: Duration) -> Op<'a, bool> {
-        Box::pin(with_connection(&self.pool, timeout, is_timeout, async move |c| {
-            write_all::<MySql>(c, rows, bugs, async |c, row| self.one(c, namespace, row, bugs).await).await
+        let sql = self.sql.write(namespace, rows, bugs);
+        Box::pin(self.link.call(timeout, async move |c| {
+            // The batch's rows: the last statement's answer.
+            let rows = raw_sql(AssertSqlSafe(sql)).fetch_all(c).await?;
+            Ok(rows.last().ok_or(sqlx_core::Error::RowNotFound)?.try_get::<i64, _>(0)? == 1)
         }))
     }
 
     fn warnings(&self, timeout: Duration) -> Op<'_, Vec<String>> {
-        Box::pin(with_connection(&self.pool, timeout, is_timeout, async |c| {
+        Box::pin(self.link.call(timeout, async |c| {
             let flush: i64 =
                 sqlx_core::query_scalar::query_scalar("SELECT CAST(@@innodb_flush_log_at_trx_commit AS SIGNED)")
                     .fetch_one(c)
@@ -229,5 +277,43 @@ impl Backend for My {
                 )]
             })
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_are_hexadecimal() {
+        assert_eq!(value_literal("a'\\"), "X'61275c'");
+        assert_eq!(namespace_literal("shop"), "_ascii X'73686f70'");
+    }
+
+    #[test]
+    fn a_write_is_one_batch_in_one_transaction() {
+        let sql = Sql { table: "t".into(), incarnation: MARIADB_INCARNATION, lock_wait: 2 };
+        let rows = [RowCas { slot: -1, expect: Some("m1"), value: "m2" }, RowCas { slot: 3, expect: None, value: "w" }];
+        let write = sql.write("ns", &rows, Bugs::default());
+        let order = [
+            "SET SESSION innodb_lock_wait_timeout = 2;",
+            "START TRANSACTION;",
+            "SELECT COUNT(*) INTO @snowflake_lease_matched FROM t WHERE namespace = _ascii X'6e73' AND ((slot = -1 AND value = X'6d31')) FOR UPDATE;",
+            "INSERT IGNORE INTO t (namespace, slot, value) SELECT _ascii X'6e73', 3, X'77' FROM DUAL WHERE @snowflake_lease_matched = 1;",
+            "UPDATE t SET value = X'6d32' WHERE namespace = _ascii X'6e73' AND slot = -1 AND @snowflake_lease_matched = 1 AND @snowflake_lease_created0;",
+            "COMMIT;",
+            "SELECT CAST((@snowflake_lease_matched = 1) AND (@snowflake_lease_created0) AS SIGNED);",
+        ];
+        let mut rest = write.as_str();
+        for statement in order {
+            let at = rest.find(statement).unwrap_or_else(|| panic!("{statement} in order in:\n{write}"));
+            rest = &rest[at + statement.len()..];
+        }
+        assert!(!write.contains("DELETE"), "{write}");
+        // Two creations: one made without the other is undone.
+        let both = [RowCas { slot: -1, expect: None, value: "m" }, RowCas { slot: 3, expect: None, value: "w" }];
+        let write = sql.write("ns", &both, Bugs::default());
+        assert!(write.contains("SET @snowflake_lease_matched = 0;"), "{write}");
+        assert!(write.contains("DELETE FROM t WHERE namespace = _ascii X'6e73' AND NOT (@snowflake_lease_created0 AND @snowflake_lease_created1)"), "{write}");
     }
 }

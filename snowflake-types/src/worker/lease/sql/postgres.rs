@@ -1,33 +1,120 @@
-//! The PostgreSQL backend: one `SELECT` reads, `INSERT … ON CONFLICT DO NOTHING` creates a
-//! slot, `UPDATE … WHERE value = $4` updates one.
+//! The PostgreSQL backend: one `SELECT` reads; one statement writes, its compare-and-sets
+//! in data-modifying `WITH` queries (`INSERT … ON CONFLICT DO NOTHING` creates a slot,
+//! `UPDATE` updates one), all or none.
 
 use std::time::Duration;
 
+use sqlx_core::from_row::FromRow;
+use sqlx_core::raw_sql::raw_sql;
+use sqlx_core::row::Row;
 use sqlx_core::sql_str::AssertSqlSafe;
-use sqlx_postgres::{PgConnectOptions, PgConnection, PgPool, Postgres};
+use sqlx_postgres::{PgConnectOptions, Postgres};
 
 use super::super::url::StoreUrl;
 use super::backend::{
-    Backend, Bugs, Failure, Op, POSTGRES_TABLE_DDL, RowCas, Rows, SlotRange, Statements, Templates, create_table,
-    pool_options, with_connection, write_all,
+    Backend, Bugs, Failure, Link, Op, POSTGRES_TABLE_DDL, RowCas, Rows, SlotRange, TableDdl, create_table, is_printable,
 };
 
-const SQL: Templates = Templates {
-    ddl: POSTGRES_TABLE_DDL,
-    shape: "SELECT namespace, slot, value FROM {table} WHERE 1 = 0",
-    // $1 namespace, $2..$3 the worker IDs, $4 whether to say the highest. One statement: one
-    // snapshot.
-    read: "SELECT slot, value::text FROM {table} WHERE namespace = $1 AND (slot = -1 OR (slot >= $2 AND slot < $3))
-        UNION ALL SELECT -2, (SELECT max(slot) FROM {table} WHERE namespace = $1 AND slot >= 0)::text WHERE $4
-        UNION ALL SELECT -3, floor(extract(epoch FROM now()) * 1000)::bigint::text
-        UNION ALL SELECT -4, 'pg-' || (SELECT system_identifier FROM pg_control_system())::text
-            || '-tl' || (SELECT timeline_id FROM pg_control_checkpoint())::text",
-    create: "INSERT INTO {table} (namespace, slot, value) VALUES ($1, $2, $3) ON CONFLICT (namespace, slot) DO NOTHING",
-    update: "UPDATE {table} SET value = $3 WHERE namespace = $1 AND slot = $2 AND value = $4",
-    update_any: "UPDATE {table} SET value = $3 WHERE namespace = $1 AND slot = $2 AND $4::text IS NOT NULL",
-    upsert: "INSERT INTO {table} (namespace, slot, value) VALUES ($1, $2, $3)
-        ON CONFLICT (namespace, slot) DO UPDATE SET value = excluded.value",
-};
+/// What the final `SELECT` of a write casts to `boolean` when one of its two creations
+/// conflicted and the other did not: the error undoes the statement, which is a conflict.
+const APPLIED_IN_PART: &str = "a lease write applied in part, undone";
+
+/// The statements, with the table's name written in, and the values of each call written in
+/// as literals (see [`literal`]): a statement is sent unprepared in one message, one round
+/// trip (a prepared one takes two the first time on each connection).
+struct Sql {
+    table: String,
+}
+
+impl Sql {
+    /// The marker's and the records' rows, the highest worker ID's when asked, the clock's
+    /// and the incarnation's. One statement: one snapshot.
+    fn read(&self, namespace: &str, range: SlotRange, highest: bool, bugs: Bugs) -> String {
+        let (table, ns) = (&self.table, literal(namespace));
+        let of_namespace = if bugs.namespace_case_insensitive {
+            format!("lower(namespace) = lower({ns})")
+        } else {
+            format!("namespace = {ns}")
+        };
+        let below = if bugs.range_end_inclusive { "<=" } else { "<" };
+        let SlotRange { from, to } = range;
+        format!(
+            "SELECT slot, value::text FROM {table} WHERE {of_namespace} AND (slot = -1 OR (slot >= {from} AND slot {below} {to}))
+            UNION ALL SELECT -2, (SELECT max(slot) FROM {table} WHERE namespace = {ns} AND slot >= 0)::text WHERE {highest}
+            UNION ALL SELECT -3, floor(extract(epoch FROM now()) * 1000)::bigint::text
+            UNION ALL SELECT -4, 'pg-' || (SELECT system_identifier FROM pg_control_system())::text
+                || '-tl' || (SELECT timeline_id FROM pg_control_checkpoint())::text"
+        )
+    }
+
+    /// Every compare-and-set of `rows` or none, in one statement whose answer is whether all
+    /// matched. `cur` locks the rows that exist (`FOR UPDATE` waits for a writer of one, then
+    /// reads its newest version), so `ok` judges every op on values nobody changes until the
+    /// statement ends; then the creations (`ON CONFLICT DO NOTHING`: a row created since the
+    /// statement's snapshot is a conflict), then the updates, only if every creation was
+    /// made. What can still conflict is a creation, against a row created since the
+    /// snapshot: of one creation and an update, neither is then written; of two creations,
+    /// the one made is undone by failing the statement ([`APPLIED_IN_PART`]).
+    fn write(&self, namespace: &str, rows: &[RowCas<'_>], bugs: Bugs) -> String {
+        let (table, ns) = (&self.table, literal(namespace));
+        let ops: Vec<String> = rows
+            .iter()
+            .map(|row| {
+                let expect = row.expect.map_or_else(|| "NULL".to_owned(), literal);
+                format!("({}::bigint, {expect}::text, {}::text)", row.slot, literal(row.value))
+            })
+            .collect();
+        let slots: Vec<String> = rows.iter().map(|row| row.slot.to_string()).collect();
+        let (ops, slots, n) = (ops.join(", "), slots.join(", "), rows.len());
+        let creations = rows.iter().filter(|row| row.expect.is_none()).count();
+        // The planted bugs: an update that does not compare, a creation that overwrites.
+        let absent = if bugs.create_overwrites { "true" } else { "cur.slot IS NULL" };
+        let holds = if bugs.cas_ignores_expect { "cur.slot IS NOT NULL" } else { "cur.value = op.expect" };
+        let on_conflict = if bugs.create_overwrites { "DO UPDATE SET value = excluded.value" } else { "DO NOTHING" };
+        format!(
+            "WITH op (slot, expect, value) AS (VALUES {ops}),
+            cur AS (SELECT slot, value FROM {table} WHERE namespace = {ns} AND slot IN ({slots}) FOR UPDATE),
+            ok AS (
+                SELECT count(*) = {n} AS ok FROM op LEFT JOIN cur USING (slot)
+                WHERE CASE WHEN op.expect IS NULL THEN {absent} ELSE {holds} END
+            ),
+            created AS (
+                INSERT INTO {table} (namespace, slot, value)
+                SELECT {ns}, slot, value FROM op WHERE expect IS NULL AND (SELECT ok FROM ok)
+                ON CONFLICT (namespace, slot) {on_conflict}
+                RETURNING slot
+            ),
+            updated AS (
+                UPDATE {table} AS t SET value = op.value FROM op
+                WHERE t.namespace = {ns} AND t.slot = op.slot AND op.expect IS NOT NULL
+                    AND (SELECT ok FROM ok) AND (SELECT count(*) FROM created) = {creations}
+                RETURNING t.slot
+            ),
+            applied AS (SELECT (SELECT count(*) FROM created) + (SELECT count(*) FROM updated) AS n)
+            SELECT CASE n WHEN {n} THEN true WHEN 0 THEN false
+                ELSE ('{APPLIED_IN_PART}: ' || n || ' of {n}')::boolean END
+            FROM applied"
+        )
+    }
+}
+
+/// A text as a PostgreSQL literal, `E'…'`: backslashes and quotes escaped, so that it reads
+/// the same whatever `standard_conforming_strings` says. Only printable ASCII comes here
+/// (namespaces and values are checked first).
+fn literal(text: &str) -> String {
+    assert!(is_printable(text), "only printable ASCII is written into a statement");
+    let mut quoted = String::with_capacity(text.len() + 4);
+    quoted.push_str("E'");
+    for c in text.chars() {
+        match c {
+            '\\' => quoted.push_str("\\\\"),
+            '\'' => quoted.push_str("''"),
+            c => quoted.push(c),
+        }
+    }
+    quoted.push('\'');
+    quoted
+}
 
 /// The URL's options (`sslmode`, `sslrootcert` and the rest, read by sqlx), with the CA file
 /// of the environment when the URL names none.
@@ -39,7 +126,8 @@ pub(super) fn options(url: &StoreUrl, ca: Option<&str>) -> Result<PgConnectOptio
     })
 }
 
-/// Creates the table and checks its columns, then opens the pool lazily.
+/// Creates the table and checks its columns; the store's connection is opened by its first
+/// call.
 pub(super) async fn connect(
     options: PgConnectOptions,
     table: &str,
@@ -49,14 +137,13 @@ pub(super) async fn connect(
     let options = options
         .application_name("typed-snowflake lease")
         .options([("lock_timeout", limit.as_str()), ("statement_timeout", limit.as_str())]);
-    let sql = Statements::new(table, &SQL);
-    create_table::<Postgres>(&options, &sql, timeout, is_timeout, is_old).await?;
-    Ok(Box::new(Pg { pool: pool_options(timeout).connect_lazy_with(options), sql }))
+    create_table::<Postgres>(&options, &TableDdl::new(table, POSTGRES_TABLE_DDL), timeout, is_timeout, is_old).await?;
+    Ok(Box::new(Pg { link: Link::new(options, is_timeout), sql: Sql { table: table.to_owned() } }))
 }
 
 struct Pg {
-    pool: PgPool,
-    sql: Statements,
+    link: Link<Postgres>,
+    sql: Sql,
 }
 
 /// The server's own limits: `55P03` a lock wait over `lock_timeout`, `57014` a statement
@@ -70,28 +157,11 @@ fn is_old(error: &sqlx_core::Error) -> bool {
     error.as_database_error().and_then(|e| e.code()).is_some_and(|code| code == "42703")
 }
 
-impl Pg {
-    /// One compare-and-set: whether it matched its row.
-    async fn one(
-        &self,
-        c: &mut PgConnection,
-        namespace: &str,
-        row: RowCas<'_>,
-        bugs: Bugs,
-    ) -> Result<bool, sqlx_core::Error> {
-        let (sql, expect) = match row.expect {
-            None if bugs.create_overwrites => (&self.sql.upsert, None),
-            None => (&self.sql.create, None),
-            Some(expect) if bugs.cas_ignores_expect => (&self.sql.update_any, Some(expect)),
-            Some(expect) => (&self.sql.update, Some(expect)),
-        };
-        let query = sqlx_core::query::query(AssertSqlSafe(sql.clone())).bind(namespace).bind(row.slot).bind(row.value);
-        let query = match expect {
-            Some(expect) => query.bind(expect),
-            None => query,
-        };
-        Ok(query.execute(c).await?.rows_affected() == 1)
-    }
+/// `22P02` with [`APPLIED_IN_PART`]: a write that undid itself, a conflict.
+fn is_applied_in_part(error: &sqlx_core::Error) -> bool {
+    error
+        .as_database_error()
+        .is_some_and(|e| e.code().as_deref() == Some("22P02") && e.message().contains(APPLIED_IN_PART))
 }
 
 impl Backend for Pg {
@@ -103,25 +173,24 @@ impl Backend for Pg {
         bugs: Bugs,
         timeout: Duration,
     ) -> Op<'a, Rows> {
-        Box::pin(with_connection(&self.pool, timeout, is_timeout, async move |c| {
-            sqlx_core::query_as::query_as(AssertSqlSafe(self.sql.read(bugs)))
-                .bind(namespace)
-                .bind(range.from)
-                .bind(range.to)
-                .bind(highest)
-                .fetch_all(c)
-                .await
+        let sql = self.sql.read(namespace, range, highest, bugs);
+        Box::pin(self.link.call(timeout, async move |c| {
+            let rows = raw_sql(AssertSqlSafe(sql)).fetch_all(c).await?;
+            rows.iter().map(<(i64, Option<String>)>::from_row).collect()
         }))
     }
 
     fn write<'a>(&'a self, namespace: &'a str, rows: &'a [RowCas<'a>], bugs: Bugs, timeout: Duration) -> Op<'a, bool> {
-        Box::pin(with_connection(&self.pool, timeout, is_timeout, async move |c| {
-            write_all::<Postgres>(c, rows, bugs, async |c, row| self.one(c, namespace, row, bugs).await).await
+        let sql = self.sql.write(namespace, rows, bugs);
+        Box::pin(self.link.call(timeout, async move |c| match raw_sql(AssertSqlSafe(sql)).fetch_all(c).await {
+            Ok(rows) => rows.first().ok_or(sqlx_core::Error::RowNotFound)?.try_get::<bool, _>(0),
+            Err(error) if is_applied_in_part(&error) => Ok(false),
+            Err(error) => Err(error),
         }))
     }
 
     fn warnings(&self, timeout: Duration) -> Op<'_, Vec<String>> {
-        Box::pin(with_connection(&self.pool, timeout, is_timeout, async |c| {
+        Box::pin(self.link.call(timeout, async |c| {
             let (synchronous_commit, fsync): (String, String) =
                 sqlx_core::query_as::query_as("SELECT current_setting('synchronous_commit'), current_setting('fsync')")
                     .fetch_one(c)
@@ -144,5 +213,57 @@ impl Backend for Pg {
             }
             Ok(warnings)
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_escape_quotes_and_backslashes_alone() {
+        assert_eq!(literal("shop"), "E'shop'");
+        assert_eq!(literal(r"r1|'x'\n\\"), r"E'r1|''x''\\n\\\\'");
+        let every: String = (0x20u8..0x7f).map(char::from).collect();
+        let quoted = literal(&every);
+        assert_eq!(quoted.len(), every.len() + 5, "{quoted}");
+    }
+
+    #[test]
+    #[should_panic(expected = "only printable ASCII")]
+    fn a_newline_never_reaches_a_statement() {
+        let _ = literal("a\nb");
+    }
+
+    #[test]
+    fn a_write_is_one_statement_with_its_values_written_in() {
+        let sql = Sql { table: "ids.leases".into() };
+        let rows =
+            [RowCas { slot: -1, expect: Some("m'1"), value: "m2" }, RowCas { slot: 3, expect: None, value: "w" }];
+        let write = sql.write("shop", &rows, Bugs::default());
+        assert!(write.starts_with("WITH op (slot, expect, value) AS (VALUES (-1::bigint, E'm''1'::text, E'm2'::text), (3::bigint, NULL::text, E'w'::text)),"), "{write}");
+        assert!(write.contains("FROM ids.leases WHERE namespace = E'shop' AND slot IN (-1, 3) FOR UPDATE"), "{write}");
+        assert!(write.contains("ON CONFLICT (namespace, slot) DO NOTHING"), "{write}");
+        assert!(write.contains("(SELECT count(*) FROM created) = 1"), "{write}");
+        assert!(!write.contains(';'), "one statement: {write}");
+        // The planted bugs change the comparisons, and only them.
+        let planted =
+            sql.write("shop", &rows, Bugs { cas_ignores_expect: true, create_overwrites: true, ..Bugs::default() });
+        assert!(planted.contains("THEN true ELSE cur.slot IS NOT NULL END"), "{planted}");
+        assert!(planted.contains("DO UPDATE SET value = excluded.value"), "{planted}");
+    }
+
+    #[test]
+    fn a_read_takes_the_range_without_its_end() {
+        let sql = Sql { table: "t".into() };
+        let read = sql.read("shop", SlotRange { from: 0, to: 32 }, true, Bugs::default());
+        assert!(read.contains("WHERE namespace = E'shop' AND (slot = -1 OR (slot >= 0 AND slot < 32))"), "{read}");
+        assert!(read.contains("WHERE true"), "{read}");
+        let planted = Bugs { range_end_inclusive: true, namespace_case_insensitive: true, ..Bugs::default() };
+        let read = sql.read("shop", SlotRange { from: 0, to: 32 }, false, planted);
+        assert!(
+            read.contains("lower(namespace) = lower(E'shop') AND (slot = -1 OR (slot >= 0 AND slot <= 32))"),
+            "{read}"
+        );
     }
 }
