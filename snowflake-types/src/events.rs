@@ -227,8 +227,13 @@ pub(crate) fn lease_marked(namespace: &str, declared: bool, fenced: bool) {
     } else {
         "the lease store did not know the namespace (new, or the store lost it, or it is another incarnation of the store): its marker was written afresh, and every worker ID granted before waits out the reservation"
     };
+    // A declaration is what a normal first start does: said, not warned about.
     #[cfg(feature = "tracing")]
-    tracing::warn!(target: "typed_snowflake", namespace, "{message}");
+    if declared {
+        tracing::info!(target: "typed_snowflake", namespace, "{message}");
+    } else {
+        tracing::warn!(target: "typed_snowflake", namespace, "{message}");
+    }
     #[cfg(not(feature = "tracing"))]
     eprintln!("typed-snowflake: namespace {namespace:?}: {message}");
 }
