@@ -1,0 +1,281 @@
+//! Readiness is what issuing is: clients hammer the ID route and `/readyz` (and, with the
+//! `grpc` feature, `Issue` and health) of the real server through every phase of its lease —
+//! acquiring while the store is not there yet, waiting out earlier holders of a namespace not
+//! declared new, issuing, fenced while the store is paused past the reservation, recovering,
+//! draining — and find no instant where they disagree.
+//!
+//! Each sample is three requests in a row: readiness, an ID, readiness again. An ID refused
+//! for a lease reason (a 503, `UNAVAILABLE`) between two "ready" answers, or an ID issued
+//! between two "not ready" answers for a lease reason (anything but draining, where the
+//! server still issues by design), is an instant where they disagreed: a violation.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use common::{PrivateRedis, Server, eventually};
+
+const ORDER: &str = "order=preset=leaf,epoch=2020-01-01";
+
+/// What readiness said: ready, not ready with the phase, or no answer (the port closed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Ready {
+    Yes,
+    No(String),
+    Closed,
+}
+
+impl Ready {
+    /// Not ready for a lease reason (not draining, where the server still issues).
+    fn not_for_the_lease(&self) -> bool {
+        matches!(self, Ready::No(phase) if phase != "draining")
+    }
+}
+
+/// What an ID request got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Issue {
+    Id,
+    Refused,
+    Other,
+    Closed,
+}
+
+/// One sample: readiness, an ID, readiness again.
+type Sample = (Instant, Ready, Issue, Ready);
+
+fn readyz(agent: &ureq::Agent, url: &str) -> Ready {
+    let Ok(mut response) = agent.get(url).call() else { return Ready::Closed };
+    let status = response.status().as_u16();
+    let Ok(body) = response.body_mut().read_to_string() else { return Ready::Closed };
+    let json: serde_json::Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    match (status, json["ready"].as_bool()) {
+        (200, Some(true)) => Ready::Yes,
+        (503, Some(false)) => Ready::No(json["phase"].as_str().unwrap_or("?").to_owned()),
+        _ => panic!("/readyz answered {status} {body}"),
+    }
+}
+
+fn issue(agent: &ureq::Agent, url: &str) -> Issue {
+    let Ok(mut response) = agent.get(url).call() else { return Issue::Closed };
+    let status = response.status().as_u16();
+    let _ = response.body_mut().read_to_string();
+    match status {
+        200 => Issue::Id,
+        503 => Issue::Refused,
+        _ => Issue::Other,
+    }
+}
+
+/// The violations among `samples`, and the phases seen.
+fn judge(face: &str, samples: &[Sample]) -> (Vec<String>, Vec<String>) {
+    let mut violations = Vec::new();
+    let mut phases: Vec<String> = Vec::new();
+    for (at, before, issued, after) in samples {
+        for ready in [before, after] {
+            let phase = match ready {
+                Ready::Yes => "issuing".to_owned(),
+                Ready::No(phase) => phase.clone(),
+                Ready::Closed => continue,
+            };
+            if !phases.contains(&phase) {
+                phases.push(phase);
+            }
+        }
+        let refused_while_ready = *issued == Issue::Refused && *before == Ready::Yes && *after == Ready::Yes;
+        let issued_while_not = *issued == Issue::Id && before.not_for_the_lease() && after.not_for_the_lease();
+        if refused_while_ready || issued_while_not {
+            violations.push(format!("{face} at {at:?}: {before:?}, {issued:?}, {after:?}"));
+        }
+        assert_ne!(*issued, Issue::Other, "{face}: an ID request answered neither an ID nor 503");
+    }
+    (violations, phases)
+}
+
+/// Samples over HTTP until `stop`.
+fn hammer_http(base: String, stop: Arc<AtomicBool>) -> Vec<Sample> {
+    let agent = common::agent();
+    let (ready_url, id_url) = (format!("{base}/readyz"), format!("{base}/v1/ids/order"));
+    let mut samples = Vec::new();
+    while !stop.load(Ordering::Relaxed) {
+        let at = Instant::now();
+        let before = readyz(&agent, &ready_url);
+        let issued = issue(&agent, &id_url);
+        let after = readyz(&agent, &ready_url);
+        samples.push((at, before, issued, after));
+    }
+    samples
+}
+
+/// Samples over gRPC (health, `Issue`, health) until `stop`.
+#[cfg(feature = "grpc")]
+fn hammer_grpc(base: String, stop: Arc<AtomicBool>) -> Vec<Sample> {
+    use snowflake_server::grpc::pb::IssueRequest;
+    use snowflake_server::grpc::pb::snowflake_client::SnowflakeClient;
+    use tonic_health::pb::HealthCheckRequest;
+    use tonic_health::pb::health_check_response::ServingStatus;
+    use tonic_health::pb::health_client::HealthClient;
+
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let channel = runtime.block_on(tonic::transport::Endpoint::from_shared(base).unwrap().connect()).unwrap();
+    let (mut health, mut ids) = (HealthClient::new(channel.clone()), SnowflakeClient::new(channel));
+    let mut samples = Vec::new();
+    while !stop.load(Ordering::Relaxed) {
+        runtime.block_on(async {
+            let mut check = async || {
+                let request = HealthCheckRequest { service: "snowflake.v1.Snowflake".into() };
+                match health.check(request).await {
+                    Ok(answer) if answer.get_ref().status == ServingStatus::Serving as i32 => Ready::Yes,
+                    // Health has no phase: draining is told apart by the ID call (refused
+                    // with "shutting down" only once the port closes).
+                    Ok(_) => Ready::No("not serving".into()),
+                    Err(_) => Ready::Closed,
+                }
+            };
+            let at = Instant::now();
+            let before = check().await;
+            let issued = match ids.issue(IssueRequest { r#type: "order".into() }).await {
+                Ok(_) => Issue::Id,
+                Err(status) if status.code() == tonic::Code::Unavailable => {
+                    if status.message().contains("shutting down") { Issue::Closed } else { Issue::Refused }
+                }
+                Err(_) => Issue::Closed,
+            };
+            let after = check().await;
+            samples.push((at, before, issued, after));
+        });
+    }
+    samples
+}
+
+#[test]
+fn readiness_and_issuing_agree_through_every_phase_of_the_lease() {
+    let Some(mut redis) = PrivateRedis::not_started() else { return };
+    let url = redis.url();
+    let namespace = common::unique("serve-readiness");
+    let started = Instant::now();
+    let mut server = Server::start(&[
+        "--id",
+        ORDER,
+        "--lease",
+        &url,
+        "--namespace",
+        &namespace,
+        "--lease-ttl",
+        "1s",
+        "--lease-reservation",
+        "1s",
+        "--lease-wait",
+        "60s",
+        "--drain",
+        "1500ms",
+    ]);
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut http = Vec::new();
+    for _ in 0..2 {
+        let (base, stop) = (server.base.clone(), Arc::clone(&stop));
+        http.push(std::thread::spawn(move || hammer_http(base, stop)));
+    }
+    #[cfg(feature = "grpc")]
+    let grpc = {
+        let (base, stop) = (server.base.clone(), Arc::clone(&stop));
+        std::thread::spawn(move || hammer_grpc(base, stop))
+    };
+    let agent = common::agent();
+    let phase = || match readyz(&agent, &server.url("/readyz")) {
+        Ready::Yes => "issuing".to_owned(),
+        Ready::No(phase) => phase,
+        Ready::Closed => "closed".to_owned(),
+    };
+
+    // Acquiring: the store is not there yet.
+    std::thread::sleep(Duration::from_millis(700));
+    assert_eq!(phase(), "acquiring");
+    // The store comes: a worker ID of a namespace not declared new waits out earlier holders
+    // (one reservation), then issues.
+    redis.restart();
+    eventually(Duration::from_secs(20), "issuing once the store answers", || (phase() == "issuing").then_some(()));
+    std::thread::sleep(Duration::from_millis(700));
+    // The store stops answering for longer than the reservation: fenced, then (the lease
+    // expired in the store meanwhile) issuing again once it answers.
+    redis.pause();
+    eventually(Duration::from_secs(10), "not issuing once the store is away", || (phase() != "issuing").then_some(()));
+    std::thread::sleep(Duration::from_millis(1500));
+    redis.resume();
+    eventually(Duration::from_secs(20), "issuing again once the store is back", || {
+        (phase() == "issuing").then_some(())
+    });
+    std::thread::sleep(Duration::from_millis(700));
+    // Draining: not ready, still issuing, then the port closes.
+    let stopping = Instant::now();
+    let (code, log) = server.stop();
+    stop.store(true, Ordering::Relaxed);
+    assert_eq!(code, Some(0), "{log}");
+
+    let mut all_phases = Vec::new();
+    let mut violations = Vec::new();
+    let mut counts = Vec::new();
+    for client in http {
+        let samples = client.join().unwrap();
+        let (v, phases) = judge("http", &samples);
+        counts.push(("http", samples.len(), samples.iter().filter(|s| s.2 == Issue::Id).count()));
+        violations.extend(v);
+        all_phases.extend(phases);
+    }
+    #[cfg(feature = "grpc")]
+    {
+        // Health has no phase to tell the drain (NOT_SERVING, still issuing by design) from a
+        // lease's refusal: the samples from the drain on are left out.
+        let samples: Vec<Sample> = grpc.join().unwrap().into_iter().filter(|s| s.0 < stopping).collect();
+        let (v, _) = judge("grpc", &samples);
+        counts.push(("grpc", samples.len(), samples.iter().filter(|s| s.2 == Issue::Id).count()));
+        violations.extend(v);
+        assert!(samples.iter().any(|s| s.2 == Issue::Refused) && samples.iter().any(|s| s.2 == Issue::Id));
+    }
+    all_phases.sort();
+    all_phases.dedup();
+    eprintln!(
+        "{:?} in {:.1?}: (face, samples, IDs issued) {counts:?}; phases seen {all_phases:?}; {} violations",
+        "readiness vs issuing",
+        started.elapsed(),
+        violations.len()
+    );
+    assert!(violations.is_empty(), "readiness and issuing disagreed:\n{}", violations.join("\n"));
+    for expected in ["acquiring", "waiting_out", "issuing", "draining"] {
+        assert!(all_phases.iter().any(|p| p == expected), "{expected} never seen: {all_phases:?}");
+    }
+    assert!(
+        all_phases.iter().any(|p| p == "fenced" || p == "recovering"),
+        "the store's absence was never seen: {all_phases:?}"
+    );
+    // The store's absence is a warning; waiting out earlier holders is not.
+    let warnings: Vec<&str> = log.lines().filter(|l| l.contains(" WARN snowflake_server")).collect();
+    assert!(warnings.iter().any(|l| l.contains("not ready")), "the outage is a warning:\n{log}");
+    assert!(!warnings.iter().any(|l| l.contains("phase=waiting_out")), "waiting out is no warning:\n{log}");
+    common::delete_namespace(&url, &namespace);
+}
+
+/// A normal start (the store answers, the namespace declared new) tells its steps as
+/// information: no warning from the server from its start to its first ID.
+#[test]
+fn a_normal_start_logs_no_warning() {
+    let Some(url) = common::redis_url() else { return };
+    let namespace = common::unique("serve-quiet");
+    let mut server = Server::start(&["--id", ORDER, "--lease", &url, "--namespace", &namespace, "--create-namespace"]);
+    let agent = common::agent();
+    eventually(Duration::from_secs(10), "ready", || {
+        (readyz(&agent, &server.url("/readyz")) == Ready::Yes).then_some(())
+    });
+    assert_eq!(issue(&agent, &server.url("/v1/ids/order")), Issue::Id);
+    let (code, log) = server.stop();
+    assert_eq!(code, Some(0), "{log}");
+    let warnings: Vec<&str> = log.lines().filter(|l| l.contains(" WARN ") || l.contains(" ERROR ")).collect();
+    let server_warnings: Vec<&&str> = warnings.iter().filter(|l| l.contains("snowflake_server")).collect();
+    assert!(server_warnings.is_empty(), "a normal start warned:\n{log}");
+    if !warnings.is_empty() {
+        eprintln!("the library's warnings on a normal start:\n{}", warnings.join("\n"));
+    }
+    common::delete_namespace(&url, &namespace);
+}
