@@ -152,11 +152,28 @@ fn hammer_grpc(base: String, stop: Arc<AtomicBool>) -> Vec<Sample> {
 
 #[test]
 fn readiness_and_issuing_agree_through_every_phase_of_the_lease() {
+    through_every_phase("serve-readiness", &[]);
+}
+
+/// The same with a lease state file, whose limit the generators issue up to: readiness
+/// follows it too (a server once said ready while it refused half its requests for it).
+#[test]
+fn readiness_and_issuing_agree_with_a_state_file() {
+    let dir = std::env::temp_dir().join(common::unique("serve-readiness-state"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("lease");
+    through_every_phase("serve-readiness-file", &["--lease-state-file", file.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Hammers a server on a private Redis with `extra` arguments through every phase of its
+/// lease (see the module's docs), and checks that readiness and issuing never disagree.
+fn through_every_phase(prefix: &str, extra: &[&str]) {
     let Some(mut redis) = PrivateRedis::not_started() else { return };
     let url = redis.url();
-    let namespace = common::unique("serve-readiness");
+    let namespace = common::unique(prefix);
     let started = Instant::now();
-    let mut server = Server::start(&[
+    let mut args = vec![
         "--id",
         ORDER,
         "--lease",
@@ -171,7 +188,9 @@ fn readiness_and_issuing_agree_through_every_phase_of_the_lease() {
         "60s",
         "--drain",
         "1500ms",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let mut server = Server::start(&args);
     let stop = Arc::new(AtomicBool::new(false));
     let mut http = Vec::new();
     for _ in 0..2 {
@@ -208,7 +227,25 @@ fn readiness_and_issuing_agree_through_every_phase_of_the_lease() {
         (phase() == "issuing").then_some(())
     });
     std::thread::sleep(Duration::from_millis(700));
+    // Every refusal and every ID is counted, by reason and by face.
+    let metrics = common::get(&agent, &server.url("/metrics")).2;
+    let mut expected = vec![
+        "snowflake_server_refusals_total{reason=\"acquiring\"}",
+        "snowflake_server_refusals_total{reason=\"waiting_out\"}",
+        "snowflake_server_ids_issued_total{type=\"order\"}",
+        "snowflake_server_phase{phase=\"issuing\"} 1",
+        "snowflake_server_ready 1",
+    ];
+    if cfg!(feature = "grpc") {
+        expected.push("snowflake_grpc_requests_total{method=\"Issue\",code=\"OK\"}");
+        expected.push("snowflake_grpc_requests_total{method=\"Issue\",code=\"UNAVAILABLE\"}");
+        expected.push("snowflake_grpc_requests_total{method=\"Check\",code=\"OK\"}");
+    }
+    for line in expected {
+        assert!(metrics.contains(line), "{line} missing from:\n{metrics}");
+    }
     // Draining: not ready, still issuing, then the port closes.
+    #[cfg_attr(not(feature = "grpc"), allow(unused_variables))]
     let stopping = Instant::now();
     let (code, log) = server.stop();
     stop.store(true, Ordering::Relaxed);
@@ -237,8 +274,7 @@ fn readiness_and_issuing_agree_through_every_phase_of_the_lease() {
     all_phases.sort();
     all_phases.dedup();
     eprintln!(
-        "{:?} in {:.1?}: (face, samples, IDs issued) {counts:?}; phases seen {all_phases:?}; {} violations",
-        "readiness vs issuing",
+        "readiness vs issuing {extra:?} in {:.1?}: (face, samples, IDs issued) {counts:?}; phases seen {all_phases:?}; {} violations",
         started.elapsed(),
         violations.len()
     );
