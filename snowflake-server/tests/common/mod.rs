@@ -3,6 +3,8 @@
 //! and private redis-servers.
 #![allow(dead_code)]
 
+pub mod hammer;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
