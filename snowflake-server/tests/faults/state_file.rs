@@ -101,7 +101,7 @@ fn a_state_file_on_etcd_refuses_nothing_and_readiness_agrees() {
     let elapsed = started.elapsed();
     let (code, log) = server.stop();
     assert_eq!(code, Some(0), "{log}");
-    let (violations, phases) = judge("http", &samples);
+    let (violations, phases, flips) = judge("http", &samples);
     let refused = samples.iter().filter(|s| s.2 == Issue::Refused).count();
     let not_ready = samples.iter().filter(|s| s.1 != Ready::Yes || s.3 != Ready::Yes).count();
     eprintln!(
@@ -110,5 +110,6 @@ fn a_state_file_on_etcd_refuses_nothing_and_readiness_agrees() {
         violations.len()
     );
     assert!(violations.is_empty(), "readiness and issuing disagreed:\n{}", violations.join("\n"));
+    assert!(flips.is_empty(), "refused between two ready answers:\n{}", flips.join("\n"));
     assert_eq!(refused, 0, "a state file refused requests while the store answered (phases {phases:?})");
 }
