@@ -27,13 +27,16 @@
 //! `--tls-key` serve both over TLS, `--tls-client-ca` asks for client certificates
 //! ([`mod@tls`]).
 //!
-//! The server answers from the moment its port is open. A leased worker ID is acquired in
-//! the background (at once where the store can vouch for the namespace, see
-//! `docs/lease-rules.md`; up to `--lease-wait` while the store does not answer); meanwhile `/healthz` is 200, `/readyz` 503 with what the server waits
-//! for, the ID routes 503 with `Retry-After` at once, and `/v1/types` and decoding work. A
-//! lease that cannot be had within `--lease-wait` ends the server with the store's error.
-//! Refused ID requests are logged as a count, one WARN line every 5 s at most, and at once
-//! when the server turns ready. On SIGTERM or Ctrl-C an issuing server drains first
+//! The server answers from the moment its port is open. Its lease is started at once and the
+//! generators built on it; the worker ID is acquired in the background (at once where the
+//! store can vouch for the namespace, see `docs/lease-rules.md`; up to `--lease-wait` while
+//! the store does not answer); meanwhile `/healthz` is 200, `/readyz` 503 with the phase and
+//! reason the lease's status gives, the ID routes 503 with `Retry-After` and the same reason
+//! at once, and `/v1/types` and decoding work. A lease that cannot be had within
+//! `--lease-wait` ends the server with the store's error. Readiness, gRPC health and the
+//! gauges are read from the lease's status, never from its log. Refused ID requests are logged
+//! as a count, one line every 5 s at most (a WARN, an INFO while a normal start acquires or
+//! waits out), and at once when the server turns ready. On SIGTERM or Ctrl-C a ready server drains first
 //! (`--drain`, 5 s by default): `/readyz` answers 503 "draining" while every request is still
 //! served, then the port closes, the requests in flight finish and the lease is released.
 //!

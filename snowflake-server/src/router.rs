@@ -17,13 +17,14 @@
 //! | `GET /healthz`, `/readyz`, `/metrics` | liveness, readiness, Prometheus text |
 //!
 //! Errors are `{"error":"…"}`: 404 for an unknown type or route, 400 for a bad ID or count
-//! (saying why), 503 with `Retry-After` while the worker-ID lease is being acquired (at once,
-//! with the reason `/readyz` gives), while the worker ID is fenced, or while the clock cannot
-//! issue. Refused ID requests are logged as a count, one WARN line every 5 s at most.
+//! (saying why), 503 with `Retry-After` while the worker-ID lease does not issue (at once, with
+//! the reason `/readyz` gives, read from the same status: acquiring, waiting out, fenced,
+//! recovering) or while the clock cannot issue. Refused ID requests are logged as a count, one
+//! line every 5 s at most.
 //!
 //! Every route answers from the moment the port is open: the routes that need no worker ID
 //! (`/v1/types`, decoding, `/v1/ping`, `/healthz`) as always, the ID routes with a 503 until
-//! the lease is there, `/readyz` with 200 only while every type can issue.
+//! the lease issues, `/readyz` with 200 exactly while every type can issue.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
