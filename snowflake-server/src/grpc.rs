@@ -8,8 +8,9 @@
 //! `INVALID_ARGUMENT`, no worker ID yet, a fenced one, a clock that cannot issue or a server
 //! that is draining `UNAVAILABLE`, with the seconds to wait in the trailing metadata
 //! `retry-after`. The health service's status (for the server, `""`, and for
-//! `snowflake.v1.Snowflake`) is `SERVING` while `/readyz` is 200 and `NOT_SERVING` otherwise;
-//! the types share one worker ID, so they are ready together.
+//! `snowflake.v1.Snowflake`) is `SERVING` while `/readyz` is 200 and `NOT_SERVING` otherwise,
+//! read from the same lease status at each call (a `Watch` is sent each change within
+//! 100 ms); the types share one worker ID, so they are ready together.
 //!
 //! ```no_run
 //! use snowflake_server::grpc::pb::IssueBatchRequest;
@@ -31,10 +32,10 @@ use axum::http::StatusCode;
 use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
-use tonic_health::ServingStatus;
-use tonic_health::server::HealthReporter;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
 
-use crate::router::{ApiError, LARGE_BATCH, check_count, decimal, issuer, parse_id, parse_text, spec, text_of};
+use crate::router::{ApiError, LARGE_BATCH, check_count, decimal, issued, issuer, parse_id, parse_text, spec, text_of};
 use crate::state::{AppState, IdType};
 
 /// The code generated from `proto/snowflake/v1/snowflake.proto`: messages, the server
@@ -71,18 +72,15 @@ pub const SERVICE: &str = "snowflake.v1.Snowflake";
 /// reads, and no further.
 const STREAM_AHEAD: usize = 2;
 
-/// The gRPC face of a server: its routes, its health status and its draining signal.
+/// The gRPC face of a server: its routes and its draining signal.
 pub(crate) struct Grpc {
-    state: Arc<AppState>,
-    health: HealthReporter,
     draining: Arc<watch::Sender<bool>>,
 }
 
 impl Grpc {
-    /// The services on `state`, their health status set from its readiness (then kept so by
-    /// [`Grpc::follow_readiness`]); and the routes that answer them.
+    /// The services on `state`, with the health service reading its readiness; and the routes
+    /// that answer them, each call counted (`snowflake_grpc_requests_total`).
     pub(crate) async fn new(state: Arc<AppState>) -> Result<(Grpc, axum::Router), crate::StartError> {
-        let (health, health_service) = tonic_health::server::health_reporter();
         let reflection = tonic_reflection::server::Builder::configure()
             .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
@@ -96,48 +94,78 @@ impl Grpc {
         let (draining, _) = watch::channel(false);
         let draining = Arc::new(draining);
         let api = Api { state: Arc::clone(&state), draining: Arc::clone(&draining) };
+        let health = Health { state };
         let routes = axum::Router::new()
             .route_service(&route_of(SERVICE), pb::snowflake_server::SnowflakeServer::new(api))
-            .route_service(&route_of("grpc.health.v1.Health"), health_service)
+            .route_service(
+                &route_of("grpc.health.v1.Health"),
+                tonic_health::pb::health_server::HealthServer::new(health),
+            )
             .route_service(&route_of("grpc.reflection.v1.ServerReflection"), reflection)
-            .route_service(&route_of("grpc.reflection.v1alpha.ServerReflection"), reflection_alpha);
-        let grpc = Grpc { state, health, draining };
-        grpc.set_health(grpc.readiness()).await;
-        Ok((grpc, routes))
+            .route_service(&route_of("grpc.reflection.v1alpha.ServerReflection"), reflection_alpha)
+            .layer(axum::middleware::from_fn(crate::calls::count_grpc));
+        Ok((Grpc { draining }, routes))
     }
 
-    fn readiness(&self) -> ServingStatus {
-        if *self.draining.borrow() || self.state.not_ready().is_some() {
-            ServingStatus::NotServing
-        } else {
-            ServingStatus::Serving
-        }
-    }
-
-    async fn set_health(&self, status: ServingStatus) {
-        self.health.set_service_status("", status).await;
-        self.health.set_service_status(SERVICE, status).await;
-    }
-
-    /// Keeps the health status equal to readiness (`/readyz`), checked every 250 ms.
-    pub(crate) async fn follow_readiness(&self) {
-        let mut last = self.readiness();
-        let mut tick = tokio::time::interval(Duration::from_millis(250));
-        loop {
-            tick.tick().await;
-            let status = self.readiness();
-            if last != status {
-                self.set_health(status).await;
-                last = status;
-            }
-        }
-    }
-
-    /// The server stops: health `NOT_SERVING`, streams end with `UNAVAILABLE`, new calls are
-    /// refused with it.
-    pub(crate) async fn drain(&self) {
+    /// The server stops: streams end with `UNAVAILABLE`, new calls are refused with it
+    /// (health says `NOT_SERVING` from the drain's start on, as `/readyz` does).
+    pub(crate) fn drain(&self) {
         self.draining.send_replace(true);
-        self.set_health(ServingStatus::NotServing).await;
+    }
+}
+
+/// `grpc.health.v1.Health`, answered from the server's readiness at each call: what `/readyz`
+/// says at that instant.
+struct Health {
+    state: Arc<AppState>,
+}
+
+/// How often a `Watch` reads the readiness again.
+const HEALTH_WATCH_EVERY: Duration = Duration::from_millis(100);
+
+impl Health {
+    /// The status of `service`: `None` for a service this server does not have.
+    fn status(&self, service: &str) -> Option<ServingStatus> {
+        if !service.is_empty() && service != SERVICE {
+            return None;
+        }
+        Some(if self.state.not_ready().is_none() { ServingStatus::Serving } else { ServingStatus::NotServing })
+    }
+}
+
+#[tonic::async_trait]
+impl tonic_health::pb::health_server::Health for Health {
+    async fn check(&self, request: Request<HealthCheckRequest>) -> Result<Response<HealthCheckResponse>, Status> {
+        let service = request.into_inner().service;
+        match self.status(&service) {
+            Some(status) => Ok(Response::new(HealthCheckResponse { status: status.into() })),
+            None => Err(Status::not_found(format!("no service {service:?}; this server has {SERVICE:?}"))),
+        }
+    }
+
+    type WatchStream = ReceiverStream<Result<HealthCheckResponse, Status>>;
+
+    async fn watch(&self, request: Request<HealthCheckRequest>) -> Result<Response<Self::WatchStream>, Status> {
+        let service = request.into_inner().service;
+        let (out, out_rx) = mpsc::channel(1);
+        let health = Health { state: Arc::clone(&self.state) };
+        tokio::spawn(async move {
+            let mut last = None;
+            let mut tick = tokio::time::interval(HEALTH_WATCH_EVERY);
+            loop {
+                tick.tick().await;
+                let status = health.status(&service).unwrap_or(ServingStatus::ServiceUnknown);
+                if last != Some(status) {
+                    if out.send(Ok(HealthCheckResponse { status: status.into() })).await.is_err() {
+                        return;
+                    }
+                    last = Some(status);
+                } else if out.is_closed() {
+                    return;
+                }
+            }
+        });
+        Ok(Response::new(ReceiverStream::new(out_rx)))
     }
 }
 
@@ -187,6 +215,7 @@ fn batch(state: &AppState, id_type: &IdType, count: usize, text: bool) -> Result
         .generator
         .fill_batch(count, |raw| ids.push(raw.cast_unsigned()))
         .map_err(|e| ApiError::generate(state, id_type, &e))?;
+    issued(id_type, count);
     let texts =
         if text { ids.iter().map(|&id| text_of(&id_type.spec, id.cast_signed())).collect() } else { Vec::new() };
     Ok(pb::IssueBatchResponse { ids, texts })
@@ -211,6 +240,7 @@ impl pb::snowflake_server::Snowflake for Api {
         let request = request.into_inner();
         let id_type = issuer(&self.state, &request.r#type).map_err(status)?;
         let raw = id_type.generator.next_raw().map_err(|e| status(ApiError::generate(&self.state, id_type, &e)))?;
+        issued(id_type, 1);
         Ok(Response::new(pb::IssueResponse { id: raw.cast_unsigned(), text: text_of(&id_type.spec, raw) }))
     }
 
@@ -316,6 +346,7 @@ impl pb::snowflake_server::Snowflake for Api {
         _request: Request<pb::ListTypesRequest>,
     ) -> Result<Response<pb::ListTypesResponse>, Status> {
         let app = &self.state;
+        let worker = app.worker();
         let types = app
             .specs()
             .iter()
@@ -335,7 +366,7 @@ impl pb::snowflake_server::Snowflake for Api {
                     order: layout.order().as_str().to_owned(),
                     tick: layout.unit().as_str().to_owned(),
                     epoch_ms: layout.epoch_ms(),
-                    worker: generator.map(snowflake_types::Generator::worker),
+                    worker,
                     batch_limit: u32::try_from(limit).unwrap_or(u32::MAX),
                 }
             })

@@ -27,13 +27,16 @@
 //! `--tls-key` serve both over TLS, `--tls-client-ca` asks for client certificates
 //! ([`mod@tls`]).
 //!
-//! The server answers from the moment its port is open. A leased worker ID is acquired in
-//! the background (at once where the store can vouch for the namespace, see
-//! `docs/lease-rules.md`; up to `--lease-wait` while the store does not answer); meanwhile `/healthz` is 200, `/readyz` 503 with what the server waits
-//! for, the ID routes 503 with `Retry-After` at once, and `/v1/types` and decoding work. A
-//! lease that cannot be had within `--lease-wait` ends the server with the store's error.
-//! Refused ID requests are logged as a count, one WARN line every 5 s at most, and at once
-//! when the server turns ready. On SIGTERM or Ctrl-C an issuing server drains first
+//! The server answers from the moment its port is open. Its lease is started at once and the
+//! generators built on it; the worker ID is acquired in the background (at once where the
+//! store can vouch for the namespace, see `docs/lease-rules.md`; up to `--lease-wait` while
+//! the store does not answer); meanwhile `/healthz` is 200, `/readyz` 503 with the phase and
+//! reason the lease's status gives, the ID routes 503 with `Retry-After` and the same reason
+//! at once, and `/v1/types` and decoding work. A lease that cannot be had within
+//! `--lease-wait` ends the server with the store's error. Readiness, gRPC health and the
+//! gauges are read from the lease's status, never from its log. Refused ID requests are logged
+//! as a count, one line every 5 s at most (a WARN, an INFO while a normal start acquires or
+//! waits out), and at once when the server turns ready. On SIGTERM or Ctrl-C a ready server drains first
 //! (`--drain`, 5 s by default): `/readyz` answers 503 "draining" while every request is still
 //! served, then the port closes, the requests in flight finish and the lease is released.
 //!
@@ -50,11 +53,11 @@
 // the one `unsafe` block, allowed there.
 #![deny(unsafe_code)]
 
+mod calls;
 pub mod config;
 #[cfg(feature = "grpc")]
 pub mod grpc;
 mod listen;
-mod progress;
 pub mod router;
 pub mod state;
 pub mod stores;
@@ -88,6 +91,11 @@ pub fn prometheus() -> Option<PrometheusHandle> {
             let recorder = PrometheusBuilder::new()
                 .set_buckets_for_metric(
                     Matcher::Full("snowflake_http_request_duration_seconds".into()),
+                    &[0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.1, 1.0],
+                )
+                .ok()?
+                .set_buckets_for_metric(
+                    Matcher::Full("snowflake_grpc_request_duration_seconds".into()),
                     &[0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.1, 1.0],
                 )
                 .ok()?
@@ -129,20 +137,24 @@ async fn serve_inner(
     };
     // The recorder first: the generators and the lease register their counters as they start.
     let metrics = prometheus();
-    let state = Arc::new(AppState::awaiting_lease(config)?);
+    // The lease starts now and is held from the first instant: readiness, health, the
+    // gauges and the ID routes' refusals read its status; the generators are built on it and
+    // refuse until it issues.
+    let state = Arc::new(AppState::start(config)?);
     for spec in state.specs() {
         tracing::info!(r#type = %spec.name, layout = %spec.layout, "serving");
     }
-    // The lease, in the background: the port is open meanwhile. Its failure stops the server.
+    // The first grant, awaited in the background: the port is open meanwhile. A first
+    // acquisition that gives up stops the server.
     let failure: Arc<Mutex<Option<StartError>>> = Arc::new(Mutex::new(None));
     let (failed_tx, failed_rx) = tokio::sync::oneshot::channel::<()>();
     let acquiring = {
-        let (state, config, failure) = (Arc::clone(&state), config.clone(), Arc::clone(&failure));
+        let (state, failure) = (Arc::clone(&state), Arc::clone(&failure));
         tokio::spawn(async move {
-            match state.acquire(&config).await {
+            match state.ready().await {
                 Ok(()) => {
                     for t in state.types() {
-                        tracing::info!(r#type = %t.spec.name, worker = t.generator.worker(), "issuing");
+                        tracing::info!(r#type = %t.spec.name, worker = state.worker(), "issuing");
                     }
                 }
                 Err(e) => {
@@ -158,18 +170,13 @@ async fn serve_inner(
     // The gRPC services on the same port: their paths name a service (`/snowflake.v1.Snowflake/…`),
     // which no HTTP route does.
     #[cfg(feature = "grpc")]
-    let (app, grpc, health) = {
+    let (app, grpc) = {
         let (grpc, routes) = grpc::Grpc::new(Arc::clone(&state)).await?;
-        let grpc = Arc::new(grpc);
-        let health = tokio::spawn({
-            let grpc = Arc::clone(&grpc);
-            async move { grpc.follow_readiness().await }
-        });
-        (app.merge(routes), grpc, health)
+        (app.merge(routes), Arc::new(grpc))
     };
     // The process ID is what `snowflake leases` shows of a holder beside its host (`host:pid`):
     // logged with the address, it tells which replica on a host holds which worker ID.
-    tracing::info!(%addr, pid = std::process::id(), worker_source = state.worker_source(), "listening");
+    tracing::info!(%addr, pid = std::process::id(), worker_source = %state.worker_source(), "listening");
     if announce {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
@@ -188,7 +195,7 @@ async fn serve_inner(
             }
             // Streams end (UNAVAILABLE) so that their connections can close.
             #[cfg(feature = "grpc")]
-            draining.drain().await;
+            draining.drain();
         }
     };
     let served = match listener {
@@ -205,8 +212,6 @@ async fn serve_inner(
     };
     acquiring.abort();
     watch.abort();
-    #[cfg(feature = "grpc")]
-    health.abort();
     state.flush_refusals(true);
     state.release().await;
     if let Some(e) = failure.lock().unwrap_or_else(|p| p.into_inner()).take() {
@@ -221,11 +226,11 @@ enum Bound {
     Tls(tls::TlsListener),
 }
 
-/// Asked to stop: an issuing server stays open for `drain`, not ready but answering, so that
+/// Asked to stop: a ready server stays open for `drain`, not ready but answering, so that
 /// load balancers (a Kubernetes Service) take it out of rotation before its port closes.
-/// A server without its generators yet is in no rotation, and stops at once.
+/// A server that is not ready is in no rotation, and stops at once.
 async fn drain_first(state: &AppState, drain: Duration) {
-    if drain.is_zero() || !state.has_generators() {
+    if drain.is_zero() || state.not_ready().is_some() {
         return;
     }
     state.start_draining();
@@ -239,16 +244,18 @@ async fn drain_first(state: &AppState, drain: Duration) {
 /// the server turns ready or starts draining, so that they are told before it), and
 /// a lease store that answers again after an outage the lease rode through.
 async fn watch_readiness(state: Arc<AppState>) {
-    let mut last: Option<&'static str> = None;
+    let mut last: Option<(state::Phase, bool)> = None;
     // Since when the store has not answered while the lease issued on its reservation.
     let mut store_silent: Option<std::time::Instant> = None;
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     loop {
         tick.tick().await;
-        let (phase, reason) = state.readiness();
+        let readiness = state.readiness();
+        let phase = readiness.phase;
         // The refusals end with their reason: counted so far, they are told before the
         // server says it is ready (or draining), not seconds later.
-        let ended = last.is_some_and(|last| last != phase) && matches!(phase, "issuing" | "draining");
+        let ended = last.is_some_and(|(last, _)| last != phase)
+            && matches!(phase, state::Phase::Issuing | state::Phase::Draining);
         state.flush_refusals(ended);
         match state.lease_issuing() {
             Some((_, _, false)) => {
@@ -262,12 +269,16 @@ async fn watch_readiness(state: Arc<AppState>) {
             // Fenced or lost: the lease's own lines tell the outage and its end.
             None => store_silent = None,
         }
-        if last != Some(phase) {
-            match &reason {
-                Some(reason) => tracing::warn!(%reason, "not ready"),
-                None => tracing::info!(worker_source = state.worker_source(), "ready"),
+        // A normal start (acquiring, waiting out earlier holders) and a drain are told as
+        // information; a warning only when something is wrong (the store does not answer,
+        // the lease is fenced, lost, or given up).
+        if last != Some((phase, readiness.trouble)) {
+            match &readiness.reason {
+                Some(reason) if readiness.trouble => tracing::warn!(phase = phase.as_str(), %reason, "not ready"),
+                Some(reason) => tracing::info!(phase = phase.as_str(), %reason, "not ready"),
+                None => tracing::info!(worker_source = %state.worker_source(), "ready"),
             }
-            last = Some(phase);
+            last = Some((phase, readiness.trouble));
         }
     }
 }
@@ -302,9 +313,9 @@ async fn shutdown_signal() {
 /// connections (before the worker-ID lease is acquired, see [`serve`]), and serves until
 /// SIGTERM or Ctrl-C. Exit codes: 0 after a clean shutdown, 1 when the server cannot start
 /// or stops for want of a worker ID (the address is taken, the lease store refused or did
-/// not answer within `--lease-wait`), 2 for a configuration that cannot be served. Besides
-/// the log it keeps the lease thread's progress for `/readyz`'s reason, and it leaves the
-/// library's line per failed generation out of the log (the server counts refusals itself).
+/// not answer within `--lease-wait`), 2 for a configuration that cannot be served. It leaves
+/// the library's line per failed generation out of the log (the server counts refusals
+/// itself).
 ///
 /// ```no_run
 /// use snowflake_server::ServeArgs;
@@ -339,7 +350,7 @@ pub fn run(args: &ServeArgs) -> ExitCode {
         .with_writer(std::io::stderr)
         .with_filter(not_per_request)
         .with_filter(filter);
-    let _ = tracing_subscriber::registry().with(progress::layer()).with(fmt).try_init();
+    let _ = tracing_subscriber::registry().with(fmt).try_init();
     let config = match args.resolve() {
         Ok(config) => config,
         Err(e) => {

@@ -17,13 +17,14 @@
 //! | `GET /healthz`, `/readyz`, `/metrics` | liveness, readiness, Prometheus text |
 //!
 //! Errors are `{"error":"…"}`: 404 for an unknown type or route, 400 for a bad ID or count
-//! (saying why), 503 with `Retry-After` while the worker-ID lease is being acquired (at once,
-//! with the reason `/readyz` gives), while the worker ID is fenced, or while the clock cannot
-//! issue. Refused ID requests are logged as a count, one WARN line every 5 s at most.
+//! (saying why), 503 with `Retry-After` while the worker-ID lease does not issue (at once, with
+//! the reason `/readyz` gives, read from the same status: acquiring, waiting out, fenced,
+//! recovering) or while the clock cannot issue. Refused ID requests are logged as a count, one
+//! line every 5 s at most.
 //!
 //! Every route answers from the moment the port is open: the routes that need no worker ID
 //! (`/v1/types`, decoding, `/v1/ping`, `/healthz`) as always, the ID routes with a 503 until
-//! the lease is there, `/readyz` with 200 only while every type can issue.
+//! the lease issues, `/readyz` with 200 exactly while every type can issue.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -44,7 +45,7 @@ use snowflake_types::layout::{LayoutSummary, format_rfc3339};
 use snowflake_types::{DEFAULT_BATCH_LIMIT, GenerateError, Generator, Parts};
 
 use crate::config::IdSpec;
-use crate::state::{AppState, IdType, retry_after};
+use crate::state::{AppState, IdType, Phase};
 
 /// An error answer: a status and `{"error":"…"}`, with `Retry-After` when waiting helps.
 #[derive(Debug)]
@@ -64,29 +65,20 @@ impl ApiError {
         ApiError::new(StatusCode::NOT_FOUND, format!("no ID type {name:?}; this server serves: {}", names.join(", ")))
     }
 
-    /// A refused generation; counted for the rate-limited log (`AppState::refused`).
+    /// A refused generation: a lease's refusal with the reason `/readyz` gives (from the
+    /// lease's status), counted by reason and for the rate-limited log
+    /// ([`AppState::refusal`]).
     pub(crate) fn generate(state: &AppState, id_type: &IdType, error: &GenerateError) -> ApiError {
-        let retry = retry_after(error);
-        let status = match error {
-            GenerateError::BatchTooLarge { .. } => StatusCode::BAD_REQUEST,
-            _ if retry.is_some() => StatusCode::SERVICE_UNAVAILABLE,
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
-        };
-        if status != StatusCode::BAD_REQUEST {
-            state.refused(&id_type.spec.name, &error.to_string());
+        if let GenerateError::BatchTooLarge { .. } = error {
+            return ApiError::new(StatusCode::BAD_REQUEST, format!("cannot issue {} IDs: {error}", id_type.spec.name));
         }
-        ApiError { status, message: format!("cannot issue {} IDs: {error}", id_type.spec.name), retry_after: retry }
-    }
-
-    /// The type `name` cannot issue yet: the server has no worker ID (its lease is being
-    /// acquired). Answered at once, counted for the rate-limited log.
-    fn not_issuing(state: &AppState, name: &str) -> ApiError {
-        let reason = state.not_ready().unwrap_or_else(|| "the generators are being built".to_owned());
-        state.refused(name, &reason);
+        let refusal = state.refusal(&id_type.spec.name, error);
+        let status =
+            if refusal.transient { StatusCode::SERVICE_UNAVAILABLE } else { StatusCode::INTERNAL_SERVER_ERROR };
         ApiError {
-            status: StatusCode::SERVICE_UNAVAILABLE,
-            message: format!("cannot issue {name} IDs yet: {reason}"),
-            retry_after: Some(1),
+            status,
+            message: format!("cannot issue {} IDs: {}", id_type.spec.name, refusal.message),
+            retry_after: refusal.retry_after,
         }
     }
 }
@@ -196,11 +188,16 @@ pub(crate) fn spec<'a>(state: &'a AppState, name: &str) -> Result<&'a IdSpec, Ap
     state.spec(name).ok_or_else(|| ApiError::unknown_type(name, state))
 }
 
-/// The type `name` with its generator: a 404 when there is no such type, a 503 while the
-/// server has no worker ID yet.
+/// The type `name` with its generator, or a 404. Its generator refuses while the lease does
+/// not issue ([`ApiError::generate`] says why).
 pub(crate) fn issuer<'a>(state: &'a AppState, name: &str) -> Result<&'a IdType, ApiError> {
-    spec(state, name)?;
-    state.get(name).ok_or_else(|| ApiError::not_issuing(state, name))
+    state.get(name).ok_or_else(|| ApiError::unknown_type(name, state))
+}
+
+/// Counts `n` IDs of `id_type` issued (`snowflake_server_ids_issued_total`).
+pub(crate) fn issued(id_type: &IdType, n: usize) {
+    metrics::counter!("snowflake_server_ids_issued_total", "type" => id_type.label())
+        .increment(u64::try_from(n).unwrap_or(u64::MAX));
 }
 
 /// An ID as its decimal text: the bit pattern read unsigned (a 64-bit layout's IDs may lie
@@ -227,6 +224,7 @@ async fn next_ids(
     let generator = &id_type.generator;
     let Some(count) = query.count else {
         let raw = generator.next_raw().map_err(|e| ApiError::generate(&shared.app, id_type, &e))?;
+        issued(id_type, 1);
         return Ok(json_text(format!("{{\"id\":\"{}\"}}", text_of(&id_type.spec, raw))));
     };
     let count = parse_count(&count, generator.batch_limit())?;
@@ -268,6 +266,7 @@ fn batch(state: &AppState, id_type: &IdType, count: usize) -> Result<Response, A
             };
         })
         .map_err(|e| ApiError::generate(state, id_type, &e))?;
+    issued(id_type, count);
     body.push_str("]}");
     Ok(json_text(body))
 }
@@ -351,13 +350,14 @@ async fn types(State(shared): State<Shared>) -> Json<Value> {
         .iter()
         .map(|spec| {
             let generator = app.get(&spec.name).map(|t| &t.generator);
+            let worker = app.worker();
             let mut described = json!(LayoutSummary(&spec.layout));
             described["name"] = json!(spec.name);
             described["preset"] = json!(spec.preset.map(|p| p.name));
             // `ord` for a type whose v1 IDs are `ord_…`; null for decimal IDs.
             described["prefix"] = json!(spec.prefix);
             // No worker ID yet while the lease is being acquired.
-            described["worker"] = json!(generator.map(Generator::worker));
+            described["worker"] = json!(worker);
             described["batch_limit"] = json!(generator.map_or(DEFAULT_BATCH_LIMIT, Generator::batch_limit));
             described
         })
@@ -385,6 +385,7 @@ async fn leaf_get(State(shared): State<Shared>, Segments(key): Segments<String>)
     let spec = leaf_type(&shared.app, Some(&key))?;
     let id_type = issuer(&shared.app, &spec.name)?;
     let raw = id_type.generator.next_raw().map_err(|e| ApiError::generate(&shared.app, id_type, &e))?;
+    issued(id_type, 1);
     Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"))], decimal(raw)).into_response())
 }
 
@@ -431,33 +432,59 @@ async fn leaf_decode(
     .into_response())
 }
 
+/// `/readyz`: 200 while every type issues and the server does not drain; 503 otherwise, with
+/// the phase and the reason, both read from the lease's status (what the ID routes refuse
+/// with).
 async fn readyz(State(shared): State<Shared>) -> Response {
-    match shared.app.not_ready() {
+    let readiness = shared.app.readiness();
+    let phase = readiness.phase.as_str();
+    match readiness.reason {
         None => match shared.app.lease_issuing() {
             // A store that does not answer leaves the server ready while its reservation lasts.
             Some((worker, issuing_for_ms, store_answering)) => Json(json!({
                 "ready": true,
+                "phase": phase,
                 "lease": { "worker": worker, "issuing_for_ms": issuing_for_ms, "store_answering": store_answering }
             }))
             .into_response(),
-            None => Json(json!({ "ready": true })).into_response(),
+            None => Json(json!({ "ready": true, "phase": phase })).into_response(),
         },
         Some(reason) => {
-            (StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "ready": false, "reason": reason }))).into_response()
+            let body = json!({ "ready": false, "phase": phase, "reason": reason });
+            let mut response = (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response();
+            if let Some(seconds) = readiness.retry_after {
+                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+            }
+            response
         }
     }
 }
 
+/// `/metrics`: the recorder's text, and the server's readiness as gauges read at the scrape
+/// from the lease's status: `snowflake_server_ready` and `snowflake_server_phase` (1 for the
+/// phase the server is in, 0 for the others, every phase there from the first scrape).
 async fn render_metrics(State(shared): State<Shared>) -> Result<Response, ApiError> {
     let Some(handle) = &shared.metrics else {
         return Err(ApiError::new(StatusCode::NOT_FOUND, "metrics are not recorded by this server"));
     };
     handle.run_upkeep();
-    let ready = if shared.app.not_ready().is_none() { 1 } else { 0 };
+    let readiness = shared.app.readiness();
+    let ready = u8::from(readiness.reason.is_none());
     let mut body = handle.render();
     body.push_str(&format!(
-        "# HELP snowflake_server_ready Whether every ID type can issue now.\n# TYPE snowflake_server_ready gauge\nsnowflake_server_ready {ready}\n"
+        "# HELP snowflake_server_ready Whether every ID type can issue now and the server does not drain.\n# TYPE snowflake_server_ready gauge\nsnowflake_server_ready {ready}\n"
     ));
+    body.push_str(
+        "# HELP snowflake_server_phase The server's phase, from its lease's status: 1 for the current one.\n# TYPE snowflake_server_phase gauge\n",
+    );
+    for phase in Phase::ALL {
+        let _ = writeln!(
+            body,
+            "snowflake_server_phase{{phase=\"{}\"}} {}",
+            phase.as_str(),
+            u8::from(phase == readiness.phase)
+        );
+    }
     Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"))], body)
         .into_response())
 }

@@ -135,6 +135,9 @@ async fn types_health_readiness_and_metrics() {
         "snowflake_http_requests_total{route=\"/v1/ids/{name}\",status=\"404\"}",
         "snowflake_http_request_duration_seconds_bucket{route=\"/v1/ids/{name}\",status=\"200\",le=\"0.001\"}",
         "snowflake_server_ready 1",
+        "snowflake_server_phase{phase=\"issuing\"} 1",
+        "snowflake_server_phase{phase=\"acquiring\"} 0",
+        "snowflake_server_ids_issued_total{type=\"order\"}",
     ] {
         assert!(metrics.body.contains(line), "{line} missing from:\n{}", metrics.body);
     }
@@ -306,6 +309,9 @@ async fn fenced_is_503_with_retry_after_and_not_ready() {
     assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(r.json()["ready"], false);
     assert!(r.json()["reason"].as_str().unwrap().contains("fenced"), "{}", r.body);
+    assert_eq!(r.json()["phase"], "fenced", "{}", r.body);
+    // The ID route's refusal gives the reason /readyz gives, from the same status.
+    assert!(a.error().contains("worker ID") && a.error().contains("is fenced: "), "{}", a.error());
 
     let mut back = false;
     for _ in 0..200 {

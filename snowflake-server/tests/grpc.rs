@@ -176,7 +176,7 @@ fn check_waiting(client: &str, v: &Value) {
         assert_eq!(refused["code"], "UNAVAILABLE", "{client}: {call}: {v}");
         assert_eq!(refused["retry_after"], "1", "{client}: {call}: {v}");
         let details = refused["details"].as_str().unwrap();
-        assert!(details.contains("cannot issue order IDs yet: waiting for a worker-ID lease"), "{client}: {details}");
+        assert!(details.contains("cannot issue order IDs: waiting for a worker-ID lease"), "{client}: {details}");
     }
     assert_eq!(v["types"], serde_json::json!(["order"]), "{client}: the types are listed meanwhile");
 }

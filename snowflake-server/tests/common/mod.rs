@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod certs;
+pub mod hammer;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
