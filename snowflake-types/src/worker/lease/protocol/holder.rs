@@ -1020,9 +1020,13 @@ impl Machine {
         // only after our lease expired (its clock and ours agree within the tolerance) and
         // over our last write (so its `rev` is above ours); a record gone is harmless only
         // where anyone acquiring the worker ID now starts above what we may still issue.
-        let taken_early = found.as_ref().is_some_and(|r| !r.is_token(&token) && (r.rev <= rev || now.ms <= expires_ms));
+        // A record whose `rev` is 1 replaced none: it was written where ours was gone (deleted
+        // alone), and judged as a record gone is.
+        let fresh = found.as_ref().is_some_and(|r| !r.is_token(&token) && r.rev == 1);
+        let taken_early =
+            found.as_ref().is_some_and(|r| !r.is_token(&token) && r.rev > 1 && (r.rev <= rev || now.ms <= expires_ms));
         let older = found.as_ref().is_some_and(|r| !r.is_token(&token) && r.fence <= fence);
-        let gone_unguarded = text.is_none()
+        let gone_unguarded = (text.is_none() || fresh)
             && holds
             && marker.as_ref().is_some_and(|m| {
                 let store_ms = snapshot.now_ms.unwrap_or(now.ms);
@@ -1965,5 +1969,24 @@ mod tests {
         let worker = b.worker_and_fence().0;
         let record = store.read("ns", &Query::workers(worker..worker + 1), Some(clock)).records;
         assert!(record[0].1.ends_with("|new:2"), "{record:?}");
+    }
+
+    #[test]
+    fn a_record_deleted_alone_and_taken_by_a_newcomer_is_a_loss_not_a_rollback() {
+        let mut store = State::default();
+        let mut clock = 1_000;
+        let mut a = Machine::new(Settings { space: 1, ..settings(true) }, at(clock));
+        run(&mut a, &mut store, &mut clock, 1_050);
+        let worker = a.worker_and_fence().0;
+        store.delete("ns", Slot::Worker(worker));
+        // The newcomer writes its grant where the record was gone (its floor: W + ε ahead).
+        let mut b = Machine::new(Settings { space: 1, seed: 17, ..settings(false) }, at(clock));
+        run(&mut b, &mut store, &mut clock, 1_052);
+        assert!(notes(&mut b).iter().any(|n| matches!(n, Note::Acquired { basis: Basis::Unvouched, .. })));
+        run(&mut a, &mut store, &mut clock, 1_200);
+        let seen = notes(&mut a);
+        assert!(seen.contains(&Note::Lost { worker, why: LostWhy::TakenOver }), "{seen:?}");
+        assert!(!seen.iter().any(|n| matches!(n, Note::RolledBack { .. })), "{seen:?}");
+        assert!(a.issuing(at(clock)), "it issues on what it reserved");
     }
 }
