@@ -404,7 +404,7 @@ fn a_record_deleted_under_its_holder_costs_no_duplicate() -> TestResult {
 /// afresh, and every record written before it waits out `W`. No duplicate; a running holder
 /// does not stop for it.
 #[test]
-#[ignore = "since renewals read and confirm the marker (holder.rs, c235e90), one holder stops for about 5.5 s after the marker is deleted (0 duplicates): whether a holder may stop here, and so this test and docs/stores.md's row, is open"]
+#[ignore = "since renewals read and confirm the marker (holder.rs, fdc0f04), one holder stops for about 5.5 s after the marker is deleted (0 duplicates): whether a holder may stop here, and so this test and docs/stores.md's row, is open"]
 fn the_marker_deleted_under_running_holders_costs_no_duplicate() -> TestResult {
     let _turn = turn();
     let Some(etcd) = servers::PrivateEtcd::start() else { return Ok(()) };
