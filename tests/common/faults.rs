@@ -851,6 +851,242 @@ pub fn segments_of(runs: &[HolderRun], layout: &Layout) -> Vec<Segment> {
 }
 
 // ---------------------------------------------------------------------------------------
+// A restore under live holders
+// ---------------------------------------------------------------------------------------
+
+/// The holder's first stop at or after `since_ms` that names the rollback, as its generator
+/// reported it.
+pub fn rolled_back_stop(run: &HolderRun, since_ms: i64) -> Option<&Event> {
+    run.events
+        .iter()
+        .filter(|e| e.kind == "stopped" && e.at_ms >= since_ms)
+        .find(|e| e.get("error").is_some_and(|error| error.contains("rolled back")))
+}
+
+/// Whether `name` stopped issuing at or after `since_ms` (it had issued before).
+pub fn stopped_since(holders: &Holders, name: &str, since_ms: i64) -> bool {
+    holders.events(name).iter().any(|e| e.kind == "stopped" && e.at_ms >= since_ms)
+}
+
+/// Two holders issued on one worker ID at once: the worker, the two holders' names, and
+/// the timestamps (Unix ms) of the IDs both issued in.
+#[derive(Debug)]
+pub struct AtOnce {
+    worker: u64,
+    holders: (String, String),
+    from_ms: i64,
+    to_ms: i64,
+}
+
+/// Every pair of runs of two holders on one worker ID whose IDs interleave.
+pub fn issued_at_once(runs: &[HolderRun]) -> Vec<AtOnce> {
+    let segments = segments_of(runs, &HOLDER_LAYOUT);
+    let mut found = Vec::new();
+    for (i, a) in segments.iter().enumerate() {
+        for b in &segments[i + 1..] {
+            if a.worker != b.worker || a.holder == b.holder || a.lo.max(b.lo) > a.hi.min(b.hi) {
+                continue;
+            }
+            found.push(AtOnce {
+                worker: a.worker,
+                holders: (runs[a.holder].name.clone(), runs[b.holder].name.clone()),
+                from_ms: HOLDER_LAYOUT.timestamp_ms_of(a.lo.max(b.lo)),
+                to_ms: HOLDER_LAYOUT.timestamp_ms_of(a.hi.min(b.hi)),
+            });
+        }
+    }
+    found
+}
+
+/// The timestamps (Unix ms) of the first and the last ID issued twice, if any was.
+pub fn duplicated_span(runs: &[HolderRun]) -> Option<(i64, i64)> {
+    let mut all: Vec<i64> = runs.iter().flat_map(|r| r.ids.iter().copied()).collect();
+    all.sort_unstable();
+    let twice: Vec<i64> = all.windows(2).filter(|pair| pair[0] == pair[1]).map(|pair| pair[0]).collect();
+    let (first, last) = (twice.first()?, twice.last()?);
+    Some((HOLDER_LAYOUT.timestamp_ms_of(*first), HOLDER_LAYOUT.timestamp_ms_of(*last)))
+}
+
+/// A restore under live holders, with a newcomer that takes a worker ID on what the restore
+/// brought back: see [`restore_under_live_holders`].
+pub struct LiveRestore<'a> {
+    /// Names the figures and failures.
+    pub label: &'a str,
+    /// The proxy in front of the store that the holders `a` and `b` reach it through.
+    pub proxy: &'a Proxy,
+    /// `a`'s and `b`'s settings (through the proxy), a space of 2 in a namespace declared new.
+    pub holders: &'a HolderSpec,
+    /// The newcomer `c`'s: the same namespace, the store reached directly.
+    pub newcomer: &'a HolderSpec,
+    /// How long after its record is rolled back or taken a holder may still issue: one renewal
+    /// interval and one store call's timeout (its next renewal's read).
+    pub notice: Duration,
+    /// Takes the copy (a dump, a snapshot) while the holders issue.
+    pub copy: &'a mut dyn FnMut() -> Result<(), BoxError>,
+    /// Puts the copy back.
+    pub put_back: &'a mut dyn FnMut() -> Result<(), BoxError>,
+    /// The operator's fence (`fence_namespace`, `snowflake leases fence`), run right after the
+    /// newcomer's grant; `None`: nobody fences.
+    pub fence: Option<&'a mut dyn FnMut() -> Result<(), BoxError>>,
+}
+
+/// Two live holders `a` and `b` issue on a space of 2 while a newcomer `c` waits for a free
+/// worker ID; the store is copied, and put back `W` and a second later: the records put back
+/// have expired, so `c` takes one of the live holders' worker IDs at once and issues beside
+/// it. So that `c` reaches the store put back before the holders' next renewals do (as it
+/// often does, unaided), `a` and `b` reach it through a proxy that drops their connections
+/// from the restore until `c` issues (well within `W - margin`: they issue on; a stall would
+/// keep a transaction cut off halfway open, and its row locks would block `c`'s grant on
+/// MariaDB). With a fence, the operator fences the namespace right after `c`'s grant, before
+/// the holders are back (as `snowflake leases fence` run right after the restore, `c`
+/// acquiring meanwhile).
+///
+/// Every holder stops at its next renewal: the one whose worker ID `c` took finds a record
+/// that replaced an older write than its own; the other reads its own record back with a value
+/// it did not write; `c` finds the marker written afresh (by the fence, or by one of them).
+/// So IDs are issued twice only until the victim's first renewal once the store answers it
+/// again (`notice`), every stop names the rollback, and once `c` leaves (a short job) `a` and
+/// `b` issue again by themselves. The figures are reported; a failure panics.
+pub fn restore_under_live_holders(run: LiveRestore<'_>) -> Result<(), BoxError> {
+    let LiveRestore { label, proxy, notice, mut fence, .. } = run;
+    let reservation = run.holders.reservation.unwrap_or(run.holders.ttl);
+    let first_ids = Duration::from_secs(60);
+    let mut holders = Holders::new(Duration::from_secs(100))?;
+    holders.spawn_holder("a", run.holders)?;
+    holders.spawn_holder("b", run.holders)?;
+    if !holders.wait_for(first_ids, |h| h.count_issuing_since(0) == 2) {
+        return Err(format!("{label}: the two holders never both issued:\n{}", holders.describe()).into());
+    }
+    holders.spawn_holder("c", run.newcomer)?;
+    if !holders.wait_for(first_ids, |h| h.events("c").iter().any(|e| e.kind == "acquire-failed")) {
+        return Err(format!("{label}: c never waited for a free worker ID:\n{}", holders.describe()).into());
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    (run.copy)().map_err(|e| format!("{label}: taking the copy: {e}"))?;
+    std::thread::sleep(reservation + Duration::from_secs(1));
+    // A holder whose renewals starved (a machine far too loaded) lets `c` in before the
+    // restore: another schedule than this test's, said as such.
+    if holders.events("c").iter().any(|e| e.kind == "acquired") {
+        return Err(format!("{label}: c acquired before the restore:\n{}", holders.describe()).into());
+    }
+    proxy.drop_all();
+    let restored_ms = wall_ms();
+    (run.put_back)().map_err(|e| format!("{label}: putting the copy back: {e}"))?;
+    let c_won = holders.wait_for(Duration::from_secs(3), |h| h.issues_since("c", restored_ms));
+    let fenced_ms = match &mut fence {
+        Some(fence) => {
+            let at = wall_ms();
+            fence().map_err(|e| format!("{label}: fencing: {e}"))?;
+            Some(at)
+        }
+        None => None,
+    };
+    let resumed_ms = wall_ms();
+    proxy.resume();
+    // Every holder that issued since the restore stops.
+    let all_stopped = holders.wait_for(notice * 3, |h| {
+        ["a", "b", "c"].iter().all(|name| !h.issues_since(name, restored_ms) || stopped_since(h, name, restored_ms))
+            && stopped_since(h, "a", restored_ms)
+            && stopped_since(h, "b", restored_ms)
+    });
+    // `c` leaves, so that both worker IDs are there for `a` and `b`.
+    let c_released = holders.release("c")?;
+    let again = holders.wait_for(reservation * 3 + Duration::from_secs(5), |h| {
+        h.resumed_after_stopping_since("a", restored_ms) && h.resumed_after_stopping_since("b", restored_ms)
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let runs = holders.finish()?;
+    let (ids, duplicates) = count_duplicates(runs.iter().map(|r| r.ids.as_slice()));
+    let per_holder: Vec<String> = runs.iter().map(|r| format!("{}: {}", r.name, r.ids.len())).collect();
+    report(&format!("{label}: {ids} IDs ({}), {duplicates} duplicates", per_holder.join(", ")));
+    let run = |name: &str| runs.iter().find(|r| r.name == name);
+    let after = |ms: i64| ms - restored_ms;
+    let c_first = run("c").and_then(|r| r.resumed_after(restored_ms)).map(|e| e.at_ms);
+    let stops: Vec<(String, Option<i64>)> =
+        runs.iter().map(|r| (r.name.clone(), rolled_back_stop(r, restored_ms).map(|e| after(e.at_ms)))).collect();
+    let at_once = issued_at_once(&runs);
+    let span = duplicated_span(&runs);
+    report(&format!(
+        "{label}: after the restore (ms): c's first ID {:?}, fenced {:?}, the holders' store back {}, stops for the \
+         rollback {stops:?}; issued at once (worker, holders, from, for ms) {:?}; the IDs issued twice stamped (from, \
+         for ms) {:?}",
+        c_first.map(after),
+        fenced_ms.map(after),
+        after(resumed_ms),
+        at_once.iter().map(|o| (o.worker, &o.holders, after(o.from_ms), o.to_ms - o.from_ms)).collect::<Vec<_>>(),
+        span.map(|(first, last)| (after(first), last - first)),
+    ));
+    let notice_ms = ms(notice);
+    let mut failures = Vec::new();
+    if !c_won {
+        failures.push("c did not issue on the restored records".to_owned());
+    }
+    match c_first {
+        // `c` waited out the earlier holders: nothing twice.
+        None => {
+            if duplicates > 0 {
+                failures.push(format!("{duplicates} duplicate IDs, and c never issued after the restore"));
+            }
+        }
+        Some(c_first) => {
+            // The victim stops at its first renewal once its store answers it again.
+            let until = resumed_ms + notice_ms;
+            if let Some((first, last)) = span
+                && (first < c_first - notice_ms || last > until)
+            {
+                failures.push(format!(
+                    "IDs issued twice stamped {}..={} ms after the restore: beyond c's first ID ({} ms) to {} ms",
+                    after(first),
+                    after(last),
+                    after(c_first),
+                    after(until)
+                ));
+            }
+            for o in at_once.iter().filter(|o| o.to_ms > until) {
+                failures.push(format!("{o:?}: issued at once up to {} ms after the restore", after(o.to_ms)));
+            }
+            match run("c").and_then(|r| rolled_back_stop(r, restored_ms)) {
+                None => failures.push("c issued on the restored records and never stopped for the rollback".to_owned()),
+                Some(stop) => {
+                    // After the first fence: the operator's, or the holders' own at their stops.
+                    let own = stops.iter().filter(|(name, _)| name != "c").filter_map(|(_, at)| *at).min();
+                    let first_fence = [fenced_ms.map(after), own].into_iter().flatten().min();
+                    if let Some(fence) = first_fence
+                        && after(stop.at_ms) - fence > 2 * notice_ms
+                    {
+                        failures.push(format!(
+                            "c stopped {} ms after the restore, the first fence {fence} ms after it",
+                            after(stop.at_ms)
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    for (name, stop) in stops.iter().filter(|(name, _)| name != "c") {
+        match stop {
+            None => failures.push(format!("{name}'s stop does not name the rollback")),
+            Some(at) if *at > after(resumed_ms) + notice_ms => failures.push(format!(
+                "{name} stopped {at} ms after the restore, its store back {} ms after it",
+                after(resumed_ms)
+            )),
+            Some(_) => {}
+        }
+    }
+    if !all_stopped {
+        failures.push("not every holder stopped".to_owned());
+    }
+    if !c_released {
+        failures.push("c did not stop cleanly".to_owned());
+    }
+    if !again {
+        failures.push("a and b did not both issue again".to_owned());
+    }
+    assert!(failures.is_empty(), "{label}: {}\n{}", failures.join("\n"), describe_runs(&runs));
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
 // The child side
 // ---------------------------------------------------------------------------------------
 

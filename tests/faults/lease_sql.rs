@@ -1,12 +1,15 @@
 //! The SQL lease store (PostgreSQL and MariaDB) under the faults of its own kind, attacked
 //! from outside with real processes: one worker ID's row deleted while its holder runs (the
 //! marker kept), the marker's row deleted alone, the namespace's rows restored from a copy
-//! taken earlier while holders ran (then fenced, as `docs/lease-rules.md` says), a TCP
-//! proxy that cuts the store off for longer than the TTL but less than `W - margin`, and one
-//! that delays every reply by a third of the store calls' timeout. Every
-//! holder is a child process generating as fast as it can into a file of its own; the IDs of
-//! all files are counted for duplicates (0 allowed), and for each worker ID the holders must
-//! follow one another. Figures are printed to stderr, also for passing tests.
+//! taken earlier while holders ran (fenced, as `docs/lease-rules.md` says; fenced just after
+//! a newcomer's grant; and fenced by nobody, with a newcomer that acquires at once or after
+//! the holders noticed), a TCP proxy that cuts the store off for longer than the TTL but less
+//! than `W - margin`, and one that delays every reply by a third of the store calls' timeout.
+//! Every holder is a child process generating as fast as it can into a file of its own; the
+//! IDs of all files are counted for duplicates (0 allowed, except beside a newcomer that
+//! trusted an unfenced restore: then only until the holders' next renewal), and for each
+//! worker ID the holders must follow one another. Figures are printed to stderr, also for
+//! passing tests.
 
 use crate::faults;
 use crate::servers;
@@ -389,6 +392,156 @@ fn postgres_restored_from_a_dump_then_fenced_gives_no_duplicate() -> TestResult 
 fn mariadb_restored_from_a_dump_then_fenced_gives_no_duplicate() -> TestResult {
     let Some(url) = servers::mysql_url() else { return Ok(()) };
     restored_from_a_dump("mariadb restored from a dump", &url, "my-restore")
+}
+
+// ---------------------------------------------------------------------------------------
+// Restores nobody fenced
+// ---------------------------------------------------------------------------------------
+
+/// How often a holder renews: a third of the TTL, the lease's default.
+const RENEW_EVERY: Duration = Duration::from_millis(500);
+
+/// One store call's timeout (the lease's default): a renewal's read may take this long.
+const STORE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long after a holder's record is rolled back or taken it may still issue: to its next
+/// renewal, whose read may take a store call's timeout.
+const NOTICE: Duration = RENEW_EVERY.saturating_add(STORE_TIMEOUT);
+
+/// The namespace's rows restored from a dump taken `W` and a second earlier, and nobody
+/// fences: the restore brings back records the store vouches for (the same marker, the same
+/// incarnation). `a` stopped cleanly after the dump, `b` runs on. `b`'s next renewal reads its
+/// own record back with a value it did not write: it stops at once, writes the marker afresh
+/// and acquires again. A newcomer `c` started after that must wait out every earlier holder:
+/// no ID twice, and `b` and `c` issue.
+fn restored_unfenced_then_a_newcomer(label: &str, url: &str, tag: &str) -> TestResult {
+    let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
+    let namespace = unique(tag);
+    let _cleanup = SqlCleanup { url: url.to_owned(), namespace: namespace.clone() };
+    declare(url, &namespace)?;
+    let spec = spec(url, &namespace, 2);
+    let mut holders = Holders::new(Duration::from_secs(90))?;
+    holders.spawn_holder("a", &spec)?;
+    holders.spawn_holder("b", &spec)?;
+    if !holders.wait_for(FIRST_IDS, |h| h.count_issuing_since(0) == 2) {
+        return Err(format!("{label}: the two holders never both issued:\n{}", holders.describe()).into());
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let dumped = dump(url, &namespace)?;
+    if dumped.len() != 3 {
+        return Err(format!("{label}: the dump holds {} rows, not the marker and two records", dumped.len()).into());
+    }
+    std::thread::sleep(RESERVATION + Duration::from_secs(1));
+    if !holders.release("a")? {
+        return Err(format!("{label}: a did not stop cleanly:\n{}", holders.describe()).into());
+    }
+    let restored_ms = wall_ms();
+    restore(url, &namespace, &dumped)?;
+    // No fence: `b` notices at its next renewal.
+    let noticed = holders.wait_for(NOTICE * 3, |h| faults::stopped_since(h, "b", restored_ms));
+    let c_started_ms = wall_ms();
+    holders.spawn_holder("c", &spec)?;
+    let issued = holders.wait_for(RESERVATION * 3 + Duration::from_secs(5), |h| {
+        h.issues_since("c", c_started_ms) && h.resumed_after_stopping_since("b", restored_ms)
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let runs = holders.finish()?;
+    let mut failures = judge(label, &runs);
+    let run = |name: &str| runs.iter().find(|r| r.name == name);
+    let b_stop = run("b").and_then(|r| faults::rolled_back_stop(r, restored_ms)).map(|e| e.at_ms - restored_ms);
+    let c_first = run("c").and_then(|r| r.resumed_after(c_started_ms)).map(|e| e.at_ms - c_started_ms);
+    let b_again = run("b").and_then(|r| r.resumed_after(restored_ms)).map(|e| e.at_ms - restored_ms);
+    report(&format!(
+        "{label}: b stopped for the rollback {b_stop:?} ms after the restore, issued again {b_again:?} ms after it; \
+         the newcomer's first ID {c_first:?} ms after its start"
+    ));
+    if !noticed {
+        failures.push(format!("b did not stop within {NOTICE:?} × 3 of the restore"));
+    }
+    match b_stop {
+        None => failures.push("b's stop does not name the rollback".to_owned()),
+        Some(ms) if ms > faults::ms(NOTICE) => failures.push(format!("b stopped {ms} ms after the restore")),
+        Some(_) => {}
+    }
+    if !issued {
+        failures.push("c, or b again, never issued".to_owned());
+    }
+    assert!(failures.is_empty(), "{label}: {}\n{}", failures.join("\n"), describe_runs(&runs));
+    Ok(())
+}
+
+#[cfg(feature = "lease-postgres")]
+#[test]
+fn postgres_restored_from_a_dump_unfenced_then_a_newcomer_gives_no_duplicate() -> TestResult {
+    let Some(url) = servers::pg_url() else { return Ok(()) };
+    restored_unfenced_then_a_newcomer("postgres restored, unfenced, then a newcomer", &url, "pg-unfenced")
+}
+
+#[cfg(feature = "lease-mysql")]
+#[test]
+fn mariadb_restored_from_a_dump_unfenced_then_a_newcomer_gives_no_duplicate() -> TestResult {
+    let Some(url) = servers::mysql_url() else { return Ok(()) };
+    restored_unfenced_then_a_newcomer("mariadb restored, unfenced, then a newcomer", &url, "my-unfenced")
+}
+
+/// The namespace's rows restored from a dump taken `W` and a second earlier under two live
+/// holders, while a newcomer waits for a free worker ID (see [`faults::restore_under_live_holders`]).
+/// With `fence`, the operator fences the namespace right after the newcomer's grant (as
+/// `snowflake leases fence` run right after the restore, the newcomer acquiring meanwhile).
+fn restored_under_live_holders(label: &str, url: &str, default_port: u16, tag: &str, fence: bool) -> TestResult {
+    let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
+    let (proxy, proxied) = Proxy::for_url(url, default_port)?;
+    let namespace = unique(tag);
+    let _cleanup = SqlCleanup { url: url.to_owned(), namespace: namespace.clone() };
+    declare(url, &namespace)?;
+    let dumped = std::cell::RefCell::new(Vec::new());
+    let mut fence_it = || operator(url, |store| fence_namespace(store, &namespace));
+    faults::restore_under_live_holders(faults::LiveRestore {
+        label,
+        proxy: &proxy,
+        holders: &spec(&proxied, &namespace, 2),
+        newcomer: &spec(url, &namespace, 2),
+        notice: NOTICE,
+        copy: &mut || {
+            let rows = dump(url, &namespace)?;
+            if rows.len() != 3 {
+                return Err(format!("the dump holds {} rows, not the marker and two records", rows.len()).into());
+            }
+            *dumped.borrow_mut() = rows;
+            Ok(())
+        },
+        put_back: &mut || Ok(restore(url, &namespace, &dumped.borrow())?),
+        fence: if fence { Some(&mut fence_it) } else { None },
+    })
+}
+
+#[cfg(feature = "lease-postgres")]
+#[test]
+fn postgres_restored_from_a_dump_under_live_holders_unfenced_costs_at_most_one_renewal() -> TestResult {
+    let Some(url) = servers::pg_url() else { return Ok(()) };
+    restored_under_live_holders("postgres restored under live holders, unfenced", &url, 5432, "pg-live", false)
+}
+
+#[cfg(feature = "lease-mysql")]
+#[test]
+fn mariadb_restored_from_a_dump_under_live_holders_unfenced_costs_at_most_one_renewal() -> TestResult {
+    let Some(url) = servers::mysql_url() else { return Ok(()) };
+    restored_under_live_holders("mariadb restored under live holders, unfenced", &url, 3306, "my-live", false)
+}
+
+/// The operator's fence right after the restore, `c` granted just before it.
+#[cfg(feature = "lease-postgres")]
+#[test]
+fn postgres_restored_from_a_dump_fenced_while_a_newcomer_acquires_costs_at_most_one_renewal() -> TestResult {
+    let Some(url) = servers::pg_url() else { return Ok(()) };
+    restored_under_live_holders("postgres restored, fenced as a newcomer acquires", &url, 5432, "pg-race", true)
+}
+
+#[cfg(feature = "lease-mysql")]
+#[test]
+fn mariadb_restored_from_a_dump_fenced_while_a_newcomer_acquires_costs_at_most_one_renewal() -> TestResult {
+    let Some(url) = servers::mysql_url() else { return Ok(()) };
+    restored_under_live_holders("mariadb restored, fenced as a newcomer acquires", &url, 3306, "my-race", true)
 }
 
 /// Two holders issue through a TCP proxy; the proxy stalls or drops every connection for

@@ -3,8 +3,9 @@
 //! leases' values (`docs/stores.md` lists them), each shown with holders in processes of
 //! their own issuing as fast as they can and every ID counted for duplicates: a worker ID's
 //! znode deleted under its holder (the marker kept), the marker deleted alone, the data
-//! directory restored from a snapshot taken earlier (then fenced, as the docs say), and the
-//! server paused for twice the TTL. An ensemble of one that elects itself in a new epoch at
+//! directory restored from a snapshot taken earlier (then fenced, as the docs say; and put
+//! back under live holders, unfenced, while a newcomer acquires), and the server paused for
+//! twice the TTL. An ensemble of one that elects itself in a new epoch at
 //! each start shows the incarnation change (and the bug planted to keep it constant). Over
 //! TLS (`zks://`), a server with a secure client port and a CA and certificate made for the
 //! run: the right CA (in the URL or the environment) works, a wrong CA, a name the
@@ -155,6 +156,41 @@ fn a_snapshot_restored_then_fenced_duplicates_nothing() -> TestResult {
     let issuing = runs.iter().filter(|run| run.ids.len() > 1_000 && run.resumed_after(back_ms).is_some()).count();
     eprintln!("restored: {issuing} holders issued again after the fence");
     Ok(())
+}
+
+/// The data directory put back from a copy taken `W` and a second earlier (a standalone server
+/// cannot tell) under two live holders while a newcomer waits for a free worker ID, and nobody
+/// fences: the newcomer takes a live holder's worker ID at once on the records put back, and
+/// every holder stops at its next renewal (see `faults::restore_under_live_holders`). IDs are
+/// issued twice only within one renewal interval and its read; every stop names the rollback;
+/// the holders issue again.
+#[test]
+fn a_data_directory_put_back_under_live_holders_unfenced_costs_at_most_one_renewal() -> TestResult {
+    let Some(zookeeper) = servers::PrivateZooKeeper::start() else { return Ok(()) };
+    let url = zookeeper.url();
+    let proxy = Proxy::start(zookeeper.address())?;
+    let proxied = format!("zk://127.0.0.1:{}", proxy.port());
+    let namespace = namespace(&url, "restored-live");
+    let zookeeper = std::cell::RefCell::new(zookeeper);
+    let copy = std::cell::RefCell::new(None);
+    faults::restore_under_live_holders(faults::LiveRestore {
+        label: "zookeeper data directory put back under live holders, unfenced",
+        proxy: &proxy,
+        holders: &spec(&proxied, &namespace),
+        newcomer: &spec(&url, &namespace),
+        // A renewal every TTL / 3, its read bounded by the store's timeout (2 s).
+        notice: TTL / 3 + Duration::from_secs(2),
+        copy: &mut || {
+            *copy.borrow_mut() = Some(zookeeper.borrow().snapshot());
+            Ok(())
+        },
+        put_back: &mut || {
+            let copy = copy.borrow();
+            zookeeper.borrow_mut().restore(copy.as_ref().ok_or("no copy")?);
+            Ok(())
+        },
+        fence: None,
+    })
 }
 
 /// The server paused (`SIGSTOP`) for twice the TTL, less than `W` minus the margin: no

@@ -43,7 +43,8 @@ mod lease_faults;
 #[cfg(feature = "lease-redis")]
 mod lease_outage;
 // The SQL store (PostgreSQL, MariaDB) under its own faults: a worker's row or the marker's
-// deleted, a restore from a dump then a fence, a proxy that cuts the store off.
+// deleted, a restore from a dump (fenced, fenced as a newcomer acquires, unfenced), a proxy
+// that cuts the store off.
 #[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
 mod lease_sql;
 // Leases through Redis Sentinel: a master, a replica and three sentinels of the test's own;
