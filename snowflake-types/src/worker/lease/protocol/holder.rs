@@ -392,6 +392,17 @@ struct Filed {
     releasing: bool,
 }
 
+/// How the next renewal of a grant (its record as last acknowledged, `value`) writes the
+/// marker beside its record: confirmed unchanged (`expect` is `marker`), or written afresh where
+/// the store lost it or is another incarnation (`expect` its text then, the record taking the
+/// new marker's generation).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Confirm {
+    value: String,
+    expect: Option<String>,
+    marker: String,
+}
+
 /// The holder of a worker ID. See the module's docs.
 #[derive(Clone, Debug)]
 pub(crate) struct Machine {
@@ -430,7 +441,7 @@ pub(crate) struct Machine {
     /// The current grant's value and the marker read beside it, once a renewal that may come
     /// after the lease expired checked that the marker still vouches for the record: that
     /// renewal then writes the marker back unchanged in the same atomic write.
-    vouched: Option<(String, String)>,
+    vouched: Option<Confirm>,
     notes: VecDeque<Note>,
 }
 
@@ -685,8 +696,8 @@ impl Machine {
                 // incarnation since means the store may have been rolled back under it) and
                 // the clocks agree; its write confirms the marker unchanged in the same atomic
                 // write, so a fence that lands between the read and the write stops it too.
-                let marker = self.vouched.as_ref().filter(|(value, _)| *value == grant.value).map(|(_, m)| m.clone());
-                let Some(marker) = marker else {
+                let confirm = self.vouched.as_ref().filter(|c| c.value == grant.value).cloned();
+                let Some(confirm) = confirm else {
                     let worker = grant.worker;
                     self.task = Task::Check;
                     let call = Call::Read(Query::workers(worker..worker + 1));
@@ -703,11 +714,12 @@ impl Machine {
                         .max(grant.issued_ms),
                     // The live holder's name, also after a resume from the state file.
                     holder: Some(Holder { token: grant.token.clone(), name: self.s.name.clone() }),
+                    generation: Marker::decode(&confirm.marker).map_or(grant.record.generation, |m| m.generation),
                     ..grant.record.clone()
                 };
                 Call::Write(vec![
                     Op { slot: Slot::Worker(grant.worker), expect: Some(grant.value.clone()), value: record.encode() },
-                    Op { slot: Slot::Marker, expect: Some(marker.clone()), value: marker },
+                    Op { slot: Slot::Marker, expect: confirm.expect, value: confirm.marker },
                 ])
             }
             Task::Check => {
@@ -883,6 +895,9 @@ impl Machine {
             (Task::Hold, Reply::Written(Written::Done)) => {
                 let Call::Write(ops) = &sent.call else { return };
                 let value = ops[0].value.clone();
+                if ops.get(1).is_some_and(|m| m.expect.as_deref() != Some(m.value.as_str())) {
+                    self.note(Note::Marked { declared: false, fenced: false });
+                }
                 self.renewed(&value, sent.at, now);
                 self.ambiguous.clear();
                 self.backoff_ns = 0;
@@ -948,42 +963,47 @@ impl Machine {
             #[cfg(not(test))]
             let any_generation = false;
             let same_generation = any_generation || marker.as_ref().is_some_and(|m| m.generation == generation);
-            if holds && same_generation {
-                if let Some(store_ms) = snapshot.now_ms
-                    && let Err(local_ms) = check_skew(sent.at.ms, store_ms, now.ms, rules.tolerance)
-                {
-                    // A clock that left the store's by more than the tolerance reserves nothing
-                    // more: the grant issues on what was acknowledged, and tries again later.
-                    let error = LeaseError::ClockSkew {
-                        store: self.s.store.clone(),
-                        local_ms,
-                        store_ms,
-                        tolerance: rules.tolerance,
-                    };
-                    self.note(Note::RenewalFailed { worker, error: error.clone() });
-                    self.trouble_with(now, error);
-                    self.task = Task::Hold;
-                    self.vouched = None;
-                    return self.retry_later(now);
-                }
-                self.vouched = snapshot.marker.clone().map(|m| (value, m));
-                self.task = Task::Hold;
-                self.due_ns = now.ns;
-                return;
-            }
-            self.ambiguous.clear();
-            if holds {
+            if holds && !same_generation {
                 // The marker of this incarnation was written afresh: a fence (by the operator
                 // or another holder) came first. Nothing more is issued on the grant, and no
                 // second fence is owed.
+                self.ambiguous.clear();
                 return self.stop_rolled_back(now, worker, fence, false);
             }
-            // The store lost its marker, or is another incarnation: whoever acquires writes
-            // it afresh, and starts above this grant's reservation, which it rides out while
-            // a worker ID is acquired again.
-            self.note(Note::Lost { worker, why: LostWhy::Gone });
-            self.retiring = self.current.take().filter(|g| g.valid(now));
-            return self.lose(now, worker, fence, false);
+            if let Some(store_ms) = snapshot.now_ms
+                && let Err(local_ms) = check_skew(sent.at.ms, store_ms, now.ms, rules.tolerance)
+            {
+                // A clock that left the store's by more than the tolerance reserves nothing
+                // more: the grant issues on what was acknowledged, and tries again later.
+                let error = LeaseError::ClockSkew {
+                    store: self.s.store.clone(),
+                    local_ms,
+                    store_ms,
+                    tolerance: rules.tolerance,
+                };
+                self.note(Note::RenewalFailed { worker, error: error.clone() });
+                self.trouble_with(now, error);
+                self.task = Task::Hold;
+                self.vouched = None;
+                return self.retry_later(now);
+            }
+            self.vouched = match (holds, snapshot.marker.clone()) {
+                (true, Some(text)) => Some(Confirm { value, expect: Some(text.clone()), marker: text }),
+                _ => {
+                    // The store lost the marker (deleted alone), or is another incarnation
+                    // with this record unchanged: nobody took the worker ID, so the renewal
+                    // writes the marker afresh (as an acquisition would: every other record
+                    // loses the store's voucher) and moves its own record under it.
+                    let store_ms = snapshot.now_ms.unwrap_or(now.ms);
+                    let generation = self.random();
+                    let fresh =
+                        fresh_marker(marker.as_ref(), Some(worker), store_ms, &snapshot.incarnation, generation, false);
+                    Some(Confirm { value, expect: snapshot.marker.clone(), marker: fresh.encode() })
+                }
+            };
+            self.task = Task::Hold;
+            self.due_ns = now.ns;
+            return;
         }
         if let Some(text) = text
             && let Some(attempt) = self.ambiguous.iter().find(|a| a.value == text).cloned()
