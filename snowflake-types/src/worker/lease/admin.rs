@@ -175,6 +175,18 @@ fn listed(worker: u64, record: &Record, marker: Option<&Marker>, now_ms: i64) ->
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn create_namespace(store: &dyn LeaseStore, namespace: &str) -> Result<(), LeaseError> {
+    create_namespace_with(store, namespace, &mut random_u64, &wall_ms)
+}
+
+/// [`create_namespace`], with the marker's generation from `generation` and the local clock
+/// from `local_ms` (read only for a store without a clock): the model check runs the command
+/// itself against the reference store, on its own clock and its own seeded choices.
+pub(crate) fn create_namespace_with(
+    store: &dyn LeaseStore,
+    namespace: &str,
+    generation: &mut dyn FnMut() -> u64,
+    local_ms: &dyn Fn() -> i64,
+) -> Result<(), LeaseError> {
     check_namespace(namespace)?;
     let read = store.read(namespace, &Query::workers(0..0).with_highest())?;
     let refuse = |what: String| {
@@ -191,8 +203,8 @@ pub fn create_namespace(store: &dyn LeaseStore, namespace: &str) -> Result<(), L
     if let Some(highest) = read.highest {
         return refuse(format!("records of worker IDs (up to {highest})"));
     }
-    let now_ms = read.now_ms.unwrap_or_else(wall_ms);
-    let marker = fresh_marker(None, None, now_ms, &read.incarnation, random_u64(), true);
+    let now_ms = read.now_ms.unwrap_or_else(local_ms);
+    let marker = fresh_marker(None, None, now_ms, &read.incarnation, generation(), true);
     match store.write(namespace, &[Cas::new(Slot::Marker, None, &marker.encode())])? {
         Written::Done => Ok(()),
         Written::Conflict => refuse("a marker written meanwhile".into()),
@@ -214,12 +226,23 @@ pub fn create_namespace(store: &dyn LeaseStore, namespace: &str) -> Result<(), L
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn fence_namespace(store: &dyn LeaseStore, namespace: &str) -> Result<(), LeaseError> {
+    fence_namespace_with(store, namespace, &mut random_u64, &wall_ms)
+}
+
+/// [`fence_namespace`], with the marker's generation from `generation` and the local clock
+/// from `local_ms` (as [`create_namespace_with`]).
+pub(crate) fn fence_namespace_with(
+    store: &dyn LeaseStore,
+    namespace: &str,
+    generation: &mut dyn FnMut() -> u64,
+    local_ms: &dyn Fn() -> i64,
+) -> Result<(), LeaseError> {
     check_namespace(namespace)?;
     for _ in 0..10 {
         let read = store.read(namespace, &Query::workers(0..0).with_highest())?;
-        let now_ms = read.now_ms.unwrap_or_else(wall_ms);
+        let now_ms = read.now_ms.unwrap_or_else(local_ms);
         let old = read.marker.as_deref().and_then(Marker::decode);
-        let marker = fresh_marker(old.as_ref(), read.highest, now_ms, &read.incarnation, random_u64(), false);
+        let marker = fresh_marker(old.as_ref(), read.highest, now_ms, &read.incarnation, generation(), false);
         let value = marker.encode();
         let op = Cas::new(Slot::Marker, read.marker.as_deref(), &value);
         if store.write(namespace, &[op])? == Written::Done {
