@@ -42,6 +42,7 @@
 //! which leaves the tolerance out too, seems to cover it) and a marker of another incarnation
 //! kept.
 
+mod scenarios;
 mod simulation;
 
 use std::time::Duration;

@@ -1,0 +1,137 @@
+//! Schedules written out step by step in the model's world, for paths that random schedules
+//! reach too rarely to be sure of them in a fast tier's budget: each drives the production
+//! machine and the operator's commands against the reference store, as the model does, and
+//! checks what the store keeps and what the holders issue.
+
+use super::{Action, Command, Fault, LeaseModel, START, World};
+use crate::worker::lease::protocol::record::Record;
+use crate::worker::lease::store::Query;
+
+/// Holder `h`'s turn: its calls made and answered at once until it waits, then its generator.
+fn turn(model: &LeaseModel, world: &mut World, h: usize) {
+    for _ in 0..6 {
+        if world.nodes[h].in_flight.is_none() {
+            *world = model.step(world, &Action::Send(h)).expect("a turn");
+        }
+        if world.nodes[h].in_flight.is_none() {
+            break;
+        }
+        *world = model.step(world, &Action::Apply(h)).expect("applied");
+        *world = model.step(world, &Action::Deliver(h)).expect("answered");
+    }
+    if model.state_file
+        && let Some(saved) = model.step(world, &Action::Save(h))
+    {
+        *world = saved;
+    }
+    *world = model.step(world, &Action::Issue(h)).expect("an issue");
+}
+
+/// `ms` milliseconds in which the holders in `active` take their turns (the others pause).
+fn run(model: &LeaseModel, world: &mut World, active: &[usize], ms: i64) {
+    for _ in 0..ms {
+        for &h in active {
+            turn(model, world, h);
+        }
+        *world = model.step(world, &Action::Tick).expect("time passes");
+        assert_eq!(world.duplicate, None, "(holder, other holder, worker, ms) issued twice, found at {} ms", world.now);
+    }
+}
+
+/// Whether holder `h` issued worker `worker` at millisecond `ms`.
+fn issued(model: &LeaseModel, world: &World, h: usize, worker: u64, ms: i64) -> bool {
+    world.issued[h * model.workers as usize + worker as usize] & (1u128 << ms) != 0
+}
+
+/// The record of `worker` as the store keeps it.
+fn record(world: &World, worker: u64) -> Option<Record> {
+    let read = world.store.read(super::NS, &Query::workers(worker..worker + 1), None);
+    read.record(worker).and_then(Record::decode)
+}
+
+/// A holder that paused past its lease and releases after another took its worker ID: its
+/// release conflicts, and it leaves the successor's record as it is (overwriting it would
+/// hand the next holder this holder's lower high water while the successor still issues).
+#[test]
+fn a_release_that_conflicts_leaves_the_successors_record_alone() {
+    let mut model = LeaseModel::new(3, 1, 80);
+    model.faults = 0;
+    model.counted_ends = false;
+    let (a, b, c) = (0, 1, 2);
+    let mut world = model.initial();
+    run(&model, &mut world, &[a], 6);
+    assert!(record(&world, 0).is_some_and(|r| r.holder.is_some()), "A holds the worker ID");
+    // A pauses: its lease runs out, B takes the worker ID above A's high water and issues.
+    run(&model, &mut world, &[b], 12);
+    let taken = record(&world, 0).expect("B's record");
+    assert!((world.now - 3..world.now).any(|ms| issued(&model, &world, b, 0, ms)), "B issues: {world:?}");
+    // A comes back and releases: the write conflicts, the read finds B's record.
+    world = model.step(&world, &Action::Release(a)).expect("a release");
+    run(&model, &mut world, &[a], 2);
+    assert!(world.nodes[a].machine.is_done(), "A's release ended");
+    let after = record(&world, 0).expect("a record");
+    assert!(after.holder == taken.holder && after.high_water_ms >= taken.high_water_ms, "{taken:?} became {after:?}");
+    // B and a newcomer run on: no duplicate, and B keeps issuing.
+    run(&model, &mut world, &[b, c], 10);
+    assert!((world.now - 3..world.now).any(|ms| issued(&model, &world, b, 0, ms)), "B stopped: {world:?}");
+}
+
+/// A holder with a state file whose clock steps back (within the tolerance), then crashes and
+/// starts again with the file: it issues only above what the earlier process may have
+/// issued, never at a millisecond it issued already.
+#[test]
+fn a_restart_with_the_state_file_after_a_clock_step_back_issues_above_the_file() {
+    let mut model = LeaseModel::new(1, 1, 60);
+    model.faults = 4;
+    model.state_file = true;
+    model.clock_steps = 1;
+    let mut world = model.initial();
+    run(&model, &mut world, &[0], 8);
+    let last = (START..world.now + 2).rev().find(|&ms| issued(&model, &world, 0, 0, ms)).expect("it issued");
+    // The clock steps back from 1 ms ahead of the store's to 1 ms behind it; the process is
+    // killed at once and started again with its file.
+    world = model.step(&world, &Action::Clock(0, -1)).expect("a step");
+    world = model.step(&world, &Action::Restart(0)).expect("a restart");
+    run(&model, &mut world, &[0], 12);
+    assert!((world.now - 3..world.now).any(|ms| issued(&model, &world, 0, 0, ms)), "it issues again");
+    assert!(world.nodes[0].generator.is_some_and(|(_, _, ms)| ms > last));
+}
+
+/// The marker deleted, then one holder's record: the operator's `create_namespace` is refused
+/// (the store still holds records), so the worker ID whose record went is not taken as new.
+#[test]
+fn the_operator_cannot_declare_a_namespace_new_while_records_remain() {
+    let mut model = LeaseModel::new(3, 2, 60);
+    model.faults = 3;
+    model.operator = true;
+    let (a, b, c) = (0, 1, 2);
+    let mut world = model.initial();
+    run(&model, &mut world, &[a, b], 6);
+    let worker = world.nodes[a].generator.expect("A issues").1;
+    world = model.step(&world, &Action::Fault(Fault::DeleteMarker)).expect("the marker deleted");
+    world = model.step(&world, &Action::Fault(Fault::DeleteRecord(worker))).expect("A's record deleted");
+    world = model.step(&world, &Action::Operator(Command::Create)).expect("the command");
+    let read = world.store.read(super::NS, &Query::workers(0..0), None);
+    assert_eq!(read.marker, None, "declared new beside a record of worker {}", 1 - worker);
+    // A and B run on, C looks for a worker ID: nothing is issued twice.
+    run(&model, &mut world, &[a, b, c], 12);
+}
+
+/// A holder's record rolled back by a restore nothing tells, the operator's fence at once: a
+/// newcomer trusts no record the restore put back (each was written under the marker the
+/// fence replaced), and waits out the reservation instead of starting above the restored
+/// high water, below what the running holder issued since.
+#[test]
+fn after_a_fenced_restore_no_restored_record_is_trusted() {
+    let mut model = LeaseModel::new(2, 1, 60);
+    model.faults = 2;
+    let (a, b) = (0, 1);
+    let mut world = model.initial();
+    run(&model, &mut world, &[a], 4);
+    world = model.step(&world, &Action::Fault(Fault::Backup)).expect("a backup");
+    run(&model, &mut world, &[a], 8);
+    // A pauses; its record goes back to the backup's, and the operator fences at once.
+    world = model.step(&world, &Action::Fault(Fault::RestoreFenced(0b10))).expect("a restore");
+    run(&model, &mut world, &[b], 8);
+    run(&model, &mut world, &[a, b], 12);
+}
