@@ -269,6 +269,41 @@ mod tests {
     use crate::worker::lease::MemoryLeaseStore;
 
     #[test]
+    fn inspect_reports_every_record_and_which_the_marker_vouches_for() {
+        let store = MemoryLeaseStore::with_clock(crate::clock::ManualClock::new(10_000));
+        let incarnation = store.read("ns", &Query::workers(0..0)).expect("a read").incarnation;
+        let marker = Marker { rev: 1, generation: 9, since_ms: 500, next: 3, declared: false, incarnation };
+        let record = |generation: u64, held: bool| Record {
+            rev: 2,
+            fence: 7,
+            expires_ms: 12_000,
+            high_water_ms: 11_000,
+            generation,
+            holder: held
+                .then(|| super::super::protocol::record::Holder { token: "a".repeat(32), name: "web-1:42".into() }),
+        };
+        let mut writes = vec![(Slot::Marker, marker.encode())];
+        // Vouched and held; released; another generation; at or above `next`; in a second chunk.
+        for (worker, generation, held) in [(0, 9, true), (1, 9, false), (2, 8, true), (3, 9, true), (1_030, 9, true)] {
+            writes.push((Slot::Worker(worker), record(generation, held).encode()));
+        }
+        for (slot, value) in &writes {
+            store.write("ns", &[Cas::new(*slot, None, value)]).expect("a write");
+        }
+        let report = inspect(&store, "ns").expect("a read");
+        assert_eq!((report.now_ms, report.known_since_ms, report.granted_below), (10_000, Some(500), 3));
+        let seen: Vec<(u64, bool, bool)> = report.workers.iter().map(|r| (r.worker, r.leased, r.vouched)).collect();
+        assert_eq!(seen, [(0, true, true), (1, false, true), (2, true, false), (3, true, false), (1_030, true, false)]);
+        let first = &report.workers[0];
+        assert_eq!(first.holder.as_deref(), Some("web-1:42"));
+        assert_eq!(
+            (first.fence, first.expires_in, first.high_water_ms),
+            (Some(7), Some(Duration::from_secs(2)), Some(11_000))
+        );
+        assert_eq!((report.workers[1].holder.as_deref(), report.workers[1].expires_in), (None, None));
+    }
+
+    #[test]
     fn a_namespace_is_declared_new_once_and_fenced_any_time() {
         let store = MemoryLeaseStore::new();
         create_namespace(&store, "ns").expect("new");

@@ -621,10 +621,16 @@ impl LeaseModel {
             // One holder's clock steps.
             if self.clock_steps > 0 && world.faults_left > 0 && h == 0 {
                 // Beyond the tolerance only where the store's clock can tell.
-                // Without one, the holders' clocks stay within the tolerance of each other.
-                let reach =
-                    if self.store_clock { -self.clock_steps..=self.clock_steps } else { 0..=self.rules.tolerance_ms() };
-                actions.extend(reach.filter(|&o| o != node.offset_ms).map(|o| Action::Clock(h, o)));
+                // Within the tolerance, or `clock_steps` away where that is beyond it. Without a
+                // store clock, the holders' clocks stay within the tolerance of each other.
+                let tolerance = self.rules.tolerance_ms();
+                let (within, beyond) = if self.store_clock {
+                    (-tolerance.min(self.clock_steps)..=tolerance.min(self.clock_steps), self.clock_steps)
+                } else {
+                    (0..=tolerance, 0)
+                };
+                let far = [-beyond, beyond].into_iter().filter(|&o| o.abs() > tolerance);
+                actions.extend(within.chain(far).filter(|&o| o != node.offset_ms).map(|o| Action::Clock(h, o)));
             }
         }
         if world.faults_left == 0 {

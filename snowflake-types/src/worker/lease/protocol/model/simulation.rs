@@ -291,6 +291,28 @@ fn the_long_simulation_finds_no_duplicate_and_every_holder_recovers() {
     simulate_budget(&sim_models(), 120.0, LONG);
 }
 
+/// The worlds where a holder's clock may step beyond the tolerance: those with a store clock,
+/// one holder's clock stepping up to twice the reservation from the store's.
+fn beyond_models() -> Vec<(&'static str, LeaseModel)> {
+    let mut models: Vec<(&str, LeaseModel)> = sim_models().into_iter().filter(|(_, m)| m.store_clock).collect();
+    for (_, model) in &mut models {
+        model.clock_steps = 2 * model.rules.reservation_ms();
+        model.faults = 5;
+    }
+    models
+}
+
+const BEYOND: &str =
+    "worker::lease::protocol::model::simulation::a_clock_stepping_beyond_the_tolerance_costs_no_duplicate";
+
+/// A holder whose clock steps beyond the tolerance from the store's: it must not issue what
+/// another holder issues (the store's clock tells it is off).
+#[test]
+#[ignore = "the model tier: cargo test --workspace --all-features --lib -- --ignored"]
+fn a_clock_stepping_beyond_the_tolerance_costs_no_duplicate() {
+    simulate_budget(&beyond_models(), 30.0, BEYOND);
+}
+
 #[test]
 #[ignore = "the model tier: cargo test --workspace --all-features --lib -- --ignored"]
 fn the_simulation_finds_each_planted_bug() {
