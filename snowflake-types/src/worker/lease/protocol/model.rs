@@ -765,11 +765,12 @@ fn worlds() -> Vec<(&'static str, LeaseModel)> {
             model.faults = 2;
             model
         }),
-        ("a clock step within the tolerance, and a restart with the state file", {
+        // A step and then a restart: 373 k states, 196 s on a loaded machine; the simulation
+        // and a written-out schedule (`scenarios.rs`) have that order.
+        ("a clock step within the tolerance, or a restart with the state file", {
             let mut model = only(none, true);
             model.state_file = true;
             model.clock_steps = 1;
-            model.faults = 2;
             model
         }),
         ("a restore nothing tells, and the operator's commands", {
