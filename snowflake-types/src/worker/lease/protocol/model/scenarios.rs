@@ -3,7 +3,7 @@
 //! machine and the operator's commands against the reference store, as the model does, and
 //! checks what the store keeps and what the holders issue.
 
-use super::{Action, Command, Fault, LeaseModel, START, World};
+use super::{Action, Command, Fault, LeaseModel, Rules, START, World};
 use crate::worker::lease::protocol::record::Record;
 use crate::worker::lease::store::Query;
 
@@ -180,4 +180,37 @@ fn a_clock_jump_beyond_the_tolerance_then_a_deleted_record() {
     run(&model, &mut world, &[a], 3);
     world = model.step(&world, &Action::Fault(Fault::DeleteRecord(0))).expect("deleted");
     run(&model, &mut world, &[a, b], 14);
+}
+
+/// A restore nothing tells puts a holder's record back to an older value; a newcomer takes the
+/// worker ID above the restored high water (it cannot know), below what the holder issued
+/// since. The holder learns it at its next renewal: the record that replaced its own
+/// replaced an older value than its last write (its `rev` is not above it), so the store
+/// went back, and it stops at once; issuing on as a lost lease would issue what the
+/// newcomer issues.
+#[test]
+#[ignore = "a duplicate in holder.rs today (a successor's record is told from a rollback by its fence, not its rev; issue 42 item 1); SNOWFLAKE_KNOWN_BUGS=1 runs it"]
+fn a_holder_stops_at_its_next_renewal_after_a_restore_nothing_told() {
+    if std::env::var_os("SNOWFLAKE_KNOWN_BUGS").is_none() {
+        eprintln!("skipped: a known duplicate in holder.rs; SNOWFLAKE_KNOWN_BUGS=1 runs it");
+        return;
+    }
+    let mut model = LeaseModel::new(2, 1, 60);
+    model.faults = 2;
+    // TTL 4 ms, W 8 ms, margin 1 ms: A's last renewal still lets it issue when it hears.
+    let ms = std::time::Duration::from_millis;
+    model.rules = Rules { step_ms: 1, ..Rules::new(ms(4), ms(1), ms(1)).with_reservation(ms(8)) };
+    let (a, b) = (0, 1);
+    let mut world = model.initial();
+    run(&model, &mut world, &[a], 2);
+    world = model.step(&world, &Action::Fault(Fault::Backup)).expect("a backup");
+    run(&model, &mut world, &[a], 8);
+    // A pauses; its record goes back to the backup's (long expired), B takes the worker ID.
+    world = model.step(&world, &Action::Fault(Fault::RestoreUntold(0b10))).expect("a restore");
+    run_on(&model, &mut world, &[b], 2);
+    assert!(record(&world, 0).is_some_and(|r| r.holder.is_some_and(|h| h.name == "h1:1")), "B took it");
+    // A's next renewal conflicts and reads B's record back: from then on A issues nothing.
+    run_on(&model, &mut world, &[a], 1);
+    let now = LeaseModel::clock(world.now, world.nodes[a].offset_ms);
+    assert!(!world.nodes[a].machine.issuing(now), "A issues on beside B: {:?}", world.nodes[a].machine.standing(now));
 }
