@@ -214,3 +214,24 @@ fn a_holder_stops_at_its_next_renewal_after_a_restore_nothing_told() {
     let now = LeaseModel::clock(world.now, world.nodes[a].offset_ms);
     assert!(!world.nodes[a].machine.issuing(now), "A issues on beside B: {:?}", world.nodes[a].machine.standing(now));
 }
+
+/// A holder that renews keeps its worker ID: each renewal records the lease until its clock
+/// plus the TTL, and a holder waiting for a free worker ID never takes it meanwhile.
+#[test]
+fn a_renewing_holder_keeps_its_worker_id() {
+    let mut model = LeaseModel::new(2, 1, 60);
+    model.faults = 0;
+    let (a, b) = (0, 1);
+    let mut world = model.initial();
+    run(&model, &mut world, &[a], 4);
+    let held = record(&world, 0).expect("A's record");
+    for _ in 0..20 {
+        run(&model, &mut world, &[a, b], 1);
+        let now = record(&world, 0).expect("a record");
+        // Renewed in the millisecond just past, on A's clock.
+        let renewed_at = world.now - 1 + world.nodes[a].offset_ms;
+        let ttl_ms = i64::try_from(model.rules.ttl.as_millis()).expect("a TTL in ms");
+        assert_eq!(now.expires_ms, renewed_at + ttl_ms, "{now:?}");
+        assert_eq!((now.fence, &now.holder), (held.fence, &held.holder), "B took A's worker ID");
+    }
+}
