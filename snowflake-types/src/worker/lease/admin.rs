@@ -304,6 +304,23 @@ mod tests {
     }
 
     #[test]
+    fn a_fence_writes_the_marker_afresh_above_every_record() {
+        let store = MemoryLeaseStore::with_clock(crate::clock::ManualClock::new(10_000));
+        let marker = |store: &MemoryLeaseStore| {
+            let read = store.read("ns", &Query::workers(0..0)).expect("a read");
+            read.marker.as_deref().and_then(Marker::decode).expect("a marker")
+        };
+        create_namespace(&store, "ns").expect("new");
+        let created = marker(&store);
+        assert_eq!((created.rev, created.next, created.since_ms, created.declared), (1, 0, 10_000, true));
+        store.write("ns", &[Cas::new(Slot::Worker(6), None, "x")]).expect("a record");
+        fence_namespace(&store, "ns").expect("fenced");
+        let fenced = marker(&store);
+        assert_eq!((fenced.rev, fenced.next, fenced.declared), (2, 7, false));
+        assert_ne!(fenced.generation, created.generation);
+    }
+
+    #[test]
     fn a_namespace_is_declared_new_once_and_fenced_any_time() {
         let store = MemoryLeaseStore::new();
         create_namespace(&store, "ns").expect("new");
