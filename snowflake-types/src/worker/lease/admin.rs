@@ -175,6 +175,18 @@ fn listed(worker: u64, record: &Record, marker: Option<&Marker>, now_ms: i64) ->
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn create_namespace(store: &dyn LeaseStore, namespace: &str) -> Result<(), LeaseError> {
+    create_namespace_with(store, namespace, &mut random_u64, &wall_ms)
+}
+
+/// [`create_namespace`], with the marker's generation from `generation` and the local clock
+/// from `local_ms` (read only for a store without a clock): the model check runs the command
+/// itself against the reference store, on its own clock and its own seeded choices.
+pub(crate) fn create_namespace_with(
+    store: &dyn LeaseStore,
+    namespace: &str,
+    generation: &mut dyn FnMut() -> u64,
+    local_ms: &dyn Fn() -> i64,
+) -> Result<(), LeaseError> {
     check_namespace(namespace)?;
     let read = store.read(namespace, &Query::workers(0..0).with_highest())?;
     let refuse = |what: String| {
@@ -191,8 +203,8 @@ pub fn create_namespace(store: &dyn LeaseStore, namespace: &str) -> Result<(), L
     if let Some(highest) = read.highest {
         return refuse(format!("records of worker IDs (up to {highest})"));
     }
-    let now_ms = read.now_ms.unwrap_or_else(wall_ms);
-    let marker = fresh_marker(None, None, now_ms, &read.incarnation, random_u64(), true);
+    let now_ms = read.now_ms.unwrap_or_else(local_ms);
+    let marker = fresh_marker(None, None, now_ms, &read.incarnation, generation(), true);
     match store.write(namespace, &[Cas::new(Slot::Marker, None, &marker.encode())])? {
         Written::Done => Ok(()),
         Written::Conflict => refuse("a marker written meanwhile".into()),
@@ -214,12 +226,23 @@ pub fn create_namespace(store: &dyn LeaseStore, namespace: &str) -> Result<(), L
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn fence_namespace(store: &dyn LeaseStore, namespace: &str) -> Result<(), LeaseError> {
+    fence_namespace_with(store, namespace, &mut random_u64, &wall_ms)
+}
+
+/// [`fence_namespace`], with the marker's generation from `generation` and the local clock
+/// from `local_ms` (as [`create_namespace_with`]).
+pub(crate) fn fence_namespace_with(
+    store: &dyn LeaseStore,
+    namespace: &str,
+    generation: &mut dyn FnMut() -> u64,
+    local_ms: &dyn Fn() -> i64,
+) -> Result<(), LeaseError> {
     check_namespace(namespace)?;
     for _ in 0..10 {
         let read = store.read(namespace, &Query::workers(0..0).with_highest())?;
-        let now_ms = read.now_ms.unwrap_or_else(wall_ms);
+        let now_ms = read.now_ms.unwrap_or_else(local_ms);
         let old = read.marker.as_deref().and_then(Marker::decode);
-        let marker = fresh_marker(old.as_ref(), read.highest, now_ms, &read.incarnation, random_u64(), false);
+        let marker = fresh_marker(old.as_ref(), read.highest, now_ms, &read.incarnation, generation(), false);
         let value = marker.encode();
         let op = Cas::new(Slot::Marker, read.marker.as_deref(), &value);
         if store.write(namespace, &[op])? == Written::Done {
@@ -244,6 +267,58 @@ fn holds(store: &dyn LeaseStore, namespace: &str) -> bool {
 mod tests {
     use super::*;
     use crate::worker::lease::MemoryLeaseStore;
+
+    #[test]
+    fn inspect_reports_every_record_and_which_the_marker_vouches_for() {
+        let store = MemoryLeaseStore::with_clock(crate::clock::ManualClock::new(10_000));
+        let incarnation = store.read("ns", &Query::workers(0..0)).expect("a read").incarnation;
+        let marker = Marker { rev: 1, generation: 9, since_ms: 500, next: 3, declared: false, incarnation };
+        let record = |generation: u64, held: bool| Record {
+            rev: 2,
+            fence: 7,
+            expires_ms: 12_000,
+            high_water_ms: 11_000,
+            generation,
+            holder: held
+                .then(|| super::super::protocol::record::Holder { token: "a".repeat(32), name: "web-1:42".into() }),
+        };
+        let mut writes = vec![(Slot::Marker, marker.encode())];
+        // Vouched and held; released; another generation; at or above `next`; in a second chunk.
+        for (worker, generation, held) in [(0, 9, true), (1, 9, false), (2, 8, true), (3, 9, true), (1_030, 9, true)] {
+            writes.push((Slot::Worker(worker), record(generation, held).encode()));
+        }
+        for (slot, value) in &writes {
+            store.write("ns", &[Cas::new(*slot, None, value)]).expect("a write");
+        }
+        let report = inspect(&store, "ns").expect("a read");
+        assert_eq!((report.now_ms, report.known_since_ms, report.granted_below), (10_000, Some(500), 3));
+        let seen: Vec<(u64, bool, bool)> = report.workers.iter().map(|r| (r.worker, r.leased, r.vouched)).collect();
+        assert_eq!(seen, [(0, true, true), (1, false, true), (2, true, false), (3, true, false), (1_030, true, false)]);
+        let first = &report.workers[0];
+        assert_eq!(first.holder.as_deref(), Some("web-1:42"));
+        assert_eq!(
+            (first.fence, first.expires_in, first.high_water_ms),
+            (Some(7), Some(Duration::from_secs(2)), Some(11_000))
+        );
+        assert_eq!((report.workers[1].holder.as_deref(), report.workers[1].expires_in), (None, None));
+    }
+
+    #[test]
+    fn a_fence_writes_the_marker_afresh_above_every_record() {
+        let store = MemoryLeaseStore::with_clock(crate::clock::ManualClock::new(10_000));
+        let marker = |store: &MemoryLeaseStore| {
+            let read = store.read("ns", &Query::workers(0..0)).expect("a read");
+            read.marker.as_deref().and_then(Marker::decode).expect("a marker")
+        };
+        create_namespace(&store, "ns").expect("new");
+        let created = marker(&store);
+        assert_eq!((created.rev, created.next, created.since_ms, created.declared), (1, 0, 10_000, true));
+        store.write("ns", &[Cas::new(Slot::Worker(6), None, "x")]).expect("a record");
+        fence_namespace(&store, "ns").expect("fenced");
+        let fenced = marker(&store);
+        assert_eq!((fenced.rev, fenced.next, fenced.declared), (2, 7, false));
+        assert_ne!(fenced.generation, created.generation);
+    }
 
     #[test]
     fn a_namespace_is_declared_new_once_and_fenced_any_time() {

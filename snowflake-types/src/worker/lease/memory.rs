@@ -277,6 +277,23 @@ impl MemoryLeaseStore {
     }
 }
 
+#[cfg(test)]
+impl MemoryLeaseStore {
+    /// A store holding `state`, its clock stopped at `now_ms` (`None`: without a clock): how
+    /// the model check runs the operator's commands on its world's store (tests only).
+    pub(crate) fn holding(state: State, now_ms: Option<i64>) -> Self {
+        let clock = now_ms.map(|ms| Arc::new(crate::clock::ManualClock::new(ms)) as Arc<dyn Clock>);
+        let store = MemoryLeaseStore::build(clock);
+        *store.lock() = state;
+        store
+    }
+
+    /// What it holds now (tests only).
+    pub(crate) fn state(&self) -> State {
+        self.lock().clone()
+    }
+}
+
 impl LeaseStore for MemoryLeaseStore {
     fn read(&self, namespace: &str, query: &Query) -> Result<Snapshot, LeaseError> {
         check_query(namespace, query)?;

@@ -217,11 +217,13 @@ mod tests {
             "r1|7|1700000000000000|1700000010000|1700000060000|5f0c6a1e9b2d4c3a|0123456789abcdef0123456789abcdef|web-1.internal:4242"
         );
         assert_eq!(Record::decode(&text), Some(held.clone()));
+        assert_eq!(held.to_string(), text, "shown as written");
         let free = Record { holder: None, high_water_ms: -5, ..held };
         assert_eq!(Record::decode(&free.encode()), Some(free));
         let m = marker();
         assert_eq!(m.encode(), "m1|3|5f0c6a1e9b2d4c3a|1699990000000|4|0|sysid 7290 timeline 1");
         assert_eq!(Marker::decode(&m.encode()), Some(m.clone()));
+        assert_eq!(m.to_string(), m.encode(), "shown as written");
         let empty = Marker { incarnation: String::new(), declared: true, ..m };
         assert_eq!(Marker::decode(&empty.encode()), Some(empty));
         assert!(
@@ -246,6 +248,8 @@ mod tests {
             "r1|7|1|x|3|5f0c6a1e9b2d4c3a|-|-".into(),
             "r1|7|1|2|3|5f0c6a1e9b2d4c3a|-|web:1".into(),
             "r1|7|1|2|3|5f0c6a1e9b2d4c3a|nothex|web:1".into(),
+            format!("r1|7|1|2|3|5f0c6a1e9b2d4c3a|{}|web:1", "z".repeat(32)),
+            format!("r1|7|1|2|3|5f0c6a1e9b2d4c3a|{}|web:1", "a".repeat(31)),
             "r1|7|1|2|3|5f0c6a1e9b2d4c3a|0123456789abcdef0123456789abcdef|we b:1".into(),
             "r1|18446744073709551616|1|2|3|5f0c6a1e9b2d4c3a|-|-".into(),
             "r1|7|1|9223372036854775808|3|5f0c6a1e9b2d4c3a|-|-".into(),
