@@ -421,7 +421,7 @@ fn the_marker_deleted_under_running_holders_costs_no_duplicate() -> TestResult {
         2 * TTL,
     )?;
     assert!(stops.iter().any(Vec::is_empty), "both holders stopped: {stops:?}");
-    let w = u64::try_from(RESERVATION.as_millis())?;
+    let w = i64::try_from(RESERVATION.as_millis())?;
     assert!(stops.iter().flatten().all(|&ms| ms < w), "a holder stopped for W or longer: {stops:?}");
     Ok(())
 }
