@@ -164,12 +164,7 @@ fn the_written_out_schedules_find_the_planted_bugs() {
 /// store's clock plus `W` and the tolerance, below what the jumped holder reserved, so the
 /// holder must stop issuing above its last reservation made with a sound clock.
 #[test]
-#[ignore = "a duplicate in holder.rs today (renewals do not compare the clock with the store's, issue 42 item 4); SNOWFLAKE_KNOWN_BUGS=1 runs it"]
 fn a_clock_jump_beyond_the_tolerance_then_a_deleted_record() {
-    if std::env::var_os("SNOWFLAKE_KNOWN_BUGS").is_none() {
-        eprintln!("skipped: a known duplicate in holder.rs; SNOWFLAKE_KNOWN_BUGS=1 runs it");
-        return;
-    }
     let mut model = LeaseModel::new(2, 1, 60);
     model.faults = 3;
     model.clock_steps = 8;
@@ -189,12 +184,7 @@ fn a_clock_jump_beyond_the_tolerance_then_a_deleted_record() {
 /// went back, and it stops at once; issuing on as a lost lease would issue what the
 /// newcomer issues.
 #[test]
-#[ignore = "a duplicate in holder.rs today (a successor's record is told from a rollback by its fence, not its rev; issue 42 item 1); SNOWFLAKE_KNOWN_BUGS=1 runs it"]
 fn a_holder_stops_at_its_next_renewal_after_a_restore_nothing_told() {
-    if std::env::var_os("SNOWFLAKE_KNOWN_BUGS").is_none() {
-        eprintln!("skipped: a known duplicate in holder.rs; SNOWFLAKE_KNOWN_BUGS=1 runs it");
-        return;
-    }
     let mut model = LeaseModel::new(2, 1, 60);
     model.faults = 2;
     // TTL 4 ms, W 8 ms, margin 1 ms: A's last renewal still lets it issue when it hears.
