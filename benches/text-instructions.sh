@@ -6,10 +6,12 @@
 # ratios of the bench's table.
 #
 #   benches/text-instructions.sh            # TEXT_PASSES=20 passes of 1 024 IDs per case
+#   TEXT_BENCH=/path/to/text-… benches/text-instructions.sh   # a bench binary built elsewhere
 set -euo pipefail
 cd "$(dirname "$0")/.."
 passes="${TEXT_PASSES:-20}"
-binary=$(cargo bench -q -p typed-snowflake-benches --bench text --no-run --message-format json 2>/dev/null \
+binary=${TEXT_BENCH:-}
+[ -n "$binary" ] || binary=$(cargo bench -q -p typed-snowflake-benches --bench text --no-run --message-format json 2>/dev/null \
     | python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)
@@ -41,7 +43,7 @@ rows = [
     ("decimal FromStr vs ferroid decode", "parse_decimal", "parse_ferroid"),
     ("decimal FromStr vs std parse::<u64>", "parse_decimal", "parse_std_u64"),
     ("decimal parse_id_bytes vs std parse::<u64>", "parse_decimal_bytes", "parse_std_u64"),
-    ("JSON write, prefixed vs ferroid's str", "json_write_prefixed", "json_write_ferroid"),
+    ("JSON write, prefixed vs ferroid str", "json_write_prefixed", "json_write_ferroid"),
     ("JSON write, prefixed vs bare u64", "json_write_prefixed", "json_write_u64"),
     ("JSON write, decimal vs bare u64", "json_write_decimal", "json_write_u64"),
     ("JSON write, a ready &str vs bare u64", "json_write_str", "json_write_u64"),
