@@ -6,10 +6,12 @@
 # ratios of the bench's table.
 #
 #   benches/text-instructions.sh            # TEXT_PASSES=20 passes of 1 024 IDs per case
+#   TEXT_BENCH=/path/to/text-… benches/text-instructions.sh   # a bench binary built elsewhere
 set -euo pipefail
 cd "$(dirname "$0")/.."
 passes="${TEXT_PASSES:-20}"
-binary=$(cargo bench -q -p typed-snowflake-benches --bench text --no-run --message-format json 2>/dev/null \
+binary=${TEXT_BENCH:-}
+[ -n "$binary" ] || binary=$(cargo bench -q -p typed-snowflake-benches --bench text --no-run --message-format json 2>/dev/null \
     | python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)
@@ -33,12 +35,15 @@ rows = [
     ("decimal encode on stack vs itoa", "encode_decimal", "encode_itoa"),
     ("prefixed Display vs ferroid", "display_prefixed", "display_ferroid"),
     ("decimal Display vs std u64", "display_decimal", "display_std_u64"),
+    ("prefixed to_string vs ferroid", "to_string_prefixed", "to_string_ferroid"),
+    ("decimal to_string vs std u64", "to_string_decimal", "to_string_std_u64"),
     ("prefixed FromStr vs ferroid decode", "parse_prefixed", "parse_ferroid"),
     ("prefixed FromStr vs std parse::<u64>", "parse_prefixed", "parse_std_u64"),
     ("prefixed parse_bytes vs ferroid decode", "parse_prefixed_bytes", "parse_ferroid"),
     ("decimal FromStr vs ferroid decode", "parse_decimal", "parse_ferroid"),
     ("decimal FromStr vs std parse::<u64>", "parse_decimal", "parse_std_u64"),
     ("decimal parse_id_bytes vs std parse::<u64>", "parse_decimal_bytes", "parse_std_u64"),
+    ("JSON write, prefixed vs ferroid str", "json_write_prefixed", "json_write_ferroid"),
     ("JSON write, prefixed vs bare u64", "json_write_prefixed", "json_write_u64"),
     ("JSON write, decimal vs bare u64", "json_write_decimal", "json_write_u64"),
     ("JSON write, a ready &str vs bare u64", "json_write_str", "json_write_u64"),

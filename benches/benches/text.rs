@@ -212,6 +212,24 @@ fn case_display_ulid(d: &Data) -> usize {
     display_all(&d.ulid)
 }
 
+// `to_string`: a new `String` per ID, as most callers write one.
+#[inline(never)]
+fn case_to_string_prefixed(d: &Data) -> usize {
+    d.order.iter().map(|id| black_box(black_box(id).to_string()).len()).sum()
+}
+#[inline(never)]
+fn case_to_string_decimal(d: &Data) -> usize {
+    d.tweet.iter().map(|id| black_box(black_box(id).to_string()).len()).sum()
+}
+#[inline(never)]
+fn case_to_string_std_u64(d: &Data) -> usize {
+    d.raw.iter().map(|&r| black_box(black_box(r.cast_unsigned()).to_string()).len()).sum()
+}
+#[inline(never)]
+fn case_to_string_ferroid(d: &Data) -> usize {
+    d.ferroid.iter().map(|id| black_box(black_box(id).encode().to_string()).len()).sum()
+}
+
 // Parse.
 fn parse_all<T: FromStr>(texts: &[String]) -> usize
 where
@@ -346,6 +364,10 @@ const CASES: &[Case] = &[
     ("display/ferroid_base32", case_display_ferroid),
     ("display/uuid", case_display_uuid),
     ("display/ulid", case_display_ulid),
+    ("to_string/prefixed", case_to_string_prefixed),
+    ("to_string/decimal", case_to_string_decimal),
+    ("to_string/std_u64", case_to_string_std_u64),
+    ("to_string/ferroid_base32", case_to_string_ferroid),
     ("parse/prefixed_from_str", case_parse_prefixed),
     ("parse/prefixed_bytes", case_parse_prefixed_bytes),
     ("parse/decimal_from_str", case_parse_decimal),
@@ -375,6 +397,8 @@ const ROWS: &[(&str, &str, &str)] = &[
     ("decimal Display vs std u64", "display/decimal", "display/std_u64"),
     ("uuid Display vs ferroid", "display/uuid", "display/ferroid_base32"),
     ("ulid Display vs ferroid", "display/ulid", "display/ferroid_base32"),
+    ("prefixed to_string vs ferroid's", "to_string/prefixed", "to_string/ferroid_base32"),
+    ("decimal to_string vs std u64's", "to_string/decimal", "to_string/std_u64"),
     ("prefixed FromStr vs ferroid decode", "parse/prefixed_from_str", "parse/ferroid_base32"),
     ("prefixed FromStr vs std parse::<u64>", "parse/prefixed_from_str", "parse/std_u64"),
     ("prefixed parse_bytes vs ferroid decode", "parse/prefixed_bytes", "parse/ferroid_base32"),
@@ -383,6 +407,7 @@ const ROWS: &[(&str, &str, &str)] = &[
     ("decimal parse_id_bytes vs std parse::<u64>", "parse/decimal_bytes", "parse/std_u64"),
     ("uuid parse_str vs ferroid decode", "parse/uuid", "parse/ferroid_base32"),
     ("ulid from_string vs ferroid decode", "parse/ulid", "parse/ferroid_base32"),
+    ("JSON write, prefixed vs ferroid's str", "json_write/prefixed", "json_write/ferroid_str"),
     ("JSON write, prefixed vs bare u64", "json_write/prefixed", "json_write/u64_number"),
     ("JSON write, decimal vs bare u64", "json_write/decimal", "json_write/u64_number"),
     ("JSON write, a ready &str vs bare u64", "json_write/str_floor", "json_write/u64_number"),

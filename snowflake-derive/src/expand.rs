@@ -230,6 +230,20 @@ fn expand(
         Text::Decimal => (quote!(::core::option::Option::None), false),
         Text::Prefixed { prefix, accept_decimal } => (quote!(::core::option::Option::Some(#prefix)), *accept_decimal),
     };
+    // A prefixed type's text is written into a buffer of exactly its length: the prefix, `_`
+    // and 13 characters.
+    let with_text = match text {
+        Text::Decimal => quote!(),
+        Text::Prefixed { prefix, .. } => {
+            let len = prefix.len() + 14;
+            quote! {
+                #[inline]
+                fn with_text<R>(&self, write: impl ::core::ops::FnOnce(&#str) -> R) -> R {
+                    #p::prefixed_text::<#len, R>(#prefix, <Self as #p::SnowflakeId>::to_raw(self), write)
+                }
+            }
+        }
+    };
 
     quote! {
         #d_impl
@@ -359,6 +373,8 @@ fn expand(
                 static SLOT: #p::GeneratorSlot = #p::GeneratorSlot::new();
                 &SLOT
             }
+
+            #with_text
         }
 
         #[automatically_derived]

@@ -6,8 +6,14 @@
 # the same h2load command then asks both servers for 1 000 IDs per call (our IssueBatch, its
 # StreamIds), one sequence space each.
 #
-#   snowflake-server/benches/grpc.sh        # DURATION=10 (seconds per row); prints the table
+#   snowflake-server/benches/grpc.sh        # DURATION=10 (seconds per row); prints the tables
 #   FERROID=/path/to/ferroid-tonic-server snowflake-server/benches/grpc.sh
+#   SERVER=/path/to/another/snowflake-server snowflake-server/benches/grpc.sh   # another build
+#
+# Besides `order` (Leaf's layout: 12 sequence bits, a cap of 4.096 M IDs/s), the server
+# serves `wide` (16 sequence bits, a cap of 65.5 M IDs/s, which no row reaches): its rows cost
+# what the transport and the encoding cost without any wait for the clock, and the second
+# table sets them layer by layer.
 #
 # Needs wrk (apt-get install -y wrk) and, for the rows by h2load (a client in C, as wrk is),
 # h2load (apt-get install -y nghttp2-client); the comparison needs `cargo install
@@ -21,10 +27,11 @@ command -v wrk >/dev/null || { echo "wrk is not installed: apt-get install -y wr
 # No lease store is needed here: the server runs as a fixed worker.
 cargo build --release -q -p snowflake-server --no-default-features --features grpc --bin snowflake-server --example grpc_load
 target="${CARGO_TARGET_DIR:-target}/release"
+SERVER="${SERVER:-$target/snowflake-server}"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 port=$(free_port)
-RUST_LOG=warn "$target/snowflake-server" --listen "127.0.0.1:$port" --worker 1 \
-    --id order=preset=leaf,epoch=2020-01-01 >/dev/null &
+RUST_LOG=warn "$SERVER" --listen "127.0.0.1:$port" --worker 1 \
+    --id order=preset=leaf,epoch=2020-01-01 --id wide=time=41,worker=6,seq=16,epoch=2020-01-01 >/dev/null &
 server=$!
 ferroid=""
 trap 'kill $server $ferroid 2>/dev/null; wait 2>/dev/null || true' EXIT
@@ -91,6 +98,29 @@ if command -v h2load >/dev/null; then
 fi
 grpc 'gRPC `IssueStream`, chunks of 1 000 (p50/p99: between chunks)' stream 4 1 1000
 grpc 'gRPC `IssueStream`, chunks of 4 096 (p50/p99: between chunks)' stream 1 1 4096
+
+if command -v h2load >/dev/null; then
+    # Layer by layer, per call: the gRPC floor, then one ID, then 1 000 IDs without a wait
+    # (`wide`), then 1 000 at the cap (`order`); HTTP's batch routes beside them.
+    layer() {
+        read -r ids mean ok failed < <(h2 "$base/$2" "$3" "$4")
+        printf '| %s | %s | %s | %s |\n' "$1" "$(python3 -c "print(round($ids / $4))")" "$ids" "$failed"
+    }
+    http_layer() {
+        read -r rps _ < <(DELAY_MS=0 wrk -t 1 -c 32 -d "${DURATION}s" --latency -s "$LUA" "$base$2" | grep '^RESULT' |
+            sed -E 's/.*rps=([0-9]+) .*errors=([0-9]+).*/\1 \2/')
+        printf '| %s | %s | %s | |\n' "$1" "$rps" "$((rps * $3))"
+    }
+    echo
+    echo "| layer (h2load: 4 connections × 8 in flight; wrk: 32 connections) | calls/s | IDs/s | errors |"
+    echo "|---|---:|---:|---:|"
+    layer 'gRPC `Check` (the floor: HTTP/2, tonic, no ID)' grpc.health.v1.Health/Check '\x00\x00\x00\x00\x00' 1
+    layer 'gRPC `IssueBatch`, 1 ID of `wide`' snowflake.v1.Snowflake/IssueBatch '\x00\x00\x00\x00\x08\x0a\x04wide\x10\x01' 1
+    layer 'gRPC `IssueBatch`, 1 000 IDs of `wide` (no wait)' snowflake.v1.Snowflake/IssueBatch '\x00\x00\x00\x00\x09\x0a\x04wide\x10\xe8\x07' 1000
+    layer 'gRPC `IssueBatch`, 1 000 IDs of `order` (at the cap)' snowflake.v1.Snowflake/IssueBatch "$batch" 1000
+    http_layer 'HTTP `GET /v1/ids/wide?count=1000` (no wait)' "/v1/ids/wide?count=1000" 1000
+    http_layer 'HTTP `GET /v1/ids/order?count=1000` (at the cap)' "/v1/ids/order?count=1000" 1000
+fi
 
 if [ -n "${FERROID:-}" ] && command -v h2load >/dev/null; then
     fport=$(free_port)

@@ -35,7 +35,7 @@ use tonic::{Request, Response, Status};
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
 
-use crate::router::{ApiError, LARGE_BATCH, check_count, decimal, issued, issuer, parse_id, parse_text, spec, text_of};
+use crate::router::{ApiError, check_count, decimal, issued, issuer, parse_id, parse_text, spec, text_of};
 use crate::state::{AppState, IdType};
 
 /// The code generated from `proto/snowflake/v1/snowflake.proto`: messages, the server
@@ -71,6 +71,10 @@ pub const SERVICE: &str = "snowflake.v1.Snowflake";
 /// Messages buffered per stream ahead of the client: the server issues as fast as the client
 /// reads, and no further.
 const STREAM_AHEAD: usize = 2;
+
+/// A batch of at most this share of a tick's IDs (64 of a 12-bit sequence's 4 096) is made
+/// on the async worker that answers the call; a larger one on a blocking thread.
+const INLINE_SHARE: usize = 64;
 
 /// The gRPC face of a server: its routes and its draining signal.
 pub(crate) struct Grpc {
@@ -221,8 +225,8 @@ fn batch(state: &AppState, id_type: &IdType, count: usize, text: bool) -> Result
     Ok(pb::IssueBatchResponse { ids, texts })
 }
 
-/// The same, for a type looked up by `name` on a blocking thread (a batch past a tick's worth
-/// waits for the clock).
+/// The same, for a type looked up by `name` on a blocking thread (a batch past what is left
+/// of a tick waits for the clock).
 fn batch_named(state: &AppState, name: &str, count: usize, text: bool) -> Result<pb::IssueBatchResponse, ApiError> {
     let id_type = issuer(state, name)?;
     batch(state, id_type, count, text)
@@ -252,7 +256,17 @@ impl pb::snowflake_server::Snowflake for Api {
         let request = request.into_inner();
         let id_type = issuer(&self.state, &request.r#type).map_err(status)?;
         let count = count_of(&format!("count={}", request.count), request.count, id_type)?;
-        let answer = if count > LARGE_BATCH {
+        // A batch that finds the tick's sequence spent waits for the next tick (up to a tick,
+        // spinning then sleeping). On an async worker that wait also holds every HTTP/2
+        // connection the worker drives, answers already made included: at the cap (batches
+        // of 1 000 on a 12-bit sequence, 32 in flight) it cost a quarter of the cap. So a
+        // batch that may well wait (more than 1/64 of a tick's IDs) is made on a blocking
+        // thread; a smaller one, which waits at most once in 64 calls at the cap, is made
+        // here, without the hop to the blocking pool (which costs a quarter of the calls/s
+        // of small batches). See BENCHMARKS.md, "The service over gRPC".
+        let per_tick =
+            usize::try_from(id_type.generator.layout().max_seq()).map_or(usize::MAX, |m| m.saturating_add(1));
+        let answer = if count > per_tick / INLINE_SHARE {
             let state = Arc::clone(&self.state);
             tokio::task::spawn_blocking(move || batch_named(&state, &request.r#type, count, request.text))
                 .await

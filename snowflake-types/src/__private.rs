@@ -1,6 +1,7 @@
 //! What `#[derive(SnowflakeId)]` expands to calls into. Not a public API: names and
 //! signatures here change without notice.
 
+pub use crate::prefixed::with_text as prefixed_text;
 pub use crate::registry::GeneratorSlot;
 pub use crate::{
     FieldOrder, GenerateError, Layout, LayoutError, ParseIdError, Parts, PrefixedIdError, SnowflakeId, TickUnit,

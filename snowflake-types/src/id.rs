@@ -18,12 +18,22 @@ pub(crate) fn fmt_decimal<T: SnowflakeId>(id: &T, f: &mut std::fmt::Formatter<'_
 
 /// An ID's text form: `ord_…` for a prefixed type, else its decimal value. The derived
 /// `Display` and every integration that writes an ID as text call it.
+///
+/// A prefixed ID is written once on the stack ([`SnowflakeId::with_text`]) and handed to the
+/// formatter in one `write_str`; a width or precision (`{:>20}`) pads it as a `str`.
 #[inline]
 pub(crate) fn fmt_text<T: SnowflakeId>(id: &T, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
     match T::PREFIX {
-        Some(prefix) => std::fmt::Display::fmt(&crate::prefixed::Written::new(prefix, id.to_raw()), f),
+        Some(_) => id.with_text(|text| write_whole(f, text)),
         None => fmt_decimal(id, f),
     }
+}
+
+/// `text` in one `write_str`, or padded as a `str` where the format asks for a width or a
+/// precision.
+#[inline(always)]
+fn write_whole(f: &mut std::fmt::Formatter<'_>, text: &str) -> std::fmt::Result {
+    if f.width().is_none() && f.precision().is_none() { f.write_str(text) } else { f.pad(text) }
 }
 
 /// A typed Snowflake ID: a newtype over `i64` or `u64` with a compile-time [`Layout`].
@@ -127,6 +137,19 @@ pub trait SnowflakeId: Sized + Send + Sync + 'static {
     /// The per-type generator slot (a `static` in the derived code).
     #[doc(hidden)]
     fn generator_slot() -> &'static GeneratorSlot;
+
+    /// Calls `write` with the ID's text form, written on the stack: `ord_…` for a prefixed
+    /// type, else its decimal digits. What `Display` and serde write from. The derive gives a
+    /// prefixed type a buffer of exactly its text's length ([`crate::prefixed::with_text`]);
+    /// this default holds room for the longest prefix.
+    #[doc(hidden)]
+    #[inline]
+    fn with_text<R>(&self, write: impl FnOnce(&str) -> R) -> R {
+        match Self::PREFIX {
+            Some(prefix) => write(crate::prefixed::Written::new(prefix, self.to_raw()).as_str()),
+            None => write(crate::decimal::Written::new(self.to_raw().cast_unsigned()).as_str()),
+        }
+    }
 
     /// Checks `raw` against the layout and wraps it.
     fn from_raw(raw: i64) -> Result<Self, LayoutError> {

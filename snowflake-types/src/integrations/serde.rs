@@ -439,10 +439,7 @@ mod imp {
     /// from a stack buffer either way.
     #[inline]
     fn serialize_text<T: SnowflakeId, S: Serializer>(id: &T, serializer: S) -> Result<S::Ok, S::Error> {
-        match T::PREFIX {
-            Some(prefix) => serializer.serialize_str(crate::prefixed::Written::new(prefix, id.to_raw()).as_str()),
-            None => serializer.serialize_str(crate::decimal::Written::new(id.to_raw().cast_unsigned()).as_str()),
-        }
+        id.with_text(|text| serializer.serialize_str(text))
     }
 
     /// The error for input that is the right kind of value but not an ID of `T`.
