@@ -689,7 +689,7 @@ impl Model for LeaseModel {
     fn init_states(&self) -> Vec<World> {
         let mut world = self.initial();
         let holding = self.holders.min(self.workers as usize);
-        while simulation::fair_tick(self, &mut world, false).iter().filter(|&&issued| issued).count() < holding {
+        while fair_tick(self, &mut world, false).iter().filter(|&&issued| issued).count() < holding {
             assert!(world.now < START + 40, "the holders never issued: {world:?}");
         }
         world.end = world.now + (self.horizon - START);
@@ -831,4 +831,40 @@ fn the_model_check_finds_each_planted_bug() {
         eprintln!("{name}: {states} states in {:?}: {}", began.elapsed(), counterexample.as_deref().unwrap_or("-"));
         assert!(counterexample.is_some(), "{name}: the planted bug was not found in {states} states");
     }
+}
+
+/// One fair millisecond, as the lease threads and the generators run when nothing fails:
+/// each holder's machine takes its turn, its call answered at once (or failed while the store
+/// is `down`), then its generator issues; then time passes. Whether each holder issued.
+pub(super) fn fair_tick(model: &LeaseModel, world: &mut World, down: bool) -> Vec<bool> {
+    let mut issued = vec![false; model.holders];
+    for (h, flag) in issued.iter_mut().enumerate() {
+        if world.nodes[h].crashed {
+            continue;
+        }
+        // A few turns: a call, its answer, the call it leads to.
+        for _ in 0..6 {
+            if world.nodes[h].in_flight.is_none() {
+                *world = model.step(world, &Action::Send(h)).expect("a turn");
+            }
+            if world.nodes[h].in_flight.is_none() {
+                break;
+            }
+            let answer = if down { Action::Fail(h) } else { Action::Apply(h) };
+            *world = model.step(world, &answer).expect("an answer");
+            if !down {
+                *world = model.step(world, &Action::Deliver(h)).expect("a delivery");
+            }
+        }
+        if model.state_file
+            && let Some(saved) = model.step(world, &Action::Save(h))
+        {
+            *world = saved;
+        }
+        let before = world.issued.clone();
+        *world = model.step(world, &Action::Issue(h)).expect("an issue");
+        *flag = world.issued != before;
+    }
+    *world = model.step(world, &Action::Tick).expect("time passes");
+    issued
 }

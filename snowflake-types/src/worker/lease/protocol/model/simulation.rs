@@ -14,7 +14,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Action, Faults, LeaseModel, Rules, START, World};
+use super::{Action, Faults, LeaseModel, Rules, START, World, fair_tick};
 
 /// A seeded xorshift: the simulation's only source of choices.
 struct Rng(u64);
@@ -44,42 +44,6 @@ impl std::fmt::Display for Finding {
             Finding::Stalled(what) => f.write_str(what),
         }
     }
-}
-
-/// One fair millisecond, as the lease threads and the generators run when nothing fails:
-/// each holder's machine takes its turn, its call answered at once (or failed while the store
-/// is `down`), then its generator issues; then time passes. Whether each holder issued.
-pub(super) fn fair_tick(model: &LeaseModel, world: &mut World, down: bool) -> Vec<bool> {
-    let mut issued = vec![false; model.holders];
-    for (h, flag) in issued.iter_mut().enumerate() {
-        if world.nodes[h].crashed {
-            continue;
-        }
-        // A few turns: a call, its answer, the call it leads to.
-        for _ in 0..6 {
-            if world.nodes[h].in_flight.is_none() {
-                *world = model.step(world, &Action::Send(h)).expect("a turn");
-            }
-            if world.nodes[h].in_flight.is_none() {
-                break;
-            }
-            let answer = if down { Action::Fail(h) } else { Action::Apply(h) };
-            *world = model.step(world, &answer).expect("an answer");
-            if !down {
-                *world = model.step(world, &Action::Deliver(h)).expect("a delivery");
-            }
-        }
-        if model.state_file
-            && let Some(saved) = model.step(world, &Action::Save(h))
-        {
-            *world = saved;
-        }
-        let before = world.issued.clone();
-        *world = model.step(world, &Action::Issue(h)).expect("an issue");
-        *flag = world.issued != before;
-    }
-    *world = model.step(world, &Action::Tick).expect("time passes");
-    issued
 }
 
 /// One seeded schedule: random steps (faults, delays, clock steps, the operator, crashes,
