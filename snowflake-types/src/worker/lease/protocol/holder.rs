@@ -1444,19 +1444,6 @@ impl Machine {
         self.retiring = None;
         match self.task {
             Task::Done | Task::Release { .. } => {}
-            _ if self.current.is_some() && self.s.state_file && self.trouble.is_some() => {
-                // The store does not answer: a release written now might be applied with its
-                // answer lost, and the state file could not be trusted again. The grant is left
-                // as a crash leaves it (its record frees after the TTL, its successor starts
-                // above its reservation) and the state file as it is, so that a restart resumes
-                // it at once.
-                let error = self.trouble.as_ref().map(|t| t.error.clone());
-                let worker = self.current.as_ref().map(|g| g.worker);
-                self.current = None;
-                self.task = Task::Done;
-                let error = error.unwrap_or_else(|| lost(&self.s.namespace, worker.unwrap_or(0)));
-                self.note(Note::Released { worker, result: Err(error) });
-            }
             _ if self.current.is_some() => {
                 self.task = Task::Release { checking: false };
                 // A call in flight is answered first; the release follows.
