@@ -117,6 +117,9 @@ fn check(client: &str, v: &Value) {
         (&"order".into(), &Value::Null, &5.into())
     );
     assert_eq!((&types[1]["name"], &types[1]["prefix"]), (&"user".into(), &"usr".into()), "{client}");
+    if client.starts_with("node") {
+        assert_eq!(v["made_up"], serde_json::json!([]), "{client}: the docs' options give plain messages");
+    }
     let errors = &v["errors"];
     for (call, code, says) in [
         ("unknown_type", "NOT_FOUND", "no ID type \"nope\"; this server serves: order, user"),

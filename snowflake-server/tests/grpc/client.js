@@ -8,9 +8,10 @@ const grpc = require("@grpc/grpc-js");
 const protoLoader = require("@grpc/proto-loader");
 
 const [target, mode, protoDir, ca, cert, key] = process.argv.slice(2);
-// 64-bit fields as strings: a JavaScript number would round an ID above 2^53.
+// 64-bit fields as strings: a JavaScript number would round an ID above 2^53. The options
+// of docs/service.md's snippet, no more: messages hold only what the server sent.
 const definition = protoLoader.loadSync("snowflake/v1/snowflake.proto", {
-  includeDirs: [protoDir], keepCase: true, longs: String, defaults: true, oneofs: true,
+  includeDirs: [protoDir], keepCase: true, longs: String,
 });
 const { Snowflake } = grpc.loadPackageDefinition(definition).snowflake.v1;
 // The CA, and a client certificate and its key when given (mTLS).
@@ -62,7 +63,10 @@ const firstOf = (stream, n) =>
   const d = await call("Decode", { type: "order", number: one.id });
   const user = await call("Issue", { type: "user" });
   const userDecoded = await call("Decode", { type: "user", text: user.text });
-  const types = (await call("ListTypes", {})).types.map((t) => ({
+  const listed = (await call("ListTypes", {})).types;
+  // Keys the options would have made up (a oneof's name, proto3's `_preset` for an optional).
+  const madeUp = [...listed, d].flatMap((m) => Object.keys(m)).filter((k) => k.startsWith("_"));
+  const types = listed.map((t) => ({
     name: t.name, prefix: t.prefix ?? null, worker: Number(t.worker),
   }));
   const errors = {
@@ -75,6 +79,6 @@ const firstOf = (stream, n) =>
     id: one.id, text: one.text, batch: batch.ids, batch_texts: batch.texts, chunks,
     decoded: { id: d.id, text: d.text, time: d.time, unix_ms: Number(d.unix_ms), worker: Number(d.worker), sequence: Number(d.sequence) },
     prefixed: { id: user.id, text: user.text, decoded: userDecoded.id },
-    types, errors,
+    types, errors, made_up: madeUp,
   }));
 })().catch((e) => { console.error(e); process.exit(1); });
