@@ -3,7 +3,8 @@
 //! event below comes from a path that already left it (a full sequence, a clock behind the
 //! last ID, an error, a high-water write, the lease's own thread). Without either feature
 //! nothing is emitted but the lease's outage lines (the fence falling, a loss, recovery
-//! attempts, generation resuming, waits for the store), which go to stderr; the counters of [`Registry::stats`](crate::Registry::stats) and
+//! attempts, generation resuming, waits for the store) and the worker-0 warning, which go to
+//! stderr, as they do with `tracing` when no subscriber is installed; the counters of [`Registry::stats`](crate::Registry::stats) and
 //! [`WorkerLease::stats`](crate::worker::lease::WorkerLease::stats) are always kept.
 //!
 //! `tracing` events have the target `typed_snowflake` and the fields listed. Every
@@ -234,8 +235,9 @@ pub(crate) fn lease_marked(namespace: &str, declared: bool, fenced: bool) {
     } else {
         tracing::warn!(target: "typed_snowflake", namespace, "{message}");
     }
-    #[cfg(not(feature = "tracing"))]
-    eprintln!("typed-snowflake: namespace {namespace:?}: {message}");
+    if to_stderr() {
+        eprintln!("typed-snowflake: namespace {namespace:?}: {message}");
+    }
 }
 
 /// A lease resumed from its state file.
@@ -254,18 +256,20 @@ pub(crate) fn lease_resumed_from_file(namespace: &str, worker: u64) {
 pub(crate) fn lease_state_file_failed(namespace: &str, error: &std::io::Error) {
     #[cfg(feature = "tracing")]
     tracing::error!(target: "typed_snowflake", namespace, error = %error, "the lease state file could not be written; generation stops at what the last one allows");
-    #[cfg(not(feature = "tracing"))]
-    eprintln!(
-        "typed-snowflake: namespace {namespace:?}: the lease state file could not be written ({error}); generation stops at what the last one allows"
-    );
+    if to_stderr() {
+        eprintln!(
+            "typed-snowflake: namespace {namespace:?}: the lease state file could not be written ({error}); generation stops at what the last one allows"
+        );
+    }
 }
 
 /// What a store's configuration costs the leases, said once when a lease starts.
 pub(crate) fn lease_store_warning(namespace: &str, store: &str, warning: &str) {
     #[cfg(feature = "tracing")]
     tracing::warn!(target: "typed_snowflake", namespace, store, "{warning}");
-    #[cfg(not(feature = "tracing"))]
-    eprintln!("typed-snowflake: lease store {store}: {warning}");
+    if to_stderr() {
+        eprintln!("typed-snowflake: lease store {store}: {warning}");
+    }
 }
 
 /// The fence fell for want of a renewal: generation stops until a renewal (or a new grant)
@@ -345,8 +349,9 @@ pub(crate) fn lease_waiting_for_store(
     let message = format!("{what} waits for the lease store ({waited:.1?} of at most {limit:?}): {error}");
     #[cfg(feature = "tracing")]
     tracing::warn!(target: "typed_snowflake", namespace, "{message}");
-    #[cfg(not(feature = "tracing"))]
-    eprintln!("typed-snowflake: namespace {namespace:?}: {message}");
+    if to_stderr() {
+        eprintln!("typed-snowflake: namespace {namespace:?}: {message}");
+    }
 }
 
 /// The store answered after the first acquisition waited for it.
@@ -354,13 +359,28 @@ pub(crate) fn lease_store_back(namespace: &str, what: &str, waited: std::time::D
     let message = format!("{what}: the lease store answered after {waited:.1?}");
     #[cfg(feature = "tracing")]
     tracing::info!(target: "typed_snowflake", namespace, "{message}");
-    #[cfg(not(feature = "tracing"))]
-    eprintln!("typed-snowflake: namespace {namespace:?}: {message}");
+    if to_stderr() {
+        eprintln!("typed-snowflake: namespace {namespace:?}: {message}");
+    }
 }
 
 enum Level {
     Error,
     Warn,
+}
+
+/// Whether a line goes to stderr: always without the `tracing` feature, and with it when no
+/// subscriber hears this thread (another dependency turned the feature on, the application
+/// installed none), so that no warning goes nowhere.
+fn to_stderr() -> bool {
+    #[cfg(feature = "tracing")]
+    {
+        tracing::dispatcher::get_default(|dispatch| dispatch.is::<tracing::subscriber::NoSubscriber>())
+    }
+    #[cfg(not(feature = "tracing"))]
+    {
+        true
+    }
 }
 
 /// A lease event that begins or ends an outage: a `tracing` event with the feature, one line
@@ -378,8 +398,7 @@ fn say_lease(level: Level, namespace: &str, worker: u64, message: &str, error: O
         }
         (Level::Warn, None) => tracing::warn!(target: "typed_snowflake", namespace, worker, "{message}"),
     }
-    #[cfg(not(feature = "tracing"))]
-    {
+    if to_stderr() {
         let _ = level;
         match error {
             Some(error) => {
@@ -436,6 +455,7 @@ pub(crate) fn default_worker_zero() {
     let message = "typed-snowflake: no worker ID is configured, so this process issues IDs as worker 0; a second process doing the same repeats its IDs. Set SNOWFLAKE_WORKER_ID=<n> for a fixed worker ID, or SNOWFLAKE_WORKER_LEASE=redis://... (or postgres://..., mysql://..., etcd://..., zk://...) to lease one.";
     #[cfg(feature = "tracing")]
     tracing::warn!(target: "typed_snowflake", "{message}");
-    #[cfg(not(feature = "tracing"))]
-    eprintln!("{message}");
+    if to_stderr() {
+        eprintln!("{message}");
+    }
 }

@@ -72,6 +72,20 @@ fn default_worker_comes_from_the_environment() -> TestResult {
     Ok(())
 }
 
+/// Worker 0 by default is said once on stderr, whatever features are on: with `tracing` and
+/// no subscriber installed (another dependency turned the feature on), the line is not lost.
+#[test]
+fn worker_zero_by_default_is_said_on_stderr() -> TestResult {
+    let mut command = child::command("env_unset");
+    command.env_remove(WORKER_VAR).env_remove(LEASE_VAR).env_remove("HOSTNAME");
+    let output = command.output()?;
+    child::check("env_unset", &output, &"no worker configuration");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let said = stderr.matches("no worker ID is configured, so this process issues IDs as worker 0").count();
+    assert_eq!(said, 1, "{stderr}");
+    Ok(())
+}
+
 #[test]
 fn bad_worker_values_name_the_variable() -> TestResult {
     for value in ["abc", "-1", "", " ", "99999999999999999999", "1.5", "+3", "0x1f", "７"] {
