@@ -390,8 +390,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DURATION")]
     pub lease_wait: Option<String>,
     /// How long the server keeps issuing while the store does not answer: the time it reserves
-    /// ahead in the store at each renewal, never below the TTL; a start the store cannot vouch
-    /// for waits about this long [env: SNOWFLAKE_LEASE_RESERVATION] [default: 60s].
+    /// ahead in the store at each renewal, at least the TTL; a start the store cannot vouch
+    /// for waits about this long [env: SNOWFLAKE_LEASE_RESERVATION] [default: 60s, or the TTL
+    /// where that is longer].
     #[arg(long, value_name = "DURATION")]
     pub lease_reservation: Option<String>,
     /// Declare the lease namespace new, so that its first start issues at once: written only

@@ -7,9 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
-use snowflake_types::worker::lease::{
-    DEFAULT_MARGIN, DEFAULT_RESERVATION, LeaseStatus, WorkerLease, WorkerLeaseBuilder, redact_url,
-};
+use snowflake_types::worker::lease::{LeaseStatus, WorkerLease, WorkerLeaseBuilder, redact_url};
 use snowflake_types::{FenceReason, GenerateError, Generator, WorkerSource};
 
 use crate::config::{Config, IdSpec, LeaseConfig, WorkerConfig};
@@ -206,13 +204,15 @@ impl std::error::Error for StartError {}
 
 /// The lease `settings` ask for, on the worker IDs `space`.
 fn lease_builder(settings: &LeaseConfig, space: u64) -> WorkerLeaseBuilder {
-    let ttl = settings.ttl.unwrap_or(snowflake_types::worker::lease::DEFAULT_TTL);
-    let mut builder = WorkerLease::from_url(settings.url.clone())
-        .namespace(settings.namespace.clone())
-        .space(space)
-        .ttl(ttl)
-        .reservation(settings.reservation.unwrap_or(DEFAULT_RESERVATION).max(ttl))
-        .margin(DEFAULT_MARGIN.min(ttl / 5));
+    // What is not set takes the library's defaults (`docs/lease-rules.md`), applied by the
+    // builder as for every lease.
+    let mut builder = WorkerLease::from_url(settings.url.clone()).namespace(settings.namespace.clone()).space(space);
+    if let Some(ttl) = settings.ttl {
+        builder = builder.ttl(ttl);
+    }
+    if let Some(reservation) = settings.reservation {
+        builder = builder.reservation(reservation);
+    }
     if let Some(wait) = settings.wait {
         builder = builder.wait_for_store(wait);
     }

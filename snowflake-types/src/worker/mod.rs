@@ -53,8 +53,8 @@ pub const WORKER_SPACE_ENV: &str = "SNOWFLAKE_WORKER_SPACE";
 
 /// The environment variable giving the TTL of a lease configured by [`WORKER_LEASE_ENV`]:
 /// a duration such as `10s`, `1500ms` or `2m`, or a number of seconds (default
-/// [`lease::DEFAULT_TTL`]). The fencing margin is then the default or a fifth of the TTL,
-/// whichever is shorter.
+/// [`lease::DEFAULT_TTL`]). The margin and `W` not set follow it by the defaults'
+/// policies ([`WorkerLeaseBuilder::timing`](lease::WorkerLeaseBuilder::timing)).
 ///
 /// ```
 /// use typed_snowflake::worker::LEASE_TTL_ENV;
@@ -79,8 +79,9 @@ pub const LEASE_WAIT_ENV: &str = "SNOWFLAKE_LEASE_WAIT";
 
 /// The environment variable giving the reservation `W` of a lease configured by
 /// [`WORKER_LEASE_ENV`] (how long it keeps issuing while its store does not answer), in the
-/// form of [`LEASE_TTL_ENV`] (default [`lease::DEFAULT_RESERVATION`], never below the TTL;
-/// see [`WorkerLeaseBuilder::reservation`](lease::WorkerLeaseBuilder::reservation)).
+/// form of [`LEASE_TTL_ENV`] (default [`lease::DEFAULT_RESERVATION`] or the TTL where that is
+/// longer; a value below the TTL is refused; see
+/// [`WorkerLeaseBuilder::reservation`](lease::WorkerLeaseBuilder::reservation)).
 ///
 /// ```
 /// use typed_snowflake::worker::LEASE_RESERVATION_ENV;
@@ -285,7 +286,7 @@ pub(crate) fn from_environment(
     let space = space_from_environment(field)?;
     let ttl = duration_from_environment(LEASE_TTL_ENV)?.unwrap_or(lease::DEFAULT_TTL);
     let wait = duration_from_environment(LEASE_WAIT_ENV)?.unwrap_or(lease::DEFAULT_STORE_WAIT);
-    let reservation = duration_from_environment(LEASE_RESERVATION_ENV)?.unwrap_or(lease::DEFAULT_RESERVATION);
+    let reservation = duration_from_environment(LEASE_RESERVATION_ENV)?;
     let create = flag_in(&env_value, CREATE_NAMESPACE_ENV)?;
     let state_file = state_file_in(&env_value)?;
     // Opened on the lease's thread: the first generation may run inside an async runtime.
@@ -296,15 +297,12 @@ pub(crate) fn from_environment(
     if let Some(path) = state_file {
         builder = builder.state_file(path);
     }
-    let lease = builder
-        .namespace(namespace)
-        .space(space)
-        .ttl(ttl)
-        .reservation(reservation.max(ttl))
-        .margin(lease::DEFAULT_MARGIN.min(ttl / 5))
-        .wait_for_store(wait)
-        .shared_clock(clock)
-        .acquire()?;
+    // The defaults of what is not set (`W`, the margin) are the builder's: `docs/lease-rules.md`.
+    if let Some(reservation) = reservation {
+        builder = builder.reservation(reservation);
+    }
+    let lease =
+        builder.namespace(namespace).space(space).ttl(ttl).wait_for_store(wait).shared_clock(clock).acquire()?;
     let source = WorkerSource::Leased {
         namespace: lease.namespace().to_owned(),
         store: lease.store().to_owned(),

@@ -154,7 +154,7 @@ fn listed(worker: u64, record: &Record, marker: Option<&Marker>, now_ms: i64) ->
         fence: Some(record.fence),
         expires_in,
         high_water_ms: Some(record.high_water_ms),
-        vouched: marker.is_some_and(|m| m.generation == record.generation && worker < m.next),
+        vouched: marker.is_some_and(|m| m.vouches(worker, record)),
     }
 }
 
@@ -259,7 +259,8 @@ pub(crate) fn fence_namespace_with(
 fn holds(store: &dyn LeaseStore, namespace: &str) -> bool {
     let read = store.read(namespace, &Query::workers(0..0)).expect("a read");
     let marker = read.marker.as_deref().and_then(Marker::decode);
-    let rules = super::protocol::Rules::new(Duration::from_secs(1), Duration::ZERO, Duration::ZERO);
+    let rules =
+        super::protocol::Rules::of(Duration::from_secs(1), Duration::from_secs(1), Duration::ZERO, Duration::ZERO);
     marker_holds(&rules, marker.as_ref(), &read.incarnation)
 }
 

@@ -24,36 +24,13 @@ use std::time::{Duration, Instant, SystemTime};
 
 use self::channel::{Receive, Reply};
 use super::protocol::holder::{Machine, Now, Settings, Standing};
-use super::protocol::{self};
-use super::store::support::{check_namespace, check_space, ttl_ms};
+use super::protocol::{self, Asked};
+pub use super::protocol::{DEFAULT_MARGIN, DEFAULT_RESERVATION, DEFAULT_TTL};
+use super::store::support::{check_namespace, check_space};
 use super::store::{DEFAULT_CLOCK_TOLERANCE, LeaseError, LeaseStore};
 use crate::clock::{Clock, MonotonicClock};
 use crate::fence::{Fence, FenceReason, GrantView, Limit, Refusal};
 use crate::generator::GeneratorBuilder;
-
-/// The default lease TTL: 10 s. A crashed holder's worker ID frees this long after its last
-/// renewal.
-pub const DEFAULT_TTL: Duration = Duration::from_secs(10);
-
-/// The default fencing margin: 2 s. A holder stops issuing `TTL - margin` after its last
-/// successful renewal began, so it has stopped for at least the margin when the store lets
-/// another process take the worker ID.
-pub const DEFAULT_MARGIN: Duration = Duration::from_secs(2);
-
-/// The default reservation `W`: 60 s. A holder reserves timestamps this far ahead of its
-/// clock in the store at every renewal, and so keeps issuing for `W - margin` after its last
-/// renewal while the store does not answer; what it costs is that a start the store cannot
-/// vouch for (a namespace's first, or the first after the store lost its records) waits about
-/// `W` before its first ID. See [`WorkerLeaseBuilder::reservation`].
-///
-/// ```
-/// use std::time::Duration;
-/// use typed_snowflake::worker::lease::DEFAULT_RESERVATION;
-///
-/// assert_eq!(DEFAULT_RESERVATION, Duration::from_secs(60));
-/// Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub const DEFAULT_RESERVATION: Duration = Duration::from_secs(60);
 
 /// How long an acquisition keeps trying a store that does not answer before it fails: 30 s by
 /// default. A process started during a store outage waits this long (logging every few
@@ -81,7 +58,7 @@ pub struct WorkerLeaseBuilder {
     space: u64,
     ttl: Duration,
     reservation: Option<Duration>,
-    margin: Duration,
+    margin: Option<Duration>,
     renew_every: Option<Duration>,
     tolerance: Duration,
     wait_for_store: Duration,
@@ -112,7 +89,8 @@ impl WorkerLeaseBuilder {
         self
     }
     /// How far ahead of its clock the holder reserves timestamps in the store at each renewal
-    /// (`W`, default [`DEFAULT_RESERVATION`], never less than the TTL): how long it keeps
+    /// (`W`, default [`DEFAULT_RESERVATION`] or the TTL where that is longer; never less than
+    /// the TTL): how long it keeps
     /// issuing while the store does not answer (`W - margin` after the last renewal that
     /// succeeded began). The TTL still says how soon a crashed holder's worker ID is free; a
     /// holder that takes it starts above the reservation, and an acquisition prefers worker IDs
@@ -136,9 +114,10 @@ impl WorkerLeaseBuilder {
     }
     /// How long before the reservation runs out, counted from the start of the last successful
     /// renewal on the local monotonic clock, the holder stops issuing (default
-    /// [`DEFAULT_MARGIN`]). It must cover the store's clock drift and one round trip.
+    /// [`DEFAULT_MARGIN`], or a fifth of the TTL where that is shorter). It must cover the
+    /// store's clock drift and one round trip, and be shorter than the TTL.
     pub fn margin(mut self, margin: Duration) -> Self {
-        self.margin = margin;
+        self.margin = Some(margin);
         self
     }
     /// How often the lease renews (default: a third of the TTL). It must be shorter than
@@ -234,19 +213,51 @@ impl WorkerLeaseBuilder {
         self
     }
 
-    /// The settings the protocol decides with.
-    fn rules(&self) -> protocol::Rules {
-        protocol::Rules::new(self.ttl, self.margin, self.tolerance).with_reservation(self.effective_reservation())
+    /// The rules the lease decides with: the settings asked, the defaults applied and
+    /// checked by [`protocol::Rules::new`].
+    fn rules(&self) -> Result<protocol::Rules, LeaseError> {
+        protocol::Rules::new(Asked {
+            ttl: self.ttl,
+            reservation: self.reservation,
+            margin: self.margin,
+            renew_every: self.renew_every,
+            tolerance: self.tolerance,
+        })
+    }
+
+    /// The timing the lease would have: the TTL, the reservation `W`, the margin, the renewal
+    /// interval and the clock tolerance, each as asked or by its default (the policies of
+    /// `docs/lease-rules.md`), or the error that [`start`](Self::start) and
+    /// [`acquire`](Self::acquire) would give for settings the rules cannot hold under.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use typed_snowflake::worker::lease::{MemoryLeaseStore, WorkerLease};
+    ///
+    /// let timing = WorkerLease::builder(MemoryLeaseStore::new()).ttl(Duration::from_secs(5)).timing()?;
+    /// assert_eq!(timing.margin, Duration::from_secs(1)); // a fifth of the TTL, under 2 s
+    /// assert_eq!(timing.reservation, Duration::from_secs(60));
+    /// Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn timing(&self) -> Result<LeaseTiming, LeaseError> {
+        let rules = self.rules()?;
+        Ok(LeaseTiming {
+            ttl: rules.ttl,
+            reservation: rules.reservation,
+            margin: rules.margin,
+            renew_every: rules.renew_every,
+            clock_tolerance: rules.tolerance,
+        })
     }
 
     /// What the holder machine decides with.
-    fn settings(&self, store: String) -> Settings {
+    fn settings(&self, rules: protocol::Rules, store: String) -> Settings {
         let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
         Settings {
             namespace: self.namespace.clone(),
             space: self.space,
-            rules: self.rules(),
-            renew_every_ns: ns(self.renew_interval()),
+            rules,
+            renew_every_ns: ns(rules.renew_every),
             first_wait_ns: ns(self.wait_for_store),
             acquire_backoff_ns: (50_000_000, 2_000_000_000),
             create_namespace: self.create_namespace,
@@ -258,40 +269,11 @@ impl WorkerLeaseBuilder {
         }
     }
 
-    /// The reservation asked for, or the default; never below the TTL.
-    fn effective_reservation(&self) -> Duration {
-        self.reservation.unwrap_or(DEFAULT_RESERVATION).max(self.ttl)
-    }
-
-    fn renew_interval(&self) -> Duration {
-        self.renew_every.unwrap_or(self.ttl / 3)
-    }
-
-    fn check(&self) -> Result<(), LeaseError> {
+    /// The settings checked: the namespace, the space and the rules.
+    fn check(&self) -> Result<protocol::Rules, LeaseError> {
         check_namespace(&self.namespace)?;
         check_space(self.space)?;
-        ttl_ms(self.ttl)?;
-        let bad = |reason: String| Err(LeaseError::BadSettings { reason });
-        if let Some(reservation) = self.reservation
-            && (reservation < self.ttl || reservation > super::MAX_TTL)
-        {
-            return bad(format!(
-                "the reservation ({reservation:?}) must lie between the TTL ({:?}) and {:?}",
-                self.ttl,
-                super::MAX_TTL
-            ));
-        }
-        if self.margin >= self.ttl {
-            return bad(format!("the margin ({:?}) must be shorter than the TTL ({:?})", self.margin, self.ttl));
-        }
-        let every = self.renew_interval();
-        if every.is_zero() || every >= self.ttl - self.margin {
-            return bad(format!(
-                "renewals every {every:?} must be more frequent than TTL - margin ({:?}), and not 0",
-                self.ttl - self.margin
-            ));
-        }
-        Ok(())
+        self.rules()
     }
 
     /// Acquires a worker ID, blocking until the store answers (retrying a store that does not
@@ -339,8 +321,8 @@ impl WorkerLeaseBuilder {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn start(self) -> Result<WorkerLease, LeaseError> {
-        self.check()?;
-        renewal::start(self)
+        let rules = self.check()?;
+        renewal::start(self, rules)
     }
 
     /// [`WorkerLeaseBuilder::acquire`] for async code: the store calls run on the lease's
@@ -548,6 +530,35 @@ struct Handle {
     commands: mpsc::Sender<Command>,
 }
 
+/// The timing of a lease, each setting as asked or by its default: what
+/// [`WorkerLeaseBuilder::timing`] gives (the rules page, `docs/lease-rules.md`, states the
+/// defaults and what each setting does).
+///
+/// ```
+/// use std::time::Duration;
+/// use typed_snowflake::worker::lease::{DEFAULT_MARGIN, DEFAULT_TTL, MemoryLeaseStore, WorkerLease};
+///
+/// let timing = WorkerLease::builder(MemoryLeaseStore::new()).timing()?;
+/// assert_eq!((timing.ttl, timing.margin), (DEFAULT_TTL, DEFAULT_MARGIN));
+/// assert_eq!(timing.renew_every, DEFAULT_TTL / 3);
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LeaseTiming {
+    /// How long the store keeps the lease after its last renewal.
+    pub ttl: Duration,
+    /// `W`: how far ahead of its clock the holder reserves, and so how long it issues without
+    /// the store (`W - margin` after the last renewal that succeeded began).
+    pub reservation: Duration,
+    /// How long before its reservation runs out the holder stops issuing.
+    pub margin: Duration,
+    /// How often the lease renews.
+    pub renew_every: Duration,
+    /// The largest difference between the local clock and the store's that is accepted.
+    pub clock_tolerance: Duration,
+}
+
 /// Counters of a lease, for operators.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -630,7 +641,7 @@ impl WorkerLease {
             space: 32,
             ttl: DEFAULT_TTL,
             reservation: None,
-            margin: DEFAULT_MARGIN,
+            margin: None,
             renew_every: None,
             tolerance: DEFAULT_CLOCK_TOLERANCE,
             wait_for_store: DEFAULT_STORE_WAIT,

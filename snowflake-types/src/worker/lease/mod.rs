@@ -21,7 +21,7 @@ mod url;
 pub use admin::{NamespaceReport, WorkerRecord, create_namespace, fence_namespace, inspect};
 pub use handle::{
     DEFAULT_MARGIN, DEFAULT_NAMESPACE, DEFAULT_RESERVATION, DEFAULT_STORE_WAIT, DEFAULT_TTL, LeaseStats, LeaseStatus,
-    WorkerLease, WorkerLeaseBuilder,
+    LeaseTiming, WorkerLease, WorkerLeaseBuilder,
 };
 pub use memory::{MemoryBackup, MemoryLeaseStore};
 pub use open::open_store;

@@ -39,6 +39,45 @@ pub(crate) mod record;
 use std::time::Duration;
 
 use self::record::{Marker, Record};
+use super::store::support::ttl_ms;
+use super::store::{LeaseError, MAX_TTL};
+
+/// The default lease TTL: 10 s. A crashed holder's worker ID frees this long after its last
+/// renewal.
+pub const DEFAULT_TTL: Duration = Duration::from_secs(10);
+
+/// The default fencing margin: 2 s, or a fifth of the TTL where that is shorter (the rules
+/// page, `docs/lease-rules.md`, states the policy). A holder stops issuing `W - margin` after
+/// its last successful renewal began, so it has stopped for at least the margin when the
+/// store lets another process take the worker ID.
+pub const DEFAULT_MARGIN: Duration = Duration::from_secs(2);
+
+/// The default reservation `W`: 60 s, or the TTL where that is longer. A holder reserves
+/// timestamps this far ahead of its clock in the store at every renewal, and so keeps issuing
+/// for `W - margin` after its last renewal while the store does not answer; what it costs is
+/// that a start the store cannot vouch for (a namespace's first, or the first after the store
+/// lost its records) waits about `W` before its first ID. See
+/// [`WorkerLeaseBuilder::reservation`](super::WorkerLeaseBuilder::reservation).
+///
+/// ```
+/// use std::time::Duration;
+/// use typed_snowflake::worker::lease::DEFAULT_RESERVATION;
+///
+/// assert_eq!(DEFAULT_RESERVATION, Duration::from_secs(60));
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub const DEFAULT_RESERVATION: Duration = Duration::from_secs(60);
+
+/// The timing settings a lease was asked for, `None` where it takes the default:
+/// [`Rules::new`] applies the defaults and checks the result, in one place.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Asked {
+    pub(crate) ttl: Duration,
+    pub(crate) reservation: Option<Duration>,
+    pub(crate) margin: Option<Duration>,
+    pub(crate) renew_every: Option<Duration>,
+    pub(crate) tolerance: Duration,
+}
 
 /// How far past the clock a generator on a lease issues before it asks the lease again: the
 /// released lease records at most this much beyond the last issued tick, so the next holder
@@ -60,6 +99,9 @@ pub(crate) struct Rules {
     /// The largest difference allowed between the local clock and the store's (or, for a
     /// store without a clock, between holders' clocks).
     pub(crate) tolerance: Duration,
+    /// How often the holder renews: shorter than `TTL - margin`, so that a renewal that fails
+    /// once is retried before the lease could pass to another holder.
+    pub(crate) renew_every: Duration,
     /// How far past the clock a generator issues before asking again.
     pub(crate) step_ms: i64,
     /// Bugs a test plants to show that the model check and the simulation find them.
@@ -92,22 +134,52 @@ pub(crate) struct Planted {
 }
 
 impl Rules {
-    pub(crate) fn new(ttl: Duration, margin: Duration, tolerance: Duration) -> Self {
-        Rules {
+    /// The rules a lease decides with: the defaults applied where nothing was asked (`W` =
+    /// the larger of [`DEFAULT_RESERVATION`] and the TTL, the margin the smaller of
+    /// [`DEFAULT_MARGIN`] and a fifth of the TTL, a renewal every third of the TTL), and the
+    /// settings under which the rules cannot hold refused: a TTL outside 1 ms..=[`MAX_TTL`],
+    /// `W` below the TTL or above [`MAX_TTL`], a margin not shorter than the TTL, renewals not
+    /// more frequent than `TTL - margin`. Every lease (the builder, the environment,
+    /// `snowflake serve`) gets its rules here.
+    pub(crate) fn new(asked: Asked) -> Result<Self, LeaseError> {
+        let Asked { ttl, reservation, margin, renew_every, tolerance } = asked;
+        ttl_ms(ttl)?;
+        let bad = |reason: String| Err(LeaseError::BadSettings { reason });
+        let reservation = match reservation {
+            Some(w) if w < ttl || w > MAX_TTL => {
+                return bad(format!("the reservation ({w:?}) must lie between the TTL ({ttl:?}) and {MAX_TTL:?}"));
+            }
+            Some(w) => w,
+            None => DEFAULT_RESERVATION.max(ttl),
+        };
+        let margin = margin.unwrap_or(DEFAULT_MARGIN.min(ttl / 5));
+        if margin >= ttl {
+            return bad(format!("the margin ({margin:?}) must be shorter than the TTL ({ttl:?})"));
+        }
+        let renew_every = renew_every.unwrap_or(ttl / 3);
+        if renew_every.is_zero() || renew_every >= ttl - margin {
+            return bad(format!(
+                "renewals every {renew_every:?} must be more frequent than TTL - margin ({:?}), and not 0",
+                ttl - margin
+            ));
+        }
+        Ok(Rules {
             ttl,
-            reservation: ttl,
+            reservation,
             margin,
             tolerance,
+            renew_every,
             step_ms: STEP_MS,
             #[cfg(test)]
             planted: Planted::default(),
-        }
+        })
     }
 
-    /// The same rules with the reservation `W` (never shorter than the TTL).
-    pub(crate) fn with_reservation(mut self, reservation: Duration) -> Self {
-        self.reservation = reservation.max(self.ttl);
-        self
+    /// Rules with every setting given (tests): TTL, `W`, margin and tolerance.
+    #[cfg(test)]
+    pub(crate) fn of(ttl: Duration, reservation: Duration, margin: Duration, tolerance: Duration) -> Self {
+        let asked = Asked { ttl, reservation: Some(reservation), margin: Some(margin), renew_every: None, tolerance };
+        Rules::new(asked).expect("valid rules")
     }
 
     pub(crate) fn ttl_ms(&self) -> i64 {
@@ -127,6 +199,20 @@ impl Rules {
         millis(self.tolerance)
     }
 
+    /// The high water a write sent at `at_ms` records: the reservation `at + W`, never below
+    /// `floor_ms` (what the record or an earlier holder already covers). Every grant and
+    /// renewal reserves here (rule 1).
+    pub(crate) fn reserve(&self, at_ms: i64, floor_ms: i64) -> i64 {
+        at_ms.saturating_add(self.reservation_ms()).max(floor_ms)
+    }
+
+    /// What an acknowledged write sent at `at_ms` (store-comparable clock) and `at_ns` (the
+    /// local monotonic clock) lets its holder issue (rule 2): timestamps up to `at + W`, until
+    /// `W - margin` has passed since it was sent. Every grant and renewal is acknowledged here.
+    pub(crate) fn acknowledged(&self, at_ms: i64, at_ns: u64) -> (i64, u64) {
+        (at_ms.saturating_add(millis(self.reservation)), at_ns.saturating_add(self.validity_ns()))
+    }
+
     /// How long after a write began its holder may issue: `W - margin`.
     pub(crate) fn validity_ns(&self) -> u64 {
         u64::try_from(self.reservation.saturating_sub(self.margin).as_nanos()).unwrap_or(u64::MAX)
@@ -135,6 +221,17 @@ impl Rules {
     /// How far a new holder may find the previous holder's record ahead of its own clock.
     pub(crate) fn resume_window_ms(&self) -> i64 {
         self.step_ms.saturating_add(self.tolerance_ms())
+    }
+
+    /// Whether `marker` vouches for `record` of `worker` ([`Marker::vouches`], the rule's one
+    /// statement), or whatever a test planted in its place: the test of the trust rule
+    /// ([`floor_of`]) and of a renewal, which renews only a record its marker still vouches for.
+    pub(crate) fn vouches(&self, marker: &Marker, worker: u64, record: &Record) -> bool {
+        #[cfg(test)]
+        if self.planted.any_generation {
+            return true;
+        }
+        marker.vouches(worker, record)
     }
 
     /// The floor of a grant the store cannot vouch for: above anything a holder that has not
@@ -207,9 +304,7 @@ pub(crate) fn floor_of(
 ) -> (i64, Basis) {
     let granted = worker < marker.next;
     match record {
-        Some(record) if granted && record.generation == marker.generation => (record.high_water_ms, Basis::Record),
-        #[cfg(test)]
-        Some(record) if rules.planted.any_generation => (record.high_water_ms, Basis::Record),
+        Some(record) if rules.vouches(marker, worker, record) => (record.high_water_ms, Basis::Record),
         Some(_) => (rules.unvouched_floor(now_ms), Basis::Unvouched),
         #[cfg(test)]
         None if granted && rules.planted.gone_is_never_used => never_granted(rules, marker, now_ms),
@@ -267,8 +362,12 @@ mod tests {
     use super::*;
 
     fn rules() -> Rules {
-        Rules::new(Duration::from_millis(400), Duration::from_millis(100), Duration::from_millis(50))
-            .with_reservation(Duration::from_secs(2))
+        Rules::of(
+            Duration::from_millis(400),
+            Duration::from_secs(2),
+            Duration::from_millis(100),
+            Duration::from_millis(50),
+        )
     }
 
     fn marker() -> Marker {

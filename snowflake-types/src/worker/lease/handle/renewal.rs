@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use super::channel::{Reply, answer};
 use super::state_file::StateFile;
 use super::{Command, Handle, Shared, Store, WorkerLease, WorkerLeaseBuilder, nanos_since_anchor};
-use crate::worker::lease::protocol::Basis;
 use crate::worker::lease::protocol::holder::{Call, Machine, Note, Reply as Answer};
+use crate::worker::lease::protocol::{self, Basis};
 use crate::worker::lease::store::{Cas, LeaseError, LeaseStore};
 
 /// Makes one call of the machine's on the store.
@@ -31,7 +31,7 @@ fn make(store: &dyn LeaseStore, namespace: &str, call: &Call) -> Answer {
 /// Starts the lease: prepares it (the URL parsed, the state file locked and read, the machine
 /// built) and starts the lease thread, which acquires and then renews. Returns the lease at
 /// once; [`WorkerLease::ready`] waits for its first grant.
-pub(super) fn start(b: WorkerLeaseBuilder) -> Result<WorkerLease, LeaseError> {
+pub(super) fn start(b: WorkerLeaseBuilder, rules: protocol::Rules) -> Result<WorkerLease, LeaseError> {
     // A URL is parsed at once (a bad one is told, never waited on), and opened at the first
     // call, so that a store that does not answer is waited for as the machine waits for it.
     let (url, store) = match &b.store {
@@ -48,10 +48,9 @@ pub(super) fn start(b: WorkerLeaseBuilder) -> Result<WorkerLease, LeaseError> {
             Err(reason) => return Err(LeaseError::BadSettings { reason }),
         },
     };
-    let rules = b.rules();
     let clock = Arc::clone(&b.clock);
     let now = super::Now { ns: nanos_since_anchor(Instant::now()), ms: clock.now_ms() };
-    let settings = b.settings(describe.clone());
+    let settings = b.settings(rules, describe.clone());
     let resumed = saved.and_then(|saved| Machine::resume(settings.clone(), &saved, now));
     if let Some(machine) = &resumed {
         crate::events::lease_resumed_from_file(&b.namespace, machine.worker_and_fence().0);

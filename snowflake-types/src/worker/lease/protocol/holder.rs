@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 use std::ops::Range;
 
 use super::record::{Holder, Marker, Record};
-use super::{Basis, Rules, check_skew, floor_of, fresh_marker, marker_holds, millis};
+use super::{Basis, Rules, check_skew, floor_of, fresh_marker, marker_holds};
 use crate::fence::{FenceReason, GrantView, Refusal};
 use crate::worker::lease::store::{Cas, LeaseError, MAX_READ, Query, Slot, Snapshot, Written};
 
@@ -707,11 +707,7 @@ impl Machine {
                 let record = Record {
                     rev: grant.record.rev + 1,
                     expires_ms: now.ms.saturating_add(self.s.rules.ttl_ms()),
-                    high_water_ms: now
-                        .ms
-                        .saturating_add(self.s.rules.reservation_ms())
-                        .max(grant.record.high_water_ms)
-                        .max(grant.issued_ms),
+                    high_water_ms: self.s.rules.reserve(now.ms, grant.record.high_water_ms.max(grant.issued_ms)),
                     // The live holder's name, also after a resume from the state file.
                     holder: Some(Holder { token: grant.token.clone(), name: self.s.name.clone() }),
                     generation: Marker::decode(&confirm.marker).map_or(grant.record.generation, |m| m.generation),
@@ -823,7 +819,7 @@ impl Machine {
             rev: old.map_or(1, |r| r.rev + 1),
             fence,
             expires_ms: now.ms.saturating_add(rules.ttl_ms()),
-            high_water_ms: now.ms.saturating_add(rules.reservation_ms()).max(candidate.floor_ms),
+            high_water_ms: rules.reserve(now.ms, candidate.floor_ms),
             generation: marker.generation,
             holder: Some(Holder { token: token.clone(), name: self.s.name.clone() }),
         };
@@ -932,8 +928,9 @@ impl Machine {
         let late = sent.ns >= grant.valid_until_ns;
         grant.value = value.to_owned();
         grant.record = record;
-        grant.bound_ms = grant.bound_ms.max(sent.ms.saturating_add(millis(rules.reservation)));
-        grant.valid_until_ns = grant.valid_until_ns.max(sent.ns.saturating_add(rules.validity_ns()));
+        let (bound_ms, valid_until_ns) = rules.acknowledged(sent.ms, sent.ns);
+        grant.bound_ms = grant.bound_ms.max(bound_ms);
+        grant.valid_until_ns = grant.valid_until_ns.max(valid_until_ns);
         self.trouble = None;
         self.renewals += 1;
         if late {
@@ -952,18 +949,13 @@ impl Machine {
             (grant.worker, grant.record.fence, grant.token.clone(), grant.value.clone());
         let (rev, expires_ms, bound_ms) = (grant.record.rev, grant.record.expires_ms, grant.bound_ms);
         let text = snapshot.record(worker);
-        let generation = grant.record.generation;
         let marker = snapshot.marker.as_deref().and_then(Marker::decode);
         let holds = marker_holds(&rules, marker.as_ref(), &snapshot.incarnation);
         if text == Some(value.as_str()) {
             // Unchanged: renew, if the marker still vouches for the record (a fence or a new
             // incarnation since means the store may have been rolled back under it).
-            #[cfg(test)]
-            let any_generation = rules.planted.any_generation;
-            #[cfg(not(test))]
-            let any_generation = false;
-            let same_generation = any_generation || marker.as_ref().is_some_and(|m| m.generation == generation);
-            if holds && !same_generation {
+            let vouched = marker.as_ref().is_some_and(|m| rules.vouches(m, worker, &grant.record));
+            if holds && !vouched {
                 // The marker of this incarnation was written afresh: a fence (by the operator
                 // or another holder) came first. Nothing more is issued on the grant, and no
                 // second fence is owed.
@@ -1240,8 +1232,7 @@ impl Machine {
         let rules = self.s.rules;
         self.epochs += 1;
         grant.epoch = self.epochs;
-        grant.bound_ms = at.ms.saturating_add(millis(rules.reservation));
-        grant.valid_until_ns = at.ns.saturating_add(rules.validity_ns());
+        (grant.bound_ms, grant.valid_until_ns) = rules.acknowledged(at.ms, at.ns);
         self.note(Note::Acquired {
             worker: grant.worker,
             fence: grant.record.fence,
@@ -1642,7 +1633,7 @@ mod tests {
         Settings {
             namespace: "ns".into(),
             space: 4,
-            rules: Rules::new(ms(400), ms(100), ms(50)).with_reservation(ms(2_000)),
+            rules: Rules::of(ms(400), ms(2_000), ms(100), ms(50)),
             renew_every_ns: 100 * MS,
             first_wait_ns: 1_000 * MS,
             acquire_backoff_ns: (MS, 2 * MS),

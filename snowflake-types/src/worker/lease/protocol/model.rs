@@ -222,7 +222,7 @@ pub(super) struct LeaseModel {
 impl LeaseModel {
     pub(super) fn new(holders: usize, workers: u64, horizon: i64) -> LeaseModel {
         let ms = Duration::from_millis;
-        let mut rules = Rules::new(ms(2), ms(1), ms(1)).with_reservation(ms(4));
+        let mut rules = Rules::of(ms(2), ms(4), ms(1), ms(1));
         rules.step_ms = 1;
         LeaseModel {
             holders,

@@ -112,6 +112,14 @@ impl Record {
 }
 
 impl Marker {
+    /// Whether the marker vouches for `record` of `worker`: the record was written under the
+    /// marker's generation, for a worker ID the marker says may have been granted (below
+    /// `next`). The trust rule's one test (`docs/lease-rules.md`, rule 3): a record it vouches
+    /// for gives its high water as the next grant's floor; any other waits out `W + ε`.
+    pub(crate) fn vouches(&self, worker: u64, record: &Record) -> bool {
+        worker < self.next && record.generation == self.generation
+    }
+
     /// The marker as a store keeps it.
     pub(crate) fn encode(&self) -> String {
         format!(

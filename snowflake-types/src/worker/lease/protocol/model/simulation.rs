@@ -346,7 +346,7 @@ fn running_holders_ride_through_an_outage_shorter_than_the_reservation() {
         model.faults = 0;
         model.store_clock = store_clock;
         // TTL 4 ms, W 8 ms, margin 1 ms: 7 ms without the store.
-        model.rules = Rules { step_ms: 1, ..Rules::new(ms(4), ms(1), ms(1)).with_reservation(ms(8)) };
+        model.rules = Rules { step_ms: 1, ..Rules::of(ms(4), ms(8), ms(1), ms(1)) };
         let mut world = model.initial();
         while !fair_tick(&model, &mut world, false).iter().all(|&i| i) {
             assert!(world.now < START + 30, "the holders never issued: {world:?}");
