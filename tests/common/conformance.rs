@@ -1,10 +1,10 @@
 //! The store contract, checked on a real store: one suite of cases, each what the reference
 //! store (`MemoryLeaseStore`) does, run against every adapter on its real server (Redis,
 //! Sentinel, PostgreSQL, MySQL/MariaDB, etcd, ZooKeeper), and against the reference itself.
-//! Each adapter's test also plants the adapter's bugs (feature `planted-bugs`) and shows that
+//! Each adapter's test also plants bugs in front of the adapter (`planted.rs`) and shows that
 //! each fails its case against the real server: [`planted_bugs_fail`].
 //!
-//! Include with `#[path = "../common/conformance.rs"] mod conformance;`.
+//! Include with `#[path = "../common/conformance.rs"] mod conformance;`, beside `planted`.
 #![allow(dead_code)]
 
 use std::sync::{Arc, Barrier};
@@ -14,6 +14,8 @@ use typed_snowflake::worker::lease::{
     Cas, LeaseError, LeaseStore, MAX_READ, MAX_VALUE_LEN, Query, Slot, WorkerLease, Written, create_namespace,
 };
 use typed_snowflake::{Generator, Layout};
+
+use crate::planted::{Bug, plant};
 
 /// What a test does to a store from outside, as an operator, a cleanup job or the store
 /// itself would.
@@ -71,26 +73,22 @@ pub fn run_all(subject: &Subject<'_>) -> Outcome {
     if failures.is_empty() { Ok(()) } else { Err(failures.join("\n")) }
 }
 
-/// For each `(bug, case)`: a store with `bug` planted fails `case` against the real server.
-/// Each bug is planted in stores of its own (`open` makes new ones), never in those other
-/// tests use.
-#[cfg(feature = "planted-bugs")]
-pub fn planted_bugs_fail(subject: &Subject<'_>, bugs: &[(&'static str, &str)]) -> Outcome {
-    for &(bug, case_name) in bugs {
+/// For each `(bug, case)`: a store with `bug` planted in front of it fails `case` against
+/// the real server. Each bug is planted in stores of its own (`open` makes new ones), never
+/// in those other tests use.
+pub fn planted_bugs_fail(subject: &Subject<'_>, bugs: &[(Bug, &str)]) -> Outcome {
+    for (index, &(bug, case_name)) in bugs.iter().enumerate() {
         let case = CASES.iter().find(|(name, _)| *name == case_name).map(|(_, case)| *case);
         let case = case.ok_or_else(|| format!("no case named {case_name}"))?;
-        let open = || {
-            let store = (subject.open)();
-            assert!(store.plant(bug), "{}: the store knows no bug named {bug}", subject.name);
-            store
-        };
+        let open = || plant((subject.open)(), bug);
         let planted = Subject {
             name: subject.name,
             open: &open,
             faults: subject.faults,
-            prefix: format!("{}-bug{}", subject.prefix, bugs.iter().position(|(b, _)| *b == bug).unwrap_or(0)),
+            prefix: format!("{}-bug{index}", subject.prefix),
             has_clock: subject.has_clock,
         };
+        let bug = bug.name();
         match case(&planted) {
             Err(found) => eprintln!("{}: planted {bug}: {case_name} fails: {found}", subject.name),
             Ok(()) => return Err(format!("{}: with {bug} planted, {case_name} still passes", subject.name)),

@@ -6,7 +6,7 @@
 //! session (the write gives up within the store's timeout), a creation that loses a race to
 //! another session (the write leaves nothing), a server that never answers, a server that is
 //! down. Include with `#[macro_use] #[path = "../common/sql_lease_store.rs"]
-//! mod sql_lease_store;`, beside `conformance` and `servers`.
+//! mod sql_lease_store;`, beside `conformance`, `planted` and `servers`.
 
 /// The test functions of the SQL lease store for one database.
 ///
@@ -112,18 +112,17 @@ macro_rules! sql_lease_store_tests {
             assert_eq!(read(table.store()), incarnation);
         }
 
-        #[cfg(feature = "planted-bugs")]
         #[test]
         fn each_planted_bug_fails_its_case() {
             let Some(table) = setup("planted") else { return };
             let open = || Arc::new(table.store()) as Arc<dyn LeaseStore>;
             let bugs = [
-                ("cas-ignores-expect", "a_write_is_compare_and_set"),
-                ("create-overwrites", "a_slot_is_created_only_if_absent"),
-                ("write-not-atomic", "two_slots_are_written_together_or_not_at_all"),
-                ("namespace-case-insensitive", "namespaces_are_apart"),
-                ("range-end-inclusive", "reads_take_ranges_and_say_the_highest"),
-                ("values-trimmed", "values_are_kept_byte_for_byte"),
+                (Bug::CasIgnoresExpect, "a_write_is_compare_and_set"),
+                (Bug::CreateOverwrites, "a_slot_is_created_only_if_absent"),
+                (Bug::WriteNotAtomic, "two_slots_are_written_together_or_not_at_all"),
+                (Bug::NamespaceFolded, "namespaces_are_apart"),
+                (Bug::RangeEndInclusive, "reads_take_ranges_and_say_the_highest"),
+                (Bug::ValuesTrimmed, "values_are_kept_byte_for_byte"),
             ];
             planted_bugs_fail(&subject_with(&table, &open), &bugs).unwrap_or_else(|failure| panic!("{failure}"));
         }

@@ -3,9 +3,8 @@
 //! table's shape, a row locked by another session, a server that never answers. The tests
 //! are written once for both SQL databases, in `common/sql_lease_store.rs`.
 
-#[cfg(feature = "planted-bugs")]
-use crate::conformance::planted_bugs_fail;
-use crate::conformance::{Faults, Subject, run_all};
+use crate::conformance::{Faults, Subject, planted_bugs_fail, run_all};
+use crate::planted::Bug;
 use crate::servers;
 
 use std::net::TcpListener;

@@ -4,9 +4,8 @@
 //! warnings. The tests are written once for both SQL databases, in
 //! `common/sql_lease_store.rs`.
 
-#[cfg(feature = "planted-bugs")]
-use crate::conformance::planted_bugs_fail;
-use crate::conformance::{Faults, Subject, run_all};
+use crate::conformance::{Faults, Subject, planted_bugs_fail, run_all};
+use crate::planted::Bug;
 use crate::servers;
 
 use std::net::TcpListener;

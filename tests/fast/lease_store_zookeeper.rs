@@ -1,5 +1,5 @@
 //! The ZooKeeper store against a real server: the conformance suite every store passes, and
-//! each bug planted in the store (feature `planted-bugs`) failing its case. The machine has no
+//! each bug planted in front of the store (`common/planted.rs`) failing its case. The machine has no
 //! shared ZooKeeper: the test starts a private standalone one (Debian's `zookeeper`; without
 //! it the test prints `SKIPPED:`, and fails under `CI`). The bug the suite cannot show on a
 //! standalone server (`incarnation-constant`: its epoch never changes) is shown by the slow
@@ -11,6 +11,7 @@ use std::time::Duration;
 use typed_snowflake::worker::lease::{LeaseStore, Query, Slot, ZooKeeperLeaseStore};
 
 use crate::conformance::{Faults, Subject, run_all};
+use crate::planted::Bug;
 use crate::servers::PrivateZooKeeper;
 
 /// An operator's `delete` of one znode.
@@ -50,13 +51,12 @@ fn the_zookeeper_store_passes_the_conformance_suite() {
     let warnings = store.warnings().expect("the warnings");
     assert!(warnings.len() == 1 && warnings[0].contains("snowflake leases fence"), "{warnings:?}");
 
-    #[cfg(feature = "planted-bugs")]
     crate::conformance::planted_bugs_fail(
         &subject,
         &[
-            ("cas-ignores-expect", "a_slot_is_created_only_if_absent"),
-            ("cas-ignores-version", "concurrent_writes_lose_nothing"),
-            ("write-not-atomic", "two_slots_are_written_together_or_not_at_all"),
+            (Bug::CasIgnoresExpect, "a_slot_is_created_only_if_absent"),
+            (Bug::CasNotAtomic, "concurrent_writes_lose_nothing"),
+            (Bug::WriteNotAtomic, "two_slots_are_written_together_or_not_at_all"),
         ],
     )
     .unwrap_or_else(|failure| panic!("{failure}"));

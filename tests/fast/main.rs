@@ -20,6 +20,8 @@ mod child;
 mod conformance;
 #[path = "../common/ids.rs"]
 mod ids;
+#[path = "../common/planted.rs"]
+mod planted;
 #[path = "../common/servers.rs"]
 mod servers;
 #[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]

@@ -1,7 +1,7 @@
 //! The etcd lease store against real etcd servers: each test starts a private one (Debian's
 //! `etcd-server`; `etcd-client`'s `etcdctl` for snapshots) on free loopback ports and stops it
-//! after. The conformance suite every store passes, with each bug planted in the adapter
-//! failing its case; a server that never answers; a member of a three-member cluster that
+//! after. The conformance suite every store passes, with each bug planted in front of the
+//! adapter failing its case; a server that never answers; a member of a three-member cluster that
 //! hangs; and the faults of a store under running holders, each counted for duplicate IDs:
 //! one worker ID's record deleted, the marker deleted, the server paused for less than
 //! `W - margin`, rebuilt empty, and restored from a snapshot taken earlier (under running
@@ -10,6 +10,7 @@
 
 use crate::conformance::{Faults, Subject, run_all};
 use crate::faults;
+use crate::planted::{Bug, Planted};
 use crate::servers;
 
 use std::io::{Read, Write};
@@ -107,7 +108,6 @@ fn the_etcd_store_passes_the_conformance_suite() {
     }
 }
 
-#[cfg(feature = "planted-bugs")]
 #[test]
 fn each_planted_bug_fails_its_case() {
     let Some(etcd) = servers::PrivateEtcd::start() else { return };
@@ -115,11 +115,11 @@ fn each_planted_bug_fails_its_case() {
     let open = move || Arc::new(store(&url)) as Arc<dyn LeaseStore>;
     let deleter = Deleter { port: etcd.port(), prefix: String::new() };
     let bugs = [
-        ("cas-ignores-expect", "a_write_is_compare_and_set"),
-        ("cas-ignores-expect", "a_slot_is_created_only_if_absent"),
-        ("write-not-atomic", "two_slots_are_written_together_or_not_at_all"),
-        ("highest-ascending", "reads_take_ranges_and_say_the_highest"),
-        ("range-includes-end", "reads_take_ranges_and_say_the_highest"),
+        (Bug::CasIgnoresExpect, "a_write_is_compare_and_set"),
+        (Bug::CasIgnoresExpect, "a_slot_is_created_only_if_absent"),
+        (Bug::WriteNotAtomic, "two_slots_are_written_together_or_not_at_all"),
+        (Bug::HighestAscending, "reads_take_ranges_and_say_the_highest"),
+        (Bug::RangeEndInclusive, "reads_take_ranges_and_say_the_highest"),
     ];
     crate::conformance::planted_bugs_fail(&subject(&open, &deleter), &bugs).unwrap_or_else(|e| panic!("{e}"));
 }
@@ -166,7 +166,7 @@ fn open_store_opens_etcd_urls() {
 /// the store's incarnation, changes. Restored with the member's name, URLs and token as
 /// before, etcd derives the same cluster ID: the restore cannot be told, which is why the
 /// docs ask for `snowflake leases fence` after it. A store with the bug
-/// `incarnation-constant` planted tells neither.
+/// `incarnation-constant` planted in front of it tells neither.
 #[test]
 fn a_snapshot_restored_as_a_new_cluster_is_a_new_incarnation() {
     let Some(mut etcd) = servers::PrivateEtcd::start() else { return };
@@ -190,18 +190,14 @@ fn a_snapshot_restored_as_a_new_cluster_is_a_new_incarnation() {
     let restored = read();
     assert_eq!(restored.record(0), Some("before"), "rolled back");
     assert_ne!(restored.incarnation, first, "a new token: a new cluster ID");
-    #[cfg(feature = "planted-bugs")]
-    {
-        let planted = || {
-            let planted = store(&url);
-            assert!(planted.plant("incarnation-constant"));
-            planted.read("shop", &Query::workers(0..1)).expect("reading").incarnation
-        };
-        let seen = planted();
-        etcd.restore(&snapshot, Some("restored-2"));
-        assert_eq!(planted(), seen, "the planted bug hides the new cluster");
-        assert_ne!(read().incarnation, restored.incarnation, "a new token: a new cluster ID");
-    }
+    let planted = || {
+        let planted = Planted::new(Arc::new(store(&url)), Bug::IncarnationConstant);
+        planted.read("shop", &Query::workers(0..1)).expect("reading").incarnation
+    };
+    let seen = planted();
+    etcd.restore(&snapshot, Some("restored-2"));
+    assert_eq!(planted(), seen, "the planted bug hides the new cluster");
+    assert_ne!(read().incarnation, restored.incarnation, "a new token: a new cluster ID");
 }
 
 // ---------------------------------------------------------------------------------------

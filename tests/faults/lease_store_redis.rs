@@ -7,6 +7,7 @@
 //! `docs/lease-rules.md`; figures are printed to stderr, also for passing tests.
 
 use crate::faults;
+use crate::planted::{Bug, Planted};
 use crate::servers;
 
 use std::net::TcpStream;
@@ -236,8 +237,8 @@ fn the_marker_deleted_alone_gives_no_duplicate() -> TestResult {
 
 /// The server killed and started again from an RDB snapshot taken 1.5 s earlier: every record
 /// rolled back, the marker with them. The incarnation changes (a new `run_id`), so nothing
-/// written before is trusted; a store with `incarnation-constant` planted (feature
-/// `planted-bugs`) does not see the restart.
+/// written before is trusted; a store with `incarnation-constant` planted in front of it
+/// does not see the restart.
 #[test]
 fn a_restart_from_an_older_rdb_gives_no_duplicate() -> TestResult {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
@@ -245,13 +246,8 @@ fn a_restart_from_an_older_rdb_gives_no_duplicate() -> TestResult {
     let label = "restart from an older RDB";
     let url = server.url();
     let store = RedisLeaseStore::open(&url)?;
-    #[cfg(feature = "planted-bugs")]
-    let constant = {
-        let store = RedisLeaseStore::open(&url)?;
-        assert!(store.plant("incarnation-constant"));
-        store
-    };
-    let incarnation = |store: &RedisLeaseStore| -> Result<String, Box<dyn std::error::Error>> {
+    let constant = Planted::new(Arc::new(RedisLeaseStore::open(&url)?), Bug::IncarnationConstant);
+    let incarnation = |store: &dyn LeaseStore| -> Result<String, Box<dyn std::error::Error>> {
         let mut last = None;
         // The server may be starting again: a few tries.
         for _ in 0..50 {
@@ -264,7 +260,6 @@ fn a_restart_from_an_older_rdb_gives_no_duplicate() -> TestResult {
         Err(last.map_or_else(|| "no read".into(), |e| e.to_string().into()))
     };
     let before = incarnation(&store)?;
-    #[cfg(feature = "planted-bugs")]
     let constant_before = incarnation(&constant)?;
     let old = server.dir.path().join("old.rdb");
     let (outcome, _) = through(label, &url, AFTER_LOSS, |ns| {
@@ -308,12 +303,9 @@ fn a_restart_from_an_older_rdb_gives_no_duplicate() -> TestResult {
     let after = incarnation(&store)?;
     report(&format!("redis, {label}: incarnation {before} -> {after}"));
     assert_ne!(before, after, "a restart changes the incarnation");
-    #[cfg(feature = "planted-bugs")]
-    {
-        let constant_after = incarnation(&constant)?;
-        assert_eq!(constant_before, constant_after, "incarnation-constant planted: the restart goes unseen");
-        report(&format!("redis, {label}: planted incarnation-constant: {constant_before} -> {constant_after}, unseen"));
-    }
+    let constant_after = incarnation(&constant)?;
+    assert_eq!(constant_before, constant_after, "incarnation-constant planted: the restart goes unseen");
+    report(&format!("redis, {label}: planted incarnation-constant: {constant_before} -> {constant_after}, unseen"));
     assert_unique(label, &outcome);
     Ok(())
 }

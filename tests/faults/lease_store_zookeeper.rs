@@ -13,9 +13,11 @@
 //! refused within the store's timeout.
 
 use crate::faults;
+use crate::planted::{Bug, Planted};
 use crate::servers;
 
 use std::net::TcpListener;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use faults::{
@@ -221,13 +223,13 @@ fn zookeeper_paused_for_twice_the_ttl_stops_no_holder() -> TestResult {
 }
 
 /// An ensemble restarted elects a leader in a new epoch: the incarnation changes, and
-/// records written before are not vouched for. With `incarnation-constant` planted, it does
-/// not change.
+/// records written before are not vouched for. With `incarnation-constant` planted in front
+/// of the store, it does not change.
 #[test]
 fn an_ensemble_restarted_has_a_new_incarnation() {
     let Some(mut zookeeper) = servers::PrivateZooKeeper::start_ensemble_of_one() else { return };
     let url = zookeeper.url();
-    let incarnation = |store: &ZooKeeperLeaseStore| {
+    let incarnation = |store: &dyn LeaseStore| {
         // The first calls after a start may find no leader yet.
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
@@ -243,24 +245,17 @@ fn an_ensemble_restarted_has_a_new_incarnation() {
     assert!(first.starts_with("epoch-"), "{first:?}");
     let written = store(&url).write("epoch", &[Cas::new(Slot::Worker(0), None, "kept")]).expect("a write");
     assert_eq!(written, Written::Done);
-    #[cfg(feature = "planted-bugs")]
-    let planted = {
-        let planted = store(&url);
-        assert!(planted.plant("incarnation-constant"));
-        planted
-    };
+    let planted = Planted::new(Arc::new(store(&url)), Bug::IncarnationConstant);
+    let constant = incarnation(&planted);
     zookeeper.restart();
     let second = incarnation(&store(&url));
     eprintln!("ensemble of one: {first:?}, restarted: {second:?}");
     assert!(second.starts_with("epoch-") && second != first, "{first:?} then {second:?}");
     let read = store(&url).read("epoch", &Query::workers(0..1)).expect("a read");
     assert_eq!(read.record(0), Some("kept"), "an ensemble restarted keeps its data");
-    #[cfg(feature = "planted-bugs")]
-    {
-        let constant = incarnation(&planted);
-        assert_eq!(constant, "", "with incarnation-constant planted the restart is not told");
-        eprintln!("planted incarnation-constant: the restart reads {constant:?}, not {second:?}: the bug shows");
-    }
+    let after = incarnation(&planted);
+    assert_eq!(after, constant, "with incarnation-constant planted the restart is not told");
+    eprintln!("planted incarnation-constant: the restart reads {after:?}, not {second:?}: the bug shows");
 }
 
 #[test]

@@ -22,6 +22,8 @@ mod child;
 mod conformance;
 #[path = "../common/faults.rs"]
 mod faults;
+#[path = "../common/planted.rs"]
+mod planted;
 #[path = "../common/rng.rs"]
 mod rng;
 #[path = "../common/servers.rs"]

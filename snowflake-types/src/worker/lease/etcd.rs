@@ -5,30 +5,14 @@ mod client;
 
 use std::time::Duration;
 
-use self::client::{EtcdClient, KeyValue, compare_absent, compare_value, edge_op, put_op, range_op, range_reply};
-use super::store::support::{Planted, UnexpectedReply, check_query, check_write, reading, writing};
+use self::client::{EtcdClient, KeyValue, compare_absent, compare_value, last_op, put_op, range_op, range_reply};
+use super::store::support::{UnexpectedReply, check_query, check_write, reading, writing};
 use super::store::{Cas, LeaseError, LeaseStore, Query, Slot, Snapshot, Written};
 use super::url::{StoreKind, StoreUrl};
 
 /// Worker IDs are written with this many digits in keys, so that the keys of a range of worker
 /// IDs are a range of keys: 4194304, the end of the leasable space, has 7.
 const WORKER_DIGITS: usize = 7;
-
-/// The bugs this store can have planted (feature `planted-bugs`), each a mistake an etcd
-/// store could make.
-#[cfg(feature = "planted-bugs")]
-const KNOWN_BUGS: &[&str] = &[
-    // A write that puts without comparing: a lost update.
-    "cas-ignores-expect",
-    // Each op of a write in a transaction of its own.
-    "write-not-atomic",
-    // The highest record read in ascending order: the lowest.
-    "highest-ascending",
-    // A range of worker IDs read up to its end included.
-    "range-includes-end",
-    // The same incarnation whatever cluster answers.
-    "incarnation-constant",
-];
 
 /// Worker-ID leases in an etcd cluster (v3 API), through the JSON API that every etcd since
 /// 3.4 serves on its client port (its gRPC gateway, `/v3/kv/txn`).
@@ -96,7 +80,6 @@ const KNOWN_BUGS: &[&str] = &[
 pub struct EtcdLeaseStore {
     client: EtcdClient,
     prefix: String,
-    planted: Planted,
 }
 
 impl EtcdLeaseStore {
@@ -149,11 +132,7 @@ impl EtcdLeaseStore {
             });
         }
         let name = url.describe_as(if url.is_tls() { "etcds" } else { "etcd" });
-        Ok(EtcdLeaseStore {
-            client: EtcdClient::new(url, name)?,
-            prefix: url.path().to_owned(),
-            planted: Planted::default(),
-        })
+        Ok(EtcdLeaseStore { client: EtcdClient::new(url, name)?, prefix: url.path().to_owned() })
     }
 
     /// Bounds every round trip, with the connecting that may precede it, by `timeout` instead
@@ -202,28 +181,14 @@ impl EtcdLeaseStore {
         String::from_utf8(kv.value).map_err(|e| self.unexpected(what, format!("a value that is not UTF-8: {e}")))
     }
 
-    /// Each op of `ops` in a transaction of its own (the planted bug `write-not-atomic`).
-    fn write_one_by_one(&self, namespace: &str, ops: &[Cas<'_>]) -> Result<Written, LeaseError> {
-        for op in ops {
-            if self.write_atomically(namespace, std::slice::from_ref(op))? == Written::Conflict {
-                return Ok(Written::Conflict);
-            }
-        }
-        Ok(Written::Done)
-    }
-
     fn write_atomically(&self, namespace: &str, ops: &[Cas<'_>]) -> Result<Written, LeaseError> {
         let what = || writing(namespace, ops);
         let keys: Vec<String> = ops.iter().map(|op| self.slot_key(namespace, op.slot)).collect();
-        let compare = if self.planted.has("cas-ignores-expect") {
-            Vec::new()
-        } else {
-            let compare = |(op, key): (&Cas<'_>, &String)| match op.expect {
-                Some(expect) => compare_value(key.as_bytes(), expect.as_bytes()),
-                None => compare_absent(key.as_bytes()),
-            };
-            ops.iter().zip(&keys).map(compare).collect()
+        let compare = |(op, key): (&Cas<'_>, &String)| match op.expect {
+            Some(expect) => compare_value(key.as_bytes(), expect.as_bytes()),
+            None => compare_absent(key.as_bytes()),
         };
+        let compare = ops.iter().zip(&keys).map(compare).collect();
         let success = ops.iter().zip(&keys).map(|(op, key)| put_op(key.as_bytes(), op.value.as_bytes())).collect();
         // When the comparisons fail, the slots as they are: a copy of this very write may
         // have applied on a member that did not answer in time.
@@ -254,13 +219,12 @@ impl LeaseStore for EtcdLeaseStore {
         let workers = &query.workers;
         let mut ops = vec![range_op(self.slot_key(namespace, Slot::Marker).as_bytes(), None)];
         if !workers.is_empty() {
-            let end = if self.planted.has("range-includes-end") { workers.end + 1 } else { workers.end };
-            let (from, to) = (self.record_key(namespace, workers.start), self.record_key(namespace, end));
+            let (from, to) = (self.record_key(namespace, workers.start), self.record_key(namespace, workers.end));
             ops.push(range_op(from.as_bytes(), Some(to.as_bytes())));
         }
         if query.highest {
             let (from, to) = (format!("{}records/", self.namespace_key(namespace)), self.records_end(namespace));
-            ops.push(edge_op(from.as_bytes(), to.as_bytes(), !self.planted.has("highest-ascending")));
+            ops.push(last_op(from.as_bytes(), to.as_bytes()));
         }
         let reply = self.client.txn(&what, Vec::new(), ops, Vec::new())?;
         let range = |index: usize| range_reply(&reply.responses, index).map_err(|e| self.unexpected(&what, e.0));
@@ -284,29 +248,17 @@ impl LeaseStore for EtcdLeaseStore {
         } else {
             None
         };
-        let incarnation = if self.planted.has("incarnation-constant") {
-            "etcd".to_owned()
-        } else {
-            format!("etcd-{}", reply.cluster_id)
-        };
+        let incarnation = format!("etcd-{}", reply.cluster_id);
         Ok(Snapshot::new(None, incarnation).with_marker(marker).with_records(records).with_highest(highest))
     }
 
     fn write(&self, namespace: &str, ops: &[Cas<'_>]) -> Result<Written, LeaseError> {
         check_write(namespace, ops)?;
-        if self.planted.has("write-not-atomic") {
-            return self.write_one_by_one(namespace, ops);
-        }
         self.write_atomically(namespace, ops)
     }
 
     fn describe(&self) -> String {
         self.client.name().to_owned()
-    }
-
-    #[cfg(feature = "planted-bugs")]
-    fn plant(&self, bug: &'static str) -> bool {
-        self.planted.plant(bug, KNOWN_BUGS)
     }
 }
 

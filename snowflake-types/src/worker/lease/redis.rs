@@ -6,9 +6,7 @@ use std::time::{Duration, Instant};
 
 use redis::{Connection, ConnectionAddr, IntoConnectionInfo, RedisError, Script, Value};
 
-use super::store::support::{
-    Planted, UnexpectedReply, check_query, check_write, install_crypto_provider, reading, writing,
-};
+use super::store::support::{UnexpectedReply, check_query, check_write, install_crypto_provider, reading, writing};
 use super::store::{Cas, DEFAULT_STORE_TIMEOUT, LeaseError, LeaseStore, Query, Slot, Snapshot, Written};
 
 // `ssl_ca_certs` (redis-py's name) names a PEM file of CA certificates to trust instead of the
@@ -19,26 +17,6 @@ use super::url::{MIN_REPLICAS_PARAM, REDIS_CA_PARAM as CA_PARAM, StoreKind, Stor
 /// The default of [`MIN_REPLICAS_PARAM`] under Sentinel: a deployment of a master and one or
 /// two replicas (see [`RedisLeaseStore`] for more).
 const SENTINEL_MIN_REPLICAS: u16 = 1;
-
-/// The bugs a test may plant (feature `planted-bugs`): each breaks one promise of the
-/// contract, and the conformance suite or a fault test shows it.
-#[cfg(feature = "planted-bugs")]
-const BUGS: &[&str] = &[
-    // A write that takes whatever the slot holds instead of comparing.
-    "cas-ignores-expect",
-    // The ops of a write applied one by one: the first stays when the second conflicts.
-    "write-not-atomic",
-    // The incarnation a constant: a restart or a promotion goes unseen.
-    "incarnation-constant",
-    // `TIME`'s seconds taken for milliseconds.
-    "clock-in-seconds",
-    // Keys built from the namespace in lower case: `Shop` and `shop` share their keys.
-    "namespace-folded",
-    // A read of `a..b` that also returns `b`.
-    "range-inclusive",
-    // `min_replicas` asked for and never checked: a write no replica acknowledged counts.
-    "acks-ignored",
-];
 
 /// The store's clock, its incarnation, the marker and records in one script: nothing runs
 /// between its commands. KEYS: the marker, the index of worker IDs, then the record of every
@@ -182,7 +160,6 @@ pub struct RedisLeaseStore {
     write: Script,
     /// How many replicas must acknowledge a read or a write (`WAIT`); 0: none asked.
     min_replicas: u16,
-    planted: Planted,
 }
 
 impl std::fmt::Debug for RedisLeaseStore {
@@ -303,7 +280,6 @@ impl RedisLeaseStore {
             read: Script::new(READ),
             write: Script::new(WRITE),
             min_replicas: 0,
-            planted: Planted::default(),
         }
     }
 
@@ -384,11 +360,8 @@ impl LeaseStore for RedisLeaseStore {
     fn read(&self, namespace: &str, query: &Query) -> Result<Snapshot, LeaseError> {
         check_query(namespace, query)?;
         let what = || reading(namespace, query);
-        let keys = Keys::new(&self.planted, namespace);
-        let mut workers = query.workers.clone();
-        if self.planted.has("range-inclusive") {
-            workers.end = (workers.end + 1).min(super::store::MAX_WORKER_SPACE);
-        }
+        let keys = Keys::new(namespace);
+        let workers = query.workers.clone();
         let mut invocation = self.read.prepare_invoke();
         invocation.key(&keys.marker).key(&keys.index);
         for worker in workers.clone() {
@@ -405,11 +378,7 @@ impl LeaseStore for RedisLeaseStore {
         let (Ok(seconds), Ok(micros)) = (seconds.parse::<i64>(), micros.parse::<i64>()) else {
             return Err(unexpected(format!("TIME replied {seconds} {micros}")));
         };
-        let now_ms = if self.planted.has("clock-in-seconds") {
-            seconds
-        } else {
-            unix_ms(seconds, micros).map_err(|reply| LeaseError::store(&self.name, what(), reply))?
-        };
+        let now_ms = unix_ms(seconds, micros).map_err(|reply| LeaseError::store(&self.name, what(), reply))?;
         if values.len() as u64 != workers.end - workers.start {
             return Err(unexpected(format!("{} records for {} worker IDs", values.len(), workers.end - workers.start)));
         }
@@ -418,23 +387,13 @@ impl LeaseStore for RedisLeaseStore {
             Some(text) => Some(text.parse::<u64>().map_err(|_| unexpected(format!("highest worker ID {text:?}")))?),
             None => None,
         };
-        let incarnation =
-            if self.planted.has("incarnation-constant") { "redis".to_owned() } else { format!("{run_id}-{replid}") };
+        let incarnation = format!("{run_id}-{replid}");
         Ok(Snapshot::new(Some(now_ms), incarnation).with_marker(marker).with_records(records).with_highest(highest))
     }
 
     fn write(&self, namespace: &str, ops: &[Cas<'_>]) -> Result<Written, LeaseError> {
         check_write(namespace, ops)?;
         let what = || writing(namespace, ops);
-        if self.planted.has("write-not-atomic") {
-            let mut written = Written::Done;
-            for op in ops {
-                if self.compare_and_set(namespace, &[*op], &what)? == Written::Conflict {
-                    written = Written::Conflict;
-                }
-            }
-            return Ok(written);
-        }
         self.compare_and_set(namespace, ops, &what)
     }
 
@@ -453,11 +412,6 @@ impl LeaseStore for RedisLeaseStore {
         let maxmemory = field("maxmemory").parse::<u64>().unwrap_or(0);
         Ok(eviction_warning(maxmemory, field("maxmemory_policy")).into_iter().collect())
     }
-
-    #[cfg(feature = "planted-bugs")]
-    fn plant(&self, bug: &'static str) -> bool {
-        self.planted.plant(bug, BUGS)
-    }
 }
 
 impl RedisLeaseStore {
@@ -469,25 +423,21 @@ impl RedisLeaseStore {
         ops: &[Cas<'_>],
         what: &dyn Fn() -> String,
     ) -> Result<Written, LeaseError> {
-        let keys = Keys::new(&self.planted, namespace);
+        let keys = Keys::new(namespace);
         let slots: Vec<String> = ops.iter().map(|op| keys.slot(op.slot)).collect();
-        let mut expected: Vec<Option<String>> = ops.iter().map(|op| op.expect.map(str::to_owned)).collect();
         let done: i64 = self.with_connection(what, |c| {
-            if self.planted.has("cas-ignores-expect") {
-                expected = redis::cmd("MGET").arg(&slots).query(c)?;
-            }
             let mut invocation = self.write.prepare_invoke();
             for slot in &slots {
                 invocation.key(slot);
             }
             invocation.key(&keys.index);
-            for (op, expect) in ops.iter().zip(&expected) {
+            for op in ops {
                 let worker = match op.slot {
                     Slot::Worker(worker) => worker.to_string(),
                     Slot::Marker => String::new(),
                 };
-                let held = if expect.is_some() { "1" } else { "0" };
-                invocation.arg(held).arg(expect.as_deref().unwrap_or_default()).arg(op.value).arg(worker);
+                let held = if op.expect.is_some() { "1" } else { "0" };
+                invocation.arg(held).arg(op.expect.unwrap_or_default()).arg(op.value).arg(worker);
             }
             let done: i64 = invocation.invoke(c)?;
             self.acknowledge(c)?;
@@ -503,7 +453,7 @@ impl RedisLeaseStore {
     /// With `min_replicas`, waits until that many replicas acknowledged the connection's
     /// writes (`WAIT`), and errs when fewer did in time.
     fn acknowledge(&self, connection: &mut Connection) -> Result<(), RedisError> {
-        if self.min_replicas == 0 || self.planted.has("acks-ignored") {
+        if self.min_replicas == 0 {
             return Ok(());
         }
         let count: i64 = self.wait_command().query(connection)?;
@@ -533,8 +483,7 @@ struct Keys {
 }
 
 impl Keys {
-    fn new(planted: &Planted, namespace: &str) -> Self {
-        let namespace = if planted.has("namespace-folded") { namespace.to_lowercase() } else { namespace.to_owned() };
+    fn new(namespace: &str) -> Self {
         Keys {
             marker: format!("snowflake:{{{namespace}}}:marker"),
             index: format!("snowflake:{{{namespace}}}:workers"),
@@ -734,7 +683,7 @@ mod tests {
 
     #[test]
     fn keys_share_a_hash_tag() {
-        let keys = Keys::new(&Planted::default(), "Shop");
+        let keys = Keys::new("Shop");
         assert_eq!(keys.marker, "snowflake:{Shop}:marker");
         assert_eq!(keys.index, "snowflake:{Shop}:workers");
         assert_eq!(keys.slot(Slot::Worker(7)), "snowflake:{Shop}:worker:7");

@@ -296,15 +296,6 @@ pub trait LeaseStore: Send + Sync + fmt::Debug + 'static {
     fn warnings(&self) -> Result<Vec<String>, LeaseError> {
         Ok(Vec::new())
     }
-
-    /// Plants `bug` in this store (feature `planted-bugs`, tests only): the conformance
-    /// suite shows each planted bug failing its case. Whether the store knows the bug.
-    #[cfg(feature = "planted-bugs")]
-    #[doc(hidden)]
-    fn plant(&self, bug: &'static str) -> bool {
-        let _ = bug;
-        false
-    }
 }
 
 impl<S: LeaseStore + ?Sized> LeaseStore for Arc<S> {
@@ -322,11 +313,6 @@ impl<S: LeaseStore + ?Sized> LeaseStore for Arc<S> {
 
     fn warnings(&self) -> Result<Vec<String>, LeaseError> {
         (**self).warnings()
-    }
-
-    #[cfg(feature = "planted-bugs")]
-    fn plant(&self, bug: &'static str) -> bool {
-        (**self).plant(bug)
     }
 }
 
@@ -352,38 +338,6 @@ pub(crate) mod support {
             source: impl StdError + Send + Sync + 'static,
         ) -> Self {
             LeaseError::Store { store: store.into(), what: what.into(), source: Arc::new(source) }
-        }
-    }
-
-    /// The bugs planted in one store instance (feature `planted-bugs`): none without it, and
-    /// every check compiles away.
-    #[derive(Debug, Default)]
-    pub(crate) struct Planted {
-        #[cfg(feature = "planted-bugs")]
-        bugs: std::sync::Mutex<Vec<&'static str>>,
-    }
-
-    impl Planted {
-        /// Whether `bug` is planted.
-        #[inline]
-        pub(crate) fn has(&self, bug: &str) -> bool {
-            #[cfg(feature = "planted-bugs")]
-            return self.bugs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).contains(&bug);
-            #[cfg(not(feature = "planted-bugs"))]
-            {
-                let _ = bug;
-                false
-            }
-        }
-
-        /// Plants `bug` if it is one of `known`; whether it is.
-        #[cfg(feature = "planted-bugs")]
-        pub(crate) fn plant(&self, bug: &'static str, known: &[&str]) -> bool {
-            let known = known.contains(&bug);
-            if known {
-                self.bugs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(bug);
-            }
-            known
         }
     }
 

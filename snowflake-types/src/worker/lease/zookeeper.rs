@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
 use zookeeper_client as zk;
 
-use super::store::support::{Planted, check_query, check_write, reading, writing};
+use super::store::support::{check_query, check_write, reading, writing};
 use super::store::{
     Cas, DEFAULT_STORE_TIMEOUT, LeaseError, LeaseStore, MAX_WORKER_SPACE, Query, Slot, Snapshot, Written,
 };
@@ -25,11 +25,6 @@ const SESSION_TIMEOUT: Duration = Duration::from_secs(10);
 /// How many times a write reads its slots and commits again when a slot changed between the
 /// two (its version moved) while still holding what the write expects.
 const WRITE_ATTEMPTS: usize = 8;
-
-/// The bugs this store can have planted (feature `planted-bugs`), each failing a case of the
-/// conformance suite or of the store's own fault tests against a real server.
-#[cfg(feature = "planted-bugs")]
-const BUGS: &[&str] = &["cas-ignores-expect", "cas-ignores-version", "write-not-atomic", "incarnation-constant"];
 
 /// Worker-ID leases in a ZooKeeper ensemble, through `zookeeper-client`.
 ///
@@ -106,7 +101,6 @@ pub struct ZooKeeperLeaseStore {
     session: Mutex<Option<zk::Client>>,
     timeout: Duration,
     name: String,
-    planted: Planted,
 }
 
 impl std::fmt::Debug for ZooKeeperLeaseStore {
@@ -266,7 +260,6 @@ impl ZooKeeperLeaseStore {
             session: Mutex::new(None),
             timeout: DEFAULT_STORE_TIMEOUT,
             name,
-            planted: Planted::default(),
         })
     }
 
@@ -395,7 +388,7 @@ impl ZooKeeperLeaseStore {
     /// The incarnation a zxid tells: `epoch-<n>`, or empty for epoch 0 (a standalone server).
     fn incarnation(&self, zxid: i64) -> String {
         let epoch = zxid >> 32;
-        if epoch == 0 || self.planted.has("incarnation-constant") { String::new() } else { format!("epoch-{epoch}") }
+        if epoch == 0 { String::new() } else { format!("epoch-{epoch}") }
     }
 
     /// The clock's write and the read of `paths` (and of the children of `children`), sent
@@ -450,25 +443,23 @@ impl ZooKeeperLeaseStore {
                 other => return Err(zk::Error::UnexpectedError(format!("a read answered {other:?}")).into()),
             });
         }
-        let ignores_expect = self.planted.has("cas-ignores-expect");
         for (op, current) in ops.iter().zip(&current) {
             let holds = match (op.expect, current) {
                 (None, None) => true,
                 (Some(expect), Some((data, _))) => data == expect.as_bytes(),
                 _ => false,
             };
-            if !holds && !ignores_expect {
+            if !holds {
                 return Ok(Attempt::Conflict);
             }
         }
         let options = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
-        let ignores_version = self.planted.has("cas-ignores-version");
         let mut writer = client.new_multi_writer();
         for ((op, current), path) in ops.iter().zip(&current).zip(&paths) {
             match current {
                 None => writer.add_create(path, op.value.as_bytes(), &options)?,
                 Some((_, version)) => {
-                    writer.add_set_data(path, op.value.as_bytes(), (!ignores_version).then_some(*version))?;
+                    writer.add_set_data(path, op.value.as_bytes(), Some(*version))?;
                 }
             }
         }
@@ -553,16 +544,6 @@ impl LeaseStore for ZooKeeperLeaseStore {
 
     fn write(&self, namespace: &str, ops: &[Cas<'_>]) -> Result<Written, LeaseError> {
         check_write(namespace, ops)?;
-        if ops.len() > 1 && self.planted.has("write-not-atomic") {
-            // Each op on its own: the first may be written when the second conflicts.
-            let mut written = Written::Done;
-            for op in ops {
-                if self.write(namespace, std::slice::from_ref(op))? == Written::Conflict {
-                    written = Written::Conflict;
-                }
-            }
-            return Ok(written);
-        }
         let what = || writing(namespace, ops);
         self.block_on(&what, async {
             let client = self.session().await?;
@@ -593,11 +574,6 @@ impl LeaseStore for ZooKeeperLeaseStore {
             )]);
         }
         Ok(Vec::new())
-    }
-
-    #[cfg(feature = "planted-bugs")]
-    fn plant(&self, bug: &'static str) -> bool {
-        self.planted.plant(bug, BUGS)
     }
 }
 

@@ -643,15 +643,13 @@ pub(super) fn range_op(key: &[u8], end: Option<&[u8]>) -> Value {
     json!({ "request_range": range })
 }
 
-/// A transaction's read of the last key (`descend`) or the first from `key` up to `end`
-/// (excluded), its name only.
-pub(super) fn edge_op(key: &[u8], end: &[u8], descend: bool) -> Value {
-    let order = if descend { "DESCEND" } else { "ASCEND" };
+/// A transaction's read of the last key from `key` up to `end` (excluded), its name only.
+pub(super) fn last_op(key: &[u8], end: &[u8]) -> Value {
     json!({ "request_range": {
         "key": BASE64.encode(key),
         "range_end": BASE64.encode(end),
         "limit": "1",
-        "sort_order": order,
+        "sort_order": "DESCEND",
         "sort_target": "KEY",
         "keys_only": true,
     } })
@@ -809,7 +807,7 @@ mod tests {
         assert_eq!(range_op(b"/k", None), json!({ "request_range": { "key": "L2s=" } }));
         assert_eq!(range_op(b"/k", Some(b"/l")), json!({ "request_range": { "key": "L2s=", "range_end": "L2w=" } }));
         assert_eq!(
-            edge_op(b"/k", b"/l", true),
+            last_op(b"/k", b"/l"),
             json!({ "request_range": {
                 "key": "L2s=", "range_end": "L2w=", "limit": "1", "sort_order": "DESCEND", "sort_target": "KEY",
                 "keys_only": true,

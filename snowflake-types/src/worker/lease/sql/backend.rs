@@ -78,17 +78,6 @@ pub(super) struct RowCas<'a> {
     pub(super) value: &'a str,
 }
 
-/// The planted bugs of one call (all off without the feature `planted-bugs`).
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Bugs {
-    pub(super) cas_ignores_expect: bool,
-    pub(super) create_overwrites: bool,
-    pub(super) write_not_atomic: bool,
-    pub(super) namespace_case_insensitive: bool,
-    pub(super) range_end_inclusive: bool,
-    pub(super) values_trimmed: bool,
-}
-
 /// Why an operation failed, before it is given its store and its description.
 #[derive(Debug)]
 pub(super) enum Failure {
@@ -232,18 +221,11 @@ pub(super) type Rows = Vec<(i64, Option<String>)>;
 /// on a new connection too.
 pub(super) trait Backend: Send + Sync {
     /// The rows of one read, in one statement.
-    fn read<'a>(
-        &'a self,
-        namespace: &'a str,
-        range: SlotRange,
-        highest: bool,
-        bugs: Bugs,
-        timeout: Duration,
-    ) -> Op<'a, Rows>;
+    fn read<'a>(&'a self, namespace: &'a str, range: SlotRange, highest: bool, timeout: Duration) -> Op<'a, Rows>;
 
     /// Every compare-and-set of `rows` (one or two, in distinct slots, ascending) or none,
     /// in one round trip: whether they all matched.
-    fn write<'a>(&'a self, namespace: &'a str, rows: &'a [RowCas<'a>], bugs: Bugs, timeout: Duration) -> Op<'a, bool>;
+    fn write<'a>(&'a self, namespace: &'a str, rows: &'a [RowCas<'a>], timeout: Duration) -> Op<'a, bool>;
 
     /// The server's settings that can lose acknowledged writes, in plain words.
     fn warnings(&self, timeout: Duration) -> Op<'_, Vec<String>>;

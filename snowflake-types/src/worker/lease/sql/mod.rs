@@ -10,9 +10,7 @@ use std::time::Duration;
 
 use tokio::runtime::Runtime;
 
-use super::store::support::{
-    Planted, UnexpectedReply, check_query, check_write, install_crypto_provider, reading, writing,
-};
+use super::store::support::{UnexpectedReply, check_query, check_write, install_crypto_provider, reading, writing};
 use super::store::{Cas, DEFAULT_STORE_TIMEOUT, LeaseError, LeaseStore, Query, Slot, Snapshot, Written};
 use super::url::{StoreKind, StoreUrl};
 
@@ -22,7 +20,7 @@ mod mysql;
 #[cfg(feature = "lease-postgres")]
 mod postgres;
 
-use backend::{Backend, Bugs, Failure, RowCas, SlotRange};
+use backend::{Backend, Failure, RowCas, SlotRange};
 pub use backend::{DEFAULT_TABLE, MYSQL_TABLE_DDL, POSTGRES_TABLE_DDL};
 
 /// The `slot` of a namespace's marker row.
@@ -32,25 +30,6 @@ const MARKER_SLOT: i64 = -1;
 const HIGHEST_ROW: i64 = -2;
 const CLOCK_ROW: i64 = -3;
 const INCARNATION_ROW: i64 = -4;
-
-/// The bugs a SQL store can have, each planted by its name (feature `planted-bugs`) and each
-/// failing a case of the conformance suite against a real server.
-#[cfg(feature = "planted-bugs")]
-const BUGS: &[&str] = &[
-    // An update that does not compare the row's value: a lost update.
-    "cas-ignores-expect",
-    // A creation that overwrites a row that exists (an upsert).
-    "create-overwrites",
-    // The two writes of one call, each in a transaction of its own: one may stay without the
-    // other.
-    "write-not-atomic",
-    // Namespaces compared case-insensitively (a `_ci` collation): two namespaces share rows.
-    "namespace-case-insensitive",
-    // The range of a read taken with its end.
-    "range-end-inclusive",
-    // Trailing spaces lost on the way in (a CHAR column, a PAD SPACE comparison).
-    "values-trimmed",
-];
 
 /// How a [`SqlLeaseStore`] connects: the table and the timeout.
 ///
@@ -196,7 +175,7 @@ impl SqlLeaseStoreBuilder {
             Err(Failure::OldTable) => return Err(old_table(table, kind)),
             Err(failure) => return Err(failure.into_error(&name, connecting(), timeout)),
         };
-        Ok(SqlLeaseStore { runtime: Some(runtime), backend, timeout, name, planted: Planted::default() })
+        Ok(SqlLeaseStore { runtime: Some(runtime), backend, timeout, name })
     }
 }
 
@@ -274,7 +253,6 @@ pub struct SqlLeaseStore {
     backend: Box<dyn Backend>,
     timeout: Duration,
     name: String,
-    planted: Planted,
 }
 
 impl fmt::Debug for SqlLeaseStore {
@@ -344,28 +322,14 @@ impl SqlLeaseStore {
         let runtime = self.runtime.as_ref().expect("the runtime lives until the store is dropped");
         runtime.block_on(future).map_err(|failure| failure.into_error(&self.name, what(), self.timeout))
     }
-
-    /// What the planted bugs change, for this call.
-    fn bugs(&self) -> Bugs {
-        Bugs {
-            cas_ignores_expect: self.planted.has("cas-ignores-expect"),
-            create_overwrites: self.planted.has("create-overwrites"),
-            write_not_atomic: self.planted.has("write-not-atomic"),
-            namespace_case_insensitive: self.planted.has("namespace-case-insensitive"),
-            range_end_inclusive: self.planted.has("range-end-inclusive"),
-            values_trimmed: self.planted.has("values-trimmed"),
-        }
-    }
 }
 
 impl LeaseStore for SqlLeaseStore {
     fn read(&self, namespace: &str, query: &Query) -> Result<Snapshot, LeaseError> {
         check_query(namespace, query)?;
         let range = SlotRange { from: slot_id(query.workers.start), to: slot_id(query.workers.end) };
-        let rows = self.block_on(
-            || reading(namespace, query),
-            self.backend.read(namespace, range, query.highest, self.bugs(), self.timeout),
-        )?;
+        let rows = self
+            .block_on(|| reading(namespace, query), self.backend.read(namespace, range, query.highest, self.timeout))?;
         let unexpected =
             |reply: String| LeaseError::store(&self.name, reading(namespace, query), UnexpectedReply(reply));
         let (mut now_ms, mut incarnation, mut marker, mut highest) = (None, None, None, None);
@@ -401,7 +365,6 @@ impl LeaseStore for SqlLeaseStore {
 
     fn write(&self, namespace: &str, ops: &[Cas<'_>]) -> Result<Written, LeaseError> {
         check_write(namespace, ops)?;
-        let bugs = self.bugs();
         // Rows are locked in one order, the marker first: two writes never wait on each other
         // in a cycle.
         let mut rows: Vec<RowCas<'_>> = ops
@@ -412,27 +375,11 @@ impl LeaseStore for SqlLeaseStore {
                     Slot::Worker(worker) => slot_id(worker),
                 },
                 expect: op.expect,
-                value: if bugs.values_trimmed { op.value.trim_end() } else { op.value },
+                value: op.value,
             })
             .collect();
         rows.sort_by_key(|row| row.slot);
-        let write = |rows: &[RowCas<'_>]| {
-            self.block_on(|| writing(namespace, ops), self.backend.write(namespace, rows, bugs, self.timeout))
-        };
-        let done = if bugs.write_not_atomic {
-            // The planted bug: each op a write of its own, the first kept when the second
-            // conflicts.
-            let mut done = true;
-            for row in &rows {
-                if !write(std::slice::from_ref(row))? {
-                    done = false;
-                    break;
-                }
-            }
-            done
-        } else {
-            write(&rows)?
-        };
+        let done = self.block_on(|| writing(namespace, ops), self.backend.write(namespace, &rows, self.timeout))?;
         Ok(if done { Written::Done } else { Written::Conflict })
     }
 
@@ -442,11 +389,6 @@ impl LeaseStore for SqlLeaseStore {
 
     fn warnings(&self) -> Result<Vec<String>, LeaseError> {
         self.block_on(|| "reading the server's durability settings".to_owned(), self.backend.warnings(self.timeout))
-    }
-
-    #[cfg(feature = "planted-bugs")]
-    fn plant(&self, bug: &'static str) -> bool {
-        self.planted.plant(bug, BUGS)
     }
 }
 

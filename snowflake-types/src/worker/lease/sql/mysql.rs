@@ -15,7 +15,7 @@ use sqlx_mysql::{MySql, MySqlConnectOptions, MySqlDatabaseError};
 
 use super::super::url::StoreUrl;
 use super::backend::{
-    Backend, Bugs, Failure, Link, MYSQL_TABLE_DDL, Op, RowCas, Rows, SlotRange, TableDdl, create_table, is_printable,
+    Backend, Failure, Link, MYSQL_TABLE_DDL, Op, RowCas, Rows, SlotRange, TableDdl, create_table, is_printable,
 };
 
 /// The server's start time in Unix seconds: the statement's own time less the uptime, both
@@ -51,17 +51,11 @@ struct Sql {
 impl Sql {
     /// The marker's and the records' rows, the highest worker ID's when asked, the clock's
     /// and the incarnation's. One statement: one snapshot (InnoDB's consistent read).
-    fn read(&self, namespace: &str, range: SlotRange, highest: bool, bugs: Bugs) -> String {
+    fn read(&self, namespace: &str, range: SlotRange, highest: bool) -> String {
         let (table, ns, incarnation) = (&self.table, namespace_literal(namespace), self.incarnation);
-        let of_namespace = if bugs.namespace_case_insensitive {
-            format!("lower(namespace) = lower({ns})")
-        } else {
-            format!("namespace = {ns}")
-        };
-        let below = if bugs.range_end_inclusive { "<=" } else { "<" };
         let SlotRange { from, to } = range;
         format!(
-            "SELECT slot, value FROM {table} WHERE {of_namespace} AND (slot = -1 OR (slot >= {from} AND slot {below} {to}))
+            "SELECT slot, value FROM {table} WHERE namespace = {ns} AND (slot = -1 OR (slot >= {from} AND slot < {to}))
             UNION ALL SELECT -2, CAST((SELECT MAX(slot) FROM {table} WHERE namespace = {ns} AND slot >= 0) AS BINARY)
                 FROM DUAL WHERE {highest}
             UNION ALL SELECT -3, CAST(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(3)) DIV 1000 AS BINARY)
@@ -77,7 +71,7 @@ impl Sql {
     /// two creations, one made without the other is deleted again. A statement that fails
     /// ends the batch inside the transaction: the connection is then closed, which rolls it
     /// back. The batch first bounds the session's lock waits, which only writes have.
-    fn write(&self, namespace: &str, rows: &[RowCas<'_>], bugs: Bugs) -> String {
+    fn write(&self, namespace: &str, rows: &[RowCas<'_>]) -> String {
         let (table, ns) = (&self.table, namespace_literal(namespace));
         let (updates, creations): (Vec<&RowCas<'_>>, Vec<&RowCas<'_>>) =
             rows.iter().partition(|row| row.expect.is_some());
@@ -85,14 +79,11 @@ impl Sql {
         if updates.is_empty() {
             sql.push_str("SET @snowflake_lease_matched = 0;\n");
         } else {
-            // The planted bug `cas-ignores-expect`: a row that exists matches, whatever it holds.
             let holds: Vec<String> = updates
                 .iter()
-                .map(|row| match row.expect {
-                    Some(expect) if !bugs.cas_ignores_expect => {
-                        format!("(slot = {} AND value = {})", row.slot, value_literal(expect))
-                    }
-                    _ => format!("slot = {}", row.slot),
+                .filter_map(|row| {
+                    let expect = row.expect?;
+                    Some(format!("(slot = {} AND value = {})", row.slot, value_literal(expect)))
                 })
                 .collect();
             let _ = writeln!(
@@ -104,15 +95,9 @@ impl Sql {
         let matched = format!("@snowflake_lease_matched = {}", updates.len());
         for (i, row) in creations.iter().enumerate() {
             let value = value_literal(row.value);
-            // The planted bug `create-overwrites`: an upsert.
-            let (insert, upsert) = if bugs.create_overwrites {
-                ("INSERT", " ON DUPLICATE KEY UPDATE value = VALUES(value)")
-            } else {
-                ("INSERT IGNORE", "")
-            };
             let _ = writeln!(
                 sql,
-                "{insert} INTO {table} (namespace, slot, value) SELECT {ns}, {}, {value} FROM DUAL WHERE {matched}{upsert};
+                "INSERT IGNORE INTO {table} (namespace, slot, value) SELECT {ns}, {}, {value} FROM DUAL WHERE {matched};
                 SET @snowflake_lease_created{i} = ROW_COUNT() > 0;",
                 row.slot
             );
@@ -232,15 +217,8 @@ fn is_old(error: &sqlx_core::Error) -> bool {
 }
 
 impl Backend for My {
-    fn read<'a>(
-        &'a self,
-        namespace: &'a str,
-        range: SlotRange,
-        highest: bool,
-        bugs: Bugs,
-        timeout: Duration,
-    ) -> Op<'a, Rows> {
-        let sql = self.sql.read(namespace, range, highest, bugs);
+    fn read<'a>(&'a self, namespace: &'a str, range: SlotRange, highest: bool, timeout: Duration) -> Op<'a, Rows> {
+        let sql = self.sql.read(namespace, range, highest);
         Box::pin(self.link.call(timeout, async move |c| {
             let rows = raw_sql(AssertSqlSafe(sql)).fetch_all(c).await?;
             rows.iter()
@@ -253,8 +231,8 @@ impl Backend for My {
         }))
     }
 
-    fn write<'a>(&'a self, namespace: &'a str, rows: &'a [RowCas<'a>], bugs: Bugs, timeout: Duration) -> Op<'a, bool> {
-        let sql = self.sql.write(namespace, rows, bugs);
+    fn write<'a>(&'a self, namespace: &'a str, rows: &'a [RowCas<'a>], timeout: Duration) -> Op<'a, bool> {
+        let sql = self.sql.write(namespace, rows);
         Box::pin(self.link.call(timeout, async move |c| {
             // The batch's rows: the last statement's answer.
             let rows = raw_sql(AssertSqlSafe(sql)).fetch_all(c).await?;
@@ -294,7 +272,7 @@ mod tests {
     fn a_write_is_one_batch_in_one_transaction() {
         let sql = Sql { table: "t".into(), incarnation: MARIADB_INCARNATION, lock_wait: 2 };
         let rows = [RowCas { slot: -1, expect: Some("m1"), value: "m2" }, RowCas { slot: 3, expect: None, value: "w" }];
-        let write = sql.write("ns", &rows, Bugs::default());
+        let write = sql.write("ns", &rows);
         let order = [
             "SET SESSION innodb_lock_wait_timeout = 2;",
             "START TRANSACTION;",
@@ -312,7 +290,7 @@ mod tests {
         assert!(!write.contains("DELETE"), "{write}");
         // Two creations: one made without the other is undone.
         let both = [RowCas { slot: -1, expect: None, value: "m" }, RowCas { slot: 3, expect: None, value: "w" }];
-        let write = sql.write("ns", &both, Bugs::default());
+        let write = sql.write("ns", &both);
         assert!(write.contains("SET @snowflake_lease_matched = 0;"), "{write}");
         assert!(write.contains("DELETE FROM t WHERE namespace = _ascii X'6e73' AND NOT (@snowflake_lease_created0 AND @snowflake_lease_created1)"), "{write}");
     }

@@ -12,7 +12,7 @@ use sqlx_postgres::{PgConnectOptions, Postgres};
 
 use super::super::url::StoreUrl;
 use super::backend::{
-    Backend, Bugs, Failure, Link, Op, POSTGRES_TABLE_DDL, RowCas, Rows, SlotRange, TableDdl, create_table, is_printable,
+    Backend, Failure, Link, Op, POSTGRES_TABLE_DDL, RowCas, Rows, SlotRange, TableDdl, create_table, is_printable,
 };
 
 /// What the final `SELECT` of a write casts to `boolean` when one of its two creations
@@ -29,17 +29,11 @@ struct Sql {
 impl Sql {
     /// The marker's and the records' rows, the highest worker ID's when asked, the clock's
     /// and the incarnation's. One statement: one snapshot.
-    fn read(&self, namespace: &str, range: SlotRange, highest: bool, bugs: Bugs) -> String {
+    fn read(&self, namespace: &str, range: SlotRange, highest: bool) -> String {
         let (table, ns) = (&self.table, literal(namespace));
-        let of_namespace = if bugs.namespace_case_insensitive {
-            format!("lower(namespace) = lower({ns})")
-        } else {
-            format!("namespace = {ns}")
-        };
-        let below = if bugs.range_end_inclusive { "<=" } else { "<" };
         let SlotRange { from, to } = range;
         format!(
-            "SELECT slot, value::text FROM {table} WHERE {of_namespace} AND (slot = -1 OR (slot >= {from} AND slot {below} {to}))
+            "SELECT slot, value::text FROM {table} WHERE namespace = {ns} AND (slot = -1 OR (slot >= {from} AND slot < {to}))
             UNION ALL SELECT -2, (SELECT max(slot) FROM {table} WHERE namespace = {ns} AND slot >= 0)::text WHERE {highest}
             UNION ALL SELECT -3, floor(extract(epoch FROM now()) * 1000)::bigint::text
             UNION ALL SELECT -4, 'pg-' || (SELECT system_identifier FROM pg_control_system())::text
@@ -55,7 +49,7 @@ impl Sql {
     /// made. What can still conflict is a creation, against a row created since the
     /// snapshot: of one creation and an update, neither is then written; of two creations,
     /// the one made is undone by failing the statement ([`APPLIED_IN_PART`]).
-    fn write(&self, namespace: &str, rows: &[RowCas<'_>], bugs: Bugs) -> String {
+    fn write(&self, namespace: &str, rows: &[RowCas<'_>]) -> String {
         let (table, ns) = (&self.table, literal(namespace));
         let ops: Vec<String> = rows
             .iter()
@@ -67,21 +61,17 @@ impl Sql {
         let slots: Vec<String> = rows.iter().map(|row| row.slot.to_string()).collect();
         let (ops, slots, n) = (ops.join(", "), slots.join(", "), rows.len());
         let creations = rows.iter().filter(|row| row.expect.is_none()).count();
-        // The planted bugs: an update that does not compare, a creation that overwrites.
-        let absent = if bugs.create_overwrites { "true" } else { "cur.slot IS NULL" };
-        let holds = if bugs.cas_ignores_expect { "cur.slot IS NOT NULL" } else { "cur.value = op.expect" };
-        let on_conflict = if bugs.create_overwrites { "DO UPDATE SET value = excluded.value" } else { "DO NOTHING" };
         format!(
             "WITH op (slot, expect, value) AS (VALUES {ops}),
             cur AS (SELECT slot, value FROM {table} WHERE namespace = {ns} AND slot IN ({slots}) FOR UPDATE),
             ok AS (
                 SELECT count(*) = {n} AS ok FROM op LEFT JOIN cur USING (slot)
-                WHERE CASE WHEN op.expect IS NULL THEN {absent} ELSE {holds} END
+                WHERE CASE WHEN op.expect IS NULL THEN cur.slot IS NULL ELSE cur.value = op.expect END
             ),
             created AS (
                 INSERT INTO {table} (namespace, slot, value)
                 SELECT {ns}, slot, value FROM op WHERE expect IS NULL AND (SELECT ok FROM ok)
-                ON CONFLICT (namespace, slot) {on_conflict}
+                ON CONFLICT (namespace, slot) DO NOTHING
                 RETURNING slot
             ),
             updated AS (
@@ -165,23 +155,16 @@ fn is_applied_in_part(error: &sqlx_core::Error) -> bool {
 }
 
 impl Backend for Pg {
-    fn read<'a>(
-        &'a self,
-        namespace: &'a str,
-        range: SlotRange,
-        highest: bool,
-        bugs: Bugs,
-        timeout: Duration,
-    ) -> Op<'a, Rows> {
-        let sql = self.sql.read(namespace, range, highest, bugs);
+    fn read<'a>(&'a self, namespace: &'a str, range: SlotRange, highest: bool, timeout: Duration) -> Op<'a, Rows> {
+        let sql = self.sql.read(namespace, range, highest);
         Box::pin(self.link.call(timeout, async move |c| {
             let rows = raw_sql(AssertSqlSafe(sql)).fetch_all(c).await?;
             rows.iter().map(<(i64, Option<String>)>::from_row).collect()
         }))
     }
 
-    fn write<'a>(&'a self, namespace: &'a str, rows: &'a [RowCas<'a>], bugs: Bugs, timeout: Duration) -> Op<'a, bool> {
-        let sql = self.sql.write(namespace, rows, bugs);
+    fn write<'a>(&'a self, namespace: &'a str, rows: &'a [RowCas<'a>], timeout: Duration) -> Op<'a, bool> {
+        let sql = self.sql.write(namespace, rows);
         Box::pin(self.link.call(timeout, async move |c| match raw_sql(AssertSqlSafe(sql)).fetch_all(c).await {
             Ok(rows) => rows.first().ok_or(sqlx_core::Error::RowNotFound)?.try_get::<bool, _>(0),
             Err(error) if is_applied_in_part(&error) => Ok(false),
@@ -240,30 +223,19 @@ mod tests {
         let sql = Sql { table: "ids.leases".into() };
         let rows =
             [RowCas { slot: -1, expect: Some("m'1"), value: "m2" }, RowCas { slot: 3, expect: None, value: "w" }];
-        let write = sql.write("shop", &rows, Bugs::default());
+        let write = sql.write("shop", &rows);
         assert!(write.starts_with("WITH op (slot, expect, value) AS (VALUES (-1::bigint, E'm''1'::text, E'm2'::text), (3::bigint, NULL::text, E'w'::text)),"), "{write}");
         assert!(write.contains("FROM ids.leases WHERE namespace = E'shop' AND slot IN (-1, 3) FOR UPDATE"), "{write}");
         assert!(write.contains("ON CONFLICT (namespace, slot) DO NOTHING"), "{write}");
         assert!(write.contains("(SELECT count(*) FROM created) = 1"), "{write}");
         assert!(!write.contains(';'), "one statement: {write}");
-        // The planted bugs change the comparisons, and only them.
-        let planted =
-            sql.write("shop", &rows, Bugs { cas_ignores_expect: true, create_overwrites: true, ..Bugs::default() });
-        assert!(planted.contains("THEN true ELSE cur.slot IS NOT NULL END"), "{planted}");
-        assert!(planted.contains("DO UPDATE SET value = excluded.value"), "{planted}");
     }
 
     #[test]
     fn a_read_takes_the_range_without_its_end() {
         let sql = Sql { table: "t".into() };
-        let read = sql.read("shop", SlotRange { from: 0, to: 32 }, true, Bugs::default());
+        let read = sql.read("shop", SlotRange { from: 0, to: 32 }, true);
         assert!(read.contains("WHERE namespace = E'shop' AND (slot = -1 OR (slot >= 0 AND slot < 32))"), "{read}");
         assert!(read.contains("WHERE true"), "{read}");
-        let planted = Bugs { range_end_inclusive: true, namespace_case_insensitive: true, ..Bugs::default() };
-        let read = sql.read("shop", SlotRange { from: 0, to: 32 }, false, planted);
-        assert!(
-            read.contains("lower(namespace) = lower(E'shop') AND (slot = -1 OR (slot >= 0 AND slot <= 32))"),
-            "{read}"
-        );
     }
 }
