@@ -1,8 +1,8 @@
 //! Fixtures for fault-injection tests of worker-ID leases:
 //!
 //! - [`Proxy`]: a TCP proxy on a free loopback port in front of a real server, which forwards,
-//!   stalls (connections stay open, no byte moves) or drops every connection, and may delay
-//!   every reply;
+//!   stalls (connections stay open, no byte moves) or drops every connection, may delay
+//!   every reply, and may move to another server (as a virtual IP follows a failover);
 //! - [`Holders`]: lease holders in child processes (this test binary run again as
 //!   `--exact child`), each generating as fast as it can into a file of its own and logging
 //!   when it stops and resumes issuing, with wall-clock times;
@@ -97,7 +97,7 @@ pub struct Proxy {
 }
 
 struct ProxyShared {
-    target: SocketAddr,
+    target: Mutex<SocketAddr>,
     mode: AtomicU8,
     /// How long each chunk from the server is held before the client gets it, in ms.
     reply_delay_ms: AtomicU64,
@@ -115,7 +115,7 @@ impl Proxy {
         listener.set_nonblocking(true)?;
         let port = listener.local_addr()?.port();
         let shared = Arc::new(ProxyShared {
-            target,
+            target: Mutex::new(target),
             mode: AtomicU8::new(FORWARD),
             reply_delay_ms: AtomicU64::new(0),
             closing: AtomicBool::new(false),
@@ -174,6 +174,13 @@ impl Proxy {
     pub fn resume(&self) {
         self.shared.mode.store(FORWARD, Ordering::SeqCst);
     }
+
+    /// Forwards new connections to `target` from now on, and closes the open ones: clients
+    /// reach the other server once they connect again, as through a virtual IP moved to it.
+    pub fn retarget(&self, target: SocketAddr) {
+        *self.shared.target.lock().unwrap_or_else(|p| p.into_inner()) = target;
+        self.shared.close_all();
+    }
 }
 
 impl Drop for Proxy {
@@ -209,7 +216,8 @@ impl ProxyShared {
         if self.mode.load(Ordering::SeqCst) == DROP {
             return client.shutdown(std::net::Shutdown::Both);
         }
-        let server = TcpStream::connect_timeout(&self.target, Duration::from_secs(2))?;
+        let target = *self.target.lock().unwrap_or_else(|p| p.into_inner());
+        let server = TcpStream::connect_timeout(&target, Duration::from_secs(2))?;
         for stream in [&client, &server] {
             stream.set_read_timeout(Some(Duration::from_millis(10)))?;
             stream.set_write_timeout(Some(Duration::from_millis(50)))?;

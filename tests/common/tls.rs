@@ -1,8 +1,9 @@
 //! TLS servers of a test's own: a CA and a server certificate made for the run (`openssl`),
-//! a TLS `redis-server`, a PostgreSQL with `ssl=on` and a MariaDB with TLS, each on a free
-//! loopback port and stopped when dropped. Include with `#[path = "common/tls.rs"] mod tls;`
-//! beside `servers.rs`. Under `CI` a server that cannot be started fails the test; elsewhere
-//! the test says so on stderr and returns.
+//! a TLS `redis-server`, a PostgreSQL with `ssl=on` and a MariaDB with TLS (or without, and
+//! restarted on demand); and a PostgreSQL primary with a streaming standby to promote. Each
+//! listens on a free loopback port and is stopped when dropped. Include with
+//! `#[path = "common/tls.rs"] mod tls;` beside `servers.rs`. Under `CI` a server that cannot
+//! be started fails the test; elsewhere the test says so on stderr and returns.
 #![allow(dead_code)]
 
 use std::net::TcpStream;
@@ -382,22 +383,33 @@ impl Drop for TlsPostgres {
 }
 
 /// A MariaDB of the test's own (`mariadb-install-db` in a temporary directory, `mariadbd`
-/// on a free port and a socket there), with TLS; `root` logs in with [`PASSWORD`].
+/// on a free port and a socket there), with TLS or without; `root` logs in with [`PASSWORD`].
 pub struct TlsMariaDb {
     child: Child,
     data: tempfile::TempDir,
     port: u16,
+    /// `mariadbd`'s arguments, for a restart.
+    args: Vec<String>,
 }
 
 impl TlsMariaDb {
     pub fn start(certificates: &Certificates, tls: bool) -> Option<Self> {
-        match Self::try_start(certificates, tls) {
+        match Self::try_start(tls.then_some(certificates)) {
             Ok(server) => Some(server),
             Err(e) => skip(&format!("the private MariaDB could not be started: {e}")),
         }
     }
 
-    fn try_start(certificates: &Certificates, tls: bool) -> Result<Self, String> {
+    /// Without TLS, and so without certificates.
+    pub fn plain() -> Option<Self> {
+        match Self::try_start(None) {
+            Ok(server) => Some(server),
+            Err(e) => skip(&format!("the private MariaDB could not be started: {e}")),
+        }
+    }
+
+    fn try_start(certificates: Option<&Certificates>) -> Result<Self, String> {
+        let tls = certificates.is_some();
         let data = tempfile::tempdir().map_err(|e| e.to_string())?;
         let root = data.path();
         let datadir = root.join("data");
@@ -419,27 +431,38 @@ impl TlsMariaDb {
         )
         .map_err(|e| e.to_string())?;
         let port = free_port();
-        let mut command = Command::new("mariadbd");
-        command
-            .arg("--no-defaults")
-            .arg(format!("--datadir={}", datadir.display()))
-            .arg(format!("--socket={}", root.join("sock").display()))
-            .arg(format!("--pid-file={}", root.join("pid").display()))
-            .arg(format!("--init-file={}", init.display()))
-            .arg(format!("--port={port}"))
-            .args(["--bind-address=127.0.0.1", "--user=root", "--skip-log-bin", "--innodb-buffer-pool-size=16M"])
-            .args(["--skip-name-resolve", "--innodb-flush-log-at-trx-commit=0"]);
-        if tls {
-            command
-                .arg(format!("--ssl-cert={}", certificates.server_cert().display()))
-                .arg(format!("--ssl-key={}", certificates.server_key().display()))
-                .arg(format!("--ssl-ca={}", certificates.ca().display()));
-        } else {
-            command.arg("--skip-ssl");
+        let mut args = vec![
+            "--no-defaults".to_owned(),
+            format!("--datadir={}", datadir.display()),
+            format!("--socket={}", root.join("sock").display()),
+            format!("--pid-file={}", root.join("pid").display()),
+            format!("--init-file={}", init.display()),
+            format!("--port={port}"),
+        ];
+        args.extend(
+            ["--bind-address=127.0.0.1", "--user=root", "--skip-log-bin", "--innodb-buffer-pool-size=16M"]
+                .map(String::from),
+        );
+        args.extend(["--skip-name-resolve", "--innodb-flush-log-at-trx-commit=0"].map(String::from));
+        match certificates {
+            Some(certificates) => args.extend([
+                format!("--ssl-cert={}", certificates.server_cert().display()),
+                format!("--ssl-key={}", certificates.server_key().display()),
+                format!("--ssl-ca={}", certificates.ca().display()),
+            ]),
+            None => args.push("--skip-ssl".to_owned()),
         }
-        let mut child = command
+        let child = Self::spawn(root, port, &args)?;
+        Ok(TlsMariaDb { child, data, port, args })
+    }
+
+    /// Runs `mariadbd` with `args` until it listens on `port`; its stderr goes on in `log`.
+    fn spawn(root: &Path, port: u16, args: &[String]) -> Result<Child, String> {
+        let log = std::fs::File::options().create(true).append(true).open(root.join("log"));
+        let mut child = Command::new("mariadbd")
+            .args(args)
             .stdout(Stdio::null())
-            .stderr(Stdio::from(std::fs::File::create(root.join("log")).map_err(|e| e.to_string())?))
+            .stderr(Stdio::from(log.map_err(|e| e.to_string())?))
             .spawn()
             .map_err(|e| format!("mariadbd: {e}"))?;
         if let Err(e) = wait_listening(port, Some(&mut child), Duration::from_secs(30)) {
@@ -448,7 +471,16 @@ impl TlsMariaDb {
             let log = std::fs::read_to_string(root.join("log")).unwrap_or_default();
             return Err(format!("{e}\n{log}"));
         }
-        Ok(TlsMariaDb { child, data, port })
+        Ok(child)
+    }
+
+    /// Shuts the server down (`SIGTERM`, waited for) and starts it again on the same data
+    /// directory and port.
+    pub fn restart(&mut self) -> Result<(), String> {
+        run(Command::new("kill").args(["-TERM", &self.child.id().to_string()]))?;
+        self.child.wait().map_err(|e| e.to_string())?;
+        self.child = Self::spawn(self.data.path(), self.port, &self.args)?;
+        Ok(())
     }
 
     /// `mysql://root:<password>@127.0.0.1:<port>/test`, then `query` (without `?`).
@@ -462,5 +494,132 @@ impl Drop for TlsMariaDb {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = &self.data;
+    }
+}
+
+/// A PostgreSQL primary and a streaming standby of the test's own: `initdb` in a temporary
+/// directory, the standby copied by `pg_basebackup -R`, each started by `pg_ctl` on a free
+/// loopback port. The superuser `postgres` logs in over TCP without a password (`trust`).
+pub struct ReplicatedPostgres {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+    primary: u16,
+    standby: u16,
+}
+
+impl ReplicatedPostgres {
+    pub fn start() -> Option<Self> {
+        match Self::try_start() {
+            Ok(servers) => Some(servers),
+            Err(e) => skip(&format!("the private PostgreSQL primary and standby could not be started: {e}")),
+        }
+    }
+
+    fn try_start() -> Result<Self, String> {
+        let bin = pg_bin().ok_or("no /usr/lib/postgresql/<version>/bin/initdb")?;
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        if is_root() {
+            run(Command::new("chown").args(["postgres:postgres"]).arg(dir.path()))?;
+        }
+        let servers = ReplicatedPostgres { dir, bin, primary: free_port(), standby: free_port() };
+        run(as_postgres(&servers.bin.join("initdb"))
+            .args(["-N", "-U", "postgres", "--auth=trust", "-D"])
+            .arg(servers.data("primary"))
+            .stdout(Stdio::null()))?;
+        servers.pg_ctl_start("primary", servers.primary)?;
+        run(as_postgres(&servers.bin.join("pg_basebackup"))
+            .args(["-h", "127.0.0.1", "-p", &servers.primary.to_string(), "-U", "postgres"])
+            .args(["-R", "-X", "stream", "-c", "fast", "-D"])
+            .arg(servers.data("standby")))?;
+        servers.pg_ctl_start("standby", servers.standby)?;
+        Ok(servers)
+    }
+
+    fn data(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn pg_ctl_start(&self, name: &str, port: u16) -> Result<(), String> {
+        let options = format!(
+            "-p {port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={} -c fsync=off",
+            self.dir.path().display()
+        );
+        run(as_postgres(&self.bin.join("pg_ctl"))
+            .args(["-w", "-t", "30", "-D"])
+            .arg(self.data(name))
+            .arg("-l")
+            .arg(self.dir.path().join(format!("{name}.log")))
+            .args(["-o", &options, "start"])
+            .stdout(Stdio::null()))
+    }
+
+    fn pg_ctl_stop(&self, name: &str, mode: &str) -> Result<(), String> {
+        run(as_postgres(&self.bin.join("pg_ctl"))
+            .args(["-w", "-m", mode, "-D"])
+            .arg(self.data(name))
+            .arg("stop")
+            .stdout(Stdio::null()))
+    }
+
+    /// One statement run by `psql` on the server at `port`: its output, unaligned.
+    pub fn psql(&self, port: u16, sql: &str) -> Result<String, String> {
+        let output = as_postgres(&self.bin.join("psql"))
+            .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "postgres", "-d", "postgres", "-Atq", "-c", sql])
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("psql: {e}"))?;
+        if output.status.success() {
+            Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+        } else {
+            Err(format!("psql {sql:?}: {}\n{}", output.status, String::from_utf8_lossy(&output.stderr)))
+        }
+    }
+
+    pub fn primary_port(&self) -> u16 {
+        self.primary
+    }
+
+    pub fn standby_port(&self) -> u16 {
+        self.standby
+    }
+
+    /// `postgres://postgres@127.0.0.1:<port>/postgres`.
+    pub fn url(port: u16) -> String {
+        format!("postgres://postgres@127.0.0.1:{port}/postgres")
+    }
+
+    /// Waits until the standby has replayed everything the primary wrote so far.
+    pub fn wait_replayed(&self) -> Result<(), String> {
+        let written = self.psql(self.primary, "SELECT pg_current_wal_lsn()")?;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let caught_up = format!("SELECT pg_last_wal_replay_lsn() >= '{written}'::pg_lsn");
+        while self.psql(self.standby, &caught_up)? != "t" {
+            if Instant::now() >= deadline {
+                return Err(format!("the standby did not replay up to {written} within 30 s"));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(())
+    }
+
+    /// Stops the primary (`-m fast`: its sessions end, and the standby receives the WAL up to
+    /// the shutdown checkpoint).
+    pub fn stop_primary(&self) -> Result<(), String> {
+        self.pg_ctl_stop("primary", "fast")
+    }
+
+    /// Promotes the standby (`pg_promote()`), returning once it accepts writes.
+    pub fn promote_standby(&self) -> Result<(), String> {
+        match self.psql(self.standby, "SELECT pg_promote(true, 60)")?.as_str() {
+            "t" => Ok(()),
+            other => Err(format!("pg_promote() answered {other:?}")),
+        }
+    }
+}
+
+impl Drop for ReplicatedPostgres {
+    fn drop(&mut self) {
+        let _ = self.pg_ctl_stop("standby", "immediate");
+        let _ = self.pg_ctl_stop("primary", "immediate");
     }
 }

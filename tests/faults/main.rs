@@ -49,6 +49,10 @@ mod lease_outage;
 // that cuts the store off.
 #[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
 mod lease_sql;
+// The SQL store's incarnation as its server changes: a PostgreSQL standby promoted (read at
+// once), a MariaDB restarted; private servers.
+#[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
+mod lease_sql_incarnation;
 // Leases through Redis Sentinel: a master, a replica and three sentinels of the test's own;
 // the master killed under load.
 #[cfg(feature = "lease-redis")]

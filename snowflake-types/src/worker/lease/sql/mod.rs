@@ -218,9 +218,10 @@ fn old_table(table: &str, kind: Kind) -> LeaseError {
 ///   `UPDATE` of a row that holds the value expected; two of them are written together or
 ///   not at all, in one round trip: one PostgreSQL statement (data-modifying `WITH`
 ///   queries), or one MySQL/MariaDB batch of statements in one transaction.
-/// - The incarnation: PostgreSQL's system identifier and timeline (`pg_control_system()`,
-///   `pg_control_checkpoint()`), which change when the data directory is replaced by another
-///   cluster's or a replica is promoted; MariaDB's `@@server_id` and start time, MySQL's
+/// - The incarnation: PostgreSQL's system identifier (`pg_control_system()`) and the
+///   timeline it writes on (its current WAL file's), which change when the data directory is
+///   replaced by another cluster's or a replica is promoted (as soon as it accepts writes);
+///   MariaDB's `@@server_id` and start time, MySQL's
 ///   `@@server_uuid` and start time, which change when another server answers or the server
 ///   restarts. **A table restored from a logical dump into the same server changes none of
 ///   them**: run `snowflake leases fence` ([`fence_namespace`](super::fence_namespace))

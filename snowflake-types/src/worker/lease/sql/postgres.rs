@@ -19,6 +19,16 @@ use super::backend::{
 /// conflicted and the other did not: the error undoes the statement, which is a conflict.
 const APPLIED_IN_PART: &str = "a lease write applied in part, undone";
 
+/// The incarnation: `pg-<system identifier>-tl<timeline>`, the timeline the server writes
+/// on now, which its current WAL file's name begins with (8 hex digits). Not the last
+/// checkpoint's (`pg_control_checkpoint()`): a promoted standby writes on its new timeline at
+/// once, while its end-of-recovery checkpoint is only requested, and a spread checkpoint may
+/// take minutes, all that time naming the old one. In recovery (a standby, which refuses
+/// every write) the WAL functions fail: there, the last restartpoint's timeline.
+const INCARNATION: &str = "'pg-' || (SELECT system_identifier FROM pg_control_system())::text || '-tl' || CASE
+                WHEN pg_is_in_recovery() THEN (SELECT timeline_id FROM pg_control_checkpoint())::text
+                ELSE ('x' || left(pg_walfile_name(pg_current_wal_lsn()), 8))::bit(32)::bigint::text END";
+
 /// The statements, with the table's name written in, and the values of each call written in
 /// as literals (see [`literal`]): a statement is sent unprepared in one message, one round
 /// trip (a prepared one takes two the first time on each connection).
@@ -28,7 +38,7 @@ struct Sql {
 
 impl Sql {
     /// The marker's and the records' rows, the highest worker ID's when asked, the clock's
-    /// and the incarnation's. One statement: one snapshot.
+    /// and the incarnation's ([`INCARNATION`]). One statement: one snapshot.
     fn read(&self, namespace: &str, range: SlotRange, highest: bool) -> String {
         let (table, ns) = (&self.table, literal(namespace));
         let SlotRange { from, to } = range;
@@ -36,8 +46,7 @@ impl Sql {
             "SELECT slot, value::text FROM {table} WHERE namespace = {ns} AND (slot = -1 OR (slot >= {from} AND slot < {to}))
             UNION ALL SELECT -2, (SELECT max(slot) FROM {table} WHERE namespace = {ns} AND slot >= 0)::text WHERE {highest}
             UNION ALL SELECT -3, floor(extract(epoch FROM now()) * 1000)::bigint::text
-            UNION ALL SELECT -4, 'pg-' || (SELECT system_identifier FROM pg_control_system())::text
-                || '-tl' || (SELECT timeline_id FROM pg_control_checkpoint())::text"
+            UNION ALL SELECT -4, {INCARNATION}"
         )
     }
 
