@@ -9,9 +9,9 @@ const protoLoader = require("@grpc/proto-loader");
 
 const [target, mode, protoDir, ca, cert, key] = process.argv.slice(2);
 // 64-bit fields as strings: a JavaScript number would round an ID above 2^53. The options
-// of docs/service.md's snippet, no more: messages hold only what the server sent.
+// of docs/service.md's snippet: a field left at 0 reads 0, and no made-up oneof keys.
 const definition = protoLoader.loadSync("snowflake/v1/snowflake.proto", {
-  includeDirs: [protoDir], keepCase: true, longs: String,
+  includeDirs: [protoDir], keepCase: true, longs: String, defaults: true,
 });
 const { Snowflake } = grpc.loadPackageDefinition(definition).snowflake.v1;
 // The CA, and a client certificate and its key when given (mTLS).
