@@ -212,11 +212,6 @@ pub(super) struct LeaseModel {
     /// Releases, crashes and starts count among the schedule's events (the exhaustive check;
     /// the simulation has them at random, rarely).
     pub(super) counted_ends: bool,
-    /// A restore nothing tells may put the marker back (else records only). The simulation
-    /// leaves it out until a known stall is fixed: a marker put back with a lower `next`
-    /// while a holder renews a record of a worker ID at or above it makes every other holder
-    /// skip the free worker IDs above (`NoFreeWorker` for good).
-    pub(super) untold_marker: bool,
 }
 
 impl LeaseModel {
@@ -241,7 +236,6 @@ impl LeaseModel {
             operator: false,
             late: false,
             counted_ends: true,
-            untold_marker: true,
         }
     }
 
@@ -670,8 +664,9 @@ impl LeaseModel {
                         actions.extend(masks.clone().map(|mask| Action::Fault(Fault::RestoreFenced(mask))));
                     }
                     if a.untold {
-                        let marker = self.untold_marker;
-                        let masks = masks.filter(|mask| marker || mask & 1 == 0);
+                        // The marker too: one put back with a lower `next` no longer vouches
+                        // for the record of a holder at or above it, which stops at its next
+                        // renewal and acquires again, raising `next`.
                         actions.extend(masks.map(|mask| Action::Fault(Fault::RestoreUntold(mask))));
                     }
                 }

@@ -157,7 +157,6 @@ pub(super) fn sim_models() -> Vec<(&'static str, LeaseModel)> {
         model.ends = true;
         model.restarts = true;
         model.counted_ends = false;
-        model.untold_marker = false;
         model.store_clock = store_clock;
         model.state_file = state_file;
         model.clock_steps = clock_steps;
