@@ -8,7 +8,7 @@
 //! cargo run -p snowflake-client --example typed -- http://127.0.0.1:8080
 //! ```
 //!
-//! `snowflake-client/tests/client.rs` runs it against the real server.
+//! `snowflake-client/tests/client/client.rs` runs it against the real server.
 
 use snowflake_client::SnowflakeClient;
 use typed_snowflake::SnowflakeId;

@@ -86,7 +86,7 @@ pub use stream::IdStream;
 pub use typed::type_name;
 
 /// The messages and the generated client of `snowflake/v1/snowflake.proto`, as
-/// `tonic-prost-build` writes them (checked in; `tests/generated.rs` checks that they are
+/// `tonic-prost-build` writes them (checked in; `tests/client/generated.rs` checks that they are
 /// what the `.proto` gives). The untyped calls of [`SnowflakeClient`] answer with these
 /// messages; [`SnowflakeClient::raw`] gives the generated client itself.
 ///

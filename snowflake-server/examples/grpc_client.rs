@@ -8,8 +8,8 @@
 //! cargo run -p snowflake-server --features grpc --example grpc_client -- http://127.0.0.1:8080
 //! ```
 //!
-//! snowflake-server/tests/grpc.rs runs it against the real server, beside the Python and Node
-//! clients, and checks what it prints.
+//! snowflake-server/tests/service/grpc.rs runs it against the real server, beside the Python
+//! and Node clients, and checks what it prints.
 
 use serde_json::{Value, json};
 use snowflake_server::grpc::pb::snowflake_client::SnowflakeClient;

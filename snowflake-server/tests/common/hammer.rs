@@ -1,5 +1,5 @@
 //! Readiness against issuing, sampled: readiness, an ID, readiness again, and the rule that
-//! finds where they disagreed (tests/readiness.rs, the slow tier's state-file test).
+//! finds where they disagreed (tests/service/readiness.rs, the slow tier's state-file test).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

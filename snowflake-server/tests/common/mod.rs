@@ -102,7 +102,7 @@ impl Server {
             .env_remove("SNOWFLAKE_WORKER_LEASE")
             .env_remove("SNOWFLAKE_IDS")
             .env("RUST_LOG", "info")
-            // Stopped at once: the drain on SIGTERM is tests/shutdown.rs's subject (`--drain`).
+            // Stopped at once: the drain on SIGTERM is tests/service/shutdown.rs's subject (`--drain`).
             .env("SNOWFLAKE_DRAIN", "0")
             .envs(env.iter().copied())
             .stdout(Stdio::piped())

@@ -1,6 +1,6 @@
 // A Node client of `snowflake serve`'s gRPC API, its code generated from the repository's
 // .proto at run time by @grpc/proto-loader. Prints what it got as one JSON object, which
-// snowflake-server/tests/grpc.rs checks.
+// snowflake-server/tests/service/grpc.rs checks.
 //
 //     node client.js HOST:PORT all|waiting|refused PROTO_DIR [CA [CERT KEY]]
 const fs = require("fs");

@@ -1,6 +1,6 @@
 """A Python client of `snowflake serve`'s gRPC API, its code generated from the repository's
 .proto by grpcio-tools (no protoc needed). Prints what it got as one JSON object, which
-snowflake-server/tests/grpc.rs checks.
+snowflake-server/tests/service/grpc.rs checks.
 
     python3 client.py HOST:PORT all|waiting|refused PROTO_DIR [CA [CERT KEY]]
 """

@@ -9,7 +9,7 @@
 //! between two "not ready" answers for a lease reason (anything but draining, where the
 //! server still issues by design), is an instant where they disagreed: a violation.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -4,7 +4,7 @@
 //! answered while `/readyz` says "draining") before the port closes and the lease is released.
 //! Started by systemd's socket activation, it serves on the socket it was passed.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::Mutex;

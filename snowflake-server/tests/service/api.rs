@@ -2,7 +2,7 @@
 //! input (unknown types, bad ID strings, bad counts). The fenced case runs on a real Redis
 //! lease whose renewals are paused.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -8,10 +8,10 @@
 //! are refused without a client certificate, and see a renewed certificate without a restart.
 //! Under CI a missing tool or package fails (`.ci/run` installs them).
 
-mod common;
+use crate::common;
 
 #[allow(dead_code)]
-#[path = "../examples/grpc_client.rs"]
+#[path = "../../examples/grpc_client.rs"]
 mod example;
 
 use std::path::{Path, PathBuf};

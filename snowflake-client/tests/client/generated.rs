@@ -1,7 +1,7 @@
 //! The generated code is checked in (`src/generated/snowflake.v1.rs`), so that building the
 //! client needs no protobuf compiler: this test generates it again from the server's `.proto`
 //! and fails when the two differ. `SNOWFLAKE_CLIENT_REGENERATE=1 cargo test -p
-//! snowflake-client --test generated` writes the new code in place (then read the diff).
+//! snowflake-client --test client generated` writes the new code in place (then read the diff).
 
 use std::path::Path;
 
@@ -30,7 +30,7 @@ fn the_checked_in_code_is_what_the_proto_gives() {
     let current = std::fs::read_to_string(&checked_in).unwrap_or_default();
     assert!(
         current == fresh,
-        "{} is not what the .proto gives: run SNOWFLAKE_CLIENT_REGENERATE=1 cargo test -p snowflake-client --test generated",
+        "{} is not what the .proto gives: run SNOWFLAKE_CLIENT_REGENERATE=1 cargo test -p snowflake-client --test client generated",
         checked_in.display()
     );
 }

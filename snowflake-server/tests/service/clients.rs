@@ -2,7 +2,7 @@
 //! (urllib) and Node's fetch each get an ID and a batch, decode one, and get a 400 with the
 //! reason for a bad ID; the IDs come back exactly, as strings. Under CI a missing tool fails.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

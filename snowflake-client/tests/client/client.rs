@@ -5,10 +5,10 @@
 //! (a CA made by openssl; under CI a missing openssl fails, elsewhere the test is skipped).
 
 #[allow(dead_code)]
-#[path = "../examples/typed.rs"]
+#[path = "../../examples/typed.rs"]
 mod example;
 
-#[path = "../../snowflake-server/tests/common/certs.rs"]
+#[path = "../../../snowflake-server/tests/common/certs.rs"]
 mod certs;
 
 use std::time::{Duration, Instant};
