@@ -768,7 +768,7 @@ fn lease_store(url: &str) -> Result<std::sync::Arc<dyn snowflake_types::worker::
 /// `snowflake leases init` and `fence`.
 #[cfg(feature = "leases")]
 fn leases_admin(url: &str, namespace: &str, admin: Admin, out: &mut dyn Write) -> Result<(), String> {
-    use snowflake_types::worker::lease::{create_namespace, fence_namespace};
+    use snowflake_types::worker::lease::admin::{create_namespace, fence_namespace};
 
     let store = lease_store(url)?;
     let said = match admin {
@@ -793,7 +793,7 @@ fn leases_admin(_url: &str, _namespace: &str, _admin: Admin, _out: &mut dyn Writ
 /// worker ID.
 #[cfg(feature = "leases")]
 fn leases(url: &str, namespace: &str, json: bool, out: &mut dyn Write) -> Result<(), String> {
-    use snowflake_types::worker::lease::inspect;
+    use snowflake_types::worker::lease::admin::inspect;
 
     let store = lease_store(url)?;
     let report = inspect(&*store, namespace).map_err(|e| e.to_string())?;

@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
-use snowflake_types::worker::lease::{LeaseStatus, WorkerLease, WorkerLeaseBuilder, redact_url};
+use snowflake_types::worker::lease::store::redact_url;
+use snowflake_types::worker::lease::{LeaseStatus, WorkerLease, WorkerLeaseBuilder};
 use snowflake_types::{FenceReason, GenerateError, Generator, WorkerSource};
 
 use crate::config::{Config, IdSpec, LeaseConfig, WorkerConfig};

@@ -10,9 +10,9 @@
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use typed_snowflake::worker::lease::{
-    Cas, LeaseError, LeaseStore, MAX_READ, MAX_VALUE_LEN, Query, Slot, WorkerLease, Written, create_namespace,
-};
+use typed_snowflake::worker::lease::admin::create_namespace;
+use typed_snowflake::worker::lease::store::{Cas, MAX_READ, MAX_VALUE_LEN, Query, Slot, Written};
+use typed_snowflake::worker::lease::{LeaseError, LeaseStore, WorkerLease};
 use typed_snowflake::{Generator, Layout};
 
 use crate::planted::{Bug, plant};

@@ -9,9 +9,8 @@
 
 use std::sync::Arc;
 
-use typed_snowflake::worker::lease::{
-    Cas, LeaseError, LeaseStore, MAX_READ, MAX_WORKER_SPACE, Query, Slot, Snapshot, Written,
-};
+use typed_snowflake::worker::lease::store::{Cas, MAX_READ, Query, Slot, Snapshot, Written};
+use typed_snowflake::worker::lease::{LeaseError, LeaseStore, MAX_WORKER_SPACE};
 
 /// One bug of a store adapter, and the promise it breaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

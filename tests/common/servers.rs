@@ -240,7 +240,7 @@ impl Drop for RedisKeys {
 /// IDs' first grants issue at once, as they do in a namespace the store has known for long.
 pub fn declare_namespace(url: &str, namespace: &str) -> Result<(), typed_snowflake::worker::lease::LeaseError> {
     let store = typed_snowflake::worker::lease::open_store(url)?;
-    typed_snowflake::worker::lease::create_namespace(&*store, namespace)
+    typed_snowflake::worker::lease::admin::create_namespace(&*store, namespace)
 }
 
 /// A free loopback port (free when asked; the server binds it just after).

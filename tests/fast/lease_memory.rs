@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use typed_snowflake::worker::lease::{LeaseStore, MemoryLeaseStore, Slot};
+use typed_snowflake::worker::lease::store::Slot;
+use typed_snowflake::worker::lease::{LeaseStore, MemoryLeaseStore};
 
 use crate::conformance::{Faults, Subject, run_all};
 
@@ -19,7 +20,7 @@ impl Faults for Memory {
 fn the_reference_store_passes_the_conformance_suite() {
     for store in [MemoryLeaseStore::new(), MemoryLeaseStore::without_clock()] {
         let has_clock =
-            store.read("x", &typed_snowflake::worker::lease::Query::workers(0..1)).unwrap().now_ms.is_some();
+            store.read("x", &typed_snowflake::worker::lease::store::Query::workers(0..1)).unwrap().now_ms.is_some();
         let open = {
             let store = store.clone();
             move || Arc::new(store.clone()) as Arc<dyn LeaseStore>
@@ -41,7 +42,8 @@ fn the_reference_store_passes_the_conformance_suite() {
 #[test]
 fn a_restart_with_its_state_file_issues_while_the_store_is_away() {
     use std::time::{Duration, Instant};
-    use typed_snowflake::worker::lease::{LeaseStatus, WorkerLease, create_namespace};
+    use typed_snowflake::worker::lease::admin::create_namespace;
+    use typed_snowflake::worker::lease::{LeaseStatus, WorkerLease};
     use typed_snowflake::{Generator, Layout};
 
     let store = MemoryLeaseStore::new();

@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use sqlx::AssertSqlSafe;
 use tokio::runtime::Runtime;
-use typed_snowflake::worker::lease::{Cas, LeaseError, LeaseStore, Query, Slot, SqlLeaseStore, Written};
+use typed_snowflake::worker::lease::store::{Cas, Query, Slot, Written};
+use typed_snowflake::worker::lease::{LeaseError, LeaseStore, SqlLeaseStore};
 
 sql_lease_store_tests! {
     pool: sqlx::MySqlPool,

@@ -11,7 +11,8 @@ use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use typed_snowflake::worker::lease::{Cas, LeaseError, LeaseStore, Query, RedisLeaseStore, Slot, Written};
+use typed_snowflake::worker::lease::store::{Cas, Query, Slot, Written};
+use typed_snowflake::worker::lease::{LeaseError, LeaseStore, RedisLeaseStore};
 
 /// The names of this process's namespaces start with it.
 fn prefix(test: &str) -> String {

@@ -8,7 +8,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use typed_snowflake::worker::lease::{LeaseStore, Query, Slot, ZooKeeperLeaseStore};
+use typed_snowflake::worker::lease::store::{Query, Slot};
+use typed_snowflake::worker::lease::{LeaseStore, ZooKeeperLeaseStore};
 
 use crate::conformance::{Faults, Subject, run_all};
 use crate::planted::Bug;

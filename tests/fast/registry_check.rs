@@ -171,7 +171,7 @@ fn processes_that_stop_early_leave_no_lease_held() -> TestResult {
     ];
     for scenario in ["lease_failed_check", "lease_early_return"] {
         run(scenario, &env)?;
-        let report = typed_snowflake::worker::lease::inspect(&store, &namespace)?;
+        let report = typed_snowflake::worker::lease::admin::inspect(&store, &namespace)?;
         assert!(!report.workers.is_empty(), "{scenario}: a worker ID was leased (and released)");
         assert!(report.workers.iter().all(|w| !w.leased), "{scenario} left its worker ID held: {:?}", report.workers);
     }

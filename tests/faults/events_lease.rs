@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use tracing_subscriber::layer::{Context, SubscriberExt};
 use typed_snowflake::events;
-use typed_snowflake::worker::lease::{MemoryLeaseStore, Slot, WorkerLease, create_namespace};
+use typed_snowflake::worker::lease::admin::create_namespace;
+use typed_snowflake::worker::lease::store::Slot;
+use typed_snowflake::worker::lease::{MemoryLeaseStore, WorkerLease};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 

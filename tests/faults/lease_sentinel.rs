@@ -25,7 +25,8 @@ use faults::{
     HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, check_workers, count_duplicates, segments_of, unique, wall_ms,
 };
 use typed_snowflake::Layout;
-use typed_snowflake::worker::lease::{LeaseStore, Query, RedisLeaseStore, Slot};
+use typed_snowflake::worker::lease::store::{Query, Slot};
+use typed_snowflake::worker::lease::{LeaseStore, RedisLeaseStore};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -481,8 +482,8 @@ fn a_promoted_replica_is_a_new_incarnation() -> TestResult {
     wait_until(Duration::from_secs(10), "the replica syncs", || in_sync(&replica));
     let namespace = "promoted";
     let on_master = RedisLeaseStore::open(&format!("redis://127.0.0.1:{}", master.port))?;
-    let ops = [typed_snowflake::worker::lease::Cas::new(Slot::Worker(0), None, "r0")];
-    assert_eq!(on_master.write(namespace, &ops)?, typed_snowflake::worker::lease::Written::Done);
+    let ops = [typed_snowflake::worker::lease::store::Cas::new(Slot::Worker(0), None, "r0")];
+    assert_eq!(on_master.write(namespace, &ops)?, typed_snowflake::worker::lease::store::Written::Done);
     let before = on_master.read(namespace, &Query::workers(0..1))?;
     let mut c = replica.connection();
     wait_until(Duration::from_secs(10), "the replica has the record", || {
@@ -514,7 +515,7 @@ fn a_failover_to_a_replica_with_a_prefix_of_the_writes_issues_no_duplicate() -> 
     let label = "failover to a prefix";
     let url = deployment.url();
     let namespace = unique("prefix");
-    typed_snowflake::worker::lease::create_namespace(&RedisLeaseStore::open(&url)?, &namespace)?;
+    typed_snowflake::worker::lease::admin::create_namespace(&RedisLeaseStore::open(&url)?, &namespace)?;
     let spec = HolderSpec {
         url: url.clone(),
         namespace: namespace.clone(),

@@ -21,10 +21,9 @@ use faults::{
     HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, Proxy, SqlCleanup, check_workers, count_duplicates, describe_runs,
     report, segments_of, unique, wall_ms,
 };
-use typed_snowflake::worker::lease::{
-    Cas, LeaseError, LeaseStatus, LeaseStore, Query, Slot, SqlLeaseStore, WorkerLease, Written, create_namespace,
-    fence_namespace,
-};
+use typed_snowflake::worker::lease::admin::{create_namespace, fence_namespace};
+use typed_snowflake::worker::lease::store::{Cas, Query, Slot, Written};
+use typed_snowflake::worker::lease::{LeaseError, LeaseStatus, LeaseStore, SqlLeaseStore, WorkerLease};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 

@@ -10,7 +10,8 @@ use crate::faults::{report, unique};
 
 use std::time::{Duration, Instant};
 
-use typed_snowflake::worker::lease::{LeaseError, LeaseStore, Query, Snapshot, SqlLeaseStore, WorkerLease};
+use typed_snowflake::worker::lease::store::{Query, Snapshot};
+use typed_snowflake::worker::lease::{LeaseError, LeaseStore, SqlLeaseStore, WorkerLease};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -90,7 +91,7 @@ fn postgres_a_promoted_standby_is_a_new_incarnation_at_once() -> TestResult {
     use crate::faults::Proxy;
     use crate::tls::ReplicatedPostgres;
     use std::net::SocketAddr;
-    use typed_snowflake::worker::lease::{Cas, Slot};
+    use typed_snowflake::worker::lease::store::{Cas, Slot};
 
     let Some(servers) = ReplicatedPostgres::start() else { return Ok(()) };
     let (primary, standby) = (servers.primary_port(), servers.standby_port());
@@ -180,7 +181,7 @@ fn mariadb_a_restart_is_a_new_incarnation() -> TestResult {
 
 /// A write refused: the error's whole text, which names the server's cause.
 #[cfg(feature = "lease-postgres")]
-fn refused(written: Result<typed_snowflake::worker::lease::Written, LeaseError>) -> String {
+fn refused(written: Result<typed_snowflake::worker::lease::store::Written, LeaseError>) -> String {
     match written {
         Err(error) => error.to_string(),
         Ok(written) => panic!("expected a refusal, got {written:?}"),

@@ -22,10 +22,9 @@ use faults::{
     HOLDER_LAYOUT, HolderSpec, Holders, Proxy, check_workers, count_duplicates, report, segments_of, unique, wall_ms,
 };
 use typed_snowflake::Generator;
-use typed_snowflake::worker::lease::{
-    Cas, EtcdLeaseStore, LeaseError, LeaseStore, Query, Slot, WorkerLease, Written, create_namespace, fence_namespace,
-    open_store,
-};
+use typed_snowflake::worker::lease::admin::{create_namespace, fence_namespace};
+use typed_snowflake::worker::lease::store::{Cas, Query, Slot, Written};
+use typed_snowflake::worker::lease::{EtcdLeaseStore, LeaseError, LeaseStore, WorkerLease, open_store};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 

@@ -18,10 +18,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use typed_snowflake::SnowflakeId;
-use typed_snowflake::worker::lease::{
-    CA_ENV, Cas, EtcdLeaseStore, LeaseError, LeaseStore, Query, Slot, WorkerLease, Written, create_namespace,
-    open_store,
-};
+use typed_snowflake::worker::lease::admin::create_namespace;
+use typed_snowflake::worker::lease::store::{Cas, Query, Slot, Written};
+use typed_snowflake::worker::lease::{CA_ENV, EtcdLeaseStore, LeaseError, LeaseStore, WorkerLease, open_store};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 

@@ -21,7 +21,9 @@ use faults::{
     HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, check_workers, count_duplicates, describe_runs, report, segments_of,
     unique, wall_ms,
 };
-use typed_snowflake::worker::lease::{LeaseStore, Query, RedisLeaseStore, create_namespace};
+use typed_snowflake::worker::lease::admin::create_namespace;
+use typed_snowflake::worker::lease::store::Query;
+use typed_snowflake::worker::lease::{LeaseStore, RedisLeaseStore};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 

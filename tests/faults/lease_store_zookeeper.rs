@@ -23,10 +23,9 @@ use std::time::{Duration, Instant};
 use faults::{
     HOLDER_LAYOUT, HolderRun, HolderSpec, Holders, Proxy, check_workers, count_duplicates, segments_of, unique, wall_ms,
 };
-use typed_snowflake::worker::lease::{
-    Cas, LeaseError, LeaseStore, Query, Slot, Written, ZooKeeperLeaseStore, create_namespace, fence_namespace,
-    open_store,
-};
+use typed_snowflake::worker::lease::admin::{create_namespace, fence_namespace};
+use typed_snowflake::worker::lease::store::{Cas, Query, Slot, Written};
+use typed_snowflake::worker::lease::{LeaseError, LeaseStore, ZooKeeperLeaseStore, open_store};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 

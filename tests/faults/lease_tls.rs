@@ -14,7 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use typed_snowflake::SnowflakeId;
-use typed_snowflake::worker::lease::{Cas, LeaseStore, Query, RedisLeaseStore, Slot, Written};
+use typed_snowflake::worker::lease::store::{Cas, Query, Slot, Written};
+use typed_snowflake::worker::lease::{LeaseStore, RedisLeaseStore};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 

@@ -15,7 +15,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use typed_snowflake::SnowflakeId;
-use typed_snowflake::worker::lease::{LeaseError, LeaseStore, Query, Slot, SqlLeaseStore};
+use typed_snowflake::worker::lease::store::{Query, Slot};
+use typed_snowflake::worker::lease::{LeaseError, LeaseStore, SqlLeaseStore};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 

@@ -95,7 +95,7 @@ fn three_servers_on_one_lease_store_issue_no_duplicates() {
     }
     // Released: every record stays (its high water is the next holder's floor), none leased.
     let store = snowflake_types::worker::lease::RedisLeaseStore::open(&url).unwrap();
-    let report = snowflake_types::worker::lease::inspect(&store, &namespace).unwrap();
+    let report = snowflake_types::worker::lease::admin::inspect(&store, &namespace).unwrap();
     assert!(report.workers.iter().all(|w| !w.leased), "released leases are not held: {:?}", report.workers);
     common::delete_namespace(&url, &namespace);
 }

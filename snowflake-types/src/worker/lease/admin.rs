@@ -1,6 +1,7 @@
-//! What an operator does to a namespace, through the protocol's rules: read it
+//! For operators: what an operator does to a namespace, through the protocol's rules: read it
 //! ([`inspect`]), declare it new ([`create_namespace`]), fence it after a restore
-//! ([`fence_namespace`]). `snowflake leases` calls these.
+//! ([`fence_namespace`]); and the SQL tables to create where the application's role may not.
+//! `snowflake leases` calls these.
 
 use std::time::Duration;
 
@@ -12,12 +13,17 @@ use super::store::support::{check_namespace, random_u64, recorded_holder};
 use super::store::{Cas, LeaseError, LeaseStore, MAX_READ, Query, Slot, Written};
 use crate::clock::wall_ms;
 
+// The tables an operator creates where the application's role may not (`SqlLeaseStore`
+// creates them itself otherwise).
+#[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
+pub use super::sql::{MYSQL_TABLE_DDL, POSTGRES_TABLE_DDL};
+
 /// One worker ID of a namespace as its store records it: whether it is leased, by whom, under
 /// which fencing number and for how long still, and the high water its holders recorded.
 ///
 /// ```
 /// use std::time::Duration;
-/// use typed_snowflake::worker::lease::WorkerRecord;
+/// use typed_snowflake::worker::lease::admin::WorkerRecord;
 ///
 /// let record = WorkerRecord::new(7)
 ///     .leased_by(Some("orders-5d9c7:4242".into()), 1_700_000_000_000_000, Some(Duration::from_secs(8)))
@@ -84,7 +90,8 @@ impl WorkerRecord {
 /// A namespace as its store holds it: the marker's facts and every worker ID with a record.
 ///
 /// ```
-/// use typed_snowflake::worker::lease::{MemoryLeaseStore, inspect};
+/// use typed_snowflake::worker::lease::MemoryLeaseStore;
+/// use typed_snowflake::worker::lease::admin::inspect;
 ///
 /// let report = inspect(&MemoryLeaseStore::new(), "shop")?;
 /// assert_eq!((report.known_since_ms, report.workers.len()), (None, 0));
@@ -110,7 +117,8 @@ pub struct NamespaceReport {
 /// no lock, and a lease may change while it reads.
 ///
 /// ```no_run
-/// use typed_snowflake::worker::lease::{inspect, open_store};
+/// use typed_snowflake::worker::lease::open_store;
+/// use typed_snowflake::worker::lease::admin::inspect;
 ///
 /// let store = open_store("redis://127.0.0.1:6379")?;
 /// for record in inspect(&*store, "shop")?.workers.iter().filter(|r| r.leased) {
@@ -167,7 +175,8 @@ fn listed(worker: u64, record: &Record, marker: Option<&Marker>, now_ms: i64) ->
 /// holder starts, never after a store lost its data (`docs/lease-rules.md`).
 ///
 /// ```
-/// use typed_snowflake::worker::lease::{MemoryLeaseStore, create_namespace};
+/// use typed_snowflake::worker::lease::MemoryLeaseStore;
+/// use typed_snowflake::worker::lease::admin::create_namespace;
 ///
 /// let store = MemoryLeaseStore::new();
 /// create_namespace(&store, "shop")?;
@@ -218,7 +227,8 @@ pub(crate) fn create_namespace_with(
 /// again. Run it before the restored store serves the holders again (`docs/lease-rules.md`).
 ///
 /// ```
-/// use typed_snowflake::worker::lease::{MemoryLeaseStore, fence_namespace, inspect};
+/// use typed_snowflake::worker::lease::MemoryLeaseStore;
+/// use typed_snowflake::worker::lease::admin::{fence_namespace, inspect};
 ///
 /// let store = MemoryLeaseStore::new();
 /// fence_namespace(&store, "shop")?;

@@ -65,7 +65,8 @@ const WORKER_DIGITS: usize = 7;
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// use typed_snowflake::worker::lease::{Cas, EtcdLeaseStore, LeaseStore, Query, Slot, WorkerLease};
+/// use typed_snowflake::worker::lease::{EtcdLeaseStore, LeaseStore, WorkerLease};
+/// use typed_snowflake::worker::lease::store::{Cas, Query, Slot};
 ///
 /// let store = EtcdLeaseStore::open("etcd://127.0.0.1:2379/apps")?.timeout(Duration::from_millis(500));
 /// let read = store.read("shop", &Query::workers(0..32))?;

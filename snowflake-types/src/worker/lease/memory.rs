@@ -187,7 +187,8 @@ impl MemoryLeaseStore {
     /// and nothing else, as an operator's `DEL` or an eviction would.
     ///
     /// ```
-    /// use typed_snowflake::worker::lease::{MemoryLeaseStore, Slot, WorkerLease};
+    /// use typed_snowflake::worker::lease::{MemoryLeaseStore, WorkerLease};
+    /// use typed_snowflake::worker::lease::store::Slot;
     ///
     /// let store = MemoryLeaseStore::new();
     /// let lease = WorkerLease::builder(store.clone()).namespace("shop").create_namespace().acquire()?;
@@ -249,7 +250,8 @@ impl MemoryLeaseStore {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use typed_snowflake::worker::lease::{LeaseError, LeaseStore, MemoryLeaseStore, Query};
+    /// use typed_snowflake::worker::lease::{LeaseError, LeaseStore, MemoryLeaseStore};
+    /// use typed_snowflake::worker::lease::store::Query;
     ///
     /// let store = MemoryLeaseStore::new();
     /// store.set_stalled(Duration::from_millis(10));

@@ -9,25 +9,26 @@
 //! (`docs/lease-rules.md`); they are written once, in `protocol.rs` (the trust rule) and
 //! `protocol/holder.rs` (the holder as a state machine without I/O).
 
-mod admin;
+pub mod admin;
 mod handle;
 mod memory;
 mod open;
 mod protocol;
-mod store;
+pub mod store;
 #[cfg(test)]
 mod testing;
 mod url;
-pub use admin::{NamespaceReport, WorkerRecord, create_namespace, fence_namespace, inspect};
+// The users' face: the lease, its builder, status, stats and timing, the errors, the stores
+// and their URLs, the defaults. Store authors have `store`, operators `admin`.
 pub use handle::{
     DEFAULT_MARGIN, DEFAULT_NAMESPACE, DEFAULT_RESERVATION, DEFAULT_STORE_WAIT, DEFAULT_TTL, LeaseStats, LeaseStatus,
     LeaseTiming, WorkerLease, WorkerLeaseBuilder,
 };
-pub use memory::{MemoryBackup, MemoryLeaseStore};
+pub use memory::MemoryLeaseStore;
 pub use open::open_store;
 pub use store::{
-    CA_ENV, Cas, DEFAULT_CLOCK_TOLERANCE, DEFAULT_STORE_TIMEOUT, LeaseError, LeaseStore, MAX_NAMESPACE_LEN, MAX_READ,
-    MAX_TTL, MAX_VALUE_LEN, MAX_WORKER_SPACE, Query, Slot, Snapshot, Written,
+    CA_ENV, DEFAULT_CLOCK_TOLERANCE, DEFAULT_STORE_TIMEOUT, LeaseError, LeaseStore, MAX_NAMESPACE_LEN, MAX_TTL,
+    MAX_WORKER_SPACE,
 };
 pub use url::{StoreKind, StoreUrl};
 
@@ -48,20 +49,4 @@ pub use self::zookeeper::ZooKeeperLeaseStore;
 #[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
 mod sql;
 #[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
-pub use sql::{DEFAULT_TABLE, MYSQL_TABLE_DDL, POSTGRES_TABLE_DDL, SqlLeaseStore, SqlLeaseStoreBuilder};
-
-/// `url` without its password, as every lease store and error shows a store URL:
-/// `redis://:secret@host/0` → `redis://host/0`, `postgres://app:secret@db/ids` →
-/// `postgres://app@db/ids`. Text that is not a URL with a password is returned as it is.
-///
-/// ```
-/// use typed_snowflake::worker::lease::redact_url;
-///
-/// assert_eq!(redact_url("redis://:s3cret@cache:6379/0"), "redis://cache:6379/0");
-/// assert_eq!(redact_url("postgres://app:s3cret@db/shop"), "postgres://app@db/shop");
-/// assert_eq!(redact_url("etcd://127.0.0.1:2379"), "etcd://127.0.0.1:2379");
-/// Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn redact_url(url: &str) -> String {
-    url::redact(url)
-}
+pub use sql::{DEFAULT_TABLE, SqlLeaseStore, SqlLeaseStoreBuilder};

@@ -142,7 +142,8 @@ return 1
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// use typed_snowflake::worker::lease::{Cas, LeaseStore, Query, RedisLeaseStore, Slot, Written};
+/// use typed_snowflake::worker::lease::{LeaseStore, RedisLeaseStore};
+/// use typed_snowflake::worker::lease::store::{Cas, Query, Slot, Written};
 ///
 /// let store = RedisLeaseStore::open("redis://127.0.0.1:6379")?.timeout(Duration::from_millis(500));
 /// let created = store.write("shop", &[Cas::new(Slot::Worker(3), None, "a record")])?;

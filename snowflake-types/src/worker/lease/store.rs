@@ -1,3 +1,8 @@
+//! For the authors of a lease store: the contract ([`LeaseStore`] and what it reads and
+//! writes), the reference store every adapter is measured against ([`MemoryLeaseStore`]), and
+//! the limits a store must accept. Users of a lease need none of it beyond the store types of
+//! [`worker::lease`](super); operators have [`admin`](super::admin).
+//!
 //! The store contract: the few plain primitives a coordination store offers the lease
 //! protocol. A store keeps, per namespace, one marker and one record per worker ID, each an
 //! opaque line of text that the protocol writes and reads back; it reads them with its clock
@@ -22,6 +27,25 @@ use thiserror::Error;
 // that returns them (`error.rs`'s `GenerateError::Lease` carries it); re-exported here, where
 // the stores' contract names them.
 pub use crate::error::lease::{LeaseError, MAX_WORKER_SPACE};
+// The reference store, which every adapter is measured against (`tests/common/conformance.rs`
+// runs the same cases on it and on each real server).
+pub use super::memory::{MemoryBackup, MemoryLeaseStore};
+
+/// `url` without its password, as every lease store and error shows a store URL:
+/// `redis://:secret@host/0` → `redis://host/0`, `postgres://app:secret@db/ids` →
+/// `postgres://app@db/ids`. Text that is not a URL with a password is returned as it is.
+///
+/// ```
+/// use typed_snowflake::worker::lease::store::redact_url;
+///
+/// assert_eq!(redact_url("redis://:s3cret@cache:6379/0"), "redis://cache:6379/0");
+/// assert_eq!(redact_url("postgres://app:s3cret@db/shop"), "postgres://app@db/shop");
+/// assert_eq!(redact_url("etcd://127.0.0.1:2379"), "etcd://127.0.0.1:2379");
+/// Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn redact_url(url: &str) -> String {
+    super::url::redact(url)
+}
 
 /// How long one round trip to a store may take before it is abandoned with
 /// [`LeaseError::Timeout`]: 2 s, unless the store is told otherwise.
@@ -83,7 +107,7 @@ pub const MAX_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 /// in a key, a row or a znode.
 ///
 /// ```
-/// assert_eq!(typed_snowflake::worker::lease::MAX_VALUE_LEN, 512);
+/// assert_eq!(typed_snowflake::worker::lease::store::MAX_VALUE_LEN, 512);
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const MAX_VALUE_LEN: usize = 512;
@@ -91,7 +115,7 @@ pub const MAX_VALUE_LEN: usize = 512;
 /// The most worker IDs one read asks for.
 ///
 /// ```
-/// assert_eq!(typed_snowflake::worker::lease::MAX_READ, 1024);
+/// assert_eq!(typed_snowflake::worker::lease::store::MAX_READ, 1024);
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const MAX_READ: u64 = 1024;
@@ -101,7 +125,7 @@ pub const MAX_READ: u64 = 1024;
 /// namespace has a record of.
 ///
 /// ```
-/// use typed_snowflake::worker::lease::Query;
+/// use typed_snowflake::worker::lease::store::Query;
 ///
 /// let query = Query::workers(0..32).with_highest();
 /// assert_eq!((query.workers, query.highest), (0..32, true));
@@ -134,7 +158,7 @@ impl Query {
 /// incarnation, the namespace's marker and the records asked for.
 ///
 /// ```
-/// use typed_snowflake::worker::lease::Snapshot;
+/// use typed_snowflake::worker::lease::store::Snapshot;
 ///
 /// let snapshot = Snapshot::new(Some(1_700_000_000_000), "run-7f3a")
 ///     .with_marker(Some("m1|1|…".into()))
@@ -209,7 +233,7 @@ pub enum Slot {
 /// holds nothing).
 ///
 /// ```
-/// use typed_snowflake::worker::lease::{Cas, Slot};
+/// use typed_snowflake::worker::lease::store::{Cas, Slot};
 ///
 /// let create = Cas::new(Slot::Worker(3), None, "r1|1|…");
 /// let update = Cas::new(Slot::Worker(3), Some("r1|1|…"), "r1|2|…");
@@ -270,7 +294,8 @@ pub enum Written {
 /// [`LeaseError::Timeout`]; anything else is final.
 ///
 /// ```
-/// use typed_snowflake::worker::lease::{Cas, LeaseStore, MemoryLeaseStore, Query, Slot, Written};
+/// use typed_snowflake::worker::lease::{LeaseStore, MemoryLeaseStore};
+/// use typed_snowflake::worker::lease::store::{Cas, Query, Slot, Written};
 ///
 /// let store = MemoryLeaseStore::new();
 /// assert_eq!(store.write("shop", &[Cas::new(Slot::Worker(3), None, "a")])?, Written::Done);

@@ -75,7 +75,8 @@ const WRITE_ATTEMPTS: usize = 8;
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// use typed_snowflake::worker::lease::{Cas, LeaseStore, Query, Slot, ZooKeeperLeaseStore};
+/// use typed_snowflake::worker::lease::{LeaseStore, ZooKeeperLeaseStore};
+/// use typed_snowflake::worker::lease::store::{Cas, Query, Slot};
 ///
 /// let store = ZooKeeperLeaseStore::open("zk://127.0.0.1:2181/apps")?.timeout(Duration::from_millis(500));
 /// store.write("shop", &[Cas::new(Slot::Worker(7), None, "r1|…")])?;

@@ -29,7 +29,8 @@ pub const DEFAULT_TABLE: &str = "snowflake_worker_leases";
 /// the line the lease protocol wrote, kept as it is.
 ///
 /// ```
-/// use typed_snowflake::worker::lease::{DEFAULT_TABLE, POSTGRES_TABLE_DDL};
+/// use typed_snowflake::worker::lease::DEFAULT_TABLE;
+/// use typed_snowflake::worker::lease::admin::POSTGRES_TABLE_DDL;
 ///
 /// assert!(POSTGRES_TABLE_DDL.starts_with("CREATE TABLE IF NOT EXISTS snowflake_worker_leases ("));
 /// assert!(POSTGRES_TABLE_DDL.contains("PRIMARY KEY (namespace, slot)"));
@@ -50,7 +51,7 @@ pub const POSTGRES_TABLE_DDL: &str = "CREATE TABLE IF NOT EXISTS snowflake_worke
 /// (`ascii_bin`), and so do values (`VARBINARY`: no collation pads or folds them).
 ///
 /// ```
-/// use typed_snowflake::worker::lease::MYSQL_TABLE_DDL;
+/// use typed_snowflake::worker::lease::admin::MYSQL_TABLE_DDL;
 ///
 /// assert!(MYSQL_TABLE_DDL.starts_with("CREATE TABLE IF NOT EXISTS snowflake_worker_leases ("));
 /// assert!(MYSQL_TABLE_DDL.contains("value     VARBINARY(512)"));

@@ -240,7 +240,8 @@ fn old_table(table: &str, kind: Kind) -> LeaseError {
 /// the application's database user may not create tables.
 ///
 /// ```no_run
-/// use typed_snowflake::worker::lease::{Cas, LeaseStore, Query, Slot, SqlLeaseStore, Written};
+/// use typed_snowflake::worker::lease::{LeaseStore, SqlLeaseStore};
+/// use typed_snowflake::worker::lease::store::{Cas, Query, Slot, Written};
 ///
 /// let store = SqlLeaseStore::connect("postgres://postgres@127.0.0.1:5432/test")?;
 /// assert_eq!(store.write("shop", &[Cas::new(Slot::Worker(3), None, "a")])?, Written::Done);
