@@ -863,12 +863,13 @@ pub fn segments_of(runs: &[HolderRun], layout: &Layout) -> Vec<Segment> {
 // ---------------------------------------------------------------------------------------
 
 /// The holder's first stop at or after `since_ms` that names the rollback, as its generator
-/// reported it.
+/// reported it; or the loss of its lease, which is what a holder rightly reports when the
+/// copy put back lacks its record (taken before the store had it on disk) and the marker
+/// would start any successor above its reservation (`docs/lease-rules.md`, rule 5).
 pub fn rolled_back_stop(run: &HolderRun, since_ms: i64) -> Option<&Event> {
-    run.events
-        .iter()
-        .filter(|e| e.kind == "stopped" && e.at_ms >= since_ms)
-        .find(|e| e.get("error").is_some_and(|error| error.contains("rolled back")))
+    run.events.iter().filter(|e| e.kind == "stopped" && e.at_ms >= since_ms).find(|e| {
+        e.get("error").is_some_and(|error| error.contains("rolled back") || error.contains("its lease is lost"))
+    })
 }
 
 /// Whether `name` stopped issuing at or after `since_ms` (it had issued before).
@@ -953,7 +954,8 @@ pub struct LiveRestore<'a> {
 /// that replaced an older write than its own; the other reads its own record back with a value
 /// it did not write; `c` finds the marker written afresh (by the fence, or by one of them).
 /// So IDs are issued twice only until the victim's first renewal once the store answers it
-/// again (`notice`), every stop names the rollback, and once `c` leaves (a short job) `a` and
+/// again (`notice`), every stop names the rollback (or, where the copy lacked the holder's
+/// record, the loss: see [`rolled_back_stop`]), and once `c` leaves (a short job) `a` and
 /// `b` issue again by themselves. The figures are reported; a failure panics.
 pub fn restore_under_live_holders(run: LiveRestore<'_>) -> Result<(), BoxError> {
     let LiveRestore { label, proxy, notice, mut fence, .. } = run;
