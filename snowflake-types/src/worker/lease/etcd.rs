@@ -51,7 +51,7 @@ const WORKER_DIGITS: usize = 7;
 ///   another cluster ID (one rebuilt empty has lost the marker, which tells as much). A
 ///   snapshot restored with the same member names, URLs and token keeps the cluster ID: that
 ///   restore is not seen, and
-///   [`fence_namespace`](super::fence_namespace) (`snowflake leases fence URL`) must follow
+///   [`fence_namespace`](super::admin::fence_namespace) (`snowflake leases fence URL`) must follow
 ///   it; `docs/etcd-zookeeper.md` says what each fault costs.
 ///
 /// The calls are blocking HTTP requests, made on the calling thread over a few kept-alive

@@ -16,6 +16,9 @@
 mod channel;
 mod renewal;
 mod state_file;
+mod status;
+
+pub use status::{LeaseStats, LeaseStatus, LeaseTiming};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -351,94 +354,6 @@ enum Store {
     Url(String),
 }
 
-/// Where a lease stands, for a readiness probe: [`WorkerLease::status`],
-/// [`Registry::lease_status`](crate::Registry::lease_status).
-///
-/// ```
-/// use typed_snowflake::worker::lease::LeaseStatus;
-///
-/// fn ready(status: &LeaseStatus) -> bool {
-///     matches!(status, LeaseStatus::Issuing { .. })
-/// }
-/// assert!(!ready(&LeaseStatus::Released));
-/// assert!(!LeaseStatus::Released.is_issuing());
-/// Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum LeaseStatus {
-    /// The lease was started ([`WorkerLeaseBuilder::start`]) and its first worker ID is being
-    /// acquired: generators on it may not issue yet.
-    Acquiring {
-        /// Since when.
-        since: SystemTime,
-        /// The last store error, while the store does not answer.
-        error: Option<LeaseError>,
-    },
-    /// The first acquisition failed for good (a bad setting, a clock off the store's, no
-    /// free worker ID, or a store that did not answer for `wait_for_store`): the lease ended.
-    Failed {
-        /// Why.
-        error: LeaseError,
-    },
-    /// Generators on the lease may issue.
-    Issuing {
-        /// The worker ID.
-        worker: u64,
-        /// The fencing number of the grant.
-        fence: u64,
-        /// Since when (the grant's first issuing instant, or the renewal that ended a fence).
-        since: SystemTime,
-        /// How long the generators may still issue if no renewal succeeds from now on: what
-        /// is left of the reservation (`W - margin` after the last renewal that succeeded
-        /// began). While the store answers it stays near `W - margin`; during an outage it
-        /// counts down.
-        issuing_for: Duration,
-        /// Whether the store answered the lease's last call (`false` during an outage the
-        /// lease rides through on its reservation).
-        store_answering: bool,
-    },
-    /// The lease holds its worker ID, but generators may not issue: a renewal is overdue (the
-    /// store does not answer), or earlier holders are being waited out
-    /// ([`FenceReason::WaitingOut`]).
-    Fenced {
-        /// The worker ID.
-        worker: u64,
-        /// Why.
-        reason: FenceReason,
-        /// Since when.
-        since: SystemTime,
-        /// The last store error, if any.
-        error: Option<LeaseError>,
-    },
-    /// The lease was lost (the store said so, or it could not be reached for longer than the
-    /// TTL) and is being acquired again, with backoff; generation resumes on the new grant.
-    Recovering {
-        /// The worker ID held before, tried first.
-        previous_worker: u64,
-        /// Since when.
-        since: SystemTime,
-        /// The last store error, if any.
-        error: Option<LeaseError>,
-    },
-    /// The lease was released (or abandoned): generators on it stay fenced.
-    Released,
-}
-
-impl LeaseStatus {
-    /// Whether generators on the lease may issue: [`LeaseStatus::Issuing`].
-    ///
-    /// ```
-    /// use typed_snowflake::worker::lease::LeaseStatus;
-    ///
-    /// assert!(!LeaseStatus::Released.is_issuing());
-    /// Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn is_issuing(&self) -> bool {
-        matches!(self, LeaseStatus::Issuing { .. })
-    }
-}
-
 /// What the generators and the lease thread share: the holder machine, under one lock (taken
 /// by a generator at most once per issuing step, about every 100 ms), and what is counted and
 /// told about it.
@@ -528,59 +443,6 @@ pub struct WorkerLease {
 #[derive(Debug)]
 struct Handle {
     commands: mpsc::Sender<Command>,
-}
-
-/// The timing of a lease, each setting as asked or by its default: what
-/// [`WorkerLeaseBuilder::timing`] gives (the rules page, `docs/lease-rules.md`, states the
-/// defaults and what each setting does).
-///
-/// ```
-/// use std::time::Duration;
-/// use typed_snowflake::worker::lease::{DEFAULT_MARGIN, DEFAULT_TTL, MemoryLeaseStore, WorkerLease};
-///
-/// let timing = WorkerLease::builder(MemoryLeaseStore::new()).timing()?;
-/// assert_eq!((timing.ttl, timing.margin), (DEFAULT_TTL, DEFAULT_MARGIN));
-/// assert_eq!(timing.renew_every, DEFAULT_TTL / 3);
-/// Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct LeaseTiming {
-    /// How long the store keeps the lease after its last renewal.
-    pub ttl: Duration,
-    /// `W`: how far ahead of its clock the holder reserves, and so how long it issues without
-    /// the store (`W - margin` after the last renewal that succeeded began).
-    pub reservation: Duration,
-    /// How long before its reservation runs out the holder stops issuing.
-    pub margin: Duration,
-    /// How often the lease renews.
-    pub renew_every: Duration,
-    /// The largest difference between the local clock and the store's that is accepted.
-    pub clock_tolerance: Duration,
-}
-
-/// Counters of a lease, for operators.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct LeaseStats {
-    /// The namespace.
-    pub namespace: String,
-    /// The leased worker ID (the last one, while the lease is being acquired again).
-    pub worker: u64,
-    /// The fencing number of the current (or last) grant.
-    pub fence: u64,
-    /// Renewals that succeeded.
-    pub renewals: u64,
-    /// Renewals that succeeded after the fence had fallen (the generators resumed then).
-    pub late_renewals: u64,
-    /// Renewals that failed (the store did not answer or answered with an error).
-    pub failed_renewals: u64,
-    /// Grants taken after a loss.
-    pub recoveries: u64,
-    /// Whether the lease is lost now, and being acquired again.
-    pub lost: bool,
-    /// Whether the lease was released.
-    pub released: bool,
 }
 
 impl GeneratorBuilder {

@@ -272,7 +272,7 @@ pub enum Written {
 /// together and written by compare-and-set.
 ///
 /// What every store must do (the conformance suite in `tests/common/conformance.rs` checks
-/// each against the reference, [`MemoryLeaseStore`](super::MemoryLeaseStore)):
+/// each against the reference, [`MemoryLeaseStore`]):
 ///
 /// - **Values are kept as written**, byte for byte, until the protocol writes again; nothing
 ///   expires or is changed by the store itself.

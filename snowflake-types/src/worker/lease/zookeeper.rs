@@ -61,7 +61,7 @@ const WRITE_ATTEMPTS: usize = 8;
 /// 0 across restarts: its incarnation is empty (it cannot tell). A data directory restored
 /// from a snapshot is not detected in general (an ensemble restored and restarted may elect
 /// a leader in an epoch it had before): after any restore, fence the namespaces
-/// (`snowflake leases fence URL`, [`fence_namespace`](super::fence_namespace)) before
+/// (`snowflake leases fence URL`, [`fence_namespace`](super::admin::fence_namespace)) before
 /// holders use them, as `docs/stores.md` says.
 ///
 /// **A write** reads the slots it names (one `multi` read), compares their data with what

@@ -224,7 +224,7 @@ fn old_table(table: &str, kind: Kind) -> LeaseError {
 ///   MariaDB's `@@server_id` and start time, MySQL's
 ///   `@@server_uuid` and start time, which change when another server answers or the server
 ///   restarts. **A table restored from a logical dump into the same server changes none of
-///   them**: run `snowflake leases fence` ([`fence_namespace`](super::fence_namespace))
+///   them**: run `snowflake leases fence` ([`fence_namespace`](super::admin::fence_namespace))
 ///   after such a restore, as `docs/lease-rules.md` says.
 /// - [`warnings`](LeaseStore::warnings): a PostgreSQL with `synchronous_commit` or `fsync`
 ///   off, a MySQL/MariaDB with `innodb_flush_log_at_trx_commit` other than 1, each of which
