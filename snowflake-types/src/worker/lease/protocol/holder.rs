@@ -18,7 +18,9 @@ use super::record::{Holder, Marker, Record};
 use super::saved::Saved;
 use super::{Basis, Rules, check_skew, floor_of, fresh_marker, marker_holds};
 use crate::fence::{FenceReason, GrantView, Refusal};
-use crate::worker::lease::store::{Cas, LeaseError, MAX_READ, Query, Slot, Snapshot, Written};
+
+mod acquire;
+use crate::worker::lease::store::{Cas, LeaseError, Query, Slot, Snapshot, Written};
 
 /// How a lease is set up: what the builder checked.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -133,9 +135,6 @@ pub(crate) enum Note {
     Changed { worker: u64, refusal: Option<FenceReason> },
 }
 
-/// How often trouble while acquiring is noted.
-const NOTE_EVERY_NS: u64 = 5_000_000_000;
-
 /// A grant held.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Grant {
@@ -196,7 +195,7 @@ struct Candidate {
     basis: Basis,
 }
 
-/// An acquisition under way.
+/// An acquisition under way; its methods, the acquisition's steps, are `holder/acquire.rs`'s.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Acquire {
     prefer: Option<u64>,
@@ -219,31 +218,6 @@ struct Acquire {
     pending: Option<(Candidate, Grant, Now)>,
     /// Conflicts in a row: a little jitter after a few.
     conflicts: u32,
-}
-
-impl Acquire {
-    fn new(prefer: Option<u64>, fence_above: u64, refresh: bool) -> Acquire {
-        Acquire {
-            prefer,
-            fence_above,
-            refresh,
-            marker: None,
-            incarnation: String::new(),
-            now_ms: 0,
-            highest: None,
-            plan: Vec::new(),
-            planned: false,
-            ready: Vec::new(),
-            best: None,
-            pending: None,
-            conflicts: 0,
-        }
-    }
-
-    /// Starts the attempt again from its first read, keeping what it was asked.
-    fn restart(&mut self) {
-        *self = Acquire { conflicts: self.conflicts, ..Acquire::new(self.prefer, self.fence_above, self.refresh) };
-    }
 }
 
 /// What the machine does with the store.
@@ -333,11 +307,30 @@ struct Confirm {
     marker: String,
 }
 
+/// A seeded xorshift: the machine's only source of choices.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Rng(u64);
+
+impl Rng {
+    fn random(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A grant's token: 32 hexadecimal digits.
+    fn token(&mut self) -> String {
+        let (a, b) = (self.random(), self.random());
+        format!("{a:016x}{b:016x}")
+    }
+}
+
 /// The holder of a worker ID. See the module's docs.
 #[derive(Clone, Debug)]
 pub(crate) struct Machine {
     s: Settings,
-    rng: u64,
+    rng: Rng,
     current: Option<Grant>,
     /// A grant lost whose reservation still lets it issue: the generators stay on it until
     /// the next grant issues or it runs out.
@@ -381,7 +374,7 @@ impl Machine {
     /// that the model check takes two holders that differ only in those for one.
     fn deciding(&self) -> impl PartialEq + std::hash::Hash + '_ {
         (
-            (&self.s, self.rng, &self.current, &self.retiring, self.epochs, &self.task, &self.sent),
+            (&self.s, &self.rng, &self.current, &self.retiring, self.epochs, &self.task, &self.sent),
             (self.due_ns, self.backoff_ns, self.first, self.trouble.as_ref().map(|t| (t.since_ns, &t.error))),
             (self.released, self.rolled_back, self.resumed, self.last, &self.ambiguous, &self.vouched),
         )
@@ -417,7 +410,7 @@ pub(crate) fn worth_waiting(error: &LeaseError) -> bool {
 impl Machine {
     /// A holder about to acquire its first worker ID, at `now`.
     pub(crate) fn new(settings: Settings, now: Now) -> Machine {
-        let rng = settings.seed | 1;
+        let rng = Rng(settings.seed | 1);
         Machine {
             s: settings,
             rng,
@@ -567,19 +560,6 @@ impl Machine {
         self.tell(now);
     }
 
-    /// A seeded xorshift: the machine's only source of choices.
-    fn random(&mut self) -> u64 {
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        self.rng
-    }
-
-    fn token(&mut self) -> String {
-        let (a, b) = (self.random(), self.random());
-        format!("{a:016x}{b:016x}")
-    }
-
     /// Whether the machine has ended: released, abandoned, or the first acquisition failed.
     pub(crate) fn is_done(&self) -> bool {
         self.task == Task::Done
@@ -675,116 +655,17 @@ impl Machine {
                     value: record.encode(),
                 }])
             }
-            Task::Acquire(_) => self.acquire_call(now)?,
+            Task::Acquire(a) => match a.call(now, &self.s, &mut self.rng, self.epochs) {
+                Ok(call) => call,
+                Err(error) => {
+                    self.failed(now, error);
+                    return None;
+                }
+            },
         };
         let release = matches!(self.task, Task::Release { .. });
         self.sent = Some(Sent { call: call.clone(), at: now, release });
         Some(call)
-    }
-
-    /// The next call of an acquisition.
-    fn acquire_call(&mut self, now: Now) -> Option<Call> {
-        let space = self.s.space;
-        let Task::Acquire(a) = &mut self.task else { return None };
-        if let Some((candidate, _, _)) = &a.pending {
-            return Some(Call::Read(Query::workers(candidate.worker..candidate.worker + 1)));
-        }
-        let Some((text, marker)) = a.marker.clone() else {
-            // The first read: the marker and the first chunk.
-            return Some(Call::Read(Query::workers(0..space.min(MAX_READ))));
-        };
-        if a.refresh || !marker_holds(&self.s.rules, marker.as_ref(), &a.incarnation) {
-            let Some(highest) = a.highest else {
-                return Some(Call::Read(Query::workers(0..space.min(MAX_READ)).with_highest()));
-            };
-            let fresh = self.fresh_marker(marker, text.is_none() && highest.is_none(), highest);
-            return Some(Call::Write(vec![Op { slot: Slot::Marker, expect: text, value: fresh.encode() }]));
-        }
-        let Task::Acquire(a) = &mut self.task else { return None };
-        if let Some(chunk) = a.plan.first() {
-            return Some(Call::Read(Query::workers(chunk.clone())));
-        }
-        let (ready, best, prefer) = (a.ready.clone(), a.best.clone(), a.prefer);
-        let chosen = match ready.iter().position(|c| Some(c.worker) == prefer) {
-            Some(i) => Some(ready[i].clone()),
-            None if !ready.is_empty() => {
-                let pick = (self.random() % ready.len() as u64) as usize;
-                Some(ready[pick].clone())
-            }
-            None => best,
-        };
-        let Some(candidate) = chosen else {
-            let error = LeaseError::NoFreeWorker { namespace: self.s.namespace.clone(), space };
-            self.failed(now, error);
-            return None;
-        };
-        Some(self.grant_call(now, candidate))
-    }
-
-    /// A marker written afresh for this attempt's read.
-    fn fresh_marker(&mut self, old: Option<Marker>, nothing: bool, highest: Option<u64>) -> Marker {
-        let generation = self.random();
-        // Only at the process's first start: a holder that ever held a grant (or resumed one)
-        // may have issued, whatever the store lost since.
-        let declared = self.s.create_namespace && nothing && self.epochs == 0;
-        let Task::Acquire(a) = &self.task else { unreachable!("a marker is written while acquiring") };
-        fresh_marker(old.as_ref(), highest, a.now_ms, &a.incarnation, generation, declared)
-    }
-
-    /// The grant of `candidate`: its record, holding this grant's token, reserving `W` ahead
-    /// (and never below the floor), and the marker's `next` raised past a worker ID it never
-    /// granted.
-    fn grant_call(&mut self, now: Now, candidate: Candidate) -> Call {
-        let token = self.token();
-        let Task::Acquire(a) = &self.task else { unreachable!("a grant is written while acquiring") };
-        let (marker_text, marker) = a.marker.clone().expect("a grant follows the marker's read");
-        let marker = marker.expect("a grant follows a marker that holds");
-        let old = candidate.record.as_ref();
-        let fence = old
-            .map_or(0, |r| r.fence.saturating_add(1))
-            .max(a.fence_above.saturating_add(1))
-            .max(u64::try_from(a.now_ms).unwrap_or(0).saturating_mul(1_000));
-        let rules = self.s.rules;
-        let record = Record {
-            rev: old.map_or(1, |r| r.rev + 1),
-            fence,
-            expires_ms: now.ms.saturating_add(rules.ttl_ms()),
-            high_water_ms: rules.reserve(now.ms, candidate.floor_ms),
-            generation: marker.generation,
-            holder: Some(Holder { token: token.clone(), name: self.s.name.clone() }),
-        };
-        let value = record.encode();
-        let mut ops = vec![Op { slot: Slot::Worker(candidate.worker), expect: candidate.expect.clone(), value }];
-        #[cfg(test)]
-        let raise = !rules.planted.next_not_raised;
-        #[cfg(not(test))]
-        let raise = true;
-        if raise && candidate.worker >= marker.next {
-            let raised = Marker { rev: marker.rev + 1, next: candidate.worker + 1, ..marker };
-            ops.push(Op { slot: Slot::Marker, expect: marker_text, value: raised.encode() });
-        }
-        let floor_ms = (candidate.basis != Basis::Declared).then_some(candidate.floor_ms);
-        let ready_ms = match candidate.basis {
-            Basis::Record => candidate.floor_ms.saturating_sub(rules.resume_window_ms()),
-            Basis::Declared => i64::MIN,
-            Basis::NeverGranted | Basis::Unvouched => candidate.floor_ms.saturating_add(1),
-        };
-        let grant = Grant {
-            epoch: 0,
-            worker: candidate.worker,
-            token,
-            value: ops[0].value.clone(),
-            record,
-            floor_ms,
-            basis: candidate.basis,
-            ready_ms,
-            valid_until_ns: 0,
-            bound_ms: i64::MIN,
-            issued_ms: i64::MIN,
-        };
-        let Task::Acquire(a) = &mut self.task else { unreachable!() };
-        a.pending = Some((candidate, grant, now));
-        Call::Write(ops)
     }
 
     /// Hands back the answer to the call in flight, at `now`.
@@ -816,7 +697,7 @@ impl Machine {
         {
             self.note(Note::Back { waited_ns: now.ns.saturating_sub(trouble.since_ns) });
         }
-        match (&self.task, reply) {
+        match (&mut self.task, reply) {
             (Task::Done, _) => {}
             (Task::Hold, Reply::Written(Written::Done)) => {
                 let Call::Write(ops) = &sent.call else { return };
@@ -843,8 +724,14 @@ impl Machine {
                 self.due_ns = now.ns;
             }
             (Task::Release { checking: true }, Reply::Read(snapshot)) => self.release_checked(now, &snapshot),
-            (Task::Acquire(_), Reply::Read(snapshot)) => self.acquire_read(now, &sent, snapshot),
-            (Task::Acquire(_), Reply::Written(written)) => self.acquire_written(now, &sent, written),
+            (Task::Acquire(a), Reply::Read(snapshot)) => {
+                let step = a.read(now, &self.s, &sent, snapshot);
+                self.acquired(now, step);
+            }
+            (Task::Acquire(a), Reply::Written(written)) => {
+                let step = a.written(now, &sent, written, &mut self.rng);
+                self.acquired(now, step);
+            }
             // An answer that does not fit the call: ignored, the call is made again.
             _ => {}
         }
@@ -917,7 +804,7 @@ impl Machine {
                     // writes the marker afresh (as an acquisition would: every other record
                     // loses the store's voucher) and moves its own record under it.
                     let store_ms = snapshot.now_ms.unwrap_or(now.ms);
-                    let generation = self.random();
+                    let generation = self.rng.random();
                     let fresh =
                         fresh_marker(marker.as_ref(), Some(worker), store_ms, &snapshot.incarnation, generation, false);
                     Some(Confirm { value, expect: snapshot.marker.clone(), marker: fresh.encode() })
@@ -1041,151 +928,6 @@ impl Machine {
         self.note(Note::Released { worker, result });
     }
 
-    /// A read while acquiring.
-    fn acquire_read(&mut self, now: Now, sent: &Sent, snapshot: Snapshot) {
-        let rules = self.s.rules;
-        let space = self.s.space;
-        let tolerance_ms = rules.tolerance_ms();
-        let Task::Acquire(a) = &mut self.task else { return };
-        // A grant whose answer was lost: ours if the record is what it wrote.
-        if let Some((candidate, grant, at)) = a.pending.take() {
-            if snapshot.record(candidate.worker) == Some(grant.value.as_str()) {
-                return self.install(now, candidate, grant, at);
-            }
-            a.restart();
-            return self.retry_later(now);
-        }
-        if let Some(store_ms) = snapshot.now_ms
-            && let Err(local_ms) = check_skew(sent.at.ms, store_ms, now.ms, rules.tolerance)
-        {
-            let error =
-                LeaseError::ClockSkew { store: self.s.store.clone(), local_ms, store_ms, tolerance: rules.tolerance };
-            return self.failed(now, error);
-        }
-        let asked_highest = matches!(&sent.call, Call::Read(query) if query.highest);
-        if a.marker.is_none() || asked_highest {
-            // The attempt's first read, or the one that also asked for the highest record: the
-            // marker, the incarnation and the clock as they are now.
-            a.marker = Some((snapshot.marker.clone(), snapshot.marker.as_deref().and_then(Marker::decode)));
-            a.incarnation = snapshot.incarnation.clone();
-            a.now_ms = snapshot.now_ms.unwrap_or(now.ms);
-        }
-        if asked_highest {
-            a.highest = Some(snapshot.highest);
-        }
-        let Some((_, Some(marker))) = a.marker.clone() else { return };
-        if a.refresh || !marker_holds(&rules, Some(&marker), &a.incarnation) {
-            return;
-        }
-        let Call::Read(query) = &sent.call else { return };
-        let range = query.workers.clone();
-        a.plan.retain(|chunk| *chunk != range);
-        if !a.planned {
-            a.planned = true;
-            // The first chunk: plan the rest of the worker IDs that may matter (the preferred
-            // one, and those below the marker's `next`, which may be free), in random order.
-            let limit = space.min(marker.next.saturating_add(1).max(a.prefer.map_or(0, |p| p + 1)));
-            let mut plan: Vec<Range<u64>> =
-                (range.end..limit).step_by(MAX_READ as usize).map(|lo| lo..(lo + MAX_READ).min(limit)).collect();
-            if let Some(p) = a.prefer.filter(|&p| p >= range.end && p < space)
-                && let Some(i) = plan.iter().position(|c| c.contains(&p))
-            {
-                let chunk = plan.remove(i);
-                plan.insert(0, chunk);
-            }
-            a.plan = plan;
-        }
-        let now_ms = a.now_ms;
-        for worker in range.clone().filter(|&w| w < space) {
-            let text = snapshot.record(worker);
-            let record = text.and_then(Record::decode);
-            if text.is_some() && record.is_none() {
-                // Text this protocol does not write: not ours to overwrite.
-                continue;
-            }
-            if record.as_ref().is_some_and(|r| r.held_at(now_ms, tolerance_ms)) {
-                continue;
-            }
-            if record.is_none() && worker > marker.next && Some(worker) != a.prefer {
-                // Never granted: the lowest such worker ID is enough.
-                continue;
-            }
-            let (floor_ms, basis) = floor_of(&rules, &marker, worker, record.as_ref(), now_ms);
-            let candidate = Candidate { worker, expect: text.map(str::to_owned), record, floor_ms, basis };
-            if floor_ms <= now_ms.saturating_add(rules.step_ms) {
-                a.ready.push(candidate);
-            } else if a
-                .best
-                .as_ref()
-                .is_none_or(|b| floor_ms < b.floor_ms || floor_ms == b.floor_ms && Some(worker) == a.prefer)
-            {
-                a.best = Some(candidate);
-            }
-        }
-        if !a.ready.is_empty() {
-            a.plan.clear();
-        }
-    }
-
-    /// A write while acquiring: a fresh marker, or a grant.
-    fn acquire_written(&mut self, now: Now, sent: &Sent, written: Written) {
-        let Task::Acquire(a) = &mut self.task else { return };
-        let Call::Write(ops) = &sent.call else { return };
-        if ops[0].slot == Slot::Marker {
-            if written == Written::Done {
-                let declared = Marker::decode(&ops[0].value).is_some_and(|m| m.declared);
-                let fenced = a.refresh;
-                a.refresh = false;
-                self.note(Note::Marked { declared, fenced });
-            }
-            let Task::Acquire(a) = &mut self.task else { return };
-            a.restart();
-            self.due_ns = now.ns;
-            return;
-        }
-        let Some((candidate, grant, at)) = a.pending.take() else { return };
-        match written {
-            Written::Done => self.install(now, candidate, grant, at),
-            Written::Conflict => {
-                a.conflicts += 1;
-                let conflicts = a.conflicts;
-                a.restart();
-                // Others took it first: look again at once, with a little jitter after a few.
-                let jitter = if conflicts > 2 { self.random() % 20_000_000 } else { 0 };
-                self.due_ns = now.ns.saturating_add(jitter);
-            }
-        }
-    }
-
-    /// Installs a grant written at `at`: the generators move to it once it may issue.
-    fn install(&mut self, now: Now, candidate: Candidate, mut grant: Grant, at: Now) {
-        let rules = self.s.rules;
-        self.epochs += 1;
-        grant.epoch = self.epochs;
-        (grant.bound_ms, grant.valid_until_ns) = rules.acknowledged(at.ms, at.ns);
-        self.note(Note::Acquired {
-            worker: grant.worker,
-            fence: grant.record.fence,
-            basis: candidate.basis,
-            floor_ms: candidate.floor_ms,
-            ready_ms: grant.ready_ms,
-        });
-        self.last = Some((grant.worker, grant.record.fence));
-        self.current = Some(grant);
-        self.rolled_back = false;
-        self.trouble = None;
-        self.ambiguous.clear();
-        self.backoff_ns = 0;
-        self.since_ms = now.ms;
-        self.task = Task::Hold;
-        self.due_ns = now.ns.saturating_add(self.s.renew_every_ns);
-        if self.released {
-            // Released while the grant was being written: hand it back at once.
-            self.task = Task::Release { checking: false };
-            self.due_ns = now.ns;
-        }
-    }
-
     /// A call failed.
     fn call_failed(&mut self, now: Now, sent: &Sent, error: LeaseError) {
         match &mut self.task {
@@ -1212,40 +954,10 @@ impl Machine {
                 self.end_release(Err(error));
             }
             Task::Acquire(a) => {
-                if let Call::Write(ops) = &sent.call
-                    && ops[0].slot == Slot::Marker
-                {
-                    a.restart();
-                }
-                // A grant whose answer was lost stays pending: the next read checks it.
+                a.call_failed(&sent.call);
                 self.failed(now, error);
             }
         }
-    }
-
-    /// An acquisition's attempt failed with `error`: tried again later, unless it is the
-    /// first acquisition and waiting cannot mend it (or has waited long enough).
-    fn failed(&mut self, now: Now, error: LeaseError) {
-        let full_but_waiting = self.s.wait_for_free && matches!(error, LeaseError::NoFreeWorker { .. });
-        if self.first == First::Waiting && !worth_waiting(&error) && !full_but_waiting {
-            return self.give_up(error);
-        }
-        self.trouble_with(now, error);
-        if let Task::Acquire(a) = &mut self.task
-            && a.pending.is_none()
-        {
-            a.restart();
-        }
-        let Some(trouble) = &self.trouble else { return };
-        if trouble.noted_ns.is_none_or(|at| now.ns >= at.saturating_add(NOTE_EVERY_NS)) {
-            let note =
-                Note::Trouble { error: trouble.error.clone(), waited_ns: now.ns.saturating_sub(trouble.since_ns) };
-            if let Some(t) = &mut self.trouble {
-                t.noted_ns = Some(now.ns);
-            }
-            self.note(note);
-        }
-        self.retry_later(now);
     }
 
     fn trouble_with(&mut self, now: Now, error: LeaseError) {
@@ -1264,7 +976,7 @@ impl Machine {
             _ => ((self.s.renew_every_ns / 4).max(1_000_000), self.s.renew_every_ns.max(1_000_000)),
         };
         self.backoff_ns = if self.backoff_ns == 0 { min } else { (self.backoff_ns * 2).min(max) };
-        let jitter = 800 + self.random() % 400;
+        let jitter = 800 + self.rng.random() % 400;
         self.due_ns = now.ns.saturating_add(self.backoff_ns / 1_000 * jitter);
     }
 
