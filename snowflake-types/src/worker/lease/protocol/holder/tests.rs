@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::worker::lease::memory::State;
+use crate::worker::lease::protocol::fresh_marker;
 use std::time::Duration;
 
 const MS: u64 = 1_000_000;
