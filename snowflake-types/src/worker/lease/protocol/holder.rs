@@ -10,6 +10,14 @@
 //!
 //! Time comes in as [`Now`]: the monotonic clock (for how long a write's reservation lets the
 //! holder issue) and the lease's clock (for the timestamps it reserves).
+//!
+//! This file is the machine's face (what its drivers call and get back), its state, and the
+//! dispatch of a call, an answer, a timeout and a release to the task under way; the release
+//! is here too. Each seam of the machine extends it from a module of its own: the acquisition
+//! (`holder/acquire.rs`), what the generators may issue (`holder/grant.rs`), the renewal
+//! (`holder/renew.rs`), the state file (`holder/state_file.rs`). The types of the machine's
+//! state are all defined here, those modules' included: they name the machine, so the machine
+//! names nothing of theirs (`.ci/imports` finds no circle).
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -17,12 +25,12 @@ use std::ops::Range;
 use super::record::{Marker, Record};
 use super::{Basis, Rules};
 use crate::fence::FenceReason;
+use crate::worker::lease::store::{Cas, LeaseError, Query, Slot, Snapshot, Written};
 
 mod acquire;
 mod grant;
 mod renew;
 mod state_file;
-use crate::worker::lease::store::{Cas, LeaseError, Query, Slot, Snapshot, Written};
 
 /// How a lease is set up: what the builder checked.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
