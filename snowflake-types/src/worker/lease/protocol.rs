@@ -35,6 +35,7 @@
 
 pub(crate) mod holder;
 pub(crate) mod record;
+pub(crate) mod saved;
 
 use std::time::Duration;
 

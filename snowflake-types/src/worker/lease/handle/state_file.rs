@@ -1,7 +1,8 @@
 //! The lease state file ([`WorkerLeaseBuilder::state_file`](super::WorkerLeaseBuilder::state_file)):
 //! where a holder keeps its grant across a restart, so that a process restarted while its
 //! store does not answer resumes on its worker ID. What it holds and how it is resumed is the
-//! holder machine's (`Saved`, `Machine::resume`); this file reads, writes and locks it.
+//! holder machine's (`Machine::resume`), its format `protocol/saved.rs`'s (`Saved`); this file
+//! reads, writes and locks it.
 //!
 //! The file is three lines: where it was written (the host, the boot of its kernel, and the
 //! file's own path), and the grant. It is written whole to a temporary file, synced, and renamed
@@ -15,7 +16,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use crate::worker::lease::protocol::holder::Saved;
+use crate::worker::lease::protocol::saved::Saved;
 
 /// The lock on a state file, held for as long as the lease thread runs.
 #[derive(Debug)]

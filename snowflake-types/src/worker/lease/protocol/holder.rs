@@ -10,14 +10,27 @@
 //!
 //! Time comes in as [`Now`]: the monotonic clock (for how long a write's reservation lets the
 //! holder issue) and the lease's clock (for the timestamps it reserves).
+//!
+//! This file is the machine's face (what its drivers call and get back), its state, and the
+//! dispatch of a call, an answer, a timeout and a release to the task under way; the release
+//! is here too. Each seam of the machine extends it from a module of its own: the acquisition
+//! (`holder/acquire.rs`), what the generators may issue (`holder/grant.rs`), the renewal
+//! (`holder/renew.rs`), the state file (`holder/state_file.rs`). The types of the machine's
+//! state are all defined here, those modules' included: they name the machine, so the machine
+//! names nothing of theirs (`.ci/imports` finds no circle).
 
 use std::collections::VecDeque;
 use std::ops::Range;
 
-use super::record::{Holder, Marker, Record};
-use super::{Basis, Rules, check_skew, floor_of, fresh_marker, marker_holds};
-use crate::fence::{FenceReason, GrantView, Refusal};
-use crate::worker::lease::store::{Cas, LeaseError, MAX_READ, Query, Slot, Snapshot, Written};
+use super::record::{Marker, Record};
+use super::{Basis, Rules};
+use crate::fence::FenceReason;
+use crate::worker::lease::store::{Cas, LeaseError, Query, Slot, Snapshot, Written};
+
+mod acquire;
+mod grant;
+mod renew;
+mod state_file;
 
 /// How a lease is set up: what the builder checked.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -132,10 +145,8 @@ pub(crate) enum Note {
     Changed { worker: u64, refusal: Option<FenceReason> },
 }
 
-/// How often trouble while acquiring is noted.
-const NOTE_EVERY_NS: u64 = 5_000_000_000;
-
-/// A grant held.
+/// A grant held; its methods, with what the generators may issue under it, are
+/// `holder/grant.rs`'s.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Grant {
     epoch: u64,
@@ -158,26 +169,6 @@ struct Grant {
     issued_ms: i64,
 }
 
-impl Grant {
-    fn valid(&self, now: Now) -> bool {
-        now.ns < self.valid_until_ns
-    }
-
-    fn issuing(&self, now: Now) -> bool {
-        self.valid(now) && now.ms >= self.ready_ms
-    }
-
-    fn view(&self) -> GrantView {
-        GrantView { epoch: self.epoch, worker: self.worker, floor_ms: self.floor_ms }
-    }
-
-    /// What the store must keep when this grant ends: the last timestamp any generator
-    /// issued, and never less than what earlier holders may have (0 when nothing was).
-    fn high_water(&self) -> i64 {
-        self.issued_ms.max(self.floor_ms.unwrap_or(0)).max(0)
-    }
-}
-
 /// A write whose answer was lost: it may have been applied.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Attempt {
@@ -195,7 +186,7 @@ struct Candidate {
     basis: Basis,
 }
 
-/// An acquisition under way.
+/// An acquisition under way; its methods, the acquisition's steps, are `holder/acquire.rs`'s.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Acquire {
     prefer: Option<u64>,
@@ -218,31 +209,6 @@ struct Acquire {
     pending: Option<(Candidate, Grant, Now)>,
     /// Conflicts in a row: a little jitter after a few.
     conflicts: u32,
-}
-
-impl Acquire {
-    fn new(prefer: Option<u64>, fence_above: u64, refresh: bool) -> Acquire {
-        Acquire {
-            prefer,
-            fence_above,
-            refresh,
-            marker: None,
-            incarnation: String::new(),
-            now_ms: 0,
-            highest: None,
-            plan: Vec::new(),
-            planned: false,
-            ready: Vec::new(),
-            best: None,
-            pending: None,
-            conflicts: 0,
-        }
-    }
-
-    /// Starts the attempt again from its first read, keeping what it was asked.
-    fn restart(&mut self) {
-        *self = Acquire { conflicts: self.conflicts, ..Acquire::new(self.prefer, self.fence_above, self.refresh) };
-    }
 }
 
 /// What the machine does with the store.
@@ -307,82 +273,8 @@ pub(crate) enum Standing {
     Released,
 }
 
-/// What a lease state file keeps, so that a process restarted while its store does not
-/// answer resumes on its worker ID: the grant as the store last acknowledged it, how far that
-/// lets it issue, and how far this process may have issued.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct Saved {
-    pub(crate) namespace: String,
-    pub(crate) worker: u64,
-    pub(crate) token: String,
-    /// The record as last acknowledged.
-    pub(crate) value: String,
-    /// The acknowledged reservation: nothing above it is issued.
-    pub(crate) bound_ms: i64,
-    /// Until when (the lease's clock) the acknowledged reservation lets it issue: `W -
-    /// margin` after that write began.
-    pub(crate) valid_until_ms: i64,
-    /// Nothing was issued above this, and nothing is before the next file is written.
-    pub(crate) issued_limit_ms: i64,
-    /// A release may have been written since: the grant is not resumed from this file (the
-    /// worker ID may be another's already, above what was issued), only acquired again.
-    pub(crate) releasing: bool,
-}
-
-impl Saved {
-    /// The file's one line:
-    /// `s2|releasing|namespace|worker|token|bound|valid until|issued limit|record`.
-    pub(crate) fn encode(&self) -> String {
-        format!(
-            "s2|{}|{}|{}|{}|{}|{}|{}|{}",
-            u8::from(self.releasing),
-            self.namespace,
-            self.worker,
-            self.token,
-            self.bound_ms,
-            self.valid_until_ms,
-            self.issued_limit_ms,
-            self.value
-        )
-    }
-
-    /// A file's line read back; `None` for anything else.
-    pub(crate) fn decode(text: &str) -> Option<Saved> {
-        let mut fields = text.trim_end_matches('\n').splitn(9, '|');
-        if fields.next()? != "s2" {
-            return None;
-        }
-        let releasing = match fields.next()? {
-            "0" => false,
-            "1" => true,
-            _ => return None,
-        };
-        let namespace = fields.next()?.to_owned();
-        let worker = fields.next()?.parse().ok()?;
-        let token = fields.next()?.to_owned();
-        let bound_ms = fields.next()?.parse().ok()?;
-        let valid_until_ms = fields.next()?.parse().ok()?;
-        let issued_limit_ms = fields.next()?.parse().ok()?;
-        let value = fields.next()?.to_owned();
-        let record = Record::decode(&value)?;
-        (record.is_token(&token) && issued_limit_ms <= bound_ms).then_some(Saved {
-            namespace,
-            worker,
-            token,
-            value,
-            bound_ms,
-            valid_until_ms,
-            issued_limit_ms,
-            releasing,
-        })
-    }
-}
-
-/// The longest a state file lets the generators run ahead of the clock, in ms.
-const FILE_AHEAD_MAX_MS: i64 = 250;
-
 /// The state file as far as it was written: the grant it describes (its epoch) and how far it
-/// lets that grant's generators issue.
+/// lets that grant's generators issue (`holder/state_file.rs`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Filed {
     epoch: u64,
@@ -403,11 +295,30 @@ struct Confirm {
     marker: String,
 }
 
+/// A seeded xorshift: the machine's only source of choices.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Rng(u64);
+
+impl Rng {
+    fn random(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A grant's token: 32 hexadecimal digits.
+    fn token(&mut self) -> String {
+        let (a, b) = (self.random(), self.random());
+        format!("{a:016x}{b:016x}")
+    }
+}
+
 /// The holder of a worker ID. See the module's docs.
 #[derive(Clone, Debug)]
 pub(crate) struct Machine {
     s: Settings,
-    rng: u64,
+    rng: Rng,
     current: Option<Grant>,
     /// A grant lost whose reservation still lets it issue: the generators stay on it until
     /// the next grant issues or it runs out.
@@ -451,7 +362,7 @@ impl Machine {
     /// that the model check takes two holders that differ only in those for one.
     fn deciding(&self) -> impl PartialEq + std::hash::Hash + '_ {
         (
-            (&self.s, self.rng, &self.current, &self.retiring, self.epochs, &self.task, &self.sent),
+            (&self.s, &self.rng, &self.current, &self.retiring, self.epochs, &self.task, &self.sent),
             (self.due_ns, self.backoff_ns, self.first, self.trouble.as_ref().map(|t| (t.since_ns, &t.error))),
             (self.released, self.rolled_back, self.resumed, self.last, &self.ambiguous, &self.vouched),
         )
@@ -487,7 +398,7 @@ pub(crate) fn worth_waiting(error: &LeaseError) -> bool {
 impl Machine {
     /// A holder about to acquire its first worker ID, at `now`.
     pub(crate) fn new(settings: Settings, now: Now) -> Machine {
-        let rng = settings.seed | 1;
+        let rng = Rng(settings.seed | 1);
         Machine {
             s: settings,
             rng,
@@ -513,141 +424,6 @@ impl Machine {
             vouched: None,
             notes: VecDeque::new(),
         }
-    }
-
-    /// A holder restarted with its state file, at `now`: it holds the grant the file
-    /// describes, issues above what the file says it may have issued and up to the reservation
-    /// the store acknowledged, while that lasts (less the tolerance: the monotonic clock of
-    /// the earlier process is gone, and the lease's clock stands in), and reconciles with the
-    /// store at once: a renewal that succeeds goes on, one that finds the record another's
-    /// loses it. `None` when the file's reservation has run out.
-    pub(crate) fn resume(settings: Settings, saved: &Saved, now: Now) -> Option<Machine> {
-        let record = Record::decode(&saved.value)?;
-        let left_ms = saved.valid_until_ms.saturating_sub(now.ms).saturating_sub(settings.rules.tolerance_ms());
-        if saved.releasing || saved.namespace != settings.namespace || saved.worker >= settings.space || left_ms <= 0 {
-            return None;
-        }
-        let mut machine = Machine::new(settings, now);
-        machine.epochs = 1;
-        machine.resumed = true;
-        machine.current = Some(Grant {
-            epoch: 1,
-            worker: saved.worker,
-            token: saved.token.clone(),
-            value: saved.value.clone(),
-            record: record.clone(),
-            floor_ms: Some(saved.issued_limit_ms),
-            basis: Basis::Record,
-            ready_ms: saved.issued_limit_ms.saturating_add(1),
-            valid_until_ns: now.ns.saturating_add(left_ms.unsigned_abs().saturating_mul(1_000_000)),
-            bound_ms: saved.bound_ms,
-            issued_ms: saved.issued_limit_ms,
-        });
-        machine.last = Some((saved.worker, record.fence));
-        // Nothing is issued until a file is written above what this one allowed.
-        machine.task = Task::Hold;
-        machine.due_ns = now.ns;
-        Some(machine)
-    }
-
-    /// With a state file: the file to write now, if one is due (the grant changed since the
-    /// last, or its generators come near the limit it set). Generators issue above the last
-    /// file's limit only once [`Machine::saved`] says this one is written.
-    pub(crate) fn save_due(&self, now: Now) -> Option<Saved> {
-        if !self.s.state_file {
-            return None;
-        }
-        let grant = self.current.as_ref()?;
-        if self.released {
-            // Before a release is written, the file says so: resumed after it, the grant
-            // would issue above what the release recorded.
-            let filed = self.filed.as_ref().is_some_and(|f| f.releasing);
-            return (!filed && self.task == (Task::Release { checking: false })).then(|| Saved {
-                namespace: self.s.namespace.clone(),
-                worker: grant.worker,
-                token: grant.token.clone(),
-                value: grant.value.clone(),
-                bound_ms: grant.bound_ms,
-                valid_until_ms: now.ms,
-                issued_limit_ms: grant.bound_ms,
-                releasing: true,
-            });
-        }
-        if !grant.valid(now) {
-            return None;
-        }
-        let ahead_ms = self.file_ahead_ms();
-        let limit_ms =
-            now.ms.max(grant.issued_ms).saturating_add(ahead_ms.max(self.s.rules.step_ms)).min(grant.bound_ms);
-        let due = match &self.filed {
-            Some(filed) if filed.epoch == grant.epoch && filed.value == grant.value => {
-                filed.limit_ms.saturating_sub(now.ms) <= ahead_ms / 2 && limit_ms > filed.limit_ms
-            }
-            _ => true,
-        };
-        let limit_ms = match &self.filed {
-            Some(filed) if filed.epoch == grant.epoch => limit_ms.max(filed.limit_ms),
-            _ => limit_ms.max(grant.issued_ms),
-        };
-        let left_ns = grant.valid_until_ns.saturating_sub(now.ns);
-        let valid_until_ms = now.ms.saturating_add(i64::try_from(left_ns / 1_000_000).unwrap_or(i64::MAX));
-        due.then(|| Saved {
-            namespace: self.s.namespace.clone(),
-            worker: grant.worker,
-            token: grant.token.clone(),
-            value: grant.value.clone(),
-            bound_ms: grant.bound_ms,
-            valid_until_ms,
-            issued_limit_ms: limit_ms,
-            releasing: false,
-        })
-    }
-
-    /// How far ahead of the clock a state file lets the generators issue: two renewals, at
-    /// most a quarter of a second (a process restarted with the file waits that long at
-    /// most), so that a write that comes late once does not stop them.
-    fn file_ahead_ms(&self) -> i64 {
-        let renew_ms = i64::try_from(self.s.renew_every_ns / 1_000_000).unwrap_or(i64::MAX);
-        renew_ms.saturating_mul(2).min(FILE_AHEAD_MAX_MS).max(self.s.rules.step_ms).max(1)
-    }
-
-    /// Whether the state file (if one is kept) lets `grant` issue at `now`.
-    fn filed_for(&self, grant: &Grant, now: Now) -> bool {
-        !self.s.state_file
-            || self
-                .filed
-                .as_ref()
-                .is_some_and(|f| f.epoch > grant.epoch || f.epoch == grant.epoch && f.limit_ms > now.ms)
-    }
-
-    /// `saved` is written (durably): its grant's generators may issue up to its limit.
-    pub(crate) fn saved(&mut self, saved: &Saved) {
-        let Some(grant) = self.current.as_ref().filter(|g| g.token == saved.token) else { return };
-        let epoch = grant.epoch;
-        let limit_ms = match &self.filed {
-            Some(filed) if filed.epoch == epoch => filed.limit_ms.max(saved.issued_limit_ms),
-            _ => saved.issued_limit_ms,
-        };
-        self.filed = Some(Filed { epoch, value: saved.value.clone(), limit_ms, releasing: saved.releasing });
-    }
-
-    /// [`Machine::saved`], then whatever changed for the generators is told.
-    pub(crate) fn saved_at(&mut self, now: Now, saved: &Saved) {
-        self.saved(saved);
-        self.tell(now);
-    }
-
-    /// A seeded xorshift: the machine's only source of choices.
-    fn random(&mut self) -> u64 {
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        self.rng
-    }
-
-    fn token(&mut self) -> String {
-        let (a, b) = (self.random(), self.random());
-        format!("{a:016x}{b:016x}")
     }
 
     /// Whether the machine has ended: released, abandoned, or the first acquisition failed.
@@ -689,35 +465,7 @@ impl Machine {
         }
         let call = match &mut self.task {
             Task::Done => return None,
-            Task::Hold => {
-                let grant = self.current.as_ref()?;
-                // Every renewal first reads its record, the marker and the store's clock, and
-                // writes only where the marker still vouches for the record (a fence or a new
-                // incarnation since means the store may have been rolled back under it) and
-                // the clocks agree; its write confirms the marker unchanged in the same atomic
-                // write, so a fence that lands between the read and the write stops it too.
-                let confirm = self.vouched.as_ref().filter(|c| c.value == grant.value).cloned();
-                let Some(confirm) = confirm else {
-                    let worker = grant.worker;
-                    self.task = Task::Check;
-                    let call = Call::Read(Query::workers(worker..worker + 1));
-                    self.sent = Some(Sent { call: call.clone(), at: now, release: false });
-                    return Some(call);
-                };
-                let record = Record {
-                    rev: grant.record.rev + 1,
-                    expires_ms: now.ms.saturating_add(self.s.rules.ttl_ms()),
-                    high_water_ms: self.s.rules.reserve(now.ms, grant.record.high_water_ms.max(grant.issued_ms)),
-                    // The live holder's name, also after a resume from the state file.
-                    holder: Some(Holder { token: grant.token.clone(), name: self.s.name.clone() }),
-                    generation: Marker::decode(&confirm.marker).map_or(grant.record.generation, |m| m.generation),
-                    ..grant.record.clone()
-                };
-                Call::Write(vec![
-                    Op { slot: Slot::Worker(grant.worker), expect: Some(grant.value.clone()), value: record.encode() },
-                    Op { slot: Slot::Marker, expect: confirm.expect, value: confirm.marker },
-                ])
-            }
+            Task::Hold => self.renewal_call(now)?,
             Task::Check => {
                 let worker = self.current.as_ref()?.worker;
                 Call::Read(Query::workers(worker..worker + 1))
@@ -745,116 +493,17 @@ impl Machine {
                     value: record.encode(),
                 }])
             }
-            Task::Acquire(_) => self.acquire_call(now)?,
+            Task::Acquire(a) => match a.call(now, &self.s, &mut self.rng, self.epochs) {
+                Ok(call) => call,
+                Err(error) => {
+                    self.failed(now, error);
+                    return None;
+                }
+            },
         };
         let release = matches!(self.task, Task::Release { .. });
         self.sent = Some(Sent { call: call.clone(), at: now, release });
         Some(call)
-    }
-
-    /// The next call of an acquisition.
-    fn acquire_call(&mut self, now: Now) -> Option<Call> {
-        let space = self.s.space;
-        let Task::Acquire(a) = &mut self.task else { return None };
-        if let Some((candidate, _, _)) = &a.pending {
-            return Some(Call::Read(Query::workers(candidate.worker..candidate.worker + 1)));
-        }
-        let Some((text, marker)) = a.marker.clone() else {
-            // The first read: the marker and the first chunk.
-            return Some(Call::Read(Query::workers(0..space.min(MAX_READ))));
-        };
-        if a.refresh || !marker_holds(&self.s.rules, marker.as_ref(), &a.incarnation) {
-            let Some(highest) = a.highest else {
-                return Some(Call::Read(Query::workers(0..space.min(MAX_READ)).with_highest()));
-            };
-            let fresh = self.fresh_marker(marker, text.is_none() && highest.is_none(), highest);
-            return Some(Call::Write(vec![Op { slot: Slot::Marker, expect: text, value: fresh.encode() }]));
-        }
-        let Task::Acquire(a) = &mut self.task else { return None };
-        if let Some(chunk) = a.plan.first() {
-            return Some(Call::Read(Query::workers(chunk.clone())));
-        }
-        let (ready, best, prefer) = (a.ready.clone(), a.best.clone(), a.prefer);
-        let chosen = match ready.iter().position(|c| Some(c.worker) == prefer) {
-            Some(i) => Some(ready[i].clone()),
-            None if !ready.is_empty() => {
-                let pick = (self.random() % ready.len() as u64) as usize;
-                Some(ready[pick].clone())
-            }
-            None => best,
-        };
-        let Some(candidate) = chosen else {
-            let error = LeaseError::NoFreeWorker { namespace: self.s.namespace.clone(), space };
-            self.failed(now, error);
-            return None;
-        };
-        Some(self.grant_call(now, candidate))
-    }
-
-    /// A marker written afresh for this attempt's read.
-    fn fresh_marker(&mut self, old: Option<Marker>, nothing: bool, highest: Option<u64>) -> Marker {
-        let generation = self.random();
-        // Only at the process's first start: a holder that ever held a grant (or resumed one)
-        // may have issued, whatever the store lost since.
-        let declared = self.s.create_namespace && nothing && self.epochs == 0;
-        let Task::Acquire(a) = &self.task else { unreachable!("a marker is written while acquiring") };
-        fresh_marker(old.as_ref(), highest, a.now_ms, &a.incarnation, generation, declared)
-    }
-
-    /// The grant of `candidate`: its record, holding this grant's token, reserving `W` ahead
-    /// (and never below the floor), and the marker's `next` raised past a worker ID it never
-    /// granted.
-    fn grant_call(&mut self, now: Now, candidate: Candidate) -> Call {
-        let token = self.token();
-        let Task::Acquire(a) = &self.task else { unreachable!("a grant is written while acquiring") };
-        let (marker_text, marker) = a.marker.clone().expect("a grant follows the marker's read");
-        let marker = marker.expect("a grant follows a marker that holds");
-        let old = candidate.record.as_ref();
-        let fence = old
-            .map_or(0, |r| r.fence.saturating_add(1))
-            .max(a.fence_above.saturating_add(1))
-            .max(u64::try_from(a.now_ms).unwrap_or(0).saturating_mul(1_000));
-        let rules = self.s.rules;
-        let record = Record {
-            rev: old.map_or(1, |r| r.rev + 1),
-            fence,
-            expires_ms: now.ms.saturating_add(rules.ttl_ms()),
-            high_water_ms: rules.reserve(now.ms, candidate.floor_ms),
-            generation: marker.generation,
-            holder: Some(Holder { token: token.clone(), name: self.s.name.clone() }),
-        };
-        let value = record.encode();
-        let mut ops = vec![Op { slot: Slot::Worker(candidate.worker), expect: candidate.expect.clone(), value }];
-        #[cfg(test)]
-        let raise = !rules.planted.next_not_raised;
-        #[cfg(not(test))]
-        let raise = true;
-        if raise && candidate.worker >= marker.next {
-            let raised = Marker { rev: marker.rev + 1, next: candidate.worker + 1, ..marker };
-            ops.push(Op { slot: Slot::Marker, expect: marker_text, value: raised.encode() });
-        }
-        let floor_ms = (candidate.basis != Basis::Declared).then_some(candidate.floor_ms);
-        let ready_ms = match candidate.basis {
-            Basis::Record => candidate.floor_ms.saturating_sub(rules.resume_window_ms()),
-            Basis::Declared => i64::MIN,
-            Basis::NeverGranted | Basis::Unvouched => candidate.floor_ms.saturating_add(1),
-        };
-        let grant = Grant {
-            epoch: 0,
-            worker: candidate.worker,
-            token,
-            value: ops[0].value.clone(),
-            record,
-            floor_ms,
-            basis: candidate.basis,
-            ready_ms,
-            valid_until_ns: 0,
-            bound_ms: i64::MIN,
-            issued_ms: i64::MIN,
-        };
-        let Task::Acquire(a) = &mut self.task else { unreachable!() };
-        a.pending = Some((candidate, grant, now));
-        Call::Write(ops)
     }
 
     /// Hands back the answer to the call in flight, at `now`.
@@ -886,7 +535,7 @@ impl Machine {
         {
             self.note(Note::Back { waited_ns: now.ns.saturating_sub(trouble.since_ns) });
         }
-        match (&self.task, reply) {
+        match (&mut self.task, reply) {
             (Task::Done, _) => {}
             (Task::Hold, Reply::Written(Written::Done)) => {
                 let Call::Write(ops) = &sent.call else { return };
@@ -913,169 +562,17 @@ impl Machine {
                 self.due_ns = now.ns;
             }
             (Task::Release { checking: true }, Reply::Read(snapshot)) => self.release_checked(now, &snapshot),
-            (Task::Acquire(_), Reply::Read(snapshot)) => self.acquire_read(now, &sent, snapshot),
-            (Task::Acquire(_), Reply::Written(written)) => self.acquire_written(now, &sent, written),
+            (Task::Acquire(a), Reply::Read(snapshot)) => {
+                let step = a.read(now, &self.s, &sent, snapshot);
+                self.acquired(now, step);
+            }
+            (Task::Acquire(a), Reply::Written(written)) => {
+                let step = a.written(now, &sent, written, &mut self.rng);
+                self.acquired(now, step);
+            }
             // An answer that does not fit the call: ignored, the call is made again.
             _ => {}
         }
-    }
-
-    /// A renewal of the current grant, written at `sent`, is acknowledged.
-    fn renewed(&mut self, value: &str, sent: Now, now: Now) {
-        let rules = self.s.rules;
-        let Some(grant) = self.current.as_mut() else { return };
-        let Some(record) = Record::decode(value) else { return };
-        let late = sent.ns >= grant.valid_until_ns;
-        grant.value = value.to_owned();
-        grant.record = record;
-        let (bound_ms, valid_until_ns) = rules.acknowledged(sent.ms, sent.ns);
-        grant.bound_ms = grant.bound_ms.max(bound_ms);
-        grant.valid_until_ns = grant.valid_until_ns.max(valid_until_ns);
-        self.trouble = None;
-        self.renewals += 1;
-        if late {
-            let worker = grant.worker;
-            self.since_ms = now.ms;
-            self.note(Note::RenewedLate { worker });
-        }
-    }
-
-    /// The current grant's record, read before a renewal or back after a write that
-    /// conflicted, with the marker and the store's clock.
-    fn checked(&mut self, now: Now, sent: &Sent, snapshot: &Snapshot) {
-        let rules = self.s.rules;
-        let Some(grant) = self.current.as_ref() else { return };
-        let (worker, fence, token, value) =
-            (grant.worker, grant.record.fence, grant.token.clone(), grant.value.clone());
-        let (rev, expires_ms, bound_ms) = (grant.record.rev, grant.record.expires_ms, grant.bound_ms);
-        let text = snapshot.record(worker);
-        let marker = snapshot.marker.as_deref().and_then(Marker::decode);
-        let holds = marker_holds(&rules, marker.as_ref(), &snapshot.incarnation);
-        if text == Some(value.as_str()) {
-            // Unchanged: renew, if the marker still vouches for the record (a fence or a new
-            // incarnation since means the store may have been rolled back under it).
-            let vouched = marker.as_ref().is_some_and(|m| rules.vouches(m, worker, &grant.record));
-            if holds && !vouched {
-                // The marker of this incarnation was written afresh: a fence (by the operator
-                // or another holder) came first. Nothing more is issued on the grant, and no
-                // second fence is owed.
-                self.ambiguous.clear();
-                return self.stop_rolled_back(now, worker, fence, false);
-            }
-            if let Some(store_ms) = snapshot.now_ms
-                && let Err(local_ms) = check_skew(sent.at.ms, store_ms, now.ms, rules.tolerance)
-            {
-                // A clock that left the store's by more than the tolerance reserves nothing
-                // more: the grant issues on what was acknowledged, and tries again later.
-                let error = LeaseError::ClockSkew {
-                    store: self.s.store.clone(),
-                    local_ms,
-                    store_ms,
-                    tolerance: rules.tolerance,
-                };
-                self.note(Note::RenewalFailed { worker, error: error.clone() });
-                self.trouble_with(now, error);
-                self.task = Task::Hold;
-                self.vouched = None;
-                return self.retry_later(now);
-            }
-            self.vouched = match (holds, snapshot.marker.clone()) {
-                (true, Some(text)) => Some(Confirm { value, expect: Some(text.clone()), marker: text }),
-                _ => {
-                    // The store lost the marker (deleted alone), or is another incarnation
-                    // with this record unchanged: nobody took the worker ID, so the renewal
-                    // writes the marker afresh (as an acquisition would: every other record
-                    // loses the store's voucher) and moves its own record under it.
-                    let store_ms = snapshot.now_ms.unwrap_or(now.ms);
-                    let generation = self.random();
-                    let fresh =
-                        fresh_marker(marker.as_ref(), Some(worker), store_ms, &snapshot.incarnation, generation, false);
-                    Some(Confirm { value, expect: snapshot.marker.clone(), marker: fresh.encode() })
-                }
-            };
-            self.task = Task::Hold;
-            self.due_ns = now.ns;
-            return;
-        }
-        if let Some(text) = text
-            && let Some(attempt) = self.ambiguous.iter().find(|a| a.value == text).cloned()
-        {
-            // A renewal whose answer was lost was applied.
-            self.renewed(&attempt.value, attempt.sent, now);
-            self.ambiguous.clear();
-            self.task = Task::Hold;
-            self.due_ns = now.ns;
-            return;
-        }
-        let found = text.and_then(Record::decode);
-        let ours = found.as_ref().is_some_and(|r| r.is_token(&token));
-        #[cfg(test)]
-        if ours && rules.planted.rollback_unnoticed {
-            let value = text.unwrap_or_default().to_owned();
-            self.renewed(&value, now, now);
-            self.task = Task::Hold;
-            self.due_ns = now.ns;
-            return;
-        }
-        self.ambiguous.clear();
-        if ours && self.resumed && found.as_ref().is_some_and(|r| r.rev > rev) {
-            // Our own grant, written further than the state file says: the file is an older
-            // copy (a disk snapshot put back), not a store that went back. What this process
-            // issued before may lie above the file's limit: the grant is given up (without
-            // issuing on it) and a worker ID acquired again, the namespace left as it is.
-            self.note(Note::Lost { worker, why: LostWhy::FileOlder });
-            self.current = None;
-            self.retiring = None;
-            return self.lose(now, worker, fence, false);
-        }
-        // Never assume the successor waited. Another holder's record replaced ours lawfully
-        // only after our lease expired (its clock and ours agree within the tolerance) and
-        // over our last write (so its `rev` is above ours); a record gone is harmless only
-        // where anyone acquiring the worker ID now starts above what we may still issue.
-        // A record whose `rev` is 1 replaced none: it was written where ours was gone (deleted
-        // alone), and judged as a record gone is.
-        let fresh = found.as_ref().is_some_and(|r| !r.is_token(&token) && r.rev == 1);
-        let taken_early =
-            found.as_ref().is_some_and(|r| !r.is_token(&token) && r.rev > 1 && (r.rev <= rev || now.ms <= expires_ms));
-        let older = found.as_ref().is_some_and(|r| !r.is_token(&token) && r.fence <= fence);
-        let gone_unguarded = (text.is_none() || fresh)
-            && holds
-            && marker.as_ref().is_some_and(|m| {
-                let store_ms = snapshot.now_ms.unwrap_or(now.ms);
-                floor_of(&rules, m, worker, None, store_ms).0 < bound_ms
-            });
-        if ours || older || taken_early || gone_unguarded {
-            // Our own record with a value we did not write, an older holder's, one that took
-            // the worker ID before it was free, or a marker that lets a newcomer start below
-            // our reservation: the store went back.
-            self.stop_rolled_back(now, worker, fence, true);
-        } else {
-            let why = if text.is_some() { LostWhy::TakenOver } else { LostWhy::Gone };
-            self.note(Note::Lost { worker, why });
-            // What it reserved is still its own: every successor starts above it.
-            self.retiring = self.current.take().filter(|g| g.valid(now));
-            self.lose(now, worker, fence, false);
-        }
-    }
-
-    /// The store was rolled back under the grant: stop at once, and have the namespace's
-    /// marker written afresh before anything is granted again.
-    /// `refresh`: the marker is to be written afresh (else a fence already did).
-    fn stop_rolled_back(&mut self, now: Now, worker: u64, fence: u64, refresh: bool) {
-        self.current = None;
-        self.retiring = None;
-        self.rolled_back = true;
-        self.note(Note::RolledBack { worker });
-        self.lose(now, worker, fence, refresh);
-    }
-
-    /// Starts acquiring again after a loss: the same worker ID first, a fence above the last.
-    fn lose(&mut self, now: Now, worker: u64, fence: u64, refresh: bool) {
-        self.last = Some((worker, fence));
-        self.since_ms = now.ms;
-        self.task = Task::Acquire(Box::new(Acquire::new(Some(worker), fence, refresh)));
-        self.due_ns = now.ns;
-        self.backoff_ns = 0;
     }
 
     fn release_checked(&mut self, now: Now, snapshot: &Snapshot) {
@@ -1111,151 +608,6 @@ impl Machine {
         self.note(Note::Released { worker, result });
     }
 
-    /// A read while acquiring.
-    fn acquire_read(&mut self, now: Now, sent: &Sent, snapshot: Snapshot) {
-        let rules = self.s.rules;
-        let space = self.s.space;
-        let tolerance_ms = rules.tolerance_ms();
-        let Task::Acquire(a) = &mut self.task else { return };
-        // A grant whose answer was lost: ours if the record is what it wrote.
-        if let Some((candidate, grant, at)) = a.pending.take() {
-            if snapshot.record(candidate.worker) == Some(grant.value.as_str()) {
-                return self.install(now, candidate, grant, at);
-            }
-            a.restart();
-            return self.retry_later(now);
-        }
-        if let Some(store_ms) = snapshot.now_ms
-            && let Err(local_ms) = check_skew(sent.at.ms, store_ms, now.ms, rules.tolerance)
-        {
-            let error =
-                LeaseError::ClockSkew { store: self.s.store.clone(), local_ms, store_ms, tolerance: rules.tolerance };
-            return self.failed(now, error);
-        }
-        let asked_highest = matches!(&sent.call, Call::Read(query) if query.highest);
-        if a.marker.is_none() || asked_highest {
-            // The attempt's first read, or the one that also asked for the highest record: the
-            // marker, the incarnation and the clock as they are now.
-            a.marker = Some((snapshot.marker.clone(), snapshot.marker.as_deref().and_then(Marker::decode)));
-            a.incarnation = snapshot.incarnation.clone();
-            a.now_ms = snapshot.now_ms.unwrap_or(now.ms);
-        }
-        if asked_highest {
-            a.highest = Some(snapshot.highest);
-        }
-        let Some((_, Some(marker))) = a.marker.clone() else { return };
-        if a.refresh || !marker_holds(&rules, Some(&marker), &a.incarnation) {
-            return;
-        }
-        let Call::Read(query) = &sent.call else { return };
-        let range = query.workers.clone();
-        a.plan.retain(|chunk| *chunk != range);
-        if !a.planned {
-            a.planned = true;
-            // The first chunk: plan the rest of the worker IDs that may matter (the preferred
-            // one, and those below the marker's `next`, which may be free), in random order.
-            let limit = space.min(marker.next.saturating_add(1).max(a.prefer.map_or(0, |p| p + 1)));
-            let mut plan: Vec<Range<u64>> =
-                (range.end..limit).step_by(MAX_READ as usize).map(|lo| lo..(lo + MAX_READ).min(limit)).collect();
-            if let Some(p) = a.prefer.filter(|&p| p >= range.end && p < space)
-                && let Some(i) = plan.iter().position(|c| c.contains(&p))
-            {
-                let chunk = plan.remove(i);
-                plan.insert(0, chunk);
-            }
-            a.plan = plan;
-        }
-        let now_ms = a.now_ms;
-        for worker in range.clone().filter(|&w| w < space) {
-            let text = snapshot.record(worker);
-            let record = text.and_then(Record::decode);
-            if text.is_some() && record.is_none() {
-                // Text this protocol does not write: not ours to overwrite.
-                continue;
-            }
-            if record.as_ref().is_some_and(|r| r.held_at(now_ms, tolerance_ms)) {
-                continue;
-            }
-            if record.is_none() && worker > marker.next && Some(worker) != a.prefer {
-                // Never granted: the lowest such worker ID is enough.
-                continue;
-            }
-            let (floor_ms, basis) = floor_of(&rules, &marker, worker, record.as_ref(), now_ms);
-            let candidate = Candidate { worker, expect: text.map(str::to_owned), record, floor_ms, basis };
-            if floor_ms <= now_ms.saturating_add(rules.step_ms) {
-                a.ready.push(candidate);
-            } else if a
-                .best
-                .as_ref()
-                .is_none_or(|b| floor_ms < b.floor_ms || floor_ms == b.floor_ms && Some(worker) == a.prefer)
-            {
-                a.best = Some(candidate);
-            }
-        }
-        if !a.ready.is_empty() {
-            a.plan.clear();
-        }
-    }
-
-    /// A write while acquiring: a fresh marker, or a grant.
-    fn acquire_written(&mut self, now: Now, sent: &Sent, written: Written) {
-        let Task::Acquire(a) = &mut self.task else { return };
-        let Call::Write(ops) = &sent.call else { return };
-        if ops[0].slot == Slot::Marker {
-            if written == Written::Done {
-                let declared = Marker::decode(&ops[0].value).is_some_and(|m| m.declared);
-                let fenced = a.refresh;
-                a.refresh = false;
-                self.note(Note::Marked { declared, fenced });
-            }
-            let Task::Acquire(a) = &mut self.task else { return };
-            a.restart();
-            self.due_ns = now.ns;
-            return;
-        }
-        let Some((candidate, grant, at)) = a.pending.take() else { return };
-        match written {
-            Written::Done => self.install(now, candidate, grant, at),
-            Written::Conflict => {
-                a.conflicts += 1;
-                let conflicts = a.conflicts;
-                a.restart();
-                // Others took it first: look again at once, with a little jitter after a few.
-                let jitter = if conflicts > 2 { self.random() % 20_000_000 } else { 0 };
-                self.due_ns = now.ns.saturating_add(jitter);
-            }
-        }
-    }
-
-    /// Installs a grant written at `at`: the generators move to it once it may issue.
-    fn install(&mut self, now: Now, candidate: Candidate, mut grant: Grant, at: Now) {
-        let rules = self.s.rules;
-        self.epochs += 1;
-        grant.epoch = self.epochs;
-        (grant.bound_ms, grant.valid_until_ns) = rules.acknowledged(at.ms, at.ns);
-        self.note(Note::Acquired {
-            worker: grant.worker,
-            fence: grant.record.fence,
-            basis: candidate.basis,
-            floor_ms: candidate.floor_ms,
-            ready_ms: grant.ready_ms,
-        });
-        self.last = Some((grant.worker, grant.record.fence));
-        self.current = Some(grant);
-        self.rolled_back = false;
-        self.trouble = None;
-        self.ambiguous.clear();
-        self.backoff_ns = 0;
-        self.since_ms = now.ms;
-        self.task = Task::Hold;
-        self.due_ns = now.ns.saturating_add(self.s.renew_every_ns);
-        if self.released {
-            // Released while the grant was being written: hand it back at once.
-            self.task = Task::Release { checking: false };
-            self.due_ns = now.ns;
-        }
-    }
-
     /// A call failed.
     fn call_failed(&mut self, now: Now, sent: &Sent, error: LeaseError) {
         match &mut self.task {
@@ -1282,40 +634,10 @@ impl Machine {
                 self.end_release(Err(error));
             }
             Task::Acquire(a) => {
-                if let Call::Write(ops) = &sent.call
-                    && ops[0].slot == Slot::Marker
-                {
-                    a.restart();
-                }
-                // A grant whose answer was lost stays pending: the next read checks it.
+                a.call_failed(&sent.call);
                 self.failed(now, error);
             }
         }
-    }
-
-    /// An acquisition's attempt failed with `error`: tried again later, unless it is the
-    /// first acquisition and waiting cannot mend it (or has waited long enough).
-    fn failed(&mut self, now: Now, error: LeaseError) {
-        let full_but_waiting = self.s.wait_for_free && matches!(error, LeaseError::NoFreeWorker { .. });
-        if self.first == First::Waiting && !worth_waiting(&error) && !full_but_waiting {
-            return self.give_up(error);
-        }
-        self.trouble_with(now, error);
-        if let Task::Acquire(a) = &mut self.task
-            && a.pending.is_none()
-        {
-            a.restart();
-        }
-        let Some(trouble) = &self.trouble else { return };
-        if trouble.noted_ns.is_none_or(|at| now.ns >= at.saturating_add(NOTE_EVERY_NS)) {
-            let note =
-                Note::Trouble { error: trouble.error.clone(), waited_ns: now.ns.saturating_sub(trouble.since_ns) };
-            if let Some(t) = &mut self.trouble {
-                t.noted_ns = Some(now.ns);
-            }
-            self.note(note);
-        }
-        self.retry_later(now);
     }
 
     fn trouble_with(&mut self, now: Now, error: LeaseError) {
@@ -1334,7 +656,7 @@ impl Machine {
             _ => ((self.s.renew_every_ns / 4).max(1_000_000), self.s.renew_every_ns.max(1_000_000)),
         };
         self.backoff_ns = if self.backoff_ns == 0 { min } else { (self.backoff_ns * 2).min(max) };
-        let jitter = 800 + self.random() % 400;
+        let jitter = 800 + self.rng.random() % 400;
         self.due_ns = now.ns.saturating_add(self.backoff_ns / 1_000 * jitter);
     }
 
@@ -1382,18 +704,6 @@ impl Machine {
             at(ns);
         }
         wake
-    }
-
-    /// With a state file: when the next file is due (monotonic ns), once the generators come
-    /// within half the window of the last file's limit. Past due, it waits for what holds it
-    /// back (a renewal, whose answer wakes the machine). A wake that lands on the boundary
-    /// finds the file due: [`Machine::save_due`] writes at `due_ms <= 0`, and whenever it does
-    /// not, a wake is set.
-    pub(crate) fn save_wake(&self, now: Now) -> Option<u64> {
-        let filed = self.filed.as_ref().filter(|_| self.s.state_file)?;
-        let due_ms = filed.limit_ms.saturating_sub(self.file_ahead_ms() / 2).saturating_sub(now.ms);
-        let due_ms = u64::try_from(due_ms).ok().filter(|&ms| ms > 0)?;
-        Some(now.ns.saturating_add(due_ms.saturating_mul(1_000_000)))
     }
 
     /// Time passed: the first acquisition is answered once it may issue, or given up once
@@ -1457,534 +767,7 @@ impl Machine {
         self.retiring = None;
         self.task = Task::Done;
     }
-
-    // ---- the generators' side ----
-
-    /// Whether the generators issue under the retiring grant: a lost one while it may still
-    /// issue and the new one may not yet.
-    fn on_retiring(&self, now: Now) -> bool {
-        self.retiring.as_ref().is_some_and(|r| r.valid(now))
-            && !self.current.as_ref().is_some_and(|g| g.issuing(now) && self.filed_for(g, now))
-    }
-
-    /// The grant the generators issue under: the retiring one while it may, else the current
-    /// one.
-    fn active(&self, now: Now) -> Option<&Grant> {
-        if self.on_retiring(now) { self.retiring.as_ref() } else { self.current.as_ref() }
-    }
-
-    /// Why the generators may not issue at `now`, or `None` when they may: the one answer
-    /// that [`Machine::grant_until`], [`Machine::issuing`], [`Machine::standing`] and the first
-    /// acquisition's answer all give, so that what a lease says of itself is what its
-    /// generators do.
-    pub(crate) fn refusal(&self, now: Now) -> Option<FenceReason> {
-        let rules = self.s.rules;
-        if self.released {
-            return Some(FenceReason::Released);
-        }
-        let Some(grant) = self.active(now) else {
-            return Some(if self.rolled_back { FenceReason::RolledBack } else { FenceReason::Lost });
-        };
-        if !grant.valid(now) {
-            return Some(FenceReason::NotRenewed { reservation: rules.reservation, margin: rules.margin });
-        }
-        if now.ms < grant.ready_ms {
-            return Some(FenceReason::WaitingOut { until_ms: grant.floor_ms.unwrap_or(grant.ready_ms) });
-        }
-        if !self.filed_for(grant, now) {
-            return Some(FenceReason::StateFileBehind);
-        }
-        if now.ms > grant.bound_ms {
-            return Some(FenceReason::ClockAhead { now_ms: now.ms, bound_ms: grant.bound_ms });
-        }
-        None
-    }
-
-    /// The highest timestamp a generator under grant `epoch` may issue now, recorded as
-    /// issued: the smaller of the acknowledged reservation and `from_ms` (the later of the
-    /// clock and the tick asked for) plus a short step (at least `min_step_ms`) within the
-    /// validity. Refused while the lease may not issue ([`Machine::refusal`]), and when it
-    /// holds another grant than `epoch` (the generator switches to it first).
-    pub(crate) fn grant_until(&mut self, now: Now, from_ms: i64, min_step_ms: i64, epoch: u64) -> Result<i64, Refusal> {
-        if let Some(reason) = self.refusal(now) {
-            return Err(Refusal::Fenced(reason));
-        }
-        let step_ms = self.s.rules.step_ms.max(min_step_ms);
-        let file = self.s.state_file.then(|| self.filed.as_ref().map(|f| (f.epoch, f.limit_ms)));
-        let retiring = self.on_retiring(now);
-        let Some(grant) = (if retiring { self.retiring.as_mut() } else { self.current.as_mut() }) else {
-            return Err(Refusal::Fenced(FenceReason::Lost));
-        };
-        if grant.epoch != epoch {
-            return Err(Refusal::Switch(grant.view()));
-        }
-        let left_ms = i64::try_from((grant.valid_until_ns - now.ns) / 1_000_000).unwrap_or(i64::MAX);
-        let mut until = from_ms.saturating_add(left_ms.min(step_ms)).min(grant.bound_ms);
-        // Never above what the state file says may have been issued: a grant the file does not
-        // describe yet issues nothing until it does (one it no longer describes, retiring
-        // under a newer one, stays below its reservation).
-        if let Some(filed) = file
-            && filed.is_none_or(|(e, _)| e <= grant.epoch)
-        {
-            let limit = filed.filter(|(e, _)| *e == grant.epoch).map_or(i64::MIN, |(_, limit)| limit);
-            until = until.min(limit);
-            if until < from_ms {
-                return Err(Refusal::Fenced(FenceReason::StateFileBehind));
-            }
-        }
-        if until < from_ms {
-            return Err(Refusal::Fenced(FenceReason::ClockAhead { now_ms: from_ms, bound_ms: grant.bound_ms }));
-        }
-        grant.issued_ms = grant.issued_ms.max(until);
-        Ok(until)
-    }
-
-    /// The grant as a generator sees it: the one it would issue under now.
-    pub(crate) fn view(&self, now: Now) -> GrantView {
-        match self.active(now) {
-            Some(grant) => grant.view(),
-            None => GrantView { epoch: 0, worker: self.last.map_or(0, |(w, _)| w), floor_ms: None },
-        }
-    }
-
-    /// Whether grant `epoch` is still one the generators may be on.
-    pub(crate) fn holds(&self, epoch: u64) -> bool {
-        !self.released && self.current.iter().chain(&self.retiring).any(|g| g.epoch == epoch)
-    }
-
-    /// Whether the first acquisition waits only for its grant's floor (and the state file),
-    /// not for the store: a grant resumed from the state file, still valid.
-    pub(crate) fn issuing_soon(&self, now: Now) -> bool {
-        self.first == First::Waiting && self.task == Task::Hold && self.current.as_ref().is_some_and(|g| g.valid(now))
-    }
-
-    /// Whether generators may issue now.
-    #[cfg(test)]
-    pub(crate) fn issuing(&self, now: Now) -> bool {
-        self.refusal(now).is_none()
-    }
-
-    /// Where the lease stands: [`Machine::refusal`], with the grant it concerns.
-    pub(crate) fn standing(&self, now: Now) -> Standing {
-        if let Some(error) = &self.failed {
-            return Standing::Failed(error.clone());
-        }
-        if self.released {
-            return Standing::Released;
-        }
-        if self.first == First::Waiting && self.current.is_none() {
-            return Standing::Acquiring;
-        }
-        let answering = self.trouble.is_none() && self.ambiguous.is_empty();
-        let refusal = self.refusal(now);
-        let last = self.last.map_or(0, |(w, _)| w);
-        match (self.active(now), refusal) {
-            (Some(grant), None) => Standing::Issuing {
-                worker: grant.worker,
-                fence: grant.record.fence,
-                issuing_for_ns: grant.valid_until_ns - now.ns,
-                store_answering: answering,
-            },
-            (Some(grant), Some(reason)) => Standing::Fenced { worker: grant.worker, reason },
-            (None, Some(reason @ FenceReason::RolledBack)) => Standing::Fenced { worker: last, reason },
-            (None, _) => Standing::Recovering { previous_worker: last },
-        }
-    }
-
-    /// The current grant's worker ID and fence (or the last grant's).
-    pub(crate) fn worker_and_fence(&self) -> (u64, u64) {
-        match &self.current {
-            Some(grant) => (grant.worker, grant.record.fence),
-            None => self.last.unwrap_or((0, 0)),
-        }
-    }
-
-    /// What earlier holders of the current grant's worker ID may have issued: its floor.
-    pub(crate) fn floor_ms(&self) -> Option<i64> {
-        self.current.as_ref().and_then(|g| g.floor_ms)
-    }
-
-    /// Renewals acknowledged so far.
-    pub(crate) fn renewals(&self) -> u64 {
-        self.renewals
-    }
-
-    /// The lease's clock at the last change of standing.
-    pub(crate) fn since_ms(&self) -> i64 {
-        self.since_ms
-    }
-
-    /// The last store error, while the store does not answer.
-    pub(crate) fn error(&self) -> Option<&LeaseError> {
-        self.trouble.as_ref().map(|t| &t.error)
-    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::worker::lease::memory::State;
-    use std::time::Duration;
-
-    const MS: u64 = 1_000_000;
-
-    fn settings(create: bool) -> Settings {
-        let ms = Duration::from_millis;
-        Settings {
-            namespace: "ns".into(),
-            space: 4,
-            rules: Rules::of(ms(400), ms(2_000), ms(100), ms(50)),
-            renew_every_ns: 100 * MS,
-            first_wait_ns: 1_000 * MS,
-            acquire_backoff_ns: (MS, 2 * MS),
-            create_namespace: create,
-            wait_for_free: false,
-            state_file: false,
-            name: "h:1".into(),
-            store: "memory://".into(),
-            seed: 7,
-        }
-    }
-
-    /// Drives `machine` against `store` until `until_ms` (1 ms steps, calls answered at once).
-    fn run(machine: &mut Machine, store: &mut State, clock: &mut i64, until_ms: i64) {
-        run_off(machine, store, clock, until_ms, 0);
-    }
-
-    /// [`run`], with the store's clock `offset_ms` off the holder's.
-    fn run_off(machine: &mut Machine, store: &mut State, clock: &mut i64, until_ms: i64, offset_ms: i64) {
-        while *clock < until_ms {
-            let now = Now { ns: u64::try_from(*clock).unwrap() * MS, ms: *clock };
-            while let Some(call) = machine.poll_call(now) {
-                let reply = match call {
-                    Call::Read(query) => Reply::Read(store.read("ns", &query, Some(now.ms + offset_ms))),
-                    Call::Write(ops) => {
-                        let cas: Vec<Cas<'_>> = ops.iter().map(Op::cas).collect();
-                        Reply::Written(store.write("ns", &cas))
-                    }
-                };
-                machine.handle_reply(now, reply);
-            }
-            machine.handle_timeout(now);
-            *clock += 1;
-        }
-    }
-
-    fn notes(machine: &mut Machine) -> Vec<Note> {
-        std::iter::from_fn(|| machine.poll_note()).collect()
-    }
-
-    #[test]
-    fn a_declared_namespace_issues_at_once_and_a_known_one_after_w() {
-        let mut store = State::default();
-        let mut clock = 1_000;
-        let mut declared = Machine::new(settings(true), Now { ns: 1_000 * MS, ms: 1_000 });
-        run(&mut declared, &mut store, &mut clock, 1_005);
-        let seen = notes(&mut declared);
-        assert!(seen.contains(&Note::Marked { declared: true, fenced: false }), "{seen:?}");
-        assert!(seen.contains(&Note::Ready), "{seen:?}");
-        // A second holder in the same namespace: the next never-granted worker ID, at once.
-        let mut second =
-            Machine::new(Settings { seed: 9, ..settings(false) }, Now { ns: clock.cast_unsigned() * MS, ms: clock });
-        run(&mut second, &mut store, &mut clock, 1_010);
-        assert!(notes(&mut second).contains(&Note::Ready));
-        assert_ne!(declared.worker_and_fence().0, second.worker_and_fence().0);
-        // A namespace the store did not know, undeclared: W + tolerance.
-        let mut fresh_store = State::default();
-        let mut clock = 1_000;
-        let mut waiting = Machine::new(settings(false), Now { ns: 1_000 * MS, ms: 1_000 });
-        run(&mut waiting, &mut fresh_store, &mut clock, 3_000);
-        assert!(!notes(&mut waiting).contains(&Note::Ready));
-        run(&mut waiting, &mut fresh_store, &mut clock, 3_060);
-        assert!(notes(&mut waiting).contains(&Note::Ready));
-    }
-
-    #[test]
-    fn a_deleted_record_makes_its_successor_wait_and_its_holder_issue_on() {
-        let mut store = State::default();
-        let mut clock = 1_000;
-        // One worker ID: its record deleted, nothing else is free.
-        let mut a = Machine::new(Settings { space: 1, ..settings(true) }, Now { ns: 1_000 * MS, ms: 1_000 });
-        run(&mut a, &mut store, &mut clock, 1_050);
-        let worker = a.worker_and_fence().0;
-        store.delete("ns", Slot::Worker(worker));
-        run(&mut a, &mut store, &mut clock, 1_200);
-        let seen = notes(&mut a);
-        assert!(seen.contains(&Note::Lost { worker, why: LostWhy::Gone }), "{seen:?}");
-        // Still issuing on what it reserved.
-        let now = Now { ns: clock.cast_unsigned() * MS, ms: clock };
-        assert!(a.issuing(now), "{:?}", a.standing(now));
-        // Its new grant (the same worker ID, gone from the store) waits out W.
-        let acquired = seen.iter().rev().find_map(|n| match n {
-            Note::Acquired { basis, floor_ms, .. } => Some((*basis, *floor_ms)),
-            _ => None,
-        });
-        assert!(matches!(acquired, Some((Basis::Unvouched, floor)) if floor > 3_000), "{acquired:?}");
-    }
-
-    fn at(clock: i64) -> Now {
-        Now { ns: clock.cast_unsigned() * MS, ms: clock }
-    }
-
-    fn rolled_back(machine: &mut Machine) -> bool {
-        notes(machine).iter().any(|n| matches!(n, Note::RolledBack { .. }))
-    }
-
-    #[test]
-    fn a_restore_that_hands_a_held_worker_id_to_a_newcomer_stops_its_holder_at_its_next_renewal() {
-        // A holds the one worker ID; a backup is taken; A renews for a while; the backup is put
-        // back (no new incarnation, no fence): the record in it expired long ago, so a newcomer
-        // takes the worker ID above its old high water, below what A reserved since.
-        let mut store = State::default();
-        let mut clock = 1_000;
-        let mut a = Machine::new(Settings { space: 1, ..settings(true) }, at(clock));
-        run(&mut a, &mut store, &mut clock, 1_005);
-        let backup = store.clone();
-        run(&mut a, &mut store, &mut clock, 1_500);
-        store = backup;
-        let mut b = Machine::new(Settings { space: 1, seed: 11, ..settings(false) }, at(clock));
-        run(&mut b, &mut store, &mut clock, 1_502);
-        assert!(notes(&mut b).iter().any(|n| matches!(n, Note::Acquired { .. })));
-        // A's next renewal finds the worker ID another's, taken while its own lease ran and
-        // over an older write than its own: the store went back, and A stops at once.
-        run(&mut a, &mut store, &mut clock, 1_650);
-        assert!(rolled_back(&mut a));
-        assert!(!a.issuing(at(clock)), "{:?}", a.standing(at(clock)));
-    }
-
-    #[test]
-    fn a_restore_that_forgets_a_grant_stops_its_holder_at_its_next_renewal() {
-        // P declares the namespace and takes worker ID 0; the backup holds that much. A then
-        // takes worker ID 1 (never granted: at once). The backup put back, the marker says 1
-        // was never granted: anyone would take it at once, below A's reservation.
-        let mut store = State::default();
-        let mut clock = 1_000;
-        let mut p = Machine::new(Settings { space: 2, ..settings(true) }, at(clock));
-        run(&mut p, &mut store, &mut clock, 1_005);
-        let backup = store.clone();
-        let mut a = Machine::new(Settings { space: 2, seed: 13, ..settings(false) }, at(clock));
-        run(&mut a, &mut store, &mut clock, 1_300);
-        assert_ne!(a.worker_and_fence().0, p.worker_and_fence().0);
-        store = backup;
-        run(&mut a, &mut store, &mut clock, 1_450);
-        assert!(rolled_back(&mut a));
-        assert!(!a.issuing(at(clock)));
-    }
-
-    #[test]
-    fn a_fence_stops_every_holder_at_its_next_renewal_without_a_second_fence() {
-        let mut store = State::default();
-        let mut clock = 1_000;
-        let mut a = Machine::new(settings(true), at(clock));
-        run(&mut a, &mut store, &mut clock, 1_050);
-        notes(&mut a);
-        // The operator's fence: the marker written afresh.
-        let read = store.read("ns", &Query::workers(0..0).with_highest(), Some(clock));
-        let old = read.marker.as_deref().and_then(Marker::decode);
-        let fenced = fresh_marker(old.as_ref(), read.highest, clock, &read.incarnation, 0xFE, false);
-        assert_eq!(
-            store.write("ns", &[Cas::new(Slot::Marker, read.marker.as_deref(), &fenced.encode())]),
-            Written::Done
-        );
-        run(&mut a, &mut store, &mut clock, 1_200);
-        let seen = notes(&mut a);
-        assert!(seen.iter().any(|n| matches!(n, Note::RolledBack { .. })), "{seen:?}");
-        assert!(!seen.iter().any(|n| matches!(n, Note::Marked { .. })), "a fence owes no second fence: {seen:?}");
-        let marker = store.read("ns", &Query::workers(0..0), Some(clock)).marker;
-        assert_eq!(marker.as_deref().and_then(Marker::decode).map(|m| m.generation), Some(0xFE));
-    }
-
-    #[test]
-    fn a_running_holder_never_declares_the_namespace_new_again() {
-        let mut store = State::default();
-        let mut clock = 1_000;
-        let mut a = Machine::new(Settings { space: 1, ..settings(true) }, at(clock));
-        run(&mut a, &mut store, &mut clock, 1_050);
-        assert!(notes(&mut a).contains(&Note::Marked { declared: true, fenced: false }));
-        // The store restarts empty: the holder acquires again, and what it writes is not a
-        // declaration (it may have issued on the worker ID).
-        store.spaces.clear();
-        store.incarnation += 1;
-        run(&mut a, &mut store, &mut clock, 1_300);
-        let seen = notes(&mut a);
-        assert!(seen.contains(&Note::Marked { declared: false, fenced: false }), "{seen:?}");
-        let marker = store.read("ns", &Query::workers(0..0), Some(clock)).marker;
-        assert_eq!(marker.as_deref().and_then(Marker::decode).map(|m| m.declared), Some(false));
-    }
-
-    #[test]
-    fn a_renewal_from_a_clock_off_the_stores_reserves_nothing_more() {
-        let mut store = State::default();
-        let mut clock = 1_000;
-        let mut a = Machine::new(settings(true), at(clock));
-        run(&mut a, &mut store, &mut clock, 1_050);
-        let worker = a.worker_and_fence().0;
-        let before = store.read("ns", &Query::workers(worker..worker + 1), Some(clock)).records;
-        // The store's clock now reads a second behind the holder's (the tolerance is 50 ms).
-        run_off(&mut a, &mut store, &mut clock, 1_500, -1_000);
-        let seen = notes(&mut a);
-        assert!(
-            seen.iter().any(|n| matches!(n, Note::RenewalFailed { error: LeaseError::ClockSkew { .. }, .. })),
-            "{seen:?}"
-        );
-        assert_eq!(store.read("ns", &Query::workers(worker..worker + 1), Some(clock)).records, before);
-        // Back within the tolerance, it renews again.
-        run_off(&mut a, &mut store, &mut clock, 1_700, 10);
-        assert_ne!(store.read("ns", &Query::workers(worker..worker + 1), Some(clock)).records, before);
-        assert!(a.issuing(at(clock)));
-    }
-
-    #[test]
-    fn an_older_copy_of_the_state_file_loses_its_grant_without_a_fence() {
-        let mut store = State::default();
-        let mut clock = 1_000;
-        let filing = Settings { state_file: true, ..settings(true) };
-        let mut a = Machine::new(filing.clone(), at(clock));
-        run(&mut a, &mut store, &mut clock, 1_050);
-        let old = a.save_due(at(clock)).expect("a file is due");
-        a.saved(&old);
-        run(&mut a, &mut store, &mut clock, 1_400);
-        // The process restarts from the older file (a disk snapshot put back).
-        a.abandon();
-        let mut b = Machine::resume(Settings { seed: 21, ..filing }, &old, at(clock)).expect("resumed");
-        run(&mut b, &mut store, &mut clock, 1_450);
-        let seen = notes(&mut b);
-        assert!(seen.iter().any(|n| matches!(n, Note::Lost { why: LostWhy::FileOlder, .. })), "{seen:?}");
-        assert!(!seen.iter().any(|n| matches!(n, Note::RolledBack { .. } | Note::Marked { fenced: true, .. })));
-    }
-
-    #[test]
-    fn a_state_file_says_a_release_may_follow_before_it_is_written_and_is_not_resumed() {
-        let mut store = State::default();
-        let mut clock = 1_000;
-        let filing = Settings { state_file: true, ..settings(true) };
-        let mut a = Machine::new(filing.clone(), at(clock));
-        run(&mut a, &mut store, &mut clock, 1_010);
-        let saved = a.save_due(at(clock)).expect("a file is due");
-        a.saved(&saved);
-        a.release(at(clock), 0);
-        // No release call before the file says it may follow.
-        assert_eq!(a.poll_call(at(clock)), None);
-        let releasing = a.save_due(at(clock)).expect("the releasing file");
-        assert!(releasing.releasing);
-        a.saved(&releasing);
-        assert!(matches!(a.poll_call(at(clock)), Some(Call::Write(_))));
-        assert!(Machine::resume(filing, &releasing, at(clock)).is_none());
-    }
-
-    #[test]
-    fn a_state_file_due_on_the_boundary_is_written_or_woken_for() {
-        let mut store = State::default();
-        let mut clock = 1_000;
-        let mut a = Machine::new(Settings { state_file: true, ..settings(true) }, at(clock));
-        run(&mut a, &mut store, &mut clock, 1_010);
-        let first = a.save_due(at(clock)).expect("a file is due");
-        a.saved(&first);
-        // At every millisecond until past the file's limit, a file is due or a wake is set.
-        for ms in clock..first.issued_limit_ms + 10 {
-            let now = at(ms);
-            assert!(a.save_due(now).is_some() || a.save_wake(now).is_some_and(|w| w > now.ns), "stuck at {ms}");
-        }
-    }
-
-    #[test]
-    fn a_release_asked_while_a_renewal_is_in_flight_is_still_written() {
-        let mut store = State::default();
-        let mut clock = 1_000;
-        let mut a = Machine::new(settings(true), at(clock));
-        run(&mut a, &mut store, &mut clock, 1_050);
-        notes(&mut a);
-        // Up to the renewal's write, in flight.
-        let write = loop {
-            let now = at(clock);
-            match a.poll_call(now) {
-                Some(Call::Read(query)) => a.handle_reply(now, Reply::Read(store.read("ns", &query, Some(clock)))),
-                Some(Call::Write(ops)) => break ops,
-                None => clock += 1,
-            }
-        };
-        a.release(at(clock), 0);
-        let cas: Vec<Cas<'_>> = write.iter().map(Op::cas).collect();
-        a.handle_reply(at(clock), Reply::Written(store.write("ns", &cas)));
-        assert!(
-            !notes(&mut a).iter().any(|n| matches!(n, Note::Released { .. })),
-            "the renewal's answer is no release"
-        );
-        let until = clock + 5;
-        run(&mut a, &mut store, &mut clock, until);
-        assert!(notes(&mut a).contains(&Note::Released { worker: Some(a.worker_and_fence().0), result: Ok(()) }));
-        let worker = a.worker_and_fence().0;
-        let record = store.read("ns", &Query::workers(worker..worker + 1), Some(clock)).records;
-        assert!(record[0].1.ends_with("|-|-"), "released: {record:?}");
-    }
-
-    #[test]
-    fn every_change_of_what_the_generators_may_do_is_told_once() {
-        let mut store = State::default();
-        let mut clock = 1_000;
-        let mut a = Machine::new(settings(true), at(clock));
-        run(&mut a, &mut store, &mut clock, 1_050);
-        let changes = |m: &mut Machine| {
-            notes(m)
-                .into_iter()
-                .filter_map(|n| match n {
-                    Note::Changed { refusal, .. } => Some(refusal),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(changes(&mut a), vec![None], "issuing, told once");
-        // The store stops answering: the call in flight never comes back. Told once when the
-        // reservation less the margin runs out, whatever the wake-ups in between.
-        while clock < 3_500 {
-            let now = at(clock);
-            let _ = a.poll_call(now);
-            a.handle_timeout(now);
-            clock += 7;
-        }
-        let told = changes(&mut a);
-        assert!(matches!(told.as_slice(), [Some(FenceReason::NotRenewed { .. })]), "{told:?}");
-        // The answer comes at last (a failure), and the store answers again: told once more.
-        a.handle_reply(
-            at(clock),
-            Reply::Failed(LeaseError::Timeout { store: "m".into(), what: "w".into(), after: Duration::from_secs(1) }),
-        );
-        run(&mut a, &mut store, &mut clock, 4_500);
-        assert_eq!(changes(&mut a), vec![None]);
-    }
-
-    #[test]
-    fn a_grant_resumed_from_its_state_file_names_the_live_holder_at_its_first_renewal() {
-        let mut store = State::default();
-        let mut clock = 1_000;
-        let filing = Settings { state_file: true, name: "old:1".into(), ..settings(true) };
-        let mut a = Machine::new(filing.clone(), at(clock));
-        run(&mut a, &mut store, &mut clock, 1_010);
-        let saved = a.save_due(at(clock)).expect("a file is due");
-        a.abandon();
-        let mut b = Machine::resume(Settings { name: "new:2".into(), ..filing }, &saved, at(clock)).expect("resumed");
-        run(&mut b, &mut store, &mut clock, 1_020);
-        let worker = b.worker_and_fence().0;
-        let record = store.read("ns", &Query::workers(worker..worker + 1), Some(clock)).records;
-        assert!(record[0].1.ends_with("|new:2"), "{record:?}");
-    }
-
-    #[test]
-    fn a_record_deleted_alone_and_taken_by_a_newcomer_is_a_loss_not_a_rollback() {
-        let mut store = State::default();
-        let mut clock = 1_000;
-        let mut a = Machine::new(Settings { space: 1, ..settings(true) }, at(clock));
-        run(&mut a, &mut store, &mut clock, 1_050);
-        let worker = a.worker_and_fence().0;
-        store.delete("ns", Slot::Worker(worker));
-        // The newcomer writes its grant where the record was gone (its floor: W + ε ahead).
-        let mut b = Machine::new(Settings { space: 1, seed: 17, ..settings(false) }, at(clock));
-        run(&mut b, &mut store, &mut clock, 1_052);
-        assert!(notes(&mut b).iter().any(|n| matches!(n, Note::Acquired { basis: Basis::Unvouched, .. })));
-        run(&mut a, &mut store, &mut clock, 1_200);
-        let seen = notes(&mut a);
-        assert!(seen.contains(&Note::Lost { worker, why: LostWhy::TakenOver }), "{seen:?}");
-        assert!(!seen.iter().any(|n| matches!(n, Note::RolledBack { .. })), "{seen:?}");
-        assert!(a.issuing(at(clock)), "it issues on what it reserved");
-    }
-}
+mod tests;

@@ -50,8 +50,9 @@ use std::time::Duration;
 use stateright::{Checker, Model, Property};
 
 use super::Rules;
-use super::holder::{Call, Machine, Now, Reply, Saved, Settings};
+use super::holder::{Call, Machine, Now, Reply, Settings};
 use super::record::Marker;
+use super::saved::Saved;
 use crate::fence::Refusal;
 use crate::worker::lease::admin;
 use crate::worker::lease::memory::{MemoryLeaseStore, State};

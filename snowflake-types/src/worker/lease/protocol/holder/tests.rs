@@ -1,0 +1,363 @@
+//! The holder machine's unit tests: one holder (or two) driven against the reference store,
+//! a millisecond at a time.
+
+use super::*;
+use crate::worker::lease::memory::State;
+use crate::worker::lease::protocol::fresh_marker;
+use std::time::Duration;
+
+const MS: u64 = 1_000_000;
+
+fn settings(create: bool) -> Settings {
+    let ms = Duration::from_millis;
+    Settings {
+        namespace: "ns".into(),
+        space: 4,
+        rules: Rules::of(ms(400), ms(2_000), ms(100), ms(50)),
+        renew_every_ns: 100 * MS,
+        first_wait_ns: 1_000 * MS,
+        acquire_backoff_ns: (MS, 2 * MS),
+        create_namespace: create,
+        wait_for_free: false,
+        state_file: false,
+        name: "h:1".into(),
+        store: "memory://".into(),
+        seed: 7,
+    }
+}
+
+/// Drives `machine` against `store` until `until_ms` (1 ms steps, calls answered at once).
+fn run(machine: &mut Machine, store: &mut State, clock: &mut i64, until_ms: i64) {
+    run_off(machine, store, clock, until_ms, 0);
+}
+
+/// [`run`], with the store's clock `offset_ms` off the holder's.
+fn run_off(machine: &mut Machine, store: &mut State, clock: &mut i64, until_ms: i64, offset_ms: i64) {
+    while *clock < until_ms {
+        let now = Now { ns: u64::try_from(*clock).unwrap() * MS, ms: *clock };
+        while let Some(call) = machine.poll_call(now) {
+            let reply = match call {
+                Call::Read(query) => Reply::Read(store.read("ns", &query, Some(now.ms + offset_ms))),
+                Call::Write(ops) => {
+                    let cas: Vec<Cas<'_>> = ops.iter().map(Op::cas).collect();
+                    Reply::Written(store.write("ns", &cas))
+                }
+            };
+            machine.handle_reply(now, reply);
+        }
+        machine.handle_timeout(now);
+        *clock += 1;
+    }
+}
+
+fn notes(machine: &mut Machine) -> Vec<Note> {
+    std::iter::from_fn(|| machine.poll_note()).collect()
+}
+
+#[test]
+fn a_declared_namespace_issues_at_once_and_a_known_one_after_w() {
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let mut declared = Machine::new(settings(true), Now { ns: 1_000 * MS, ms: 1_000 });
+    run(&mut declared, &mut store, &mut clock, 1_005);
+    let seen = notes(&mut declared);
+    assert!(seen.contains(&Note::Marked { declared: true, fenced: false }), "{seen:?}");
+    assert!(seen.contains(&Note::Ready), "{seen:?}");
+    // A second holder in the same namespace: the next never-granted worker ID, at once.
+    let mut second =
+        Machine::new(Settings { seed: 9, ..settings(false) }, Now { ns: clock.cast_unsigned() * MS, ms: clock });
+    run(&mut second, &mut store, &mut clock, 1_010);
+    assert!(notes(&mut second).contains(&Note::Ready));
+    assert_ne!(declared.worker_and_fence().0, second.worker_and_fence().0);
+    // A namespace the store did not know, undeclared: W + tolerance.
+    let mut fresh_store = State::default();
+    let mut clock = 1_000;
+    let mut waiting = Machine::new(settings(false), Now { ns: 1_000 * MS, ms: 1_000 });
+    run(&mut waiting, &mut fresh_store, &mut clock, 3_000);
+    assert!(!notes(&mut waiting).contains(&Note::Ready));
+    run(&mut waiting, &mut fresh_store, &mut clock, 3_060);
+    assert!(notes(&mut waiting).contains(&Note::Ready));
+}
+
+#[test]
+fn a_deleted_record_makes_its_successor_wait_and_its_holder_issue_on() {
+    let mut store = State::default();
+    let mut clock = 1_000;
+    // One worker ID: its record deleted, nothing else is free.
+    let mut a = Machine::new(Settings { space: 1, ..settings(true) }, Now { ns: 1_000 * MS, ms: 1_000 });
+    run(&mut a, &mut store, &mut clock, 1_050);
+    let worker = a.worker_and_fence().0;
+    store.delete("ns", Slot::Worker(worker));
+    run(&mut a, &mut store, &mut clock, 1_200);
+    let seen = notes(&mut a);
+    assert!(seen.contains(&Note::Lost { worker, why: LostWhy::Gone }), "{seen:?}");
+    // Still issuing on what it reserved.
+    let now = Now { ns: clock.cast_unsigned() * MS, ms: clock };
+    assert!(a.issuing(now), "{:?}", a.standing(now));
+    // Its new grant (the same worker ID, gone from the store) waits out W.
+    let acquired = seen.iter().rev().find_map(|n| match n {
+        Note::Acquired { basis, floor_ms, .. } => Some((*basis, *floor_ms)),
+        _ => None,
+    });
+    assert!(matches!(acquired, Some((Basis::Unvouched, floor)) if floor > 3_000), "{acquired:?}");
+}
+
+fn at(clock: i64) -> Now {
+    Now { ns: clock.cast_unsigned() * MS, ms: clock }
+}
+
+fn rolled_back(machine: &mut Machine) -> bool {
+    notes(machine).iter().any(|n| matches!(n, Note::RolledBack { .. }))
+}
+
+#[test]
+fn a_restore_that_hands_a_held_worker_id_to_a_newcomer_stops_its_holder_at_its_next_renewal() {
+    // A holds the one worker ID; a backup is taken; A renews for a while; the backup is put
+    // back (no new incarnation, no fence): the record in it expired long ago, so a newcomer
+    // takes the worker ID above its old high water, below what A reserved since.
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let mut a = Machine::new(Settings { space: 1, ..settings(true) }, at(clock));
+    run(&mut a, &mut store, &mut clock, 1_005);
+    let backup = store.clone();
+    run(&mut a, &mut store, &mut clock, 1_500);
+    store = backup;
+    let mut b = Machine::new(Settings { space: 1, seed: 11, ..settings(false) }, at(clock));
+    run(&mut b, &mut store, &mut clock, 1_502);
+    assert!(notes(&mut b).iter().any(|n| matches!(n, Note::Acquired { .. })));
+    // A's next renewal finds the worker ID another's, taken while its own lease ran and
+    // over an older write than its own: the store went back, and A stops at once.
+    run(&mut a, &mut store, &mut clock, 1_650);
+    assert!(rolled_back(&mut a));
+    assert!(!a.issuing(at(clock)), "{:?}", a.standing(at(clock)));
+}
+
+#[test]
+fn a_restore_that_forgets_a_grant_stops_its_holder_at_its_next_renewal() {
+    // P declares the namespace and takes worker ID 0; the backup holds that much. A then
+    // takes worker ID 1 (never granted: at once). The backup put back, the marker says 1
+    // was never granted: anyone would take it at once, below A's reservation.
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let mut p = Machine::new(Settings { space: 2, ..settings(true) }, at(clock));
+    run(&mut p, &mut store, &mut clock, 1_005);
+    let backup = store.clone();
+    let mut a = Machine::new(Settings { space: 2, seed: 13, ..settings(false) }, at(clock));
+    run(&mut a, &mut store, &mut clock, 1_300);
+    assert_ne!(a.worker_and_fence().0, p.worker_and_fence().0);
+    store = backup;
+    run(&mut a, &mut store, &mut clock, 1_450);
+    assert!(rolled_back(&mut a));
+    assert!(!a.issuing(at(clock)));
+}
+
+#[test]
+fn a_fence_stops_every_holder_at_its_next_renewal_without_a_second_fence() {
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let mut a = Machine::new(settings(true), at(clock));
+    run(&mut a, &mut store, &mut clock, 1_050);
+    notes(&mut a);
+    // The operator's fence: the marker written afresh.
+    let read = store.read("ns", &Query::workers(0..0).with_highest(), Some(clock));
+    let old = read.marker.as_deref().and_then(Marker::decode);
+    let fenced = fresh_marker(old.as_ref(), read.highest, clock, &read.incarnation, 0xFE, false);
+    assert_eq!(store.write("ns", &[Cas::new(Slot::Marker, read.marker.as_deref(), &fenced.encode())]), Written::Done);
+    run(&mut a, &mut store, &mut clock, 1_200);
+    let seen = notes(&mut a);
+    assert!(seen.iter().any(|n| matches!(n, Note::RolledBack { .. })), "{seen:?}");
+    assert!(!seen.iter().any(|n| matches!(n, Note::Marked { .. })), "a fence owes no second fence: {seen:?}");
+    let marker = store.read("ns", &Query::workers(0..0), Some(clock)).marker;
+    assert_eq!(marker.as_deref().and_then(Marker::decode).map(|m| m.generation), Some(0xFE));
+}
+
+#[test]
+fn a_running_holder_never_declares_the_namespace_new_again() {
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let mut a = Machine::new(Settings { space: 1, ..settings(true) }, at(clock));
+    run(&mut a, &mut store, &mut clock, 1_050);
+    assert!(notes(&mut a).contains(&Note::Marked { declared: true, fenced: false }));
+    // The store restarts empty: the holder acquires again, and what it writes is not a
+    // declaration (it may have issued on the worker ID).
+    store.spaces.clear();
+    store.incarnation += 1;
+    run(&mut a, &mut store, &mut clock, 1_300);
+    let seen = notes(&mut a);
+    assert!(seen.contains(&Note::Marked { declared: false, fenced: false }), "{seen:?}");
+    let marker = store.read("ns", &Query::workers(0..0), Some(clock)).marker;
+    assert_eq!(marker.as_deref().and_then(Marker::decode).map(|m| m.declared), Some(false));
+}
+
+#[test]
+fn a_renewal_from_a_clock_off_the_stores_reserves_nothing_more() {
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let mut a = Machine::new(settings(true), at(clock));
+    run(&mut a, &mut store, &mut clock, 1_050);
+    let worker = a.worker_and_fence().0;
+    let before = store.read("ns", &Query::workers(worker..worker + 1), Some(clock)).records;
+    // The store's clock now reads a second behind the holder's (the tolerance is 50 ms).
+    run_off(&mut a, &mut store, &mut clock, 1_500, -1_000);
+    let seen = notes(&mut a);
+    assert!(
+        seen.iter().any(|n| matches!(n, Note::RenewalFailed { error: LeaseError::ClockSkew { .. }, .. })),
+        "{seen:?}"
+    );
+    assert_eq!(store.read("ns", &Query::workers(worker..worker + 1), Some(clock)).records, before);
+    // Back within the tolerance, it renews again.
+    run_off(&mut a, &mut store, &mut clock, 1_700, 10);
+    assert_ne!(store.read("ns", &Query::workers(worker..worker + 1), Some(clock)).records, before);
+    assert!(a.issuing(at(clock)));
+}
+
+#[test]
+fn an_older_copy_of_the_state_file_loses_its_grant_without_a_fence() {
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let filing = Settings { state_file: true, ..settings(true) };
+    let mut a = Machine::new(filing.clone(), at(clock));
+    run(&mut a, &mut store, &mut clock, 1_050);
+    let old = a.save_due(at(clock)).expect("a file is due");
+    a.saved(&old);
+    run(&mut a, &mut store, &mut clock, 1_400);
+    // The process restarts from the older file (a disk snapshot put back).
+    a.abandon();
+    let mut b = Machine::resume(Settings { seed: 21, ..filing }, &old, at(clock)).expect("resumed");
+    run(&mut b, &mut store, &mut clock, 1_450);
+    let seen = notes(&mut b);
+    assert!(seen.iter().any(|n| matches!(n, Note::Lost { why: LostWhy::FileOlder, .. })), "{seen:?}");
+    assert!(!seen.iter().any(|n| matches!(n, Note::RolledBack { .. } | Note::Marked { fenced: true, .. })));
+}
+
+#[test]
+fn a_state_file_says_a_release_may_follow_before_it_is_written_and_is_not_resumed() {
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let filing = Settings { state_file: true, ..settings(true) };
+    let mut a = Machine::new(filing.clone(), at(clock));
+    run(&mut a, &mut store, &mut clock, 1_010);
+    let saved = a.save_due(at(clock)).expect("a file is due");
+    a.saved(&saved);
+    a.release(at(clock), 0);
+    // No release call before the file says it may follow.
+    assert_eq!(a.poll_call(at(clock)), None);
+    let releasing = a.save_due(at(clock)).expect("the releasing file");
+    assert!(releasing.releasing);
+    a.saved(&releasing);
+    assert!(matches!(a.poll_call(at(clock)), Some(Call::Write(_))));
+    assert!(Machine::resume(filing, &releasing, at(clock)).is_none());
+}
+
+#[test]
+fn a_state_file_due_on_the_boundary_is_written_or_woken_for() {
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let mut a = Machine::new(Settings { state_file: true, ..settings(true) }, at(clock));
+    run(&mut a, &mut store, &mut clock, 1_010);
+    let first = a.save_due(at(clock)).expect("a file is due");
+    a.saved(&first);
+    // At every millisecond until past the file's limit, a file is due or a wake is set.
+    for ms in clock..first.issued_limit_ms + 10 {
+        let now = at(ms);
+        assert!(a.save_due(now).is_some() || a.save_wake(now).is_some_and(|w| w > now.ns), "stuck at {ms}");
+    }
+}
+
+#[test]
+fn a_release_asked_while_a_renewal_is_in_flight_is_still_written() {
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let mut a = Machine::new(settings(true), at(clock));
+    run(&mut a, &mut store, &mut clock, 1_050);
+    notes(&mut a);
+    // Up to the renewal's write, in flight.
+    let write = loop {
+        let now = at(clock);
+        match a.poll_call(now) {
+            Some(Call::Read(query)) => a.handle_reply(now, Reply::Read(store.read("ns", &query, Some(clock)))),
+            Some(Call::Write(ops)) => break ops,
+            None => clock += 1,
+        }
+    };
+    a.release(at(clock), 0);
+    let cas: Vec<Cas<'_>> = write.iter().map(Op::cas).collect();
+    a.handle_reply(at(clock), Reply::Written(store.write("ns", &cas)));
+    assert!(!notes(&mut a).iter().any(|n| matches!(n, Note::Released { .. })), "the renewal's answer is no release");
+    let until = clock + 5;
+    run(&mut a, &mut store, &mut clock, until);
+    assert!(notes(&mut a).contains(&Note::Released { worker: Some(a.worker_and_fence().0), result: Ok(()) }));
+    let worker = a.worker_and_fence().0;
+    let record = store.read("ns", &Query::workers(worker..worker + 1), Some(clock)).records;
+    assert!(record[0].1.ends_with("|-|-"), "released: {record:?}");
+}
+
+#[test]
+fn every_change_of_what_the_generators_may_do_is_told_once() {
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let mut a = Machine::new(settings(true), at(clock));
+    run(&mut a, &mut store, &mut clock, 1_050);
+    let changes = |m: &mut Machine| {
+        notes(m)
+            .into_iter()
+            .filter_map(|n| match n {
+                Note::Changed { refusal, .. } => Some(refusal),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(changes(&mut a), vec![None], "issuing, told once");
+    // The store stops answering: the call in flight never comes back. Told once when the
+    // reservation less the margin runs out, whatever the wake-ups in between.
+    while clock < 3_500 {
+        let now = at(clock);
+        let _ = a.poll_call(now);
+        a.handle_timeout(now);
+        clock += 7;
+    }
+    let told = changes(&mut a);
+    assert!(matches!(told.as_slice(), [Some(FenceReason::NotRenewed { .. })]), "{told:?}");
+    // The answer comes at last (a failure), and the store answers again: told once more.
+    a.handle_reply(
+        at(clock),
+        Reply::Failed(LeaseError::Timeout { store: "m".into(), what: "w".into(), after: Duration::from_secs(1) }),
+    );
+    run(&mut a, &mut store, &mut clock, 4_500);
+    assert_eq!(changes(&mut a), vec![None]);
+}
+
+#[test]
+fn a_grant_resumed_from_its_state_file_names_the_live_holder_at_its_first_renewal() {
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let filing = Settings { state_file: true, name: "old:1".into(), ..settings(true) };
+    let mut a = Machine::new(filing.clone(), at(clock));
+    run(&mut a, &mut store, &mut clock, 1_010);
+    let saved = a.save_due(at(clock)).expect("a file is due");
+    a.abandon();
+    let mut b = Machine::resume(Settings { name: "new:2".into(), ..filing }, &saved, at(clock)).expect("resumed");
+    run(&mut b, &mut store, &mut clock, 1_020);
+    let worker = b.worker_and_fence().0;
+    let record = store.read("ns", &Query::workers(worker..worker + 1), Some(clock)).records;
+    assert!(record[0].1.ends_with("|new:2"), "{record:?}");
+}
+
+#[test]
+fn a_record_deleted_alone_and_taken_by_a_newcomer_is_a_loss_not_a_rollback() {
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let mut a = Machine::new(Settings { space: 1, ..settings(true) }, at(clock));
+    run(&mut a, &mut store, &mut clock, 1_050);
+    let worker = a.worker_and_fence().0;
+    store.delete("ns", Slot::Worker(worker));
+    // The newcomer writes its grant where the record was gone (its floor: W + ε ahead).
+    let mut b = Machine::new(Settings { space: 1, seed: 17, ..settings(false) }, at(clock));
+    run(&mut b, &mut store, &mut clock, 1_052);
+    assert!(notes(&mut b).iter().any(|n| matches!(n, Note::Acquired { basis: Basis::Unvouched, .. })));
+    run(&mut a, &mut store, &mut clock, 1_200);
+    let seen = notes(&mut a);
+    assert!(seen.contains(&Note::Lost { worker, why: LostWhy::TakenOver }), "{seen:?}");
+    assert!(!seen.iter().any(|n| matches!(n, Note::RolledBack { .. })), "{seen:?}");
+    assert!(a.issuing(at(clock)), "it issues on what it reserved");
+}
