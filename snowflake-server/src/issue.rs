@@ -223,3 +223,78 @@ impl<'a> Decoded<'a> {
         format_rfc3339(self.parts.timestamp_ms)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Config, WorkerConfig};
+
+    fn state() -> Arc<AppState> {
+        let ids = vec![
+            IdSpec::parse("order=prefix=ord,preset=leaf,epoch=2020-01-01").unwrap(),
+            IdSpec::parse("tweet=preset=twitter").unwrap(),
+        ];
+        Arc::new(AppState::new(&Config::new(ids, WorkerConfig::Fixed(3)), None).unwrap())
+    }
+
+    #[test]
+    fn an_unknown_type_names_the_served_ones() {
+        let state = state();
+        let e = issuer(&state, "invoice").unwrap_err();
+        assert!(matches!(e, IssueError::UnknownType(_)), "{e:?}");
+        assert_eq!(e.message(), "no ID type \"invoice\"; this server serves: order, tweet");
+        assert_eq!(e.retry_after(), None);
+        assert!(spec(&state, "invoice").is_err() && spec(&state, "order").is_ok());
+    }
+
+    #[test]
+    fn counts_from_1_to_the_limit() {
+        assert_eq!(check_count("count=5", 5, 5).unwrap(), 5);
+        for (n, says) in [(0, "count=X: a batch holds at least 1 ID (at most 5)"), (6, "batch limit of 5 IDs")] {
+            let e = check_count("count=X", n, 5).unwrap_err();
+            assert!(matches!(e, IssueError::Invalid(_)) && e.message().contains(says), "{n}: {e:?}");
+        }
+        let state = state();
+        let order = &state.specs()[0];
+        assert_eq!(batch_limit(&state, order), state.types()[0].generator.batch_limit());
+    }
+
+    #[test]
+    fn text_forms_read_back() {
+        let state = state();
+        let (order, tweet) = (issuer(&state, "order").unwrap(), issuer(&state, "tweet").unwrap());
+        let raw = one(&state, order).unwrap();
+        assert_eq!(text_of(&order.spec, raw), snowflake_types::prefixed::format("ord", raw));
+        assert_eq!(parse_text(&order.spec, &text_of(&order.spec, raw)).unwrap(), raw);
+        // A prefixed type's text form only; the decimal one on the routes that take numbers.
+        assert!(matches!(parse_text(&order.spec, &decimal(raw)), Err(IssueError::Invalid(_))));
+        assert_eq!(parse_id(&order.spec, &decimal(raw)).unwrap(), raw);
+        let raw = one(&state, tweet).unwrap();
+        assert_eq!(text_of(&tweet.spec, raw), decimal(raw));
+        let decoded = Decoded::new(&tweet.spec, raw);
+        assert_eq!((decoded.text(), decoded.parts.worker), (decimal(raw), 3));
+        // The bit pattern read unsigned.
+        assert_eq!(decimal(-1), u64::MAX.to_string());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_batch_is_the_same_inline_and_on_a_blocking_thread() {
+        let state = state();
+        let order = issuer(&state, "order").unwrap();
+        for inline_up_to in [10, 9] {
+            let ids = batch(&state, order, 10, inline_up_to, |state, id_type| {
+                let mut ids = Vec::new();
+                fill(state, id_type, 10, |raw| ids.push(raw))?;
+                Ok(ids)
+            })
+            .await
+            .unwrap();
+            assert_eq!(ids.len(), 10);
+            assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+        }
+        let e = batch(&state, order, usize::MAX, 0, |state, id_type| fill(state, id_type, usize::MAX, |_| {}))
+            .await
+            .unwrap_err();
+        assert!(matches!(e, IssueError::Invalid(_)) && e.message().starts_with("cannot issue order IDs: "), "{e:?}");
+    }
+}
