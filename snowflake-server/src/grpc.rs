@@ -4,13 +4,14 @@
 //! it; everything else to [`mod@crate::router`]).
 //!
 //! The calls use the same generators, worker ID and checks as the HTTP routes (both are faces
-//! over the crate's `issue` module), and refuse for the same reasons, as gRPC status codes: an unknown type `NOT_FOUND`, a bad ID or count
-//! `INVALID_ARGUMENT`, no worker ID yet, a fenced one, a clock that cannot issue or a server
-//! that is draining `UNAVAILABLE`, with the seconds to wait in the trailing metadata
-//! `retry-after`. The health service's status (for the server, `""`, and for
-//! `snowflake.v1.Snowflake`) is `SERVING` while `/readyz` is 200 and `NOT_SERVING` otherwise,
-//! read from the same lease status at each call (a `Watch` is sent each change within
-//! 100 ms); the types share one worker ID, so they are ready together.
+//! over the crate's `issue` module), and refuse for the same reasons, as gRPC status codes:
+//! an unknown type `NOT_FOUND`, a bad ID or count `INVALID_ARGUMENT`, no worker ID yet, a
+//! fenced one, a clock that cannot issue or a server that is draining `UNAVAILABLE`, with the
+//! seconds to wait in the trailing metadata `retry-after`. The health service's status (for
+//! the server, `""`, and for `snowflake.v1.Snowflake`) is `SERVING` while `/readyz` is 200
+//! and `NOT_SERVING` otherwise, read from the same lease status at each call (a `Watch` is
+//! sent each change within 100 ms); the types share one worker ID, so they are ready
+//! together.
 //!
 //! ```no_run
 //! use snowflake_server::grpc::pb::IssueBatchRequest;
