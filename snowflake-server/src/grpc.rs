@@ -3,14 +3,15 @@
 //! answered on the HTTP port (an HTTP/2 request whose path names a gRPC service goes to
 //! it; everything else to [`mod@crate::router`]).
 //!
-//! The calls use the same generators, worker ID and checks as the HTTP routes, and refuse
-//! for the same reasons, as gRPC status codes: an unknown type `NOT_FOUND`, a bad ID or count
-//! `INVALID_ARGUMENT`, no worker ID yet, a fenced one, a clock that cannot issue or a server
-//! that is draining `UNAVAILABLE`, with the seconds to wait in the trailing metadata
-//! `retry-after`. The health service's status (for the server, `""`, and for
-//! `snowflake.v1.Snowflake`) is `SERVING` while `/readyz` is 200 and `NOT_SERVING` otherwise,
-//! read from the same lease status at each call (a `Watch` is sent each change within
-//! 100 ms); the types share one worker ID, so they are ready together.
+//! The calls use the same generators, worker ID and checks as the HTTP routes (both are faces
+//! over the crate's `issue` module), and refuse for the same reasons, as gRPC status codes:
+//! an unknown type `NOT_FOUND`, a bad ID or count `INVALID_ARGUMENT`, no worker ID yet, a
+//! fenced one, a clock that cannot issue or a server that is draining `UNAVAILABLE`, with the
+//! seconds to wait in the trailing metadata `retry-after`. The health service's status (for
+//! the server, `""`, and for `snowflake.v1.Snowflake`) is `SERVING` while `/readyz` is 200
+//! and `NOT_SERVING` otherwise, read from the same lease status at each call (a `Watch` is
+//! sent each change within 100 ms); the types share one worker ID, so they are ready
+//! together.
 //!
 //! ```no_run
 //! use snowflake_server::grpc::pb::IssueBatchRequest;
@@ -28,14 +29,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::StatusCode;
 use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
 
-use crate::router::{ApiError, check_count, decimal, issued, issuer, parse_id, parse_text, spec, text_of};
+use crate::issue::{self, Decoded, IssueError};
 use crate::state::{AppState, IdType};
 
 /// The code generated from `proto/snowflake/v1/snowflake.proto`: messages, the server
@@ -183,24 +183,25 @@ struct Api {
     draining: Arc<watch::Sender<bool>>,
 }
 
-/// An HTTP route's refusal as the gRPC status with the same reason.
-fn status(error: ApiError) -> Status {
-    let code = match error.status {
-        StatusCode::NOT_FOUND => tonic::Code::NotFound,
-        StatusCode::BAD_REQUEST => tonic::Code::InvalidArgument,
-        StatusCode::SERVICE_UNAVAILABLE => tonic::Code::Unavailable,
-        _ => tonic::Code::Internal,
+/// A refusal as the gRPC status with the HTTP routes' reason, the seconds to wait in the
+/// metadata `retry-after`.
+fn status(error: IssueError) -> Status {
+    let code = match &error {
+        IssueError::UnknownType(_) => tonic::Code::NotFound,
+        IssueError::Invalid(_) => tonic::Code::InvalidArgument,
+        IssueError::Unavailable { .. } => tonic::Code::Unavailable,
+        IssueError::Internal(_) => tonic::Code::Internal,
     };
-    let mut status = Status::new(code, error.message);
-    if let Some(seconds) = error.retry_after {
+    let retry_after = error.retry_after();
+    let mut status = Status::new(code, error.message());
+    if let Some(seconds) = retry_after {
         status.metadata_mut().insert("retry-after", seconds.into());
     }
     status
 }
 
 fn draining_status() -> Status {
-    status(ApiError {
-        status: StatusCode::SERVICE_UNAVAILABLE,
+    status(IssueError::Unavailable {
         message: "the server is shutting down: ask another".to_owned(),
         retry_after: Some(1),
     })
@@ -213,28 +214,17 @@ impl Api {
 }
 
 /// `count` IDs of `id_type` in issuing order, with their text when `text`.
-fn batch(state: &AppState, id_type: &IdType, count: usize, text: bool) -> Result<pb::IssueBatchResponse, ApiError> {
+fn batch(state: &AppState, id_type: &IdType, count: usize, text: bool) -> Result<pb::IssueBatchResponse, IssueError> {
     let mut ids = Vec::with_capacity(count);
-    id_type
-        .generator
-        .fill_batch(count, |raw| ids.push(raw.cast_unsigned()))
-        .map_err(|e| ApiError::generate(state, id_type, &e))?;
-    issued(id_type, count);
+    issue::fill(state, id_type, count, |raw| ids.push(raw.cast_unsigned()))?;
     let texts =
-        if text { ids.iter().map(|&id| text_of(&id_type.spec, id.cast_signed())).collect() } else { Vec::new() };
+        if text { ids.iter().map(|&id| issue::text_of(&id_type.spec, id.cast_signed())).collect() } else { Vec::new() };
     Ok(pb::IssueBatchResponse { ids, texts })
-}
-
-/// The same, for a type looked up by `name` on a blocking thread (a batch past what is left
-/// of a tick waits for the clock).
-fn batch_named(state: &AppState, name: &str, count: usize, text: bool) -> Result<pb::IssueBatchResponse, ApiError> {
-    let id_type = issuer(state, name)?;
-    batch(state, id_type, count, text)
 }
 
 fn count_of(given: &str, n: u32, id_type: &IdType) -> Result<usize, Status> {
     let n = usize::try_from(n).unwrap_or(usize::MAX);
-    check_count(given, n, id_type.generator.batch_limit()).map_err(status)
+    issue::check_count(given, n, id_type.generator.batch_limit()).map_err(status)
 }
 
 #[tonic::async_trait]
@@ -242,10 +232,9 @@ impl pb::snowflake_server::Snowflake for Api {
     async fn issue(&self, request: Request<pb::IssueRequest>) -> Result<Response<pb::IssueResponse>, Status> {
         self.refuse_if_draining()?;
         let request = request.into_inner();
-        let id_type = issuer(&self.state, &request.r#type).map_err(status)?;
-        let raw = id_type.generator.next_raw().map_err(|e| status(ApiError::generate(&self.state, id_type, &e)))?;
-        issued(id_type, 1);
-        Ok(Response::new(pb::IssueResponse { id: raw.cast_unsigned(), text: text_of(&id_type.spec, raw) }))
+        let id_type = issue::issuer(&self.state, &request.r#type).map_err(status)?;
+        let raw = issue::one(&self.state, id_type).map_err(status)?;
+        Ok(Response::new(pb::IssueResponse { id: raw.cast_unsigned(), text: issue::text_of(&id_type.spec, raw) }))
     }
 
     async fn issue_batch(
@@ -254,7 +243,7 @@ impl pb::snowflake_server::Snowflake for Api {
     ) -> Result<Response<pb::IssueBatchResponse>, Status> {
         self.refuse_if_draining()?;
         let request = request.into_inner();
-        let id_type = issuer(&self.state, &request.r#type).map_err(status)?;
+        let id_type = issue::issuer(&self.state, &request.r#type).map_err(status)?;
         let count = count_of(&format!("count={}", request.count), request.count, id_type)?;
         // A batch that finds the tick's sequence spent waits for the next tick (up to a tick,
         // spinning then sleeping). On an async worker that wait also holds every HTTP/2
@@ -266,15 +255,13 @@ impl pb::snowflake_server::Snowflake for Api {
         // of small batches). See BENCHMARKS.md, "The service over gRPC".
         let per_tick =
             usize::try_from(id_type.generator.layout().max_seq()).map_or(usize::MAX, |m| m.saturating_add(1));
-        let answer = if count > per_tick / INLINE_SHARE {
-            let state = Arc::clone(&self.state);
-            tokio::task::spawn_blocking(move || batch_named(&state, &request.r#type, count, request.text))
-                .await
-                .map_err(|e| Status::internal(format!("the batch did not finish: {e}")))?
-        } else {
-            batch(&self.state, id_type, count, request.text)
-        };
-        answer.map(Response::new).map_err(status)
+        let text = request.text;
+        issue::batch(&self.state, id_type, count, per_tick / INLINE_SHARE, move |state, id_type| {
+            batch(state, id_type, count, text)
+        })
+        .await
+        .map(Response::new)
+        .map_err(status)
     }
 
     type IssueStreamStream = ReceiverStream<Result<pb::IssueBatchResponse, Status>>;
@@ -285,7 +272,7 @@ impl pb::snowflake_server::Snowflake for Api {
     ) -> Result<Response<Self::IssueStreamStream>, Status> {
         self.refuse_if_draining()?;
         let request = request.into_inner();
-        let id_type = issuer(&self.state, &request.r#type).map_err(status)?;
+        let id_type = issue::issuer(&self.state, &request.r#type).map_err(status)?;
         let chunk = count_of(&format!("chunk={}", request.chunk), request.chunk, id_type)?;
         // A blocking thread issues (at the layout's cap, each chunk after a tick's worth waits
         // for the clock) into `issued`; a task hands the chunks on as the client reads them,
@@ -295,7 +282,9 @@ impl pb::snowflake_server::Snowflake for Api {
         let state = Arc::clone(&self.state);
         tokio::task::spawn_blocking(move || {
             loop {
-                let answer = batch_named(&state, &request.r#type, chunk, request.text).map_err(status);
+                let answer = issue::issuer(&state, &request.r#type)
+                    .and_then(|id_type| batch(&state, id_type, chunk, request.text))
+                    .map_err(status);
                 let failed = answer.is_err();
                 if issued_tx.blocking_send(answer).is_err() || failed {
                     return;
@@ -331,21 +320,22 @@ impl pb::snowflake_server::Snowflake for Api {
         use pb::decode_request::Id;
 
         let request = request.into_inner();
-        let spec = spec(&self.state, &request.r#type).map_err(status)?;
+        let spec = issue::spec(&self.state, &request.r#type).map_err(status)?;
         let raw = match &request.id {
-            Some(Id::Number(number)) => parse_id(spec, &number.to_string()),
-            Some(Id::Text(text)) => parse_text(spec, text),
-            None => Err(ApiError::new(StatusCode::BAD_REQUEST, "give the ID to decode: `number` or `text`")),
+            Some(Id::Number(number)) => issue::parse_id(spec, &number.to_string()),
+            Some(Id::Text(text)) => issue::parse_text(spec, text),
+            None => Err(IssueError::Invalid("give the ID to decode: `number` or `text`".to_owned())),
         }
         .map_err(status)?;
-        let parts = spec.layout.parts_of(raw);
+        let decoded = Decoded::new(spec, raw);
+        let parts = &decoded.parts;
         Ok(Response::new(pb::DecodeResponse {
             id: raw.cast_unsigned(),
-            text: text_of(spec, raw),
-            decimal: decimal(raw),
+            text: decoded.text(),
+            decimal: decoded.decimal(),
             r#type: spec.name.clone(),
             layout: spec.layout.to_string(),
-            time: snowflake_types::layout::format_rfc3339(parts.timestamp_ms),
+            time: decoded.time(),
             unix_ms: parts.timestamp_ms,
             ticks: parts.ticks,
             worker: parts.worker,
@@ -365,9 +355,8 @@ impl pb::snowflake_server::Snowflake for Api {
             .specs()
             .iter()
             .map(|spec| {
-                let generator = app.get(&spec.name).map(|t| &t.generator);
                 let layout = &spec.layout;
-                let limit = generator.map_or(snowflake_types::DEFAULT_BATCH_LIMIT, |g| g.batch_limit());
+                let limit = issue::batch_limit(app, spec);
                 pb::TypeInfo {
                     name: spec.name.clone(),
                     layout: layout.to_string(),

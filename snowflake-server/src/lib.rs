@@ -57,6 +57,7 @@ mod calls;
 pub mod config;
 #[cfg(feature = "grpc")]
 pub mod grpc;
+mod issue;
 mod listen;
 pub mod router;
 pub mod state;

@@ -22,6 +22,9 @@
 //! recovering) or while the clock cannot issue. Refused ID requests are logged as a count, one
 //! line every 5 s at most.
 //!
+//! The lookups, checks, issuing, text forms and decoding are the crate's `issue` module's,
+//! shared with the gRPC calls; this module writes their answers and errors as HTTP.
+//!
 //! Every route answers from the moment the port is open: the routes that need no worker ID
 //! (`/v1/types`, decoding, `/v1/ping`, `/healthz`) as always, the ID routes with a 503 until
 //! the lease issues, `/readyz` with 200 exactly while every type can issue.
@@ -41,45 +44,38 @@ use axum::{Json, Router};
 use metrics_exporter_prometheus::PrometheusHandle;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use snowflake_types::layout::{LayoutSummary, format_rfc3339};
-use snowflake_types::{DEFAULT_BATCH_LIMIT, GenerateError, Generator, Parts};
+use snowflake_types::Parts;
+use snowflake_types::layout::LayoutSummary;
 
 use crate::config::IdSpec;
+use crate::issue::{self, Decoded, IssueError};
 use crate::state::{AppState, IdType, Phase};
 
 /// An error answer: a status and `{"error":"…"}`, with `Retry-After` when waiting helps.
 #[derive(Debug)]
-pub(crate) struct ApiError {
-    pub(crate) status: StatusCode,
-    pub(crate) message: String,
-    pub(crate) retry_after: Option<u64>,
+struct ApiError {
+    status: StatusCode,
+    message: String,
+    retry_after: Option<u64>,
 }
 
 impl ApiError {
-    pub(crate) fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
+    fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
         ApiError { status, message: message.into(), retry_after: None }
     }
+}
 
-    pub(crate) fn unknown_type(name: &str, state: &AppState) -> ApiError {
-        let names: Vec<&str> = state.specs().iter().map(|spec| spec.name.as_str()).collect();
-        ApiError::new(StatusCode::NOT_FOUND, format!("no ID type {name:?}; this server serves: {}", names.join(", ")))
-    }
-
-    /// A refused generation: a lease's refusal with the reason `/readyz` gives (from the
-    /// lease's status), counted by reason and for the rate-limited log
-    /// ([`AppState::refusal`]).
-    pub(crate) fn generate(state: &AppState, id_type: &IdType, error: &GenerateError) -> ApiError {
-        if let GenerateError::BatchTooLarge { .. } = error {
-            return ApiError::new(StatusCode::BAD_REQUEST, format!("cannot issue {} IDs: {error}", id_type.spec.name));
-        }
-        let refusal = state.refusal(&id_type.spec.name, error);
-        let status =
-            if refusal.transient { StatusCode::SERVICE_UNAVAILABLE } else { StatusCode::INTERNAL_SERVER_ERROR };
-        ApiError {
-            status,
-            message: format!("cannot issue {} IDs: {}", id_type.spec.name, refusal.message),
-            retry_after: refusal.retry_after,
-        }
+/// The ID routes' refusals as HTTP answers: 404, 400, 503 with `Retry-After`, 500.
+impl From<IssueError> for ApiError {
+    fn from(error: IssueError) -> ApiError {
+        let status = match &error {
+            IssueError::UnknownType(_) => StatusCode::NOT_FOUND,
+            IssueError::Invalid(_) => StatusCode::BAD_REQUEST,
+            IssueError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            IssueError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        let retry_after = error.retry_after();
+        ApiError { status, message: error.message().to_owned(), retry_after }
     }
 }
 
@@ -169,49 +165,7 @@ fn parse_count(text: &str, limit: usize) -> Result<usize, ApiError> {
         let why = format!("expected a whole number from 1 to {limit}");
         return Err(ApiError::new(StatusCode::BAD_REQUEST, format!("count={text:?}: {why}")));
     }
-    check_count(&format!("count={text:?}"), text.parse::<usize>().unwrap_or(usize::MAX), limit)
-}
-
-/// A batch's count `n` (`given` says how it was given, for the message): 1 to the type's
-/// limit.
-pub(crate) fn check_count(given: &str, n: usize, limit: usize) -> Result<usize, ApiError> {
-    let bad = |why: String| ApiError::new(StatusCode::BAD_REQUEST, format!("{given}: {why}"));
-    match n {
-        0 => Err(bad(format!("a batch holds at least 1 ID (at most {limit})"))),
-        n if n <= limit => Ok(n),
-        _ => Err(bad(format!("more than this type's batch limit of {limit} IDs"))),
-    }
-}
-
-/// The configuration of the type `name`, or a 404.
-pub(crate) fn spec<'a>(state: &'a AppState, name: &str) -> Result<&'a IdSpec, ApiError> {
-    state.spec(name).ok_or_else(|| ApiError::unknown_type(name, state))
-}
-
-/// The type `name` with its generator, or a 404. Its generator refuses while the lease does
-/// not issue ([`ApiError::generate`] says why).
-pub(crate) fn issuer<'a>(state: &'a AppState, name: &str) -> Result<&'a IdType, ApiError> {
-    state.get(name).ok_or_else(|| ApiError::unknown_type(name, state))
-}
-
-/// Counts `n` IDs of `id_type` issued (`snowflake_server_ids_issued_total`).
-pub(crate) fn issued(id_type: &IdType, n: usize) {
-    metrics::counter!("snowflake_server_ids_issued_total", "type" => id_type.label())
-        .increment(u64::try_from(n).unwrap_or(u64::MAX));
-}
-
-/// An ID as its decimal text: the bit pattern read unsigned (a 64-bit layout's IDs may lie
-/// above `i64::MAX`).
-pub(crate) fn decimal(raw: i64) -> String {
-    raw.cast_unsigned().to_string()
-}
-
-/// An ID as the v1 routes write it: `ord_…` for a prefixed type, else decimal.
-pub(crate) fn text_of(spec: &IdSpec, raw: i64) -> String {
-    match &spec.prefix {
-        Some(prefix) => snowflake_types::prefixed::format(prefix, raw),
-        None => decimal(raw),
-    }
+    Ok(issue::check_count(&format!("count={text:?}"), text.parse::<usize>().unwrap_or(usize::MAX), limit)?)
 }
 
 async fn next_ids(
@@ -219,82 +173,45 @@ async fn next_ids(
     Segments(name): Segments<String>,
     query: Result<Query<CountQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
-    let id_type = issuer(&shared.app, &name)?;
+    let id_type = issue::issuer(&shared.app, &name)?;
     let Query(query) = query.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.body_text()))?;
-    let generator = &id_type.generator;
     let Some(count) = query.count else {
-        let raw = generator.next_raw().map_err(|e| ApiError::generate(&shared.app, id_type, &e))?;
-        issued(id_type, 1);
-        return Ok(json_text(format!("{{\"id\":\"{}\"}}", text_of(&id_type.spec, raw))));
+        let raw = issue::one(&shared.app, id_type)?;
+        return Ok(json_text(format!("{{\"id\":\"{}\"}}", issue::text(&id_type.spec, raw))));
     };
-    let count = parse_count(&count, generator.batch_limit())?;
-    if count > LARGE_BATCH {
-        // Past a tick's worth of IDs the generator waits for the clock: off the async workers.
-        let app = Arc::clone(&shared.app);
-        return tokio::task::spawn_blocking(move || match app.get(&name) {
-            Some(id_type) => batch(&app, id_type, count),
-            None => Err(ApiError::unknown_type(&name, &app)),
-        })
-        .await
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("the batch did not finish: {e}")))?;
-    }
-    batch(&shared.app, id_type, count)
+    let count = parse_count(&count, id_type.generator.batch_limit())?;
+    // Past a tick's worth of IDs the generator waits for the clock: off the async workers.
+    let body =
+        issue::batch(&shared.app, id_type, count, LARGE_BATCH, move |state, id_type| batch(state, id_type, count))
+            .await?;
+    Ok(json_text(body))
 }
 
 /// Batches above this many IDs are made on a blocking thread (a 12-bit sequence's tick holds 4 096).
-pub(crate) const LARGE_BATCH: usize = 4096;
+const LARGE_BATCH: usize = 4096;
 
 /// `{"ids":[…]}`: `count` IDs in issuing order.
-fn batch(state: &AppState, id_type: &IdType, count: usize) -> Result<Response, ApiError> {
-    let generator = &id_type.generator;
-    let prefix = id_type.spec.prefix.as_deref();
+fn batch(state: &AppState, id_type: &IdType, count: usize) -> Result<String, IssueError> {
+    let spec = &id_type.spec;
     // At most 20 digits (or a prefix, `_` and 13 characters), 2 quotes and a comma each.
-    let width = prefix.map_or(20, |p| p.len() + 14);
+    let width = spec.prefix.as_deref().map_or(20, |p| p.len() + 14);
     let mut body = String::with_capacity(10 + count * (width + 3));
     body.push_str("{\"ids\":[");
     let mut first = true;
-    generator
-        .fill_batch(count, |raw| {
-            if !first {
-                body.push(',');
-            }
-            first = false;
-            // Writing to a String cannot fail.
-            let _ = match prefix {
-                Some(prefix) => write!(body, "\"{}\"", snowflake_types::prefixed::Written::new(prefix, raw)),
-                None => write!(body, "\"{}\"", raw.cast_unsigned()),
-            };
-        })
-        .map_err(|e| ApiError::generate(state, id_type, &e))?;
-    issued(id_type, count);
+    issue::fill(state, id_type, count, |raw| {
+        if !first {
+            body.push(',');
+        }
+        first = false;
+        // Writing to a String cannot fail.
+        let _ = write!(body, "\"{}\"", issue::text(spec, raw));
+    })?;
     body.push_str("]}");
-    Ok(json_text(body))
+    Ok(body)
 }
 
 fn json_text(body: String) -> Response {
     ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response()
-}
-
-/// Parses decimal `text` as an ID of the type `spec` (Leaf's routes), or a 400 saying why not.
-pub(crate) fn parse_id(spec: &IdSpec, text: &str) -> Result<i64, ApiError> {
-    spec.layout.parse_id(text).map_err(|e| {
-        ApiError::new(StatusCode::BAD_REQUEST, format!("{text:?} is not an ID of type {:?}: {e}", spec.name))
-    })
-}
-
-/// Parses `text` as the v1 routes write an ID of `spec`: `ord_…` for a prefixed type (a bare
-/// number is refused, naming its prefixed spelling), else decimal; or a 400 saying why not.
-pub(crate) fn parse_text(spec: &IdSpec, text: &str) -> Result<i64, ApiError> {
-    use snowflake_types::prefixed::{self, Decimal, parse};
-
-    let Some(prefix) = &spec.prefix else { return parse_id(spec, text) };
-    parse(prefix, &spec.layout, Decimal::Refuse, text).map_err(|e| {
-        let shown: String = text.chars().take(40).collect();
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            format!("{shown:?} is not {} {} ID: {e}", prefixed::article(&spec.name), spec.name),
-        )
-    })
 }
 
 /// The node and sequence fields, by the type's names for them.
@@ -315,31 +232,31 @@ async fn decode(
     State(shared): State<Shared>,
     Segments((name, id)): Segments<(String, String)>,
 ) -> Result<Response, ApiError> {
-    let spec = spec(&shared.app, &name)?;
-    let raw = parse_text(spec, &id)?;
-    let parts = spec.layout.parts_of(raw);
+    let spec = issue::spec(&shared.app, &name)?;
+    let decoded = Decoded::new(spec, issue::parse_text(spec, &id)?);
+    let parts = &decoded.parts;
     Ok(Json(json!({
-        "id": text_of(spec, raw),
+        "id": decoded.text(),
         // The stored integer (a prefixed type's `id` is its text form).
-        "decimal": decimal(raw),
+        "decimal": decoded.decimal(),
         "type": spec.name,
         "layout": spec.layout.to_string(),
-        "time": format_rfc3339(parts.timestamp_ms),
+        "time": decoded.time(),
         "unix_ms": parts.timestamp_ms,
         "ticks": parts.ticks,
         "worker": parts.worker,
         "datacenter": parts.datacenter,
         "machine": parts.machine,
         "sequence": parts.sequence,
-        "fields": Value::Object(fields(spec, &parts)),
+        "fields": Value::Object(fields(spec, parts)),
     }))
     .into_response())
 }
 
 /// `/v1/ids/{name}/`: an empty ID, refused as the decoder refuses it.
 async fn decode_empty(State(shared): State<Shared>, Segments(name): Segments<String>) -> Result<Response, ApiError> {
-    let spec = spec(&shared.app, &name)?;
-    parse_text(spec, "")?;
+    let spec = issue::spec(&shared.app, &name)?;
+    issue::parse_text(spec, "")?;
     Err(ApiError::new(StatusCode::BAD_REQUEST, "an empty ID"))
 }
 
@@ -349,7 +266,6 @@ async fn types(State(shared): State<Shared>) -> Json<Value> {
         .specs()
         .iter()
         .map(|spec| {
-            let generator = app.get(&spec.name).map(|t| &t.generator);
             let worker = app.worker();
             let mut described = json!(LayoutSummary(&spec.layout));
             described["name"] = json!(spec.name);
@@ -358,7 +274,7 @@ async fn types(State(shared): State<Shared>) -> Json<Value> {
             described["prefix"] = json!(spec.prefix);
             // No worker ID yet while the lease is being acquired.
             described["worker"] = json!(worker);
-            described["batch_limit"] = json!(generator.map_or(DEFAULT_BATCH_LIMIT, Generator::batch_limit));
+            described["batch_limit"] = json!(issue::batch_limit(app, spec));
             described
         })
         .collect();
@@ -372,7 +288,7 @@ fn leaf_type<'a>(state: &'a AppState, key: Option<&str>) -> Result<&'a IdSpec, A
         (Some(t), _) => Ok(t),
         (None, [only]) => Ok(only),
         (None, _) => match key {
-            Some(key) => Err(ApiError::unknown_type(key, state)),
+            Some(key) => Err(IssueError::unknown_type(key, state).into()),
             None => Err(ApiError::new(
                 StatusCode::BAD_REQUEST,
                 "this server serves several ID types: add &type=NAME (see GET /v1/types)",
@@ -383,10 +299,10 @@ fn leaf_type<'a>(state: &'a AppState, key: Option<&str>) -> Result<&'a IdSpec, A
 
 async fn leaf_get(State(shared): State<Shared>, Segments(key): Segments<String>) -> Result<Response, ApiError> {
     let spec = leaf_type(&shared.app, Some(&key))?;
-    let id_type = issuer(&shared.app, &spec.name)?;
-    let raw = id_type.generator.next_raw().map_err(|e| ApiError::generate(&shared.app, id_type, &e))?;
-    issued(id_type, 1);
-    Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"))], decimal(raw)).into_response())
+    let id_type = issue::issuer(&shared.app, &spec.name)?;
+    let raw = issue::one(&shared.app, id_type)?;
+    let text = issue::decimal(raw);
+    Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"))], text).into_response())
 }
 
 #[derive(Deserialize)]
@@ -405,23 +321,24 @@ async fn leaf_decode(
     if let Some(name) = &query.r#type
         && shared.app.spec(name).is_none()
     {
-        return Err(ApiError::unknown_type(name, &shared.app));
+        return Err(IssueError::unknown_type(name, &shared.app).into());
     }
     let Some(text) = query.snowflake_id else {
         return Err(ApiError::new(StatusCode::BAD_REQUEST, "give the ID to decode: ?snowflakeId=…"));
     };
     // Leaf answers a bad ID with `errorMsg`; here it comes with a 400 and `error` beside it.
-    let raw = parse_id(spec, &text).map_err(|e| {
-        let body = json!({ "errorMsg": e.message, "error": e.message });
+    let raw = issue::parse_id(spec, &text).map_err(|e| {
+        let body = json!({ "errorMsg": e.message(), "error": e.message() });
         (StatusCode::BAD_REQUEST, Json(body)).into_response()
     });
     let raw = match raw {
         Ok(raw) => raw,
         Err(response) => return Ok(response),
     };
-    let parts = spec.layout.parts_of(raw);
+    let decoded = Decoded::new(spec, raw);
+    let parts = &decoded.parts;
     // Leaf writes `ms(yyyy-MM-dd HH:mm:ss.SSS)` in its server's time zone; here in UTC.
-    let rfc = format_rfc3339(parts.timestamp_ms);
+    let rfc = decoded.time();
     let civil = rfc.trim_end_matches('Z').replacen('T', " ", 1);
     let civil = if civil.len() == 19 { format!("{civil}.000") } else { civil };
     Ok(Json(json!({
