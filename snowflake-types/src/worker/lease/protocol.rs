@@ -235,6 +235,36 @@ impl Rules {
         marker.vouches(worker, record)
     }
 
+    /// Whether a grant of a worker ID at or above the marker's `next` raises it (always; a
+    /// test may plant the bug that it does not).
+    pub(crate) fn raises_next(&self) -> bool {
+        #[cfg(test)]
+        if self.planted.next_not_raised {
+            return false;
+        }
+        true
+    }
+
+    /// Whether a holder that reads back its own record with a value it did not write takes it
+    /// for a rollback (always; a test may plant the bug that it takes it for its own write).
+    pub(crate) fn notices_rollback(&self) -> bool {
+        #[cfg(test)]
+        if self.planted.rollback_unnoticed {
+            return false;
+        }
+        true
+    }
+
+    /// Whether a worker ID the marker says was granted, whose record is gone, counts as
+    /// granted (always; a test may plant the bug that it counts as never granted).
+    fn counts_gone_as_granted(&self) -> bool {
+        #[cfg(test)]
+        if self.planted.gone_is_never_used {
+            return false;
+        }
+        true
+    }
+
     /// The floor of a grant the store cannot vouch for: above anything a holder that has not
     /// noticed yet may still issue, `W` past the store's clock now, plus the tolerance.
     fn unvouched_floor(&self, now_ms: i64) -> i64 {
@@ -307,9 +337,7 @@ pub(crate) fn floor_of(
     match record {
         Some(record) if rules.vouches(marker, worker, record) => (record.high_water_ms, Basis::Record),
         Some(_) => (rules.unvouched_floor(now_ms), Basis::Unvouched),
-        #[cfg(test)]
-        None if granted && rules.planted.gone_is_never_used => never_granted(rules, marker, now_ms),
-        None if granted => (rules.unvouched_floor(now_ms), Basis::Unvouched),
+        None if granted && rules.counts_gone_as_granted() => (rules.unvouched_floor(now_ms), Basis::Unvouched),
         None => never_granted(rules, marker, now_ms),
     }
 }

@@ -121,11 +121,7 @@ impl Acquire {
         };
         let value = record.encode();
         let mut ops = vec![Op { slot: Slot::Worker(candidate.worker), expect: candidate.expect.clone(), value }];
-        #[cfg(test)]
-        let raise = !rules.planted.next_not_raised;
-        #[cfg(not(test))]
-        let raise = true;
-        if raise && candidate.worker >= marker.next {
+        if rules.raises_next() && candidate.worker >= marker.next {
             let raised = Marker { rev: marker.rev + 1, next: candidate.worker + 1, ..marker };
             ops.push(Op { slot: Slot::Marker, expect: marker_text, value: raised.encode() });
         }

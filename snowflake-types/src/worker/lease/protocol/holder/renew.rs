@@ -129,8 +129,7 @@ impl Machine {
         }
         let found = text.and_then(Record::decode);
         let ours = found.as_ref().is_some_and(|r| r.is_token(&token));
-        #[cfg(test)]
-        if ours && rules.planted.rollback_unnoticed {
+        if ours && !rules.notices_rollback() {
             let value = text.unwrap_or_default().to_owned();
             self.renewed(&value, now, now);
             self.task = Task::Hold;
