@@ -7,7 +7,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::store::support::percent_decode;
-use super::store::{CA_ENV, LeaseError};
+use super::store::{CA_ENV, LeaseError, redact_url as redact};
 
 /// The store a [`StoreUrl`] names, with the cargo feature of typed-snowflake that compiles it
 /// in.
@@ -607,22 +607,6 @@ pub(crate) fn min_replicas(value: &str) -> Result<u16, String> {
                 u16::MAX
             )
         })
-}
-
-/// `url` as an error may show it, for text that did not parse: everything between `://` and
-/// its last `@` replaced by the user name when it has one and it is plain, else by `…`. A
-/// password written with a raw `/`, `?` or `#` in it is hidden too.
-pub(crate) fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
-    let Some((userinfo, after)) = rest.rsplit_once('@') else { return url.to_owned() };
-    let user = userinfo.split_once(':').map_or(userinfo, |(user, _)| user);
-    if user.is_empty() {
-        format!("{scheme}://{after}")
-    } else if user.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b'%')) {
-        format!("{scheme}://{user}@{after}")
-    } else {
-        format!("{scheme}://…@{after}")
-    }
 }
 
 /// Text as a URL's user name or password writes it: `A-Z a-z 0-9 _ . - ~` as they are, every

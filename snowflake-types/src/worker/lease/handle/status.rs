@@ -3,12 +3,10 @@
 
 use std::time::{Duration, SystemTime};
 
-#[allow(unused_imports)] // the links of the docs below
-use super::{WorkerLease, WorkerLeaseBuilder};
 use crate::fence::FenceReason;
 use crate::worker::lease::LeaseError;
 
-/// Where a lease stands, for a readiness probe: [`WorkerLease::status`],
+/// Where a lease stands, for a readiness probe: [`WorkerLease::status`](crate::worker::lease::WorkerLease::status),
 /// [`Registry::lease_status`](crate::Registry::lease_status).
 ///
 /// ```
@@ -24,7 +22,7 @@ use crate::worker::lease::LeaseError;
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum LeaseStatus {
-    /// The lease was started ([`WorkerLeaseBuilder::start`]) and its first worker ID is being
+    /// The lease was started ([`WorkerLeaseBuilder::start`](crate::worker::lease::WorkerLeaseBuilder::start)) and its first worker ID is being
     /// acquired: generators on it may not issue yet.
     Acquiring {
         /// Since when.
@@ -97,7 +95,7 @@ impl LeaseStatus {
 }
 
 /// The timing of a lease, each setting as asked or by its default: what
-/// [`WorkerLeaseBuilder::timing`] gives (the rules page, `docs/lease-rules.md`, states the
+/// [`WorkerLeaseBuilder::timing`](crate::worker::lease::WorkerLeaseBuilder::timing) gives (the rules page, `docs/lease-rules.md`, states the
 /// defaults and what each setting does).
 ///
 /// ```
