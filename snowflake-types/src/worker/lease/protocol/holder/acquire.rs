@@ -124,6 +124,11 @@ impl Acquire {
         if rules.raises_next() && candidate.worker >= marker.next {
             let raised = Marker { rev: marker.rev + 1, next: candidate.worker + 1, ..marker };
             ops.push(Op { slot: Slot::Marker, expect: marker_text, value: raised.encode() });
+        } else if let Some(text) = marker_text {
+            // The marker confirmed unchanged in the same atomic write: a fence (or any new
+            // marker) written since the read fails the grant, which reads again, so a grant
+            // never starts on a record the marker vouched for before it was replaced.
+            ops.push(Op { slot: Slot::Marker, expect: Some(text.clone()), value: text });
         }
         let floor_ms = (candidate.basis != Basis::Declared).then_some(candidate.floor_ms);
         let ready_ms = match candidate.basis {
