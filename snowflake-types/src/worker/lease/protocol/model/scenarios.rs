@@ -4,6 +4,7 @@
 //! checks what the store keeps and what the holders issue.
 
 use super::{Action, Command, Fault, LeaseModel, Rules, START, World};
+use crate::worker::lease::protocol::holder::Call;
 use crate::worker::lease::protocol::record::Record;
 use crate::worker::lease::store::Query;
 
@@ -146,6 +147,64 @@ fn fenced_restore(model: &LeaseModel) -> World {
     // A pauses; its record goes back to the backup's, and the operator fences at once.
     world = model.step(&world, &Action::Fault(Fault::RestoreFenced(0b10))).expect("a restore");
     run_on(&model, &mut world, &[b], 8);
+    run_on(&model, &mut world, &[a, b], 12);
+    world
+}
+
+/// A newcomer reads a worker ID whose holder paused past its TTL, and its grant is on its
+/// way when the store is put back to a copy taken right after that read and the operator
+/// fences at once; meanwhile the holder renewed, so the copy's record is below what it
+/// reserved since. The grant, written after the fence, fails (it confirms the marker it read)
+/// and reads again. A grant that matched the restored record alone would start on the floor
+/// the old marker vouched for, and issue what the holder issues.
+#[test]
+fn a_grant_read_before_a_fence_and_written_after_it_reads_again() {
+    let world = grant_across_a_fence(&LeaseModel::new(2, 1, 60));
+    assert_eq!(world.duplicate, None, "(holder, other holder, worker, ms) issued twice");
+}
+
+/// The schedule of [`a_grant_read_before_a_fence_and_written_after_it_reads_again`].
+fn grant_across_a_fence(model: &LeaseModel) -> World {
+    let mut model = model.clone();
+    model.faults = 2;
+    let (a, b) = (0, 1);
+    let mut world = model.initial();
+    // B's clock runs a millisecond behind the store's (within the tolerance).
+    world.nodes[b].offset_ms = -1;
+    run(&model, &mut world, &[a], 4);
+    // A pauses until its record expires in the store (it still issues for `W - margin`).
+    run(&model, &mut world, &[], 3);
+    // B reads the namespace once A's record expired; its grant's write waits, sent and not
+    // yet applied.
+    for _ in 0..20 {
+        match &world.nodes[b].in_flight {
+            Some((Call::Write(_), None)) => break,
+            None => {
+                world = model.step(&world, &Action::Send(b)).expect("B calls");
+                if world.nodes[b].in_flight.is_none() {
+                    world = model.step(&world, &Action::Tick).expect("time passes");
+                }
+            }
+            Some(_) => {
+                world = model.step(&world, &Action::Apply(b)).expect("applied");
+                world = model.step(&world, &Action::Deliver(b)).expect("answered");
+            }
+        }
+    }
+    assert!(
+        matches!(&world.nodes[b].in_flight, Some((Call::Write(_), None))),
+        "B's grant is on its way at {} ms: {:?}, A's record {:?}",
+        world.now,
+        world.nodes[b].in_flight,
+        record(&world, 0)
+    );
+    world = model.step(&world, &Action::Fault(Fault::Backup)).expect("a backup");
+    // A renews, late, and issues on: its reservation moves past the copy's.
+    run_on(&model, &mut world, &[a], 2);
+    // The copy's record of worker 0 put back, and the operator's fence at once.
+    world = model.step(&world, &Action::Fault(Fault::RestoreFenced(0b10))).expect("a restore");
+    world = model.step(&world, &Action::Apply(b)).expect("B's grant applied");
+    world = model.step(&world, &Action::Deliver(b)).expect("B's grant answered");
     run_on(&model, &mut world, &[a, b], 12);
     world
 }
