@@ -361,3 +361,58 @@ fn a_record_deleted_alone_and_taken_by_a_newcomer_is_a_loss_not_a_rollback() {
     assert!(!seen.iter().any(|n| matches!(n, Note::RolledBack { .. })), "{seen:?}");
     assert!(a.issuing(at(clock)), "it issues on what it reserved");
 }
+
+/// The record a holder's store keeps for its grant, decoded.
+fn stored(store: &State, worker: u64, clock: i64) -> Record {
+    let snapshot = store.read("ns", &Query::workers(worker..worker + 1), Some(clock));
+    snapshot.record(worker).and_then(Record::decode).expect("the grant's record")
+}
+
+#[test]
+fn every_acknowledged_renewal_records_what_its_holder_may_issue() {
+    // A successor starts above the record's high water: whatever an acknowledgement lets the
+    // holder issue (a generator that ran out of sequence numbers borrows milliseconds ahead of
+    // its clock, up to the bound) must be below it, after the grant and after every renewal.
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let mut a = Machine::new(settings(true), at(clock));
+    run(&mut a, &mut store, &mut clock, 1_010);
+    let worker = a.worker_and_fence().0;
+    let epoch = a.view(at(clock)).epoch;
+    let mut renewals = 0;
+    while clock < 1_700 {
+        let until_ms = clock + 10;
+        run(&mut a, &mut store, &mut clock, until_ms);
+        let bound = a.current.as_ref().expect("held").bound_ms;
+        assert!(bound > clock + 1_000, "the bound {bound} at {clock}");
+        // A generator at the edge of what it may issue.
+        assert_eq!(a.grant_until(at(clock), bound, 1, epoch).ok(), Some(bound));
+        let record = stored(&store, worker, clock);
+        assert!(record.high_water_ms >= bound, "record {record:?} below the bound {bound} at {clock}");
+        renewals = a.renewals();
+    }
+    assert!(renewals >= 5, "{renewals} renewals");
+}
+
+#[test]
+fn a_lost_marker_is_written_afresh_and_the_holder_keeps_its_worker_id_under_it() {
+    // The marker alone is gone (evicted, deleted by hand): the next renewal writes a fresh
+    // marker and moves the record under it, so that the marker vouches for the record again
+    // and the holder renews on, without a loss.
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let mut a = Machine::new(settings(true), at(clock));
+    run(&mut a, &mut store, &mut clock, 1_050);
+    let worker = a.worker_and_fence().0;
+    let _ = notes(&mut a);
+    store.delete("ns", Slot::Marker);
+    run(&mut a, &mut store, &mut clock, 2_000);
+    let seen = notes(&mut a);
+    assert!(!seen.iter().any(|n| matches!(n, Note::Lost { .. } | Note::RolledBack { .. })), "{seen:?}");
+    assert_eq!(a.worker_and_fence().0, worker);
+    let snapshot = store.read("ns", &Query::workers(worker..worker + 1), Some(clock));
+    let marker = snapshot.marker.as_deref().and_then(Marker::decode).expect("a marker written afresh");
+    let record = stored(&store, worker, clock);
+    assert!(marker.vouches(worker, &record), "{marker:?} does not vouch for {record:?}");
+    assert!(a.issuing(at(clock)));
+}
