@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 use self::channel::{Receive, Reply};
+use self::state_file::StateFile;
 use super::protocol::holder::{Machine, Now, Settings, Standing};
 use super::protocol::{self, Asked};
 pub use super::protocol::{DEFAULT_MARGIN, DEFAULT_RESERVATION, DEFAULT_TTL};
@@ -325,7 +326,48 @@ impl WorkerLeaseBuilder {
     /// ```
     pub fn start(self) -> Result<WorkerLease, LeaseError> {
         let rules = self.check()?;
-        renewal::start(self, rules)
+        // A URL is parsed at once (a bad one is told, never waited on), and opened by the lease
+        // thread at its first call, so that a store that does not answer is waited for as the
+        // machine waits for it.
+        let (url, store) = match &self.store {
+            Store::Url(text) => (Some(super::url::StoreUrl::parse(text)?), None),
+            Store::Open(store) => (None, Some(Arc::clone(store))),
+        };
+        let describe =
+            store.as_ref().map_or_else(|| url.as_ref().map(ToString::to_string).unwrap_or_default(), |s| s.describe());
+        let host = super::store::support::holder_name().rsplit_once(':').map_or("", |(host, _)| host);
+        let (file, saved) = match &self.state_file {
+            None => (None, None),
+            Some(path) => {
+                let (file, saved) = StateFile::open(path, host).map_err(|reason| LeaseError::BadSettings { reason })?;
+                (Some(file), saved)
+            }
+        };
+        let now = Now { ns: nanos_since_anchor(Instant::now()), ms: self.clock.now_ms() };
+        let settings = self.settings(rules, describe.clone());
+        let resumed = saved.and_then(|saved| Machine::resume(settings.clone(), &saved, now));
+        if let Some(machine) = &resumed {
+            crate::events::lease_resumed_from_file(&self.namespace, machine.worker_and_fence().0);
+        }
+        let from_file = resumed.is_some();
+        let shared = Arc::new(Shared {
+            namespace: self.namespace.as_str().into(),
+            rules,
+            store: describe,
+            clock: Arc::clone(&self.clock),
+            machine: Mutex::new(resumed.unwrap_or_else(|| Machine::new(settings, now))),
+            limits: Mutex::new(Vec::new()),
+            longest_tick_ms: AtomicU64::new(0),
+            renewals: AtomicU64::new(0),
+            late_renewals: AtomicU64::new(0),
+            failed_renewals: AtomicU64::new(0),
+            recoveries: AtomicU64::new(0),
+            first: Mutex::default(),
+        });
+        let (commands, inbox) = mpsc::channel();
+        let store = renewal::Opened { url, store, file, resumed: from_file };
+        renewal::spawn(Arc::clone(&shared), store, self.wait_for_store, inbox)?;
+        Ok(WorkerLease { shared, handle: Arc::new(Handle { commands }) })
     }
 
     /// [`WorkerLeaseBuilder::acquire`] for async code: the store calls run on the lease's

@@ -4,17 +4,18 @@
 //! comes, answers the first acquisition and the release, and turns the machine's notes into
 //! logs and counters. It decides nothing about the lease: every rule is the machine's.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use super::channel::{Reply, answer};
 use super::state_file::StateFile;
-use super::{Command, Handle, Shared, Store, WorkerLease, WorkerLeaseBuilder, nanos_since_anchor};
-use crate::worker::lease::protocol::holder::{Call, Machine, Note, Reply as Answer};
-use crate::worker::lease::protocol::{self, Basis};
+use super::{Command, Shared};
+use crate::worker::lease::protocol::Basis;
+use crate::worker::lease::protocol::holder::{Call, Note, Now, Reply as Answer, Standing};
 use crate::worker::lease::store::{Cas, LeaseError, LeaseStore};
+use crate::worker::lease::url::StoreUrl;
 
 /// Makes one call of the machine's on the store.
 fn make(store: &dyn LeaseStore, namespace: &str, call: &Call) -> Answer {
@@ -28,51 +29,26 @@ fn make(store: &dyn LeaseStore, namespace: &str, call: &Call) -> Answer {
     result.unwrap_or_else(Answer::Failed)
 }
 
-/// Starts the lease: prepares it (the URL parsed, the state file locked and read, the machine
-/// built) and starts the lease thread, which acquires and then renews. Returns the lease at
-/// once; [`WorkerLease::ready`] waits for its first grant.
-pub(super) fn start(b: WorkerLeaseBuilder, rules: protocol::Rules) -> Result<WorkerLease, LeaseError> {
-    // A URL is parsed at once (a bad one is told, never waited on), and opened at the first
-    // call, so that a store that does not answer is waited for as the machine waits for it.
-    let (url, store) = match &b.store {
-        Store::Url(text) => (Some(crate::worker::lease::url::StoreUrl::parse(text)?), None),
-        Store::Open(store) => (None, Some(Arc::clone(store))),
-    };
-    let describe =
-        store.as_ref().map_or_else(|| url.as_ref().map(ToString::to_string).unwrap_or_default(), |s| s.describe());
-    let host = crate::worker::lease::store::support::holder_name().rsplit_once(':').map_or("", |(host, _)| host);
-    let (file, saved) = match &b.state_file {
-        None => (None, None),
-        Some(path) => match StateFile::open(path, host) {
-            Ok((file, saved)) => (Some(file), saved),
-            Err(reason) => return Err(LeaseError::BadSettings { reason }),
-        },
-    };
-    let clock = Arc::clone(&b.clock);
-    let now = super::Now { ns: nanos_since_anchor(Instant::now()), ms: clock.now_ms() };
-    let settings = b.settings(rules, describe.clone());
-    let resumed = saved.and_then(|saved| Machine::resume(settings.clone(), &saved, now));
-    if let Some(machine) = &resumed {
-        crate::events::lease_resumed_from_file(&b.namespace, machine.worker_and_fence().0);
-    }
-    let resumed_from_file = resumed.is_some();
-    let machine = resumed.unwrap_or_else(|| Machine::new(settings, now));
-    let shared = Arc::new(Shared {
-        namespace: b.namespace.as_str().into(),
-        rules,
-        store: describe,
-        clock,
-        machine: Mutex::new(machine),
-        limits: Mutex::new(Vec::new()),
-        longest_tick_ms: AtomicU64::new(0),
-        renewals: AtomicU64::new(0),
-        late_renewals: AtomicU64::new(0),
-        failed_renewals: AtomicU64::new(0),
-        recoveries: AtomicU64::new(0),
-        first: Mutex::default(),
-    });
+/// What the lease thread opens or resumes from: the store or its URL (opened at the first
+/// call), the state file, and whether the machine was resumed from it.
+pub(super) struct Opened {
+    pub(super) url: Option<StoreUrl>,
+    pub(super) store: Option<Arc<dyn LeaseStore>>,
+    pub(super) file: Option<StateFile>,
+    pub(super) resumed: bool,
+}
+
+/// Starts the lease thread (and, with a state file, the file thread) on the machine in
+/// `shared`: it acquires, then renews, until a command from `inbox` or the last handle's
+/// drop ends it.
+pub(super) fn spawn(
+    shared: Arc<Shared>,
+    opened: Opened,
+    wait_for_store: Duration,
+    inbox: mpsc::Receiver<Command>,
+) -> Result<(), LeaseError> {
     let thread = |e: std::io::Error| LeaseError::Thread { source: Arc::new(e) };
-    let file = file.map(|file| Arc::new(Mutex::new(file)));
+    let file = opened.file.map(|file| Arc::new(Mutex::new(file)));
     if let Some(file) = &file {
         // The state file is written off the store's path: a store call that hangs does not
         // hold it back (nor the generators, which issue up to what it says).
@@ -82,32 +58,27 @@ pub(super) fn start(b: WorkerLeaseBuilder, rules: protocol::Rules) -> Result<Wor
             .spawn(move || keep_filing(&shared, &file))
             .map_err(thread)?;
     }
-    let (commands, inbox) = mpsc::channel();
-    let lease = WorkerLease { shared: Arc::clone(&shared), handle: Arc::new(Handle { commands }) };
-    let run = move || {
-        Driver {
-            b: &b,
-            shared: &shared,
-            url,
-            store,
-            file,
-            answered: false,
-            resumed: resumed_from_file,
-            release: None,
-            outage: None,
-            grants: 0,
-            renewed: 0,
-        }
-        .run(&inbox);
+    let driver = Driver {
+        shared,
+        url: opened.url,
+        store: opened.store,
+        file,
+        wait_for_store,
+        answered: false,
+        resumed: opened.resumed,
+        release: None,
+        outage: None,
+        grants: 0,
+        renewed: 0,
     };
-    std::thread::Builder::new().name("snowflake-lease".into()).spawn(run).map_err(thread)?;
-    Ok(lease)
+    std::thread::Builder::new().name("snowflake-lease".into()).spawn(move || driver.run(&inbox)).map_err(thread)?;
+    Ok(())
 }
 
 /// Writes the state file the machine asks for, under the file's lock (so that a file written
 /// later never carries an earlier answer); its generators issue further once it is written. A
 /// file that cannot be written only stops them at the last file's limit. Whether one was.
-fn save(shared: &Shared, file: &Mutex<StateFile>, now: super::Now) -> bool {
+fn save(shared: &Shared, file: &Mutex<StateFile>, now: Now) -> bool {
     let file = file.lock().unwrap_or_else(|p| p.into_inner());
     let Some(saved) = shared.lock().save_due(now) else { return false };
     match file.write(&saved) {
@@ -147,15 +118,16 @@ fn keep_filing(shared: &Weak<Shared>, file: &Mutex<StateFile>) {
 }
 
 /// The lease thread's own state: who waits for an answer, and what it told.
-struct Driver<'a> {
-    b: &'a WorkerLeaseBuilder,
-    shared: &'a Shared,
+struct Driver {
+    shared: Arc<Shared>,
     /// The URL of a store not opened yet.
-    url: Option<crate::worker::lease::url::StoreUrl>,
+    url: Option<StoreUrl>,
     store: Option<Arc<dyn LeaseStore>>,
     /// The lease state file, when one is kept (written by this thread and the file thread).
     file: Option<Arc<Mutex<StateFile>>>,
-    /// Whether the first acquisition was answered ([`WorkerLease::ready`]).
+    /// How long the first acquisition waits for a store that does not answer (for its logs).
+    wait_for_store: Duration,
+    /// Whether the first acquisition was answered ([`WorkerLease::ready`](super::WorkerLease::ready)).
     answered: bool,
     /// The machine was resumed from the state file.
     resumed: bool,
@@ -168,7 +140,21 @@ struct Driver<'a> {
     renewed: u64,
 }
 
-impl Driver<'_> {
+/// What one step under the machine's lock gives the lease thread: the call to make, the
+/// notes to tell, when to wake, and what the gauges and the notes' lines show.
+struct Step {
+    call: Option<Call>,
+    done: bool,
+    notes: Vec<Note>,
+    renewals: u64,
+    wake: Option<u64>,
+    worker: u64,
+    /// How much longer the generators may issue without another renewal.
+    left: Duration,
+    error: Option<LeaseError>,
+}
+
+impl Driver {
     /// The store, opened now if it was not yet (its warnings said once).
     fn open(&mut self) -> Result<Arc<dyn LeaseStore>, LeaseError> {
         if let Some(store) = &self.store {
@@ -178,7 +164,7 @@ impl Driver<'_> {
         let store = url.open()?;
         if let Ok(warnings) = store.warnings() {
             for warning in warnings {
-                crate::events::lease_store_warning(&self.b.namespace, &store.describe(), &warning);
+                crate::events::lease_store_warning(&self.shared.namespace, &store.describe(), &warning);
             }
         }
         self.store = Some(Arc::clone(&store));
@@ -188,8 +174,8 @@ impl Driver<'_> {
     /// Writes the state file the machine asks for; its generators issue further once it is
     /// written. A file that cannot be written only stops them at the last file's limit.
     /// Whether a file was written.
-    fn save(&mut self, now: super::Now) -> bool {
-        self.file.as_ref().is_some_and(|file| save(self.shared, file, now))
+    fn save(&mut self, now: Now) -> bool {
+        self.file.as_ref().is_some_and(|file| save(&self.shared, file, now))
     }
 
     fn run(mut self, inbox: &mpsc::Receiver<Command>) {
@@ -199,39 +185,65 @@ impl Driver<'_> {
         self.shared.first_answer(Err(LeaseError::Thread { source: Arc::new(ended) }));
     }
 
+    /// One step of the machine, under its lock taken once: the answer to the last call handed
+    /// back, the timers run, the next call asked for, and what the rest of the step needs.
+    fn step(&self, now: Now, reply: Option<Answer>) -> Step {
+        let mut machine = self.shared.lock();
+        if let Some(reply) = reply {
+            machine.handle_reply(now, reply);
+        }
+        machine.handle_timeout(now);
+        let mut notes: Vec<Note> = std::iter::from_fn(|| machine.poll_note()).collect();
+        // A grant resumed from the state file answers its caller before its first store call:
+        // that call may wait a whole timeout for a store that does not answer.
+        let answered = self.answered || notes.iter().any(|n| matches!(n, Note::Ready | Note::GaveUp(_)));
+        let answer_first = self.resumed && !answered && machine.issuing_soon(now);
+        let call = if answer_first { None } else { machine.poll_call(now) };
+        notes.extend(std::iter::from_fn(|| machine.poll_note()));
+        let left = match machine.standing(now) {
+            Standing::Issuing { issuing_for_ns, .. } => Duration::from_nanos(issuing_for_ns),
+            _ => Duration::ZERO,
+        };
+        Step {
+            call,
+            done: machine.is_done(),
+            notes,
+            renewals: machine.renewals(),
+            wake: machine.poll_timeout(now),
+            worker: machine.worker_and_fence().0,
+            left,
+            error: machine.error().cloned(),
+        }
+    }
+
     fn drive(&mut self, inbox: &mpsc::Receiver<Command>) {
-        let namespace = self.b.namespace.as_str();
         let mut orphaned = false;
+        let mut reply = None;
         loop {
             let now = self.shared.now();
-            let (next, done) = {
-                let mut machine = self.shared.lock();
-                machine.handle_timeout(now);
-                // A grant resumed from the state file answers its caller before its first store
-                // call: that call may wait a whole timeout for a store that does not answer.
-                let answer_first = self.resumed && !self.answered && machine.issuing_soon(now);
-                (if answer_first { None } else { machine.poll_call(now) }, machine.is_done())
-            };
-            self.notes();
-            if done {
+            let step = self.step(now, reply.take());
+            if step.renewals > self.renewed {
+                self.shared.renewals.fetch_add(step.renewals - self.renewed, Ordering::Relaxed);
+                self.renewed = step.renewals;
+            }
+            for note in step.notes {
+                self.note(note, step.worker, step.error.as_ref());
+            }
+            if step.done {
                 return;
             }
-            if let Some(call) = next {
-                let reply = match self.open() {
-                    Ok(store) => make(&*store, namespace, &call),
+            if let Some(call) = step.call {
+                reply = Some(match self.open() {
+                    Ok(store) => make(&*store, &self.shared.namespace, &call),
                     Err(error) => Answer::Failed(error),
-                };
-                let now = self.shared.now();
-                self.shared.lock().handle_reply(now, reply);
-                self.notes();
+                });
                 continue;
             }
             if self.save(now) {
                 continue;
             }
-            self.watch(now);
-            let wake = self.shared.lock().poll_timeout(now);
-            let sleep = wake.map_or(Duration::from_secs(1), |at| Duration::from_nanos(at.saturating_sub(now.ns)));
+            crate::events::lease_gauges(&self.shared.namespace, step.worker, step.left, step.error.is_none());
+            let sleep = step.wake.map_or(Duration::from_secs(1), |at| Duration::from_nanos(at.saturating_sub(now.ns)));
             // Wake at least every second, for the gauges and the outage's log lines.
             let sleep = sleep.min(Duration::from_secs(1));
             if orphaned {
@@ -274,25 +286,11 @@ impl Driver<'_> {
         self.shared.lock().release(now, tick_ms.saturating_mul(1_000_000));
     }
 
-    /// The gauges.
-    fn watch(&mut self, now: super::Now) {
-        let (worker, left, up) = {
-            let machine = self.shared.lock();
-            let (worker, _) = machine.worker_and_fence();
-            let left = match machine.standing(now) {
-                super::Standing::Issuing { issuing_for_ns, .. } => Duration::from_nanos(issuing_for_ns),
-                _ => Duration::ZERO,
-            };
-            (worker, left, machine.error().is_none())
-        };
-        crate::events::lease_gauges(&self.shared.namespace, worker, left, up);
-    }
-
     /// What the generators may do changed ([`Note::Changed`]): an outage of the grant held
     /// (not renewed in time, the state file behind, the clock past the reservation) is told
     /// when it begins and when it ends. Waiting out, a loss and a rollback have notes of
     /// their own; before the first answer, the start's own lines tell.
-    fn changed(&mut self, worker: u64, refusal: Option<crate::FenceReason>) {
+    fn changed(&mut self, worker: u64, refusal: Option<crate::FenceReason>, error: Option<&LeaseError>) {
         use crate::FenceReason as R;
         let ns = &*self.shared.namespace;
         match refusal {
@@ -305,30 +303,15 @@ impl Driver<'_> {
                 if self.answered && self.outage.is_none() =>
             {
                 self.outage = Some(Instant::now());
-                let error = self.shared.lock().error().cloned();
-                crate::events::lease_fenced(ns, worker, &reason, error.as_ref().map(|e| e as &dyn std::error::Error));
+                crate::events::lease_fenced(ns, worker, &reason, error.map(|e| e as &dyn std::error::Error));
             }
             Some(_) => {}
         }
     }
 
-    /// The machine's notes: logs, counters, answers.
-    fn notes(&mut self) {
-        loop {
-            let (note, renewals) = {
-                let mut machine = self.shared.lock();
-                (machine.poll_note(), machine.renewals())
-            };
-            if renewals > self.renewed {
-                self.shared.renewals.fetch_add(renewals - self.renewed, Ordering::Relaxed);
-                self.renewed = renewals;
-            }
-            let Some(note) = note else { return };
-            self.note(note);
-        }
-    }
-
-    fn note(&mut self, note: Note) {
+    /// Tells one of the machine's notes: logs, counters, answers. `worker` and `error` are the
+    /// machine's as of the step that gave it.
+    fn note(&mut self, note: Note, current: u64, error: Option<&LeaseError>) {
         let ns = &*self.shared.namespace;
         match note {
             Note::Acquired { worker, fence, basis, floor_ms, ready_ms } => {
@@ -378,17 +361,16 @@ impl Driver<'_> {
                         "acquiring a worker ID",
                         &error,
                         waited,
-                        self.b.wait_for_store,
+                        self.wait_for_store,
                     );
                 } else {
-                    let (worker, _) = self.shared.lock().worker_and_fence();
-                    crate::events::lease_recovering(ns, worker, &error);
+                    crate::events::lease_recovering(ns, current, &error);
                 }
             }
             Note::Back { waited_ns } => {
                 crate::events::lease_store_back(ns, "acquiring a worker ID", Duration::from_nanos(waited_ns));
             }
-            Note::Changed { worker, refusal } => self.changed(worker, refusal),
+            Note::Changed { worker, refusal } => self.changed(worker, refusal, error),
             Note::Released { worker, result } => {
                 // The state file goes once the release is acknowledged; until then (and when the
                 // release was not written for want of the store) it stays, and says whether a
