@@ -1228,7 +1228,8 @@ fn env_ms(var: &str) -> Result<Duration, BoxError> {
 }
 
 /// A holder: acquires (again and again while the store refuses or does not answer: a process
-/// started during an outage), then generates as fast as it can until told to stop, sleeping
+/// started during an outage), then generates as fast as it can until told to stop (resting
+/// from a millisecond's last ID to the next millisecond: [`rest_if_spent`]), sleeping
 /// 1 ms after each error, then releases.
 fn holder(stop: &StopWhen, mut issuer: Issuer) -> Result<(), BoxError> {
     let url = std::env::var("FAULTS_URL")?;
@@ -1282,7 +1283,10 @@ fn holder(stop: &StopWhen, mut issuer: Issuer) -> Result<(), BoxError> {
             continue;
         };
         match generator.next_raw() {
-            Ok(id) => issuer.issued(id, || Some((lease.worker(), lease.fence())))?,
+            Ok(id) => {
+                issuer.issued(id, || Some((lease.worker(), lease.fence())))?;
+                rest_if_spent(HOLDER_LAYOUT.sequence_of(id), HOLDER_LAYOUT.max_seq());
+            }
             Err(e) => issuer.failed(&e),
         }
     }
@@ -1296,6 +1300,18 @@ fn holder(stop: &StopWhen, mut issuer: Issuer) -> Result<(), BoxError> {
     Ok(())
 }
 
+/// After the last sequence number of a millisecond, sleeps into the next one instead of
+/// leaving the generator to spin there: every millisecond is still issued whole (so two
+/// holders of one worker ID in one millisecond issue the same IDs, and are counted), while a
+/// few holder processes per test no longer take every core of the machine from the tests
+/// beside them (whose store calls and renewals then run late).
+fn rest_if_spent(seq: u64, max_seq: u64) {
+    if seq == max_seq {
+        let into_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_micros() % 1_000);
+        std::thread::sleep(Duration::from_micros(u64::from(1_000 - into_ms)));
+    }
+}
+
 /// A process configured by the environment alone: `RegistryId::try_generate()` as fast as
 /// it can until told to stop, then `Registry::shutdown()`.
 fn registry(stop: &StopWhen, mut issuer: Issuer) -> Result<(), BoxError> {
@@ -1306,9 +1322,12 @@ fn registry(stop: &StopWhen, mut issuer: Issuer) -> Result<(), BoxError> {
             break;
         }
         match RegistryId::try_generate() {
-            Ok(id) => issuer.issued(id.get(), || {
-                typed_snowflake::Registry::lease_stats().map(|stats| (stats.worker, stats.fence))
-            })?,
+            Ok(id) => {
+                issuer.issued(id.get(), || {
+                    typed_snowflake::Registry::lease_stats().map(|stats| (stats.worker, stats.fence))
+                })?;
+                rest_if_spent(id.sequence(), RegistryId::LAYOUT.max_seq());
+            }
             Err(e) => issuer.failed(&e),
         }
     }
