@@ -81,6 +81,54 @@ pub const HOLDER_LAYOUT: Layout = match Layout::new(41, 1, 8, 1_704_067_200_000)
 pub struct RegistryId(i64);
 
 // ---------------------------------------------------------------------------------------
+// Turns
+// ---------------------------------------------------------------------------------------
+
+/// The tests that start processes, servers or many holders take turns, one at a time, or
+/// `FAULTS_HEAVY_AT_ONCE` at a time: more together would starve the lease threads of CPU on a
+/// small machine, and their timings would mean nothing (every module of the slow tier that starts them takes these turns). Most of what they do is wait for TTLs and outages: on a quiet machine two share 2
+/// cores (see CONTRIBUTING.md).
+static HEAVY: (Mutex<usize>, std::sync::Condvar) = (Mutex::new(0), std::sync::Condvar::new());
+
+/// A heavy test's turn, given back when dropped: `weight` of the `FAULTS_HEAVY_AT_ONCE` slots.
+pub struct Turn {
+    weight: usize,
+}
+
+/// One slot: a test with a few servers, processes or holders.
+pub fn heavy() -> Turn {
+    turn(1)
+}
+
+/// Every slot: a test that starts dozens of processes at once runs with no other heavy test
+/// beside it (33 processes beside another heavy test starved a release past its 2 s timeout).
+#[cfg_attr(not(all(feature = "lease-redis", feature = "lease-postgres", feature = "lease-mysql")), allow(dead_code))] // `lease.rs` takes it
+pub fn alone() -> Turn {
+    turn(usize::MAX)
+}
+
+fn turn(weight: usize) -> Turn {
+    let at_once: usize =
+        std::env::var("FAULTS_HEAVY_AT_ONCE").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(1).max(1);
+    let weight = weight.min(at_once);
+    let (running, freed) = &HEAVY;
+    let mut running = running.lock().unwrap_or_else(|p| p.into_inner());
+    while *running + weight > at_once {
+        running = freed.wait(running).unwrap_or_else(|p| p.into_inner());
+    }
+    *running += weight;
+    Turn { weight }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        let (running, freed) = &HEAVY;
+        *running.lock().unwrap_or_else(|p| p.into_inner()) -= self.weight;
+        freed.notify_all();
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // The TCP proxy
 // ---------------------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@
 
 use crate::child;
 use crate::faults::unique;
-use crate::lease_faults::{alone, heavy};
+use crate::faults::{alone, heavy};
 use crate::rng;
 use crate::servers;
 

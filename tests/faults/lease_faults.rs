@@ -17,6 +17,7 @@
 use crate::servers;
 
 use crate::faults;
+use crate::faults::heavy;
 
 use crate::rng;
 
@@ -40,50 +41,6 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 /// The holders' TTL in every test but the registry's (which runs on the default, 10 s).
 const TTL: Duration = Duration::from_secs(2);
 const MARGIN: Duration = Duration::from_millis(500);
-
-/// The tests that start processes, servers or many holders take turns, one at a time, or
-/// `FAULTS_HEAVY_AT_ONCE` at a time: more together would starve the lease threads of CPU on a
-/// small machine, and their timings would mean nothing (`lease.rs` and `lease_outage.rs` take
-/// the same turns). Most of what they do is wait for TTLs and outages: on a quiet machine two share 2
-/// cores (see CONTRIBUTING.md).
-static HEAVY: (std::sync::Mutex<usize>, std::sync::Condvar) = (std::sync::Mutex::new(0), std::sync::Condvar::new());
-
-/// A heavy test's turn, given back when dropped: `weight` of the `FAULTS_HEAVY_AT_ONCE` slots.
-pub(crate) struct Turn {
-    weight: usize,
-}
-
-/// One slot: a test with a few servers, processes or holders.
-pub(crate) fn heavy() -> Turn {
-    turn(1)
-}
-
-/// Every slot: a test that starts dozens of processes at once runs with no other heavy test
-/// beside it (33 processes beside another heavy test starved a release past its 2 s timeout).
-#[cfg_attr(not(all(feature = "lease-postgres", feature = "lease-mysql")), allow(dead_code))] // `lease.rs` takes it
-pub(crate) fn alone() -> Turn {
-    turn(usize::MAX)
-}
-
-fn turn(weight: usize) -> Turn {
-    let at_once: usize = env_or("FAULTS_HEAVY_AT_ONCE", 1).max(1);
-    let weight = weight.min(at_once);
-    let (running, freed) = &HEAVY;
-    let mut running = running.lock().unwrap_or_else(|p| p.into_inner());
-    while *running + weight > at_once {
-        running = freed.wait(running).unwrap_or_else(|p| p.into_inner());
-    }
-    *running += weight;
-    Turn { weight }
-}
-
-impl Drop for Turn {
-    fn drop(&mut self) {
-        let (running, freed) = &HEAVY;
-        *running.lock().unwrap_or_else(|p| p.into_inner()) -= self.weight;
-        freed.notify_all();
-    }
-}
 
 fn env_or<T: std::str::FromStr>(var: &str, default: T) -> T {
     std::env::var(var).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(default)

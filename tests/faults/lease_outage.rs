@@ -12,7 +12,7 @@
 //! `docs/many-nodes.md`). Figures are printed to stderr, also for passing tests.
 
 use crate::faults;
-use crate::lease_faults::heavy;
+use crate::faults::heavy;
 use crate::servers;
 
 use std::time::Duration;

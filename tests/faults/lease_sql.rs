@@ -14,7 +14,6 @@
 use crate::faults;
 use crate::servers;
 
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use faults::{
@@ -32,10 +31,6 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 const TTL: Duration = Duration::from_millis(1_500);
 const RESERVATION: Duration = Duration::from_secs(8);
 const MARGIN: Duration = Duration::from_millis(500);
-
-/// These tests take turns: each starts three processes, whose timings mean nothing on two
-/// cores shared with more.
-static TURN: Mutex<()> = Mutex::new(());
 
 #[test]
 #[ignore = "the entry point of the child processes: the other tests run it"]
@@ -224,7 +219,8 @@ fn row_fault(
     newcomer: Newcomer,
     fault: impl FnOnce(&str) -> TestResult,
 ) -> TestResult {
-    let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
+    // Three holder processes: a heavy test's turn (`faults::heavy`).
+    let _turn = faults::heavy();
     let namespace = unique(tag);
     let _cleanup = SqlCleanup { url: url.to_owned(), namespace: namespace.clone() };
     declare(url, &namespace)?;
@@ -332,7 +328,8 @@ fn mariadb_the_marker_row_deleted_alone_gives_no_duplicate() -> TestResult {
 /// then a newcomer takes the worker ID of a holder that stopped cleanly after the dump, whose
 /// restored record is older than what it issued. No ID twice.
 fn restored_from_a_dump(label: &str, url: &str, tag: &str) -> TestResult {
-    let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
+    // Three holder processes: a heavy test's turn (`faults::heavy`).
+    let _turn = faults::heavy();
     let namespace = unique(tag);
     let _cleanup = SqlCleanup { url: url.to_owned(), namespace: namespace.clone() };
     declare(url, &namespace)?;
@@ -414,7 +411,8 @@ const NOTICE: Duration = RENEW_EVERY.saturating_add(STORE_TIMEOUT);
 /// and acquires again. A newcomer `c` started after that must wait out every earlier holder:
 /// no ID twice, and `b` and `c` issue.
 fn restored_unfenced_then_a_newcomer(label: &str, url: &str, tag: &str) -> TestResult {
-    let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
+    // Three holder processes: a heavy test's turn (`faults::heavy`).
+    let _turn = faults::heavy();
     let namespace = unique(tag);
     let _cleanup = SqlCleanup { url: url.to_owned(), namespace: namespace.clone() };
     declare(url, &namespace)?;
@@ -488,7 +486,8 @@ fn mariadb_restored_from_a_dump_unfenced_then_a_newcomer_gives_no_duplicate() ->
 /// With `fence`, the operator fences the namespace right after the newcomer's grant (as
 /// `snowflake leases fence` run right after the restore, the newcomer acquiring meanwhile).
 fn restored_under_live_holders(label: &str, url: &str, default_port: u16, tag: &str, fence: bool) -> TestResult {
-    let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
+    // Three holder processes: a heavy test's turn (`faults::heavy`).
+    let _turn = faults::heavy();
     let (proxy, proxied) = Proxy::for_url(url, default_port)?;
     let namespace = unique(tag);
     let _cleanup = SqlCleanup { url: url.to_owned(), namespace: namespace.clone() };
@@ -547,7 +546,8 @@ fn mariadb_restored_from_a_dump_fenced_while_a_newcomer_acquires_costs_at_most_o
 /// 2 TTL (3 s, less than `W - margin`, 7.5 s), then forwards again; the holders issue on
 /// until 9.5 s after the cut. No holder stops.
 fn cut_off(label: &str, url: &str, default_port: u16, tag: &str, drop_all: bool) -> TestResult {
-    let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
+    // Three holder processes: a heavy test's turn (`faults::heavy`).
+    let _turn = faults::heavy();
     let (proxy, proxied) = Proxy::for_url(url, default_port)?;
     let namespace = unique(tag);
     let _cleanup = SqlCleanup { url: url.to_owned(), namespace: namespace.clone() };
@@ -626,7 +626,8 @@ const REPLY_DELAY: Duration = Duration::from_millis(700);
 /// every 20 ms. (When a write was several round trips under one timeout, every holder
 /// stopped.)
 fn replies_delayed(label: &str, url: &str, default_port: u16, tag: &str) -> TestResult {
-    let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
+    // Three holder processes: a heavy test's turn (`faults::heavy`).
+    let _turn = faults::heavy();
     let (proxy, proxied) = Proxy::for_url(url, default_port)?;
     let (namespace, timed) = (unique(tag), unique(&format!("{tag}-timed")));
     let _cleanup = [&namespace, &timed].map(|ns| SqlCleanup { url: url.to_owned(), namespace: ns.clone() });
