@@ -14,6 +14,7 @@
 use crate::faults;
 use crate::servers;
 
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use faults::{
@@ -31,6 +32,12 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 const TTL: Duration = Duration::from_millis(1_500);
 const RESERVATION: Duration = Duration::from_secs(8);
 const MARGIN: Duration = Duration::from_millis(500);
+
+/// These tests take turns among themselves, apart from the slow tier's heavy turns: two of
+/// them at once on the same server (2026-12-07, four and five tests at a time) made a
+/// PostgreSQL connection's table creation wait past its 2 s timeout and a holder lose its
+/// lease before the restore its test was about; the cause is not pinned down.
+static TURN: Mutex<()> = Mutex::new(());
 
 #[test]
 #[ignore = "the entry point of the child processes: the other tests run it"]
@@ -219,8 +226,7 @@ fn row_fault(
     newcomer: Newcomer,
     fault: impl FnOnce(&str) -> TestResult,
 ) -> TestResult {
-    // Three holder processes: a heavy test's turn (`faults::heavy`).
-    let _turn = faults::heavy();
+    let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
     let namespace = unique(tag);
     let _cleanup = SqlCleanup { url: url.to_owned(), namespace: namespace.clone() };
     declare(url, &namespace)?;
@@ -328,8 +334,7 @@ fn mariadb_the_marker_row_deleted_alone_gives_no_duplicate() -> TestResult {
 /// then a newcomer takes the worker ID of a holder that stopped cleanly after the dump, whose
 /// restored record is older than what it issued. No ID twice.
 fn restored_from_a_dump(label: &str, url: &str, tag: &str) -> TestResult {
-    // Three holder processes: a heavy test's turn (`faults::heavy`).
-    let _turn = faults::heavy();
+    let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
     let namespace = unique(tag);
     let _cleanup = SqlCleanup { url: url.to_owned(), namespace: namespace.clone() };
     declare(url, &namespace)?;
@@ -411,8 +416,7 @@ const NOTICE: Duration = RENEW_EVERY.saturating_add(STORE_TIMEOUT);
 /// and acquires again. A newcomer `c` started after that must wait out every earlier holder:
 /// no ID twice, and `b` and `c` issue.
 fn restored_unfenced_then_a_newcomer(label: &str, url: &str, tag: &str) -> TestResult {
-    // Three holder processes: a heavy test's turn (`faults::heavy`).
-    let _turn = faults::heavy();
+    let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
     let namespace = unique(tag);
     let _cleanup = SqlCleanup { url: url.to_owned(), namespace: namespace.clone() };
     declare(url, &namespace)?;
@@ -486,8 +490,7 @@ fn mariadb_restored_from_a_dump_unfenced_then_a_newcomer_gives_no_duplicate() ->
 /// With `fence`, the operator fences the namespace right after the newcomer's grant (as
 /// `snowflake leases fence` run right after the restore, the newcomer acquiring meanwhile).
 fn restored_under_live_holders(label: &str, url: &str, default_port: u16, tag: &str, fence: bool) -> TestResult {
-    // Three holder processes: a heavy test's turn (`faults::heavy`).
-    let _turn = faults::heavy();
+    let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
     let (proxy, proxied) = Proxy::for_url(url, default_port)?;
     let namespace = unique(tag);
     let _cleanup = SqlCleanup { url: url.to_owned(), namespace: namespace.clone() };
@@ -546,8 +549,7 @@ fn mariadb_restored_from_a_dump_fenced_while_a_newcomer_acquires_costs_at_most_o
 /// 2 TTL (3 s, less than `W - margin`, 7.5 s), then forwards again; the holders issue on
 /// until 9.5 s after the cut. No holder stops.
 fn cut_off(label: &str, url: &str, default_port: u16, tag: &str, drop_all: bool) -> TestResult {
-    // Three holder processes: a heavy test's turn (`faults::heavy`).
-    let _turn = faults::heavy();
+    let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
     let (proxy, proxied) = Proxy::for_url(url, default_port)?;
     let namespace = unique(tag);
     let _cleanup = SqlCleanup { url: url.to_owned(), namespace: namespace.clone() };
@@ -626,8 +628,7 @@ const REPLY_DELAY: Duration = Duration::from_millis(700);
 /// every 20 ms. (When a write was several round trips under one timeout, every holder
 /// stopped.)
 fn replies_delayed(label: &str, url: &str, default_port: u16, tag: &str) -> TestResult {
-    // Three holder processes: a heavy test's turn (`faults::heavy`).
-    let _turn = faults::heavy();
+    let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
     let (proxy, proxied) = Proxy::for_url(url, default_port)?;
     let (namespace, timed) = (unique(tag), unique(&format!("{tag}-timed")));
     let _cleanup = [&namespace, &timed].map(|ns| SqlCleanup { url: url.to_owned(), namespace: ns.clone() });

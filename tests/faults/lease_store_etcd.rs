@@ -15,7 +15,7 @@ use crate::servers;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use faults::{
@@ -319,9 +319,11 @@ const MARGIN: Duration = Duration::from_millis(500);
 /// Longer than the TTL, shorter than `W - margin`.
 const OUTAGE: Duration = Duration::from_secs(6);
 
-/// A test of holder processes: a heavy test's turn (`faults::heavy`).
-fn turn() -> faults::Turn {
-    faults::heavy()
+/// One test of holder processes at a time.
+static HOLDERS: Mutex<()> = Mutex::new(());
+
+fn turn() -> MutexGuard<'static, ()> {
+    HOLDERS.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn spec(url: &str, namespace: &str) -> HolderSpec {

@@ -32,6 +32,9 @@ const MARGIN: Duration = Duration::from_millis(500);
 /// The reservation `W`: how long a holder issues without its store.
 const RESERVATION: Duration = Duration::from_secs(4);
 
+/// One test with child processes at a time: their timings mean little on a starved machine.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The child processes' entry point (holders); ignored in the parent (the other tests run it),
 /// and does nothing there.
 #[test]
@@ -213,7 +216,7 @@ fn del(server: &Server, key: &str) -> TestResult {
 /// `DEL snowflake:{<ns>}:worker:0` while its holder runs, the marker kept.
 #[test]
 fn a_worker_key_deleted_gives_no_duplicate() -> TestResult {
-    let _one = faults::heavy();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let Some(server) = Server::start(&[]) else { return Ok(()) };
     let label = "worker key deleted";
     let (outcome, _) =
@@ -225,7 +228,7 @@ fn a_worker_key_deleted_gives_no_duplicate() -> TestResult {
 /// `DEL snowflake:{<ns>}:marker` alone while the holders run.
 #[test]
 fn the_marker_deleted_alone_gives_no_duplicate() -> TestResult {
-    let _one = faults::heavy();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let Some(server) = Server::start(&[]) else { return Ok(()) };
     let label = "marker deleted";
     let (outcome, _) =
@@ -240,7 +243,7 @@ fn the_marker_deleted_alone_gives_no_duplicate() -> TestResult {
 /// does not see the restart.
 #[test]
 fn a_restart_from_an_older_rdb_gives_no_duplicate() -> TestResult {
-    let _one = faults::heavy();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let Some(mut server) = Server::start(&[]) else { return Ok(()) };
     let label = "restart from an older RDB";
     let url = server.url();
@@ -315,7 +318,7 @@ fn a_restart_from_an_older_rdb_gives_no_duplicate() -> TestResult {
 /// of the policy; no ID is issued twice.
 #[test]
 fn eviction_under_allkeys_lru_gives_no_duplicate() -> TestResult {
-    let _one = faults::heavy();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let Some(server) =
         Server::start(&["--maxmemory", "3mb", "--maxmemory-policy", "allkeys-lru", "--maxmemory-samples", "1"])
     else {
@@ -381,7 +384,7 @@ fn eviction_under_allkeys_lru_gives_no_duplicate() -> TestResult {
 /// reservation less the margin (3.5 s): no holder stops issuing.
 #[test]
 fn an_outage_shorter_than_the_reservation_stops_no_holder() -> TestResult {
-    let _one = faults::heavy();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let Some(server) = Server::start(&[]) else { return Ok(()) };
     let label = "paused 2.5 s";
     let outage = Duration::from_millis(2_500);
