@@ -652,6 +652,21 @@ mod tests {
     }
 
     #[test]
+    fn a_buffer_of_the_texts_own_length_holds_what_the_longest_buffer_holds() {
+        let raws = [0, 1, 31, 32, -1, i64::MAX, i64::MIN, 1_724_551_110_457_221_119, 0x0123_4567_89AB_CDEF];
+        let prefix63 = "p".repeat(63);
+        for raw in
+            raws.into_iter().chain((0..2_000).map(|i: i64| i.wrapping_mul(0x9E37_79B9_7F4A_7C15_u64.cast_signed())))
+        {
+            assert_eq!(super::with_text::<15, _>("a", raw, str::to_owned), super::format("a", raw));
+            assert_eq!(super::with_text::<16, _>("ab", raw, str::to_owned), super::format("ab", raw));
+            assert_eq!(super::with_text::<17, _>("ord", raw, str::to_owned), super::format("ord", raw));
+            assert_eq!(super::with_text::<24, _>("line_items", raw, str::to_owned), super::format("line_items", raw));
+            assert_eq!(super::with_text::<77, _>(&prefix63, raw, str::to_owned), super::format(&prefix63, raw));
+        }
+    }
+
+    #[test]
     fn the_alphabet_is_crockfords_in_ascii_order() {
         assert_eq!(ALPHABET.len(), 32);
         assert!(ALPHABET.windows(2).all(|w| w[0] < w[1]), "ASCII order is numeric order");
