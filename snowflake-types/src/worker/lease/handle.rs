@@ -261,7 +261,6 @@ impl WorkerLeaseBuilder {
             namespace: self.namespace.clone(),
             space: self.space,
             rules,
-            renew_every_ns: ns(rules.renew_every),
             first_wait_ns: ns(self.wait_for_store),
             acquire_backoff_ns: (50_000_000, 2_000_000_000),
             create_namespace: self.create_namespace,

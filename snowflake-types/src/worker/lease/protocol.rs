@@ -214,6 +214,11 @@ impl Rules {
         (at_ms.saturating_add(millis(self.reservation)), at_ns.saturating_add(self.validity_ns()))
     }
 
+    /// How often a held lease renews, in ns.
+    pub(crate) fn renew_every_ns(&self) -> u64 {
+        u64::try_from(self.renew_every.as_nanos()).unwrap_or(u64::MAX)
+    }
+
     /// How long after a write began its holder may issue: `W - margin`.
     pub(crate) fn validity_ns(&self) -> u64 {
         u64::try_from(self.reservation.saturating_sub(self.margin).as_nanos()).unwrap_or(u64::MAX)

@@ -39,8 +39,6 @@ pub(crate) struct Settings {
     /// Worker IDs `0..space`.
     pub(crate) space: u64,
     pub(crate) rules: Rules,
-    /// How often a held lease renews.
-    pub(crate) renew_every_ns: u64,
     /// How long the first acquisition keeps trying a store that does not answer.
     pub(crate) first_wait_ns: u64,
     /// The shortest and longest delay between attempts to acquire (doubling, with jitter).
@@ -546,7 +544,7 @@ impl Machine {
                 self.renewed(&value, sent.at, now);
                 self.ambiguous.clear();
                 self.backoff_ns = 0;
-                self.due_ns = now.ns.saturating_add(self.s.renew_every_ns);
+                self.due_ns = now.ns.saturating_add(self.s.rules.renew_every_ns());
             }
             (Task::Hold, Reply::Written(Written::Conflict)) => {
                 self.task = Task::Check;
@@ -653,7 +651,10 @@ impl Machine {
     fn retry_later(&mut self, now: Now) {
         let (min, max) = match self.task {
             Task::Acquire(_) => self.s.acquire_backoff_ns,
-            _ => ((self.s.renew_every_ns / 4).max(1_000_000), self.s.renew_every_ns.max(1_000_000)),
+            _ => {
+                let every = self.s.rules.renew_every_ns();
+                ((every / 4).max(1_000_000), every.max(1_000_000))
+            }
         };
         self.backoff_ns = if self.backoff_ns == 0 { min } else { (self.backoff_ns * 2).min(max) };
         let jitter = 800 + self.rng.random() % 400;

@@ -244,8 +244,8 @@ impl LeaseModel {
         Settings {
             namespace: NS.into(),
             space: self.workers,
-            rules: self.rules,
-            renew_every_ns: MS,
+            // Renewals every millisecond: the model's steps are milliseconds.
+            rules: Rules { renew_every: Duration::from_millis(1), ..self.rules },
             first_wait_ns: u64::MAX / 4,
             acquire_backoff_ns: (MS, 2 * MS),
             create_namespace: false,

@@ -342,7 +342,7 @@ impl Machine {
         self.backoff_ns = 0;
         self.since_ms = now.ms;
         self.task = Task::Hold;
-        self.due_ns = now.ns.saturating_add(self.s.renew_every_ns);
+        self.due_ns = now.ns.saturating_add(self.s.rules.renew_every_ns());
         if self.released {
             // Released while the grant was being written: hand it back at once.
             self.task = Task::Release { checking: false };

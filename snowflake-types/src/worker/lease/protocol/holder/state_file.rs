@@ -105,7 +105,7 @@ impl Machine {
     /// most a quarter of a second (a process restarted with the file waits that long at
     /// most), so that a write that comes late once does not stop them.
     pub(super) fn file_ahead_ms(&self) -> i64 {
-        let renew_ms = i64::try_from(self.s.renew_every_ns / 1_000_000).unwrap_or(i64::MAX);
+        let renew_ms = i64::try_from(self.s.rules.renew_every_ns() / 1_000_000).unwrap_or(i64::MAX);
         renew_ms.saturating_mul(2).min(FILE_AHEAD_MAX_MS).max(self.s.rules.step_ms).max(1)
     }
 

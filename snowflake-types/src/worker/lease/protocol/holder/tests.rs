@@ -13,8 +13,7 @@ fn settings(create: bool) -> Settings {
     Settings {
         namespace: "ns".into(),
         space: 4,
-        rules: Rules::of(ms(400), ms(2_000), ms(100), ms(50)),
-        renew_every_ns: 100 * MS,
+        rules: Rules { renew_every: ms(100), ..Rules::of(ms(400), ms(2_000), ms(100), ms(50)) },
         first_wait_ns: 1_000 * MS,
         acquire_backoff_ns: (MS, 2 * MS),
         create_namespace: create,
