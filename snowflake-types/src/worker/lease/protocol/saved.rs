@@ -79,3 +79,46 @@ impl Saved {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Saved;
+    use crate::worker::lease::protocol::record::{Holder, Record};
+
+    fn saved() -> Saved {
+        let token = "0123456789abcdef0123456789abcdef".to_owned();
+        let record = Record {
+            rev: 3,
+            fence: 7,
+            expires_ms: 2_000,
+            high_water_ms: 9_000,
+            generation: 0x1234,
+            holder: Some(Holder { token: token.clone(), name: "h:1".into() }),
+        };
+        Saved {
+            namespace: "shop".into(),
+            worker: 1,
+            token,
+            value: record.encode(),
+            bound_ms: 9_000,
+            valid_until_ms: 8_000,
+            issued_limit_ms: 1_500,
+            releasing: false,
+        }
+    }
+
+    #[test]
+    fn a_line_reads_back_as_written_and_a_line_that_contradicts_itself_not_at_all() {
+        let good = saved();
+        assert_eq!(Saved::decode(&good.encode()), Some(good.clone()));
+        // A record of another holder's token than the file's own.
+        let other = Saved { token: "f".repeat(32), ..good.clone() };
+        assert_eq!(Saved::decode(&other.encode()), None);
+        // A limit above the reservation it was issued under.
+        let beyond = Saved { issued_limit_ms: good.bound_ms + 1, ..good.clone() };
+        assert_eq!(Saved::decode(&beyond.encode()), None);
+        for hostile in ["", "s2", "s1|0|shop|1", "s2|2|shop|1|t|1|1|1|x", "s2|0|shop|-1|t|1|1|1|x"] {
+            assert_eq!(Saved::decode(hostile), None, "{hostile:?}");
+        }
+    }
+}

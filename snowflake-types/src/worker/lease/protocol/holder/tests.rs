@@ -415,3 +415,44 @@ fn a_lost_marker_is_written_afresh_and_the_holder_keeps_its_worker_id_under_it()
     assert!(marker.vouches(worker, &record), "{marker:?} does not vouch for {record:?}");
     assert!(a.issuing(at(clock)));
 }
+
+#[test]
+fn a_state_file_is_not_resumed_for_another_namespace_a_worker_outside_the_space_or_once_run_out() {
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let filing = Settings { state_file: true, ..settings(true) };
+    let mut a = Machine::new(filing.clone(), at(clock));
+    run(&mut a, &mut store, &mut clock, 1_010);
+    let saved = a.save_due(at(clock)).expect("a file is due");
+    a.abandon();
+    assert!(Machine::resume(filing.clone(), &saved, at(clock)).is_some(), "the file itself resumes");
+    let elsewhere = Settings { namespace: "other".into(), ..filing.clone() };
+    assert!(Machine::resume(elsewhere, &saved, at(clock)).is_none(), "another namespace");
+    let narrower = Settings { space: saved.worker, ..filing.clone() };
+    assert!(Machine::resume(narrower, &saved, at(clock)).is_none(), "a worker ID outside the space");
+    assert!(Machine::resume(filing.clone(), &saved, at(saved.valid_until_ms)).is_none(), "a file run out");
+    let releasing = crate::worker::lease::protocol::saved::Saved { releasing: true, ..saved };
+    assert!(Machine::resume(filing, &releasing, at(clock)).is_none(), "a file that says a release may follow");
+}
+
+#[test]
+fn a_filing_holder_issues_on_past_its_first_files_limit() {
+    // The file thread writes every file the machine asks for: the generators issue on, each
+    // file a little ahead of the last, for as long as the lease is renewed.
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let mut a = Machine::new(Settings { state_file: true, ..settings(true) }, at(clock));
+    let mut files = Vec::new();
+    while clock < 3_000 {
+        let until_ms = clock + 1;
+        run(&mut a, &mut store, &mut clock, until_ms);
+        if let Some(saved) = a.save_due(at(clock)) {
+            a.saved_at(at(clock), &saved);
+            files.push(saved.issued_limit_ms);
+        }
+    }
+    let epoch = a.view(at(clock)).epoch;
+    assert_eq!(a.grant_until(at(clock), clock, 1, epoch).ok().map(|until| until >= clock), Some(true));
+    assert!(files.len() > 5 && files.windows(2).all(|w| w[0] <= w[1]), "{files:?}");
+    assert!(files.last().is_some_and(|&limit| limit >= clock), "{files:?} at {clock}");
+}
