@@ -688,7 +688,8 @@ impl Machine {
                 at(grant.valid_until_ns);
             }
             // The instants at which what the generators may do changes, to be told.
-            let file_limit = self.filed.as_ref().filter(|f| f.epoch == grant.epoch).map(|f| f.limit_ms);
+            let file_limit =
+                self.filed.as_ref().filter(|f| f.epoch == grant.epoch).map(|f| f.limit_ms.saturating_add(1));
             for ms in [Some(grant.ready_ms), Some(grant.bound_ms.saturating_add(1)), file_limit] {
                 if let Some(ms) = ms.filter(|&ms| ms > now.ms) {
                     let wait_ms = u64::try_from(ms.saturating_sub(now.ms)).unwrap_or(u64::MAX);

@@ -69,9 +69,10 @@ impl Machine {
     }
 
     /// The highest timestamp a generator under grant `epoch` may issue now, recorded as
-    /// issued: the smaller of the acknowledged reservation and `from_ms` (the later of the
-    /// clock and the tick asked for) plus a short step (at least `min_step_ms`) within the
-    /// validity. Refused while the lease may not issue ([`Machine::refusal`]), and when it
+    /// issued: the smallest of the acknowledged reservation, `from_ms` (the later of the
+    /// clock and the tick asked for) plus a short step (at least `min_step_ms`), and the last
+    /// tick that ends within the validity (a generator running ahead of its clock borrows no
+    /// further than that). Refused while the lease may not issue ([`Machine::refusal`]), and when it
     /// holds another grant than `epoch` (the generator switches to it first).
     pub(crate) fn grant_until(&mut self, now: Now, from_ms: i64, min_step_ms: i64, epoch: u64) -> Result<i64, Refusal> {
         if let Some(reason) = self.refusal(now) {
@@ -86,8 +87,19 @@ impl Machine {
         if grant.epoch != epoch {
             return Err(Refusal::Switch(grant.view()));
         }
+        // The last tick granted ends by the time the validity does: a generator issuing from
+        // its cached limit stops before the status says the lease stopped, never after. (The
+        // other way round, a refusal within the validity's last millisecond, while the status
+        // still says issuing, is the one disagreement the two clocks' grains leave.)
         let left_ms = i64::try_from((grant.valid_until_ns - now.ns) / 1_000_000).unwrap_or(i64::MAX);
-        let mut until = from_ms.saturating_add(left_ms.min(step_ms)).min(grant.bound_ms);
+        let last_ms = now.ms.saturating_add(left_ms).saturating_sub(1);
+        if last_ms < from_ms {
+            return Err(Refusal::Fenced(FenceReason::NotRenewed {
+                reservation: self.s.rules.reservation,
+                margin: self.s.rules.margin,
+            }));
+        }
+        let mut until = from_ms.saturating_add(step_ms).min(last_ms).min(grant.bound_ms);
         // Never above what the state file says may have been issued: a grant the file does not
         // describe yet issues nothing until it does (one it no longer describes, retiring
         // under a newer one, stays below its reservation).

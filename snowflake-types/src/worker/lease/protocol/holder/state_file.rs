@@ -109,13 +109,14 @@ impl Machine {
         renew_ms.saturating_mul(2).min(FILE_AHEAD_MAX_MS).max(self.s.rules.step_ms).max(1)
     }
 
-    /// Whether the state file (if one is kept) lets `grant` issue at `now`.
+    /// Whether the state file (if one is kept) lets `grant` issue at `now`: up to its limit's
+    /// own tick, which a generator issues from its cached limit until the clock passes it.
     pub(super) fn filed_for(&self, grant: &Grant, now: Now) -> bool {
         !self.s.state_file
             || self
                 .filed
                 .as_ref()
-                .is_some_and(|f| f.epoch > grant.epoch || f.epoch == grant.epoch && f.limit_ms > now.ms)
+                .is_some_and(|f| f.epoch > grant.epoch || f.epoch == grant.epoch && f.limit_ms >= now.ms)
     }
 
     /// `saved` is written (durably): its grant's generators may issue up to its limit.

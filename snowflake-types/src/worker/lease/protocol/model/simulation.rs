@@ -299,7 +299,15 @@ fn the_simulation_finds_each_planted_bug() {
                 r.reservation = Duration::from_millis(8);
             }),
         ),
-        ("a reservation not recorded", planted(|r| r.planted.reservation_not_recorded = true)),
+        // The same reservation: a record of the TTL then falls short of what a holder issues
+        // within its validity by more than the tick the validity's end takes.
+        (
+            "a reservation not recorded",
+            planted(|r| {
+                r.planted.reservation_not_recorded = true;
+                r.reservation = Duration::from_millis(8);
+            }),
+        ),
         ("a rollback unnoticed", planted(|r| r.planted.rollback_unnoticed = true)),
     ];
     let only: Option<String> = std::env::var("MODEL_PLANTED").ok();
