@@ -521,8 +521,13 @@ fn with_a_state_file_the_status_and_the_grants_agree_on_every_millisecond() {
     let epoch = a.view(at(clock)).epoch;
     let agree = |a: &mut Machine, ms: i64| {
         let refusal = a.refusal(at(ms));
-        let granted = a.grant_until(at(ms), ms, 1, epoch);
+        let granted = a.grant_until(at(ms), ms, i64::MAX, epoch);
         assert_eq!(refusal.is_none(), granted.is_ok(), "at {ms}: {refusal:?}, {granted:?}");
+        let limit = a.filed.as_ref().map_or(i64::MIN, |f| f.limit_ms);
+        assert!(
+            granted.as_ref().is_err() || granted.as_ref().is_ok_and(|&u| u <= limit),
+            "at {ms}: {granted:?} past {limit}"
+        );
         refusal.is_none()
     };
     assert!(!agree(&mut a, clock), "issuing before the grant's first file");
@@ -534,4 +539,54 @@ fn with_a_state_file_the_status_and_the_grants_agree_on_every_millisecond() {
         assert!(agree(&mut a, ms), "refused at {ms}, within the file's limit {limit}");
     }
     assert!(!agree(&mut a, limit + 1), "issuing past the file's limit {limit}");
+}
+
+#[test]
+fn a_release_records_what_its_generators_issued() {
+    // A released worker ID is taken without waiting, above the released record's high water:
+    // it must cover what the generators issued, also ahead of the clock (a generator that ran
+    // out of sequence numbers), and what earlier holders may have (the grant's floor).
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let mut a = Machine::new(settings(true), at(clock));
+    run(&mut a, &mut store, &mut clock, 1_010);
+    let worker = a.worker_and_fence().0;
+    let epoch = a.view(at(clock)).epoch;
+    let issued = a.grant_until(at(clock), clock + 500, 1, epoch).expect("issuing ahead of the clock");
+    assert!(issued >= clock + 500);
+    assert!(a.holds(epoch));
+    a.release(at(clock), 0);
+    // Asked, not yet written: the generators stop at once.
+    assert!(!a.holds(epoch));
+    let until = clock + 5;
+    run(&mut a, &mut store, &mut clock, until);
+    let seen = notes(&mut a);
+    assert!(seen.iter().any(|n| matches!(n, Note::Released { result: Ok(()), .. })), "{seen:?}");
+    let record = stored(&store, worker, clock);
+    assert!(record.holder.is_none(), "{record:?}");
+    assert!(record.high_water_ms >= issued, "released at {record:?}, below what was issued: {issued}");
+    // A generator that stores a limit after the release sees that the grant is gone.
+    assert!(!a.holds(epoch));
+}
+
+#[test]
+fn a_grant_ends_within_the_validity_and_below_the_bound() {
+    // What a generator takes ahead (its cached limit) is issued until the clock passes it: the
+    // last tick granted ends by the time the validity does, and reaches it. A wall clock that
+    // stepped past the bound is refused, by the status as by the grants.
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let mut a = Machine::new(settings(true), at(clock));
+    run(&mut a, &mut store, &mut clock, 1_010);
+    let epoch = a.view(at(clock)).epoch;
+    for ms in clock..clock + 50 {
+        let now = at(ms);
+        let valid_until_ms = i64::try_from(a.current.as_ref().expect("held").valid_until_ns / MS).unwrap();
+        let until = a.grant_until(now, ms, i64::MAX, epoch).expect("issuing");
+        assert_eq!(until, valid_until_ms - 1, "at {ms}: the validity ends at {valid_until_ms}");
+    }
+    let bound = a.current.as_ref().expect("held").bound_ms;
+    let stepped = Now { ns: at(clock).ns, ms: bound + 1 };
+    assert!(matches!(a.refusal(stepped), Some(FenceReason::ClockAhead { .. })), "{:?}", a.refusal(stepped));
+    assert!(a.grant_until(stepped, stepped.ms, 1, epoch).is_err());
 }
