@@ -9,7 +9,7 @@
 //! ```
 //!
 //! IDs travel as JSON strings (a JavaScript number cannot hold 63 bits exactly) and are
-//! stored as `INTEGER`. `tests/orders_api.rs` runs [`app`] on a loopback port.
+//! stored as `INTEGER`. `tests/orders_api.rs` runs `app` on a loopback port.
 
 use std::error::Error;
 use std::time::{SystemTime, UNIX_EPOCH};
