@@ -590,3 +590,87 @@ fn a_grant_ends_within_the_validity_and_below_the_bound() {
     assert!(matches!(a.refusal(stepped), Some(FenceReason::ClockAhead { .. })), "{:?}", a.refusal(stepped));
     assert!(a.grant_until(stepped, stepped.ms, 1, epoch).is_err());
 }
+
+#[test]
+fn a_lost_renewal_is_not_taken_for_a_newcomers_record_of_the_same_revision() {
+    // Renewals further apart than the margin (the defaults: TTL/3 against TTL/5). A renewal's
+    // write is lost with its answer, then the store is out of reach; past the holder's expiry a
+    // newcomer takes the worker ID lawfully, over the holder's last record: its record has the
+    // revision the lost write had. When the store answers again (a round trip per call), that
+    // record is not the holder's renewal: counted as one, the lost write would let the holder
+    // issue up to `W - margin` after it was sent, above its last record's high water, where the
+    // newcomer issues.
+    let ms = Duration::from_millis;
+    let rules = Rules { renew_every: ms(200), ..Rules::of(ms(400), ms(2_000), ms(100), ms(50)) };
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let mut a = Machine::new(Settings { rules, ..settings(true) }, at(clock));
+    run(&mut a, &mut store, &mut clock, 1_010);
+    let worker = a.worker_and_fence().0;
+    let epoch = a.view(at(clock)).epoch;
+    let last = stored(&store, worker, clock);
+    let timeout = || LeaseError::Timeout { store: "m".into(), what: "w".into(), after: Duration::from_secs(1) };
+    // Reads answered until the renewal's write, which is lost; then nothing is answered.
+    let mut lost = false;
+    let mut newcomer_written = false;
+    while clock <= last.high_water_ms {
+        let now = at(clock);
+        while let Some(call) = a.poll_call(now) {
+            match call {
+                Call::Read(query) if !lost => a.handle_reply(now, Reply::Read(store.read("ns", &query, Some(now.ms)))),
+                Call::Write(_) if !lost => {
+                    lost = true;
+                    a.handle_reply(now, Reply::Failed(timeout()));
+                }
+                _ => a.handle_reply(now, Reply::Failed(timeout())),
+            }
+        }
+        a.handle_timeout(now);
+        if !newcomer_written && clock > last.expires_ms + 60 {
+            let newcomer = Record {
+                rev: last.rev + 1,
+                fence: last.fence + 1,
+                expires_ms: clock + 400,
+                high_water_ms: clock + 2_000,
+                holder: Some(crate::worker::lease::protocol::record::Holder {
+                    token: "f".repeat(32),
+                    name: "newcomer:2".into(),
+                }),
+                ..last.clone()
+            };
+            let (expect, text) = (last.encode(), newcomer.encode());
+            let cas = [Cas { slot: Slot::Worker(worker), expect: Some(&expect), value: &text }];
+            assert!(matches!(store.write("ns", &cas), Written::Done), "the newcomer's record written");
+            newcomer_written = true;
+        }
+        clock += 1;
+    }
+    assert!(lost && newcomer_written);
+    // The store answers again, each call a millisecond after it was made. The newcomer issues
+    // above the holder's last high water.
+    let mut pending: Option<Call> = None;
+    for _ in 0..300 {
+        let now = at(clock);
+        if let Some(call) = pending.take() {
+            let reply = match call {
+                Call::Read(query) => Reply::Read(store.read("ns", &query, Some(now.ms))),
+                Call::Write(ops) => {
+                    let cas: Vec<Cas<'_>> = ops.iter().map(Op::cas).collect();
+                    Reply::Written(store.write("ns", &cas))
+                }
+            };
+            a.handle_reply(now, reply);
+        }
+        pending = a.poll_call(now);
+        a.handle_timeout(now);
+        if let Ok(tick) = a.grant_until(now, clock, 1, epoch) {
+            assert!(
+                tick <= last.high_water_ms,
+                "issues {tick} at {clock}, above {}: {:?}",
+                last.high_water_ms,
+                notes(&mut a)
+            );
+        }
+        clock += 1;
+    }
+}
