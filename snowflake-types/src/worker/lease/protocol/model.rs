@@ -220,6 +220,8 @@ impl LeaseModel {
         let ms = Duration::from_millis;
         let mut rules = Rules::of(ms(2), ms(4), ms(1), ms(1));
         rules.step_ms = 1;
+        // Renewals every millisecond: the model's steps are milliseconds.
+        rules.renew_every = ms(1);
         LeaseModel {
             holders,
             workers,
@@ -244,8 +246,7 @@ impl LeaseModel {
         Settings {
             namespace: NS.into(),
             space: self.workers,
-            // Renewals every millisecond: the model's steps are milliseconds.
-            rules: Rules { renew_every: Duration::from_millis(1), ..self.rules },
+            rules: self.rules,
             first_wait_ns: u64::MAX / 4,
             acquire_backoff_ns: (MS, 2 * MS),
             create_namespace: false,

@@ -248,7 +248,7 @@ fn a_holder_stops_at_its_next_renewal_after_a_restore_nothing_told() {
     model.faults = 2;
     // TTL 4 ms, W 8 ms, margin 1 ms: A's last renewal still lets it issue when it hears.
     let ms = std::time::Duration::from_millis;
-    model.rules = Rules { step_ms: 1, ..Rules::of(ms(4), ms(8), ms(1), ms(1)) };
+    model.rules = Rules { step_ms: 1, renew_every: ms(1), ..Rules::of(ms(4), ms(8), ms(1), ms(1)) };
     let (a, b) = (0, 1);
     let mut world = model.initial();
     run(&model, &mut world, &[a], 2);

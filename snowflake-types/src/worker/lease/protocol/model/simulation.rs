@@ -147,10 +147,18 @@ pub(super) fn sim_models() -> Vec<(&'static str, LeaseModel)> {
         ("faults, state files, clock steps", true, true, Faults::ALL, 1, false),
         ("state files, clock steps, no store clock", false, true, Faults::ALL, 1, false),
         ("restores, the operator", true, false, restores, 0, true),
+        ("faults, renewals further apart than the margin", true, false, Faults::ALL, 0, false),
     ]
     .into_iter()
     .map(|(name, store_clock, state_file, allowed, clock_steps, operator)| {
         let mut model = LeaseModel::new(3, 2, 50);
+        if name.contains("apart") {
+            // The defaults' order (renewals every TTL/3, a margin of TTL/5): a renewal's
+            // validity reaches past the reservation of the write before it, which the
+            // millisecond renewals of the other worlds never show.
+            let ms = Duration::from_millis;
+            model.rules = Rules { renew_every: ms(3), step_ms: 1, ..Rules::of(ms(6), ms(8), ms(1), ms(1)) };
+        }
         model.faults = 3;
         model.allowed = allowed;
         model.liveness = true;
@@ -258,7 +266,10 @@ fn the_long_simulation_finds_no_duplicate_and_every_holder_recovers() {
 /// The worlds where a holder's clock may step beyond the tolerance: those with a store clock,
 /// one holder's clock stepping up to twice the reservation from the store's.
 fn beyond_models() -> Vec<(&'static str, LeaseModel)> {
-    let mut models: Vec<(&str, LeaseModel)> = sim_models().into_iter().filter(|(_, m)| m.store_clock).collect();
+    // Not the world of renewals further apart: its longer reservation, doubled by the steps,
+    // leaves the model's 128 milliseconds.
+    let mut models: Vec<(&str, LeaseModel)> =
+        sim_models().into_iter().filter(|(n, m)| m.store_clock && !n.contains("apart")).collect();
     for (_, model) in &mut models {
         model.clock_steps = 2 * model.rules.reservation_ms();
         model.faults = 5;
@@ -280,8 +291,10 @@ fn a_clock_stepping_beyond_the_tolerance_costs_no_duplicate() {
 #[test]
 #[ignore = "the model tier: cargo test --workspace --all-features --lib -- --ignored"]
 fn the_simulation_finds_each_planted_bug() {
+    // The worlds whose seeds were tuned to find each bug (the renewals further apart than the
+    // margin would change which seed runs in which world).
     let planted = |plant: fn(&mut Rules)| {
-        let mut models = sim_models();
+        let mut models: Vec<_> = sim_models().into_iter().filter(|(n, _)| !n.contains("apart")).collect();
         for (_, model) in &mut models {
             plant(&mut model.rules);
         }
@@ -353,7 +366,7 @@ fn running_holders_ride_through_an_outage_shorter_than_the_reservation() {
         model.faults = 0;
         model.store_clock = store_clock;
         // TTL 4 ms, W 8 ms, margin 1 ms: 7 ms without the store.
-        model.rules = Rules { step_ms: 1, ..Rules::of(ms(4), ms(8), ms(1), ms(1)) };
+        model.rules = Rules { step_ms: 1, renew_every: ms(1), ..Rules::of(ms(4), ms(8), ms(1), ms(1)) };
         let mut world = model.initial();
         while !fair_tick(&model, &mut world, false).iter().all(|&i| i) {
             assert!(world.now < START + 30, "the holders never issued: {world:?}");
