@@ -674,3 +674,18 @@ fn a_lost_renewal_is_not_taken_for_a_newcomers_record_of_the_same_revision() {
         clock += 1;
     }
 }
+
+#[test]
+fn the_machines_choices_do_not_repeat() {
+    // A marker written afresh takes its generation from these draws: one that repeated an
+    // earlier generation would vouch for records granted under that one. Every draw of a run is
+    // new, and every bit is set about half the time.
+    let mut rng = Rng(7 | 1);
+    let draws: Vec<u64> = (0..4_096).map(|_| rng.random()).collect();
+    let distinct: std::collections::HashSet<_> = draws.iter().collect();
+    assert_eq!(distinct.len(), draws.len(), "a draw repeated");
+    for bit in 0..64 {
+        let set = draws.iter().filter(|d| *d >> bit & 1 == 1).count();
+        assert!((1_600..2_500).contains(&set), "bit {bit} set in {set} of {} draws", draws.len());
+    }
+}
