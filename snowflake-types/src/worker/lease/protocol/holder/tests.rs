@@ -689,3 +689,30 @@ fn the_machines_choices_do_not_repeat() {
         assert!((1_600..2_500).contains(&set), "bit {bit} set in {set} of {} draws", draws.len());
     }
 }
+
+#[test]
+fn a_grant_below_the_markers_next_never_lowers_it() {
+    // The marker's `next` says which worker IDs may have been granted since it was written: a
+    // grant of a released worker ID below it leaves it where it is (lowered, the worker IDs
+    // between would look never granted to a newcomer, which takes one at once).
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let mut a = Machine::new(Settings { space: 2, ..settings(true) }, at(clock));
+    run(&mut a, &mut store, &mut clock, 1_010);
+    let mut b = Machine::new(Settings { space: 2, seed: 9, ..settings(false) }, at(clock));
+    run(&mut b, &mut store, &mut clock, 1_020);
+    let next = |store: &State, clock: i64| {
+        let snapshot = store.read("ns", &Query::workers(0..1), Some(clock));
+        snapshot.marker.as_deref().and_then(Marker::decode).expect("the marker").next
+    };
+    let before = next(&store, clock);
+    assert!(before >= 2, "two worker IDs granted, next {before}");
+    a.release(at(clock), 0);
+    run(&mut a, &mut store, &mut clock, 1_030);
+    let released = a.worker_and_fence().0;
+    let mut c = Machine::new(Settings { space: 2, seed: 11, ..settings(false) }, at(clock));
+    run(&mut c, &mut store, &mut clock, 1_040);
+    assert!(c.issuing(at(clock)));
+    assert_eq!(c.worker_and_fence().0, released, "the released worker ID is taken again");
+    assert_eq!(next(&store, clock), before);
+}
