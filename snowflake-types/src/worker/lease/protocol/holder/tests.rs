@@ -716,3 +716,22 @@ fn a_grant_below_the_markers_next_never_lowers_it() {
     assert_eq!(c.worker_and_fence().0, released, "the released worker ID is taken again");
     assert_eq!(next(&store, clock), before);
 }
+
+#[test]
+fn a_first_start_that_finds_a_marker_of_another_incarnation_does_not_declare_the_namespace_new() {
+    // The store went back (a new incarnation) and holds the marker but no record: a holder may
+    // still issue on what the store lost. A process's first start with `create_namespace` finds
+    // the namespace known, not new: it waits `W + ε` like any start on an unvouched store.
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let mut a = Machine::new(settings(true), at(clock));
+    run(&mut a, &mut store, &mut clock, 1_010);
+    let worker = a.worker_and_fence().0;
+    store.delete("ns", Slot::Worker(worker));
+    store.incarnation += 1;
+    let mut b = Machine::new(Settings { seed: 9, ..settings(true) }, at(clock));
+    run(&mut b, &mut store, &mut clock, 1_020);
+    let seen = notes(&mut b);
+    assert!(!seen.iter().any(|n| matches!(n, Note::Marked { declared: true, .. })), "{seen:?}");
+    assert!(!b.issuing(at(clock)), "{seen:?}");
+}
