@@ -735,3 +735,29 @@ fn a_first_start_that_finds_a_marker_of_another_incarnation_does_not_declare_the
     assert!(!seen.iter().any(|n| matches!(n, Note::Marked { declared: true, .. })), "{seen:?}");
     assert!(!b.issuing(at(clock)), "{seen:?}");
 }
+
+#[test]
+fn a_release_before_any_issue_keeps_the_earlier_holders_high_water() {
+    // A holder crashes; its successor on the worker ID starts above the crashed holder's
+    // reservation (its floor) and is released before it issues anything. The released record
+    // must still cover the crashed holder's reservation: the next holder takes a released
+    // worker ID at once, above that record's high water.
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let one = |seed| Settings { space: 1, seed, wait_for_free: true, ..settings(true) };
+    let mut a = Machine::new(one(7), at(clock));
+    run(&mut a, &mut store, &mut clock, 1_010);
+    let worker = a.worker_and_fence().0;
+    let crashed = stored(&store, worker, clock);
+    a.abandon();
+    let mut b = Machine::new(one(9), at(clock));
+    run(&mut b, &mut store, &mut clock, crashed.expires_ms + 100);
+    assert_eq!(b.worker_and_fence().0, worker);
+    assert!(!b.issuing(at(clock)), "it waits for the crashed holder's reservation");
+    b.release(at(clock), 0);
+    let until = clock + 5;
+    run(&mut b, &mut store, &mut clock, until);
+    let released = stored(&store, worker, clock);
+    assert!(released.holder.is_none(), "{released:?}");
+    assert!(released.high_water_ms >= crashed.high_water_ms, "released {released:?} below {crashed:?}");
+}
