@@ -684,8 +684,10 @@ impl Machine {
             at(self.due_ns);
         }
         for grant in self.current.iter().chain(&self.retiring) {
-            if grant.valid_until_ns > now.ns {
-                at(grant.valid_until_ns);
+            // When it stops being valid: a whole tick before its validity's end.
+            let invalid_ns = grant.valid_until_ns.saturating_sub(1_000_000);
+            if invalid_ns > now.ns {
+                at(invalid_ns);
             }
             // The instants at which what the generators may do changes, to be told.
             let file_limit =

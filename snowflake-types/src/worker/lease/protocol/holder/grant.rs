@@ -8,8 +8,10 @@ use crate::fence::{FenceReason, GrantView, Refusal};
 use crate::worker::lease::store::LeaseError;
 
 impl Grant {
+    /// Whether the grant may issue at `now`: while a whole tick is left of its validity, so
+    /// that the tick a generator issues now ends within it.
     pub(super) fn valid(&self, now: Now) -> bool {
-        now.ns < self.valid_until_ns
+        now.ns.saturating_add(1_000_000) <= self.valid_until_ns
     }
 
     pub(super) fn issuing(&self, now: Now) -> bool {
@@ -87,19 +89,13 @@ impl Machine {
         if grant.epoch != epoch {
             return Err(Refusal::Switch(grant.view()));
         }
-        // The last tick granted ends by the time the validity does: a generator issuing from
-        // its cached limit stops before the status says the lease stopped, never after. (The
-        // other way round, a refusal within the validity's last millisecond, while the status
-        // still says issuing, is the one disagreement the two clocks' grains leave.)
+        // The last tick granted ends by the time the validity does (the refusal above keeps a
+        // whole tick of it left): a generator issuing from its cached limit stops before the
+        // status says the lease stopped, never after. One running ahead of its clock past that
+        // tick gets the tick it asked for alone.
         let left_ms = i64::try_from((grant.valid_until_ns - now.ns) / 1_000_000).unwrap_or(i64::MAX);
         let last_ms = now.ms.saturating_add(left_ms).saturating_sub(1);
-        if last_ms < from_ms {
-            return Err(Refusal::Fenced(FenceReason::NotRenewed {
-                reservation: self.s.rules.reservation,
-                margin: self.s.rules.margin,
-            }));
-        }
-        let mut until = from_ms.saturating_add(step_ms).min(last_ms).min(grant.bound_ms);
+        let mut until = from_ms.saturating_add(step_ms).min(last_ms.max(from_ms)).min(grant.bound_ms);
         // Never above what the state file says may have been issued: a grant the file does not
         // describe yet issues nothing until it does (one it no longer describes, retiring
         // under a newer one, stays below its reservation).
