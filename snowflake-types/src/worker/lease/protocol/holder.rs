@@ -684,10 +684,9 @@ impl Machine {
             at(self.due_ns);
         }
         for grant in self.current.iter().chain(&self.retiring) {
-            // When it stops being valid: a whole tick before its validity's end.
-            let invalid_ns = grant.valid_until_ns.saturating_sub(1_000_000);
-            if invalid_ns > now.ns {
-                at(invalid_ns);
+            // When it stops being valid.
+            if grant.valid(now) {
+                at(grant.valid_end_ns().saturating_add(1));
             }
             // The instants at which what the generators may do changes, to be told.
             let file_limit =

@@ -8,10 +8,15 @@ use crate::fence::{FenceReason, GrantView, Refusal};
 use crate::worker::lease::store::LeaseError;
 
 impl Grant {
-    /// Whether the grant may issue at `now`: while a whole tick is left of its validity, so
-    /// that the tick a generator issues now ends within it.
+    /// When the grant stops issuing (monotonic ns): a whole tick before its validity ends, so
+    /// that the tick a generator issues while it is valid ends within the validity.
+    pub(super) fn valid_end_ns(&self) -> u64 {
+        self.valid_until_ns.saturating_sub(1_000_000)
+    }
+
+    /// Whether the grant may issue at `now` (until [`Grant::valid_end_ns`]).
     pub(super) fn valid(&self, now: Now) -> bool {
-        now.ns.saturating_add(1_000_000) <= self.valid_until_ns
+        now.ns <= self.valid_end_ns()
     }
 
     pub(super) fn issuing(&self, now: Now) -> bool {

@@ -35,17 +35,22 @@ fn run_off(machine: &mut Machine, store: &mut State, clock: &mut i64, until_ms: 
     while *clock < until_ms {
         let now = Now { ns: u64::try_from(*clock).unwrap() * MS, ms: *clock };
         while let Some(call) = machine.poll_call(now) {
-            let reply = match call {
-                Call::Read(query) => Reply::Read(store.read("ns", &query, Some(now.ms + offset_ms))),
-                Call::Write(ops) => {
-                    let cas: Vec<Cas<'_>> = ops.iter().map(Op::cas).collect();
-                    Reply::Written(store.write("ns", &cas))
-                }
-            };
+            let reply = answer(store, call, now.ms + offset_ms);
             machine.handle_reply(now, reply);
         }
         machine.handle_timeout(now);
         *clock += 1;
+    }
+}
+
+/// The store's answer to `call`, its clock at `store_ms`.
+fn answer(store: &mut State, call: Call, store_ms: i64) -> Reply {
+    match call {
+        Call::Read(query) => Reply::Read(store.read("ns", &query, Some(store_ms))),
+        Call::Write(ops) => {
+            let cas: Vec<Cas<'_>> = ops.iter().map(Op::cas).collect();
+            Reply::Written(store.write("ns", &cas))
+        }
     }
 }
 
@@ -475,7 +480,7 @@ fn a_newcomer_on_the_revision_a_lost_renewal_would_have_written_is_a_rollback() 
         let now = at(clock);
         while let Some(call) = a.poll_call(now) {
             match call {
-                Call::Read(query) => a.handle_reply(now, Reply::Read(store.read("ns", &query, Some(now.ms)))),
+                read @ Call::Read(_) => a.handle_reply(now, answer(&mut store, read, now.ms)),
                 Call::Write(ops) => {
                     let mine = ops.iter().map(Op::cas).find(|c| c.slot == Slot::Worker(worker)).expect("the record");
                     let attempted = Record::decode(mine.value).expect("a record");
@@ -617,7 +622,7 @@ fn a_lost_renewal_is_not_taken_for_a_newcomers_record_of_the_same_revision() {
         let now = at(clock);
         while let Some(call) = a.poll_call(now) {
             match call {
-                Call::Read(query) if !lost => a.handle_reply(now, Reply::Read(store.read("ns", &query, Some(now.ms)))),
+                read @ Call::Read(_) if !lost => a.handle_reply(now, answer(&mut store, read, now.ms)),
                 Call::Write(_) if !lost => {
                     lost = true;
                     a.handle_reply(now, Reply::Failed(timeout()));
@@ -652,13 +657,7 @@ fn a_lost_renewal_is_not_taken_for_a_newcomers_record_of_the_same_revision() {
     for _ in 0..300 {
         let now = at(clock);
         if let Some(call) = pending.take() {
-            let reply = match call {
-                Call::Read(query) => Reply::Read(store.read("ns", &query, Some(now.ms))),
-                Call::Write(ops) => {
-                    let cas: Vec<Cas<'_>> = ops.iter().map(Op::cas).collect();
-                    Reply::Written(store.write("ns", &cas))
-                }
-            };
+            let reply = answer(&mut store, call, now.ms);
             a.handle_reply(now, reply);
         }
         pending = a.poll_call(now);
