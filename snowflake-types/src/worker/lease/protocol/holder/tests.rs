@@ -54,6 +54,22 @@ fn answer(store: &mut State, call: Call, store_ms: i64) -> Reply {
     }
 }
 
+/// Drives `machine`, answering its reads, up to its next write: that write's operations, sent
+/// and not applied.
+fn next_write(machine: &mut Machine, store: &mut State, clock: &mut i64) -> Vec<Op> {
+    loop {
+        let now = at(*clock);
+        while let Some(call) = machine.poll_call(now) {
+            match call {
+                read @ Call::Read(_) => machine.handle_reply(now, answer(store, read, now.ms)),
+                Call::Write(ops) => return ops,
+            }
+        }
+        machine.handle_timeout(now);
+        *clock += 1;
+    }
+}
+
 fn notes(machine: &mut Machine) -> Vec<Note> {
     std::iter::from_fn(|| machine.poll_note()).collect()
 }
@@ -276,14 +292,7 @@ fn a_release_asked_while_a_renewal_is_in_flight_is_still_written() {
     run(&mut a, &mut store, &mut clock, 1_050);
     notes(&mut a);
     // Up to the renewal's write, in flight.
-    let write = loop {
-        let now = at(clock);
-        match a.poll_call(now) {
-            Some(Call::Read(query)) => a.handle_reply(now, Reply::Read(store.read("ns", &query, Some(clock)))),
-            Some(Call::Write(ops)) => break ops,
-            None => clock += 1,
-        }
-    };
+    let write = next_write(&mut a, &mut store, &mut clock);
     a.release(at(clock), 0);
     let cas: Vec<Cas<'_>> = write.iter().map(Op::cas).collect();
     a.handle_reply(at(clock), Reply::Written(store.write("ns", &cas)));
@@ -476,26 +485,11 @@ fn a_newcomer_on_the_revision_a_lost_renewal_would_have_written_is_a_rollback() 
     let mut a = Machine::new(settings(true), at(clock));
     run(&mut a, &mut store, &mut clock, 1_010);
     let worker = a.worker_and_fence().0;
-    let attempted = 'sent: loop {
-        let now = at(clock);
-        while let Some(call) = a.poll_call(now) {
-            match call {
-                read @ Call::Read(_) => a.handle_reply(now, answer(&mut store, read, now.ms)),
-                Call::Write(ops) => {
-                    let mine = ops.iter().map(Op::cas).find(|c| c.slot == Slot::Worker(worker)).expect("the record");
-                    let attempted = Record::decode(mine.value).expect("a record");
-                    let after = Duration::from_secs(1);
-                    a.handle_reply(
-                        now,
-                        Reply::Failed(LeaseError::Timeout { store: "m".into(), what: "w".into(), after }),
-                    );
-                    break 'sent attempted;
-                }
-            }
-        }
-        a.handle_timeout(now);
-        clock += 1;
-    };
+    let ops = next_write(&mut a, &mut store, &mut clock);
+    let mine = ops.iter().map(Op::cas).find(|c| c.slot == Slot::Worker(worker)).expect("the record");
+    let attempted = Record::decode(mine.value).expect("a record");
+    let after = Duration::from_secs(1);
+    a.handle_reply(at(clock), Reply::Failed(LeaseError::Timeout { store: "m".into(), what: "w".into(), after }));
     let current = store.read("ns", &Query::workers(worker..worker + 1), Some(clock)).record(worker).map(str::to_owned);
     let newcomer = Record {
         fence: attempted.fence + 1,
