@@ -54,3 +54,29 @@ fn a_session_without_synchronous_commit_is_warned_about() {
         sqlx::query(AssertSqlSafe(format!("DROP TABLE IF EXISTS {table}"))).execute(&pool).await.expect("dropping");
     });
 }
+
+/// The incarnation is the server's system identifier and the timeline it writes on: a
+/// promoted standby, which keeps the identifier, is a new incarnation only through its
+/// timeline (the slow tier promotes one, `faults/lease_sql_incarnation.rs`). This server was
+/// never promoted, so its last checkpoint names the timeline it writes on.
+#[test]
+fn the_incarnation_names_the_system_and_the_timeline() {
+    let Some(url) = servers::pg_url() else { return };
+    let table = format!("t{}_incarnation", std::process::id());
+    let store = SqlLeaseStore::builder(&url).table(&table).connect().expect("connecting");
+    let incarnation = store.read("shop", &Query::workers(0..1)).expect("a read").incarnation;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    let (system, timeline): (String, String) = runtime.block_on(async {
+        let pool = sqlx::PgPool::connect(&url).await.expect("connecting");
+        let row = sqlx::query_as(
+            "SELECT (SELECT system_identifier FROM pg_control_system())::text,
+                    (SELECT timeline_id FROM pg_control_checkpoint())::text",
+        )
+        .fetch_one(&pool)
+        .await
+        .expect("the server's identity");
+        sqlx::query(AssertSqlSafe(format!("DROP TABLE IF EXISTS {table}"))).execute(&pool).await.expect("dropping");
+        row
+    });
+    assert_eq!(incarnation, format!("pg-{system}-tl{timeline}"));
+}
