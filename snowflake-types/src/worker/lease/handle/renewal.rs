@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use super::channel::{Reply, answer};
+use super::shared::{Command, Shared};
 use super::state_file::StateFile;
-use super::{Command, Shared};
 use crate::worker::lease::protocol::Basis;
 use crate::worker::lease::protocol::holder::{Call, Note, Now, Reply as Answer, Standing};
 use crate::worker::lease::store::{Cas, LeaseError, LeaseStore};

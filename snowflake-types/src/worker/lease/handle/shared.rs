@@ -1,0 +1,115 @@
+//! What the generators, the handle and the lease thread share: the holder machine under one
+//! lock, the counters, and the first acquisition's answer.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::time::{Duration, Instant, SystemTime};
+
+use super::channel::{self, Receive, Reply};
+use crate::clock::Clock;
+use crate::fence::Limit;
+use crate::worker::lease::protocol;
+use crate::worker::lease::protocol::holder::{Machine, Now};
+use crate::worker::lease::store::LeaseError;
+
+/// What the generators and the lease thread share: the holder machine, under one lock (taken
+/// by a generator at most once per issuing step, about every 100 ms), and what is counted and
+/// told about it.
+#[derive(Debug)]
+pub(super) struct Shared {
+    pub(super) namespace: Arc<str>,
+    /// The TTL, reservation, margin and tolerance the machine decides with.
+    pub(super) rules: protocol::Rules,
+    pub(super) store: String,
+    pub(super) clock: Arc<dyn Clock>,
+    /// The holder (`protocol/holder.rs`): every decision on the lease is taken there.
+    pub(super) machine: Mutex<Machine>,
+    /// The issuing limits of the generators on the lease, dropped to 0 when it is released or
+    /// rolled back, so they stop at their next tick rather than at the end of their last grant.
+    pub(super) limits: Mutex<Vec<Weak<Limit>>>,
+    /// The longest tick of the generators on the lease, in ms: a generator whose limit fell
+    /// may still finish the tick it is in.
+    pub(super) longest_tick_ms: AtomicU64,
+    pub(super) renewals: AtomicU64,
+    pub(super) late_renewals: AtomicU64,
+    pub(super) failed_renewals: AtomicU64,
+    pub(super) recoveries: AtomicU64,
+    /// The first acquisition's outcome, once known, and who waits for it
+    /// ([`WorkerLease::ready`]).
+    pub(super) first: Mutex<FirstAnswer>,
+}
+
+/// The first acquisition's outcome, and its callers.
+#[derive(Default)]
+pub(super) struct FirstAnswer {
+    outcome: Option<Result<(), LeaseError>>,
+    waiting: Vec<Reply<()>>,
+}
+
+impl std::fmt::Debug for FirstAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FirstAnswer").field("outcome", &self.outcome).field("waiting", &self.waiting.len()).finish()
+    }
+}
+
+fn anchor() -> Instant {
+    static ANCHOR: OnceLock<Instant> = OnceLock::new();
+    *ANCHOR.get_or_init(Instant::now)
+}
+
+pub(super) fn nanos_since_anchor(at: Instant) -> u64 {
+    u64::try_from(at.saturating_duration_since(anchor()).as_nanos()).unwrap_or(u64::MAX)
+}
+
+pub(super) enum Command {
+    Release(Reply<()>),
+    Abandon,
+    Pause(Duration),
+}
+
+impl Shared {
+    /// Answers everyone waiting for the first acquisition, and everyone who asks from now on.
+    pub(super) fn first_answer(&self, outcome: Result<(), LeaseError>) {
+        let mut first = self.first.lock().unwrap_or_else(|p| p.into_inner());
+        if first.outcome.is_some() {
+            return;
+        }
+        for reply in first.waiting.drain(..) {
+            channel::answer(reply, outcome.clone());
+        }
+        first.outcome = Some(outcome);
+    }
+
+    /// Where the first acquisition's outcome comes.
+    pub(super) fn wait_first(&self) -> Receive<()> {
+        let (reply, receive) = channel::channel();
+        let mut first = self.first.lock().unwrap_or_else(|p| p.into_inner());
+        match &first.outcome {
+            Some(outcome) => channel::answer(reply, outcome.clone()),
+            None => first.waiting.push(reply),
+        }
+        receive
+    }
+
+    pub(super) fn lock(&self) -> MutexGuard<'_, Machine> {
+        self.machine.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The two clocks the machine reads, now.
+    pub(super) fn now(&self) -> Now {
+        Now { ns: nanos_since_anchor(Instant::now()), ms: self.clock.now_ms() }
+    }
+
+    /// A reading of the lease's clock (Unix ms) as a `SystemTime`.
+    pub(super) fn system_time(&self, ms: i64) -> SystemTime {
+        let ago_ms = self.clock.now_ms().saturating_sub(ms).max(0).unsigned_abs();
+        SystemTime::now().checked_sub(Duration::from_millis(ago_ms)).unwrap_or(SystemTime::UNIX_EPOCH)
+    }
+
+    /// Drops every generator's issuing limit to 0: they stop at their next tick.
+    pub(super) fn stop_limits(&self) {
+        for limit in self.limits.lock().unwrap_or_else(|p| p.into_inner()).iter().filter_map(Weak::upgrade) {
+            limit.0.store(0, Ordering::Release);
+        }
+    }
+}
