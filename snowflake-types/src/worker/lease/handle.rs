@@ -249,8 +249,12 @@ impl WorkerLease {
     /// fenced at once, and the worker ID frees when the store's TTL runs out. For tests and
     /// simulations of crashes.
     pub fn abandon(self) {
-        self.shared.lock().abandon();
-        self.shared.stop_limits();
+        let stops = {
+            let mut machine = self.shared.lock();
+            machine.abandon();
+            machine.stops()
+        };
+        self.shared.follow_stops(stops);
         let _ = self.handle.commands.send(Command::Abandon);
     }
 

@@ -132,6 +132,8 @@ pub(crate) struct Planted {
     /// A grant the store cannot vouch for waits out the reservation, without the tolerance
     /// between clocks.
     pub(crate) floor_ignores_tolerance: bool,
+    /// A rollback noticed leaves the generators' cached limits in place.
+    pub(crate) rollback_keeps_limits: bool,
 }
 
 impl Rules {
@@ -255,6 +257,16 @@ impl Rules {
     pub(crate) fn notices_rollback(&self) -> bool {
         #[cfg(test)]
         if self.planted.rollback_unnoticed {
+            return false;
+        }
+        true
+    }
+
+    /// Whether a rollback noticed stops the generators at once, their cached limits dropped
+    /// (always; a test may plant the bug that they issue on up to their limits).
+    pub(crate) fn rollback_stops_generators(&self) -> bool {
+        #[cfg(test)]
+        if self.planted.rollback_keeps_limits {
             return false;
         }
         true

@@ -384,6 +384,7 @@ impl WorkerLeaseBuilder {
             late_renewals: AtomicU64::new(0),
             failed_renewals: AtomicU64::new(0),
             recoveries: AtomicU64::new(0),
+            stops_seen: AtomicU64::new(0),
             first: Mutex::default(),
         });
         let (commands, inbox) = mpsc::channel();

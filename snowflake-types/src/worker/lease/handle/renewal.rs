@@ -145,6 +145,8 @@ struct Driver {
 struct Step {
     call: Option<Call>,
     done: bool,
+    /// The machine's count of stops ([`Shared::follow_stops`]).
+    stops: u64,
     notes: Vec<Note>,
     renewals: u64,
     wake: Option<u64>,
@@ -207,6 +209,7 @@ impl Driver {
         Step {
             call,
             done: machine.is_done(),
+            stops: machine.stops(),
             notes,
             renewals: machine.renewals(),
             wake: machine.poll_timeout(now),
@@ -222,6 +225,7 @@ impl Driver {
         loop {
             let now = self.shared.now();
             let step = self.step(now, reply.take());
+            self.shared.follow_stops(step.stops);
             if step.renewals > self.renewed {
                 self.shared.renewals.fetch_add(step.renewals - self.renewed, Ordering::Relaxed);
                 self.renewed = step.renewals;
@@ -266,8 +270,12 @@ impl Driver {
                     self.release_now();
                 }
                 Some(Command::Abandon) => {
-                    self.shared.lock().abandon();
-                    self.shared.stop_limits();
+                    let stops = {
+                        let mut machine = self.shared.lock();
+                        machine.abandon();
+                        machine.stops()
+                    };
+                    self.shared.follow_stops(stops);
                     return;
                 }
                 Some(Command::Pause(pause)) => std::thread::sleep(pause),
@@ -280,10 +288,14 @@ impl Driver {
     /// generator in the middle of a tick may finish it: the tick was granted, and lies below
     /// the high water recorded next).
     fn release_now(&mut self) {
-        self.shared.stop_limits();
         let tick_ms = self.shared.longest_tick_ms.load(Ordering::Relaxed) + 1;
         let now = self.shared.now();
-        self.shared.lock().release(now, tick_ms.saturating_mul(1_000_000));
+        let stops = {
+            let mut machine = self.shared.lock();
+            machine.release(now, tick_ms.saturating_mul(1_000_000));
+            machine.stops()
+        };
+        self.shared.follow_stops(stops);
     }
 
     /// What the generators may do changed ([`Note::Changed`]): an outage of the grant held
@@ -349,10 +361,7 @@ impl Driver {
                 crate::events::lease_renewed_late(ns, worker);
             }
             Note::Lost { worker, .. } => crate::events::lease_lost(ns, worker),
-            Note::RolledBack { worker } => {
-                self.shared.stop_limits();
-                crate::events::lease_rolled_back(ns, worker);
-            }
+            Note::RolledBack { worker } => crate::events::lease_rolled_back(ns, worker),
             Note::Trouble { error, waited_ns } => {
                 let waited = Duration::from_nanos(waited_ns);
                 if !self.answered {

@@ -34,6 +34,8 @@ pub(super) struct Shared {
     pub(super) late_renewals: AtomicU64,
     pub(super) failed_renewals: AtomicU64,
     pub(super) recoveries: AtomicU64,
+    /// The machine's count of stops last followed ([`Shared::follow_stops`]).
+    pub(super) stops_seen: AtomicU64,
     /// The first acquisition's outcome, once known, and who waits for it
     /// ([`WorkerLease::ready`]).
     pub(super) first: Mutex<FirstAnswer>,
@@ -106,8 +108,17 @@ impl Shared {
         SystemTime::now().checked_sub(Duration::from_millis(ago_ms)).unwrap_or(SystemTime::UNIX_EPOCH)
     }
 
+    /// Drops every generator's issuing limit when the machine stopped the generators since
+    /// this was last called ([`Machine::stops`]): the machine decides when, the lease thread
+    /// and the handle only follow.
+    pub(super) fn follow_stops(&self, stops: u64) {
+        if self.stops_seen.swap(stops, Ordering::AcqRel) != stops {
+            self.stop_limits();
+        }
+    }
+
     /// Drops every generator's issuing limit to 0: they stop at their next tick.
-    pub(super) fn stop_limits(&self) {
+    fn stop_limits(&self) {
         for limit in self.limits.lock().unwrap_or_else(|p| p.into_inner()).iter().filter_map(Weak::upgrade) {
             limit.0.store(0, Ordering::Release);
         }

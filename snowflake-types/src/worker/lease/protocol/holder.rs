@@ -331,6 +331,10 @@ pub(crate) struct Machine {
     released: bool,
     /// A rollback was noticed: nothing issues until a new grant.
     rolled_back: bool,
+    /// How many times the generators were stopped at once, their cached limits dropped: a
+    /// rollback noticed, a release asked, an abandon. The lease thread drops every limit
+    /// when it changes ([`Machine::stops`]).
+    stops: u64,
     /// Resumed from a state file.
     resumed: bool,
     /// Why the first acquisition failed for good.
@@ -362,7 +366,7 @@ impl Machine {
         (
             (&self.s, &self.rng, &self.current, &self.retiring, self.epochs, &self.task, &self.sent),
             (self.due_ns, self.backoff_ns, self.first, self.trouble.as_ref().map(|t| (t.since_ns, &t.error))),
-            (self.released, self.rolled_back, self.resumed, self.last, &self.ambiguous, &self.vouched),
+            (self.released, self.rolled_back, self.stops, self.resumed, self.last, &self.ambiguous, &self.vouched),
         )
     }
 }
@@ -411,6 +415,7 @@ impl Machine {
             trouble: None,
             released: false,
             rolled_back: false,
+            stops: 0,
             resumed: false,
             failed: None,
             last: None,
@@ -744,6 +749,9 @@ impl Machine {
         if self.released && self.task == Task::Done {
             return;
         }
+        if !self.released {
+            self.stops += 1;
+        }
         self.released = true;
         self.retiring = None;
         match self.task {
@@ -765,6 +773,7 @@ impl Machine {
 
     /// Stops without releasing, as a crashed process would.
     pub(crate) fn abandon(&mut self) {
+        self.stops += 1;
         self.released = true;
         self.current = None;
         self.retiring = None;

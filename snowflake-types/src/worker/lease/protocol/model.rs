@@ -29,8 +29,9 @@
 //! Invariant: no two holders (nor one process and its successor on the same holder) ever
 //! issue the same (worker ID, millisecond); where a restore nothing told is not fenced at
 //! once, duplicates at milliseconds the undone writes had reserved are its cost and are
-//! excused, none above. "Sometimes": IDs are issued at all. The simulation adds liveness:
-//! once the faults stop (clocks corrected, processes started again), every holder issues
+//! excused, none above. A holder that noticed a rollback issues nothing more until it holds a
+//! new grant (its generators' cached limits dropped at once). "Sometimes": IDs are issued at
+//! all. The simulation adds liveness: once the faults stop (clocks corrected, processes started again), every holder issues
 //! again within a bound.
 //!
 //! The exhaustive check runs in the model tier (`cargo test -p snowflake-types
@@ -53,7 +54,7 @@ use super::Rules;
 use super::holder::{Call, Machine, Now, Reply, Settings};
 use super::record::Marker;
 use super::saved::Saved;
-use crate::fence::Refusal;
+use crate::fence::{FenceReason, Refusal};
 use crate::worker::lease::admin;
 use crate::worker::lease::memory::{MemoryLeaseStore, State};
 use crate::worker::lease::store::{Cas, LeaseError, Query, Slot};
@@ -71,8 +72,10 @@ struct Node {
     offset_ms: i64,
     /// The call sent, and the store's answer once the store applied it.
     in_flight: Option<(Call, Option<Reply>)>,
-    /// The grant the generator issues under, its worker ID, and its last millisecond.
-    generator: Option<(u64, u64, i64)>,
+    /// Its generator: the grant it issues under, its last millisecond, its cached limit.
+    generator: Option<Generator>,
+    /// The machine's count of stops its lease thread last followed ([`Machine::stops`]).
+    stops_seen: u64,
     /// The process is down (crashed) until it starts again.
     crashed: bool,
     /// How many processes ran on this holder before this one: each has seeds of its own.
@@ -83,6 +86,30 @@ struct Node {
     moved: bool,
     /// The last model millisecond it issued at (for liveness).
     issued_at: Option<i64>,
+}
+
+/// A generator on a lease, as production's keeps it: the grant it issues under (its epoch and
+/// worker ID), the last millisecond it issued, and the limit it may issue up to without
+/// asking the lease again (`i64::MIN`: none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Generator {
+    epoch: u64,
+    worker: u64,
+    last: i64,
+    limit: i64,
+}
+
+impl Generator {
+    /// Moved to grant `view` (as `generator/state.rs`'s `switch`): above its floor and above
+    /// the last millisecond it issued, with no limit yet.
+    fn on(view: crate::fence::GrantView, last: i64) -> Generator {
+        Generator {
+            epoch: view.epoch,
+            worker: view.worker,
+            last: last.max(view.floor_ms.unwrap_or(i64::MIN)),
+            limit: i64::MIN,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -99,10 +126,21 @@ pub(super) struct World {
     issued: Vec<u128>,
     /// The first duplicate: the holder, the other holder, the worker ID, the millisecond.
     duplicate: Option<(usize, usize, u64, i64)>,
+    /// The first ID issued by a holder after it noticed a rollback, before a new grant: the
+    /// holder, the worker ID, the millisecond.
+    stopped_late: Option<(usize, u64, i64)>,
     /// When the store was last rolled back with nothing told and no fence at once.
     untold_at: Option<i64>,
     /// The operator's commands run so far (their markers' generations).
     commands: u8,
+}
+
+impl World {
+    /// Whether a schedule broke the invariant: an ID issued twice, or issued after a rollback
+    /// was noticed.
+    pub(super) fn broken(&self) -> bool {
+        self.duplicate.is_some() || self.stopped_late.is_some()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -295,6 +333,7 @@ impl LeaseModel {
                     offset_ms,
                     in_flight: None,
                     generator: None,
+                    stops_seen: 0,
                     crashed: false,
                     process: 0,
                     file: None,
@@ -312,6 +351,7 @@ impl LeaseModel {
             faults_left: self.faults,
             issued: vec![0; self.holders * self.workers as usize],
             duplicate: None,
+            stopped_late: None,
             untold_at: None,
             commands: 0,
         }
@@ -335,7 +375,11 @@ impl LeaseModel {
         LeaseError::Timeout { store: "memory://".into(), what: "a call".into(), after: Duration::from_millis(1) }
     }
 
-    /// The generator of node `h` issues one ID: the next millisecond its lease grants.
+    /// The generator of node `h` issues one ID, as production's does (`generator/limit.rs`):
+    /// the next millisecond within the limit it cached, else it asks the lease for a new
+    /// limit (`grant_until`), moving to the lease's new grant first when told of one. The
+    /// lease thread drops the cached limit whenever the machine stopped the generators
+    /// ([`Machine::stops`]), before the generator's next ID.
     fn issue(&self, world: &mut World, h: usize) {
         let now = world.now;
         let node = &mut world.nodes[h];
@@ -343,40 +387,63 @@ impl LeaseModel {
             return;
         }
         let clock = Self::clock(now, node.offset_ms);
-        let view = node.machine.view(clock);
-        let (epoch, worker, last) = match node.generator {
-            Some((epoch, worker, last)) if epoch == view.epoch => (epoch, worker, last),
-            // A new grant: above its floor, and above its own last ID on the same worker ID.
-            Some((_, worker, last)) if worker == view.worker => {
-                (view.epoch, worker, last.max(view.floor_ms.unwrap_or(i64::MIN)))
+        if node.machine.stops() != node.stops_seen {
+            node.stops_seen = node.machine.stops();
+            if let Some(generator) = &mut node.generator {
+                generator.limit = i64::MIN;
             }
-            _ => (view.epoch, view.worker, view.floor_ms.unwrap_or(i64::MIN)),
-        };
-        let from = clock.ms.max(last.saturating_add(1));
-        match node.machine.grant_until(clock, from, 1, epoch) {
-            Ok(until) if until >= from => {
-                assert!((0..128).contains(&from), "model milliseconds out of range: {from}");
-                let bit = 1u128 << from;
-                // What a restore nothing told undid may have been reserved up to here.
-                let excused =
-                    world.untold_at.is_some_and(|at| from <= at + self.rules.reservation_ms() + self.max_offset());
-                for other in 0..self.holders {
-                    if world.issued[other * self.workers as usize + worker as usize] & bit != 0
-                        && world.duplicate.is_none()
-                        && !excused
-                    {
-                        world.duplicate = Some((h, other, worker, from));
+        }
+        // A new process's generator starts on the grant its lease has, above its floor.
+        let mut generator = node.generator.unwrap_or_else(|| Generator::on(node.machine.view(clock), i64::MIN));
+        let mut from = clock.ms.max(generator.last.saturating_add(1));
+        if from > generator.limit {
+            let mut switched = false;
+            let until = loop {
+                match node.machine.grant_until(clock, from, 1, generator.epoch) {
+                    Ok(until) => break Some(until),
+                    Err(Refusal::Switch(view)) if !switched => {
+                        switched = true;
+                        generator = Generator::on(view, generator.last);
+                        from = clock.ms.max(generator.last.saturating_add(1));
                     }
+                    Err(Refusal::Switch(_)) => unreachable!("the lease switched twice in one call"),
+                    Err(Refusal::Fenced(_)) => break None,
                 }
-                world.issued[h * self.workers as usize + worker as usize] |= bit;
-                let node = &mut world.nodes[h];
-                node.generator = Some((epoch, worker, from));
-                if self.liveness {
-                    node.issued_at = Some(now);
-                }
+            };
+            // A limit below the millisecond asked for is the generator's `ClockAhead`; one
+            // stored after the lease let go of the grant falls to nothing (`holds`).
+            generator.limit = match until {
+                Some(until) if until >= from && node.machine.holds(generator.epoch) => until,
+                _ => i64::MIN,
+            };
+        }
+        if from > generator.limit {
+            node.generator = Some(generator);
+            return;
+        }
+        let worker = generator.worker;
+        assert!((0..128).contains(&from), "model milliseconds out of range: {from}");
+        let bit = 1u128 << from;
+        // A holder that noticed a rollback stops at once: it issues nothing more until a new
+        // grant (the lease thread drops its generators' limits).
+        if matches!(node.machine.refusal(clock), Some(FenceReason::RolledBack)) && world.stopped_late.is_none() {
+            world.stopped_late = Some((h, worker, from));
+        }
+        // What a restore nothing told undid may have been reserved up to here.
+        let excused = world.untold_at.is_some_and(|at| from <= at + self.rules.reservation_ms() + self.max_offset());
+        for other in 0..self.holders {
+            if world.issued[other * self.workers as usize + worker as usize] & bit != 0
+                && world.duplicate.is_none()
+                && !excused
+            {
+                world.duplicate = Some((h, other, worker, from));
             }
-            Ok(_) | Err(Refusal::Fenced(_)) => node.generator = Some((epoch, worker, last)),
-            Err(Refusal::Switch(_)) => unreachable!("the generator took the grant it was told of"),
+        }
+        world.issued[h * self.workers as usize + worker as usize] |= bit;
+        let node = &mut world.nodes[h];
+        node.generator = Some(Generator { last: from, ..generator });
+        if self.liveness {
+            node.issued_at = Some(now);
         }
     }
 
@@ -468,6 +535,7 @@ impl LeaseModel {
         node.crashed = false;
         // A new process: its generator knows nothing of the last one's IDs.
         node.generator = None;
+        node.stops_seen = node.machine.stops();
     }
 
     pub(super) fn step(&self, world: &World, action: &Action) -> Option<World> {
@@ -575,7 +643,7 @@ impl LeaseModel {
     }
 
     pub(super) fn enabled(&self, world: &World, actions: &mut Vec<Action>, exhaustive: bool) {
-        if world.duplicate.is_some() {
+        if world.broken() {
             return;
         }
         if world.now < world.end {
@@ -716,6 +784,9 @@ impl Model for LeaseModel {
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
             Property::always("no ID issued twice", |_, world: &World| world.duplicate.is_none()),
+            Property::always("a rollback noticed stops the generators", |_, world: &World| {
+                world.stopped_late.is_none()
+            }),
             Property::sometimes("IDs are issued", |_, world: &World| world.issued.iter().any(|&bits| bits != 0)),
         ]
     }
@@ -727,10 +798,13 @@ fn check(model: LeaseModel) -> (Option<String>, usize) {
     let checker = model.checker().threads(2).spawn_bfs().join();
     let states = checker.unique_state_count();
     assert!(checker.discovery("IDs are issued").is_some(), "no schedule issues an ID: the model is vacuous");
-    let found = checker.discovery("no ID issued twice").map(|path| {
-        let actions: Vec<String> = path.into_actions().iter().map(|a| format!("{a:?}")).collect();
-        actions.join(", ")
-    });
+    let found = checker
+        .discovery("no ID issued twice")
+        .or_else(|| checker.discovery("a rollback noticed stops the generators"))
+        .map(|path| {
+            let actions: Vec<String> = path.into_actions().iter().map(|a| format!("{a:?}")).collect();
+            actions.join(", ")
+        });
     (found, states)
 }
 

@@ -128,6 +128,13 @@ impl Machine {
         }
     }
 
+    /// How many times the generators were stopped at once (a rollback noticed, a release
+    /// asked, an abandon): whenever it changes, every generator's cached limit is dropped, so
+    /// that they stop at their next tick rather than at the end of their limits.
+    pub(crate) fn stops(&self) -> u64 {
+        self.stops
+    }
+
     /// Whether grant `epoch` is still one the generators may be on.
     pub(crate) fn holds(&self, epoch: u64) -> bool {
         !self.released && self.current.iter().chain(&self.retiring).any(|g| g.epoch == epoch)

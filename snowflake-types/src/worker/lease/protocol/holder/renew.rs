@@ -184,6 +184,9 @@ impl Machine {
         self.current = None;
         self.retiring = None;
         self.rolled_back = true;
+        if self.s.rules.rollback_stops_generators() {
+            self.stops += 1;
+        }
         self.note(Note::RolledBack { worker });
         self.lose(now, worker, fence, refresh);
     }

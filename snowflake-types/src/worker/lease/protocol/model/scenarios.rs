@@ -102,7 +102,7 @@ fn a_restart_with_the_state_file_after_a_clock_step_back_issues_above_the_file()
     world = model.step(&world, &Action::Restart(0)).expect("a restart");
     run(&model, &mut world, &[0], 12);
     assert!((world.now - 3..world.now).any(|ms| issued(&model, &world, 0, 0, ms)), "it issues again");
-    assert!(world.nodes[0].generator.is_some_and(|(_, _, ms)| ms > last));
+    assert!(world.nodes[0].generator.is_some_and(|g| g.last > last));
 }
 
 /// The marker deleted, then one holder's record: the operator's `create_namespace` is refused
@@ -115,7 +115,7 @@ fn the_operator_cannot_declare_a_namespace_new_while_records_remain() {
     let (a, b, c) = (0, 1, 2);
     let mut world = model.initial();
     run(&model, &mut world, &[a, b], 6);
-    let worker = world.nodes[a].generator.expect("A issues").1;
+    let worker = world.nodes[a].generator.expect("A issues").worker;
     world = model.step(&world, &Action::Fault(Fault::DeleteMarker)).expect("the marker deleted");
     world = model.step(&world, &Action::Fault(Fault::DeleteRecord(worker))).expect("A's record deleted");
     world = model.step(&world, &Action::Operator(Command::Create)).expect("the command");
