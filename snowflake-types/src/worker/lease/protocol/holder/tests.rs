@@ -54,6 +54,24 @@ fn answer(store: &mut State, call: Call, store_ms: i64) -> Reply {
     }
 }
 
+/// A store call that timed out.
+fn timeout() -> LeaseError {
+    LeaseError::Timeout { store: "m".into(), what: "w".into(), after: Duration::from_secs(1) }
+}
+
+/// Drives `machine` until `until_ms` with every call failing, as against a store that does
+/// not answer.
+fn run_failing(machine: &mut Machine, clock: &mut i64, until_ms: i64) {
+    while *clock < until_ms {
+        let now = at(*clock);
+        while machine.poll_call(now).is_some() {
+            machine.handle_reply(now, Reply::Failed(timeout()));
+        }
+        machine.handle_timeout(now);
+        *clock += 1;
+    }
+}
+
 /// Drives `machine`, answering its reads, up to its next write: that write's operations, sent
 /// and not applied.
 fn next_write(machine: &mut Machine, store: &mut State, clock: &mut i64) -> Vec<Op> {
@@ -150,6 +168,32 @@ fn a_restore_that_hands_a_held_worker_id_to_a_newcomer_stops_its_holder_at_its_n
     run(&mut a, &mut store, &mut clock, 1_650);
     assert!(rolled_back(&mut a));
     assert!(!a.issuing(at(clock)), "{:?}", a.standing(at(clock)));
+}
+
+#[test]
+fn a_newcomer_over_an_older_revision_after_the_lease_expired_is_a_rollback() {
+    // A's renewals fail until its record expired in the store (its reservation still lets it
+    // issue). A newcomer may then take the worker ID lawfully, over A's last write: above its
+    // revision. Here the store was put back first, and the newcomer wrote over the older
+    // copy, below A's revision: the store went back, and A stops at once.
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let mut a = Machine::new(Settings { space: 1, ..settings(true) }, at(clock));
+    run(&mut a, &mut store, &mut clock, 1_005);
+    let backup = store.clone();
+    run(&mut a, &mut store, &mut clock, 1_500);
+    let mine = stored(&store, 0, clock);
+    store = backup;
+    let mut b = Machine::new(Settings { space: 1, seed: 11, ..settings(false) }, at(clock));
+    run(&mut b, &mut store, &mut clock, 1_502);
+    let theirs = stored(&store, 0, clock);
+    assert!(theirs.rev <= mine.rev && theirs.fence > mine.fence, "{theirs:?} over {mine:?}");
+    run_failing(&mut a, &mut clock, mine.expires_ms + 50);
+    assert!(a.issuing(at(clock)), "still within its reservation: {:?}", a.standing(at(clock)));
+    notes(&mut a);
+    run(&mut a, &mut store, &mut clock, mine.expires_ms + 200);
+    assert!(rolled_back(&mut a), "{:?}", a.standing(at(clock)));
+    assert!(!a.issuing(at(clock)));
 }
 
 #[test]
@@ -332,10 +376,7 @@ fn every_change_of_what_the_generators_may_do_is_told_once() {
     let told = changes(&mut a);
     assert!(matches!(told.as_slice(), [Some(FenceReason::NotRenewed { .. })]), "{told:?}");
     // The answer comes at last (a failure), and the store answers again: told once more.
-    a.handle_reply(
-        at(clock),
-        Reply::Failed(LeaseError::Timeout { store: "m".into(), what: "w".into(), after: Duration::from_secs(1) }),
-    );
+    a.handle_reply(at(clock), Reply::Failed(timeout()));
     run(&mut a, &mut store, &mut clock, 4_500);
     assert_eq!(changes(&mut a), vec![None]);
 }
@@ -488,8 +529,7 @@ fn a_newcomer_on_the_revision_a_lost_renewal_would_have_written_is_a_rollback() 
     let ops = next_write(&mut a, &mut store, &mut clock);
     let mine = ops.iter().map(Op::cas).find(|c| c.slot == Slot::Worker(worker)).expect("the record");
     let attempted = Record::decode(mine.value).expect("a record");
-    let after = Duration::from_secs(1);
-    a.handle_reply(at(clock), Reply::Failed(LeaseError::Timeout { store: "m".into(), what: "w".into(), after }));
+    a.handle_reply(at(clock), Reply::Failed(timeout()));
     let current = store.read("ns", &Query::workers(worker..worker + 1), Some(clock)).record(worker).map(str::to_owned);
     let newcomer = Record {
         fence: attempted.fence + 1,
@@ -608,7 +648,6 @@ fn a_lost_renewal_is_not_taken_for_a_newcomers_record_of_the_same_revision() {
     let worker = a.worker_and_fence().0;
     let epoch = a.view(at(clock)).epoch;
     let last = stored(&store, worker, clock);
-    let timeout = || LeaseError::Timeout { store: "m".into(), what: "w".into(), after: Duration::from_secs(1) };
     // Reads answered until the renewal's write, which is lost; then nothing is answered.
     let mut lost = false;
     let mut newcomer_written = false;
