@@ -106,6 +106,10 @@ pub(crate) enum LostWhy {
     Gone,
     /// Another holder took the worker ID (the lease expired during an outage).
     TakenOver,
+    /// A first record (revision 1) took the place of the grant's before the lease expired:
+    /// the record was deleted alone (its writer waited `W`) or a restore forgot the grant (it
+    /// did not wait); which one is not known, so nothing more is issued on the reservation.
+    TakenEarly,
     /// The store holds a later write of this grant than the state file it was resumed from:
     /// the file is an older copy.
     FileOlder,

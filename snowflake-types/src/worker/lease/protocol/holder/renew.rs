@@ -169,10 +169,23 @@ impl Machine {
             // our reservation: the store went back.
             self.stop_rolled_back(now, worker, fence, true);
         } else {
-            let why = if text.is_some() { LostWhy::TakenOver } else { LostWhy::Gone };
+            // A first record where ours was, written before our lease expired: its writer
+            // found ours gone, deleted alone (it then waited out `W`: the marker said the
+            // worker ID was granted) or forgotten by a restore with the marker (it did not
+            // wait), and the marker it raised no longer tells which.
+            let early = fresh && now.ms <= expires_ms;
+            let why = match text {
+                None => LostWhy::Gone,
+                Some(_) if early => LostWhy::TakenEarly,
+                Some(_) => LostWhy::TakenOver,
+            };
             self.note(Note::Lost { worker, why });
-            // What it reserved is still its own: every successor starts above it.
-            self.retiring = self.current.take().filter(|g| g.valid(now));
+            // What it reserved is still its own (every successor starts above it), unless
+            // a successor may not have waited: then the generators stop at once.
+            self.retiring = self.current.take().filter(|g| g.valid(now) && !early);
+            if early {
+                self.stops += 1;
+            }
             self.lose(now, worker, fence, false);
         }
     }
