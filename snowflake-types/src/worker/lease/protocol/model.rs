@@ -28,11 +28,13 @@
 //!
 //! Invariant: no two holders (nor one process and its successor on the same holder) ever
 //! issue the same (worker ID, millisecond); where a restore nothing told is not fenced at
-//! once, duplicates at milliseconds the undone writes had reserved are its cost and are
-//! excused, none above. A holder that noticed a rollback issues nothing more until it holds a
-//! new grant (its generators' cached limits dropped at once). "Sometimes": IDs are issued at
-//! all. The simulation adds liveness: once the faults stop (clocks corrected, processes started again), every holder issues
-//! again within a bound.
+//! once, duplicates within one renewal interval of it (and a generator's step and the
+//! clocks' offsets) are its cost and are excused, none later (`docs/lease-rules.md`, rule 5:
+//! "a restore nobody fenced costs at most one renewal interval of IDs"). A holder that
+//! noticed a rollback issues nothing more until it holds a new grant (its generators'
+//! cached limits dropped at once). "Sometimes": IDs are issued at all. The simulation adds
+//! liveness: once the faults stop (clocks corrected, processes started again), every holder
+//! issues again within a bound.
 //!
 //! The exhaustive check runs in the model tier (`cargo test -p snowflake-types
 //! --all-features --lib -- --ignored`), with the planted bugs; the simulation runs for a time
@@ -429,8 +431,10 @@ impl LeaseModel {
         if matches!(node.machine.refusal(clock), Some(FenceReason::RolledBack)) && world.stopped_late.is_none() {
             world.stopped_late = Some((h, worker, from));
         }
-        // What a restore nothing told undid may have been reserved up to here.
-        let excused = world.untold_at.is_some_and(|at| from <= at + self.rules.reservation_ms() + self.max_offset());
+        // A restore nothing told costs what its holders issue until their next renewal
+        // notices it (rule 5), no more.
+        let renew_ms = i64::try_from(self.rules.renew_every_ns() / 1_000_000).unwrap_or(i64::MAX);
+        let excused = world.untold_at.is_some_and(|at| from <= at + renew_ms + self.rules.step_ms + self.max_offset());
         for other in 0..self.holders {
             if world.issued[other * self.workers as usize + worker as usize] & bit != 0
                 && world.duplicate.is_none()
