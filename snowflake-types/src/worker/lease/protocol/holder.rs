@@ -335,9 +335,7 @@ pub(crate) struct Machine {
     released: bool,
     /// A rollback was noticed: nothing issues until a new grant.
     rolled_back: bool,
-    /// How many times the generators were stopped at once, their cached limits dropped: a
-    /// rollback noticed, a release asked, an abandon. The lease thread drops every limit
-    /// when it changes ([`Machine::stops`]).
+    /// How many times the generators were stopped at once ([`Machine::stops`]).
     stops: u64,
     /// Resumed from a state file.
     resumed: bool,

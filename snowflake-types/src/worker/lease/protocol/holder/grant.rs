@@ -128,9 +128,11 @@ impl Machine {
         }
     }
 
-    /// How many times the generators were stopped at once (a rollback noticed, a release
-    /// asked, an abandon): whenever it changes, every generator's cached limit is dropped, so
-    /// that they stop at their next tick rather than at the end of their limits.
+    /// How many times the generators were stopped at once: a rollback noticed, a grant given
+    /// up without issuing on (a first record in its place before it expired, a state file
+    /// found older than the store's record), a release asked, an abandon. Whenever it
+    /// changes, every generator's cached limit is dropped, so that they stop at their next
+    /// tick rather than at the end of their limits.
     pub(crate) fn stops(&self) -> u64 {
         self.stops
     }

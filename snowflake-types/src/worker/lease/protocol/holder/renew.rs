@@ -145,6 +145,7 @@ impl Machine {
             self.note(Note::Lost { worker, why: LostWhy::FileOlder });
             self.current = None;
             self.retiring = None;
+            self.stops += 1;
             return self.lose(now, worker, fence, false);
         }
         // Never assume the successor waited. Another holder's record replaced ours lawfully

@@ -171,6 +171,32 @@ fn a_restore_that_hands_a_held_worker_id_to_a_newcomer_stops_its_holder_at_its_n
 }
 
 #[test]
+fn a_worker_id_taken_lawfully_after_the_lease_expired_is_lost_and_issued_on_within_the_reservation() {
+    // A's renewals fail past its record's expiry; a newcomer then takes the worker ID over
+    // A's last write (above its revision): a lawful successor, which starts above A's
+    // reservation. A's next renewal finds it taken over: A acquires again, and issues on
+    // what it reserved meanwhile (rule 6).
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let mut a = Machine::new(Settings { space: 1, ..settings(true) }, at(clock));
+    run(&mut a, &mut store, &mut clock, 1_500);
+    let mine = stored(&store, 0, clock);
+    // Past the expiry and the clocks' tolerance (50 ms).
+    run_failing(&mut a, &mut clock, mine.expires_ms + 100);
+    let mut b = Machine::new(Settings { space: 1, seed: 11, ..settings(false) }, at(clock));
+    let until = clock + 2;
+    run(&mut b, &mut store, &mut clock, until);
+    let theirs = stored(&store, 0, clock);
+    assert!(theirs.rev > mine.rev && !theirs.is_token(&mine.holder.as_ref().expect("a holder").token), "{theirs:?}");
+    notes(&mut a);
+    let until = clock + 150;
+    run(&mut a, &mut store, &mut clock, until);
+    let seen = notes(&mut a);
+    assert!(seen.contains(&Note::Lost { worker: 0, why: LostWhy::TakenOver }), "{seen:?}");
+    assert!(a.issuing(at(clock)), "it issues on what it reserved: {:?}", a.standing(at(clock)));
+}
+
+#[test]
 fn a_newcomer_over_an_older_revision_after_the_lease_expired_is_a_rollback() {
     // A's renewals fail until its record expired in the store (its reservation still lets it
     // issue). A newcomer may then take the worker ID lawfully, over A's last write: above its
@@ -351,6 +377,8 @@ fn an_older_copy_of_the_state_file_loses_its_grant_without_a_fence() {
     let seen = notes(&mut b);
     assert!(seen.iter().any(|n| matches!(n, Note::Lost { why: LostWhy::FileOlder, .. })), "{seen:?}");
     assert!(!seen.iter().any(|n| matches!(n, Note::RolledBack { .. } | Note::Marked { fenced: true, .. })));
+    // Given up without issuing on it: the generators' cached limits are dropped too.
+    assert_eq!(b.stops(), 1);
 }
 
 #[test]
