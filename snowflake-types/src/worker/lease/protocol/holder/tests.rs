@@ -238,6 +238,7 @@ fn its_own_older_record_put_back_is_a_rollback() {
     let seen = notes(&mut a);
     assert!(seen.iter().any(|n| matches!(n, Note::RolledBack { .. })), "{seen:?}");
     assert!(!a.issuing(at(clock)));
+    assert_eq!(a.stops(), 1, "the generators' cached limits dropped");
 }
 
 #[test]
@@ -264,6 +265,7 @@ fn a_newcomer_on_a_worker_id_a_restore_forgot_stops_its_holder() {
     let seen = notes(&mut a);
     assert!(seen.contains(&Note::Lost { worker, why: LostWhy::TakenEarly }), "{seen:?}");
     assert!(!a.issuing(at(clock)), "{:?}", a.standing(at(clock)));
+    assert_eq!(a.stops(), 1, "the generators' cached limits dropped");
 }
 
 #[test]
