@@ -284,7 +284,7 @@ impl Rules {
 
     /// The floor of a grant the store cannot vouch for: above anything a holder that has not
     /// noticed yet may still issue, `W` past the store's clock now, plus the tolerance.
-    fn unvouched_floor(&self, now_ms: i64) -> i64 {
+    pub(crate) fn unvouched_floor(&self, now_ms: i64) -> i64 {
         #[cfg(test)]
         if self.planted.floor_ignores_reservation {
             return now_ms.saturating_add(self.ttl_ms()).saturating_add(self.tolerance_ms());

@@ -371,7 +371,6 @@ impl WorkerLeaseBuilder {
         if let Some(machine) = &resumed {
             crate::events::lease_resumed_from_file(&self.namespace, machine.worker_and_fence().0);
         }
-        let from_file = resumed.is_some();
         let shared = Arc::new(Shared {
             namespace: self.namespace.as_str().into(),
             rules,
@@ -388,7 +387,7 @@ impl WorkerLeaseBuilder {
             first: Mutex::default(),
         });
         let (commands, inbox) = mpsc::channel();
-        let store = renewal::Opened { url, store, file, resumed: from_file };
+        let store = renewal::Opened { url, store, file };
         renewal::spawn(Arc::clone(&shared), store, self.wait_for_store, inbox)?;
         Ok(WorkerLease { shared, handle: Arc::new(Handle { commands }) })
     }

@@ -29,13 +29,12 @@ fn make(store: &dyn LeaseStore, namespace: &str, call: &Call) -> Answer {
     result.unwrap_or_else(Answer::Failed)
 }
 
-/// What the lease thread opens or resumes from: the store or its URL (opened at the first
-/// call), the state file, and whether the machine was resumed from it.
+/// What the lease thread opens: the store or its URL (opened at the first call), and the
+/// state file.
 pub(super) struct Opened {
     pub(super) url: Option<StoreUrl>,
     pub(super) store: Option<Arc<dyn LeaseStore>>,
     pub(super) file: Option<StateFile>,
-    pub(super) resumed: bool,
 }
 
 /// Starts the lease thread (and, with a state file, the file thread) on the machine in
@@ -65,7 +64,6 @@ pub(super) fn spawn(
         file,
         wait_for_store,
         answered: false,
-        resumed: opened.resumed,
         release: None,
         outage: None,
         grants: 0,
@@ -129,8 +127,6 @@ struct Driver {
     wait_for_store: Duration,
     /// Whether the first acquisition was answered ([`WorkerLease::ready`](super::WorkerLease::ready)).
     answered: bool,
-    /// The machine was resumed from the state file.
-    resumed: bool,
     /// A release's caller, answered when it ends.
     release: Option<Reply<()>>,
     /// Since when the generators may not issue for want of the store (told once).
@@ -195,13 +191,8 @@ impl Driver {
             machine.handle_reply(now, reply);
         }
         machine.handle_timeout(now);
-        let mut notes: Vec<Note> = std::iter::from_fn(|| machine.poll_note()).collect();
-        // A grant resumed from the state file answers its caller before its first store call:
-        // that call may wait a whole timeout for a store that does not answer.
-        let answered = self.answered || notes.iter().any(|n| matches!(n, Note::Ready | Note::GaveUp(_)));
-        let answer_first = self.resumed && !answered && machine.issuing_soon(now);
-        let call = if answer_first { None } else { machine.poll_call(now) };
-        notes.extend(std::iter::from_fn(|| machine.poll_note()));
+        let call = machine.poll_call(now);
+        let notes: Vec<Note> = std::iter::from_fn(|| machine.poll_note()).collect();
         let left = match machine.standing(now) {
             Standing::Issuing { issuing_for_ns, .. } => Duration::from_nanos(issuing_for_ns),
             _ => Duration::ZERO,

@@ -465,7 +465,7 @@ impl Machine {
     /// The store call to make now, if one is due; the machine waits for its answer before it
     /// asks for another.
     pub(crate) fn poll_call(&mut self, now: Now) -> Option<Call> {
-        if self.sent.is_some() || now.ns < self.due_ns {
+        if self.sent.is_some() || now.ns < self.due_ns || self.answers_first(now) {
             return None;
         }
         let call = match &mut self.task {
@@ -687,7 +687,7 @@ impl Machine {
     pub(crate) fn poll_timeout(&self, now: Now) -> Option<u64> {
         let mut wake: Option<u64> = None;
         let mut at = |ns: u64| wake = Some(wake.map_or(ns, |w| w.min(ns)));
-        if self.sent.is_none() && self.task != Task::Done {
+        if self.sent.is_none() && self.task != Task::Done && !self.answers_first(now) {
             at(self.due_ns);
         }
         for grant in self.current.iter().chain(&self.retiring) {

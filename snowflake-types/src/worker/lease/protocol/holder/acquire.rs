@@ -158,13 +158,23 @@ impl Acquire {
         let rules = s.rules;
         let space = s.space;
         let tolerance_ms = rules.tolerance_ms();
-        // A grant whose answer was lost: ours if the record is what it wrote.
-        if let Some((candidate, grant, at)) = self.pending.take() {
-            if snapshot.record(candidate.worker) == Some(grant.value.as_str()) {
-                return Step::Install(Box::new((candidate, grant, at)));
+        // A grant written (acknowledged, or its answer lost), read back: ours if the record is
+        // what it wrote. Planned from a read of another incarnation of the store than this
+        // one (a restore it tells, a failover, between the plan and the write), its floor
+        // trusted what the store may have lost since (a grant written and undone, a `next`
+        // raised): it waits out `W`, as any grant the store cannot vouch for.
+        if let Some((mut candidate, mut grant, at)) = self.pending.take() {
+            if snapshot.record(candidate.worker) != Some(grant.value.as_str()) {
+                self.restart();
+                return Step::Later;
             }
-            self.restart();
-            return Step::Later;
+            if snapshot.incarnation != self.incarnation {
+                let floor_ms = candidate.floor_ms.max(rules.unvouched_floor(snapshot.now_ms.unwrap_or(now.ms)));
+                (candidate.floor_ms, candidate.basis) = (floor_ms, Basis::Unvouched);
+                (grant.floor_ms, grant.basis, grant.ready_ms) =
+                    (Some(floor_ms), Basis::Unvouched, floor_ms.saturating_add(1));
+            }
+            return Step::Install(Box::new((candidate, grant, at)));
         }
         if let Some(store_ms) = snapshot.now_ms
             && let Err(local_ms) = check_skew(sent.at.ms, store_ms, now.ms, rules.tolerance)
@@ -255,9 +265,12 @@ impl Acquire {
             self.restart();
             return Step::Again { note, due_ns: now.ns };
         }
-        let Some((candidate, grant, at)) = self.pending.take() else { return Step::Wait };
+        if self.pending.is_none() {
+            return Step::Wait;
+        }
         match written {
-            Written::Done => Step::Install(Box::new((candidate, grant, at))),
+            // Read back before it issues (`read`): the read tells the store's incarnation now.
+            Written::Done => Step::Again { note: None, due_ns: now.ns },
             Written::Conflict => {
                 self.conflicts += 1;
                 let conflicts = self.conflicts;

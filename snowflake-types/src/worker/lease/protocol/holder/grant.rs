@@ -142,6 +142,13 @@ impl Machine {
         !self.released && self.current.iter().chain(&self.retiring).any(|g| g.epoch == epoch)
     }
 
+    /// Whether a grant resumed from its state file answers its caller before the machine's
+    /// first store call, which may wait a whole timeout for a store that does not answer: no
+    /// call is made while the first answer waits only for the grant's floor and its file.
+    pub(crate) fn answers_first(&self, now: Now) -> bool {
+        self.resumed && self.issuing_soon(now)
+    }
+
     /// Whether the first acquisition waits only for its grant's floor (and the state file),
     /// not for the store: a grant resumed from the state file, still valid.
     pub(crate) fn issuing_soon(&self, now: Now) -> bool {

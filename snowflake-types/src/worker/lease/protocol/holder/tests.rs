@@ -30,6 +30,19 @@ fn run(machine: &mut Machine, store: &mut State, clock: &mut i64, until_ms: i64)
     run_off(machine, store, clock, until_ms, 0);
 }
 
+/// [`run`], writing each state file the machine asks for at once, as the lease thread does
+/// (a resumed grant makes no store call before its first file is written and it issues).
+fn run_filing(machine: &mut Machine, store: &mut State, clock: &mut i64, until_ms: i64) {
+    while *clock < until_ms {
+        let now = at(*clock);
+        if let Some(saved) = machine.save_due(now) {
+            machine.saved_at(now, &saved);
+        }
+        let until = *clock + 1;
+        run(machine, store, clock, until);
+    }
+}
+
 /// [`run`], with the store's clock `offset_ms` off the holder's.
 fn run_off(machine: &mut Machine, store: &mut State, clock: &mut i64, until_ms: i64, offset_ms: i64) {
     while *clock < until_ms {
@@ -375,7 +388,7 @@ fn an_older_copy_of_the_state_file_loses_its_grant_without_a_fence() {
     // The process restarts from the older file (a disk snapshot put back).
     a.abandon();
     let mut b = Machine::resume(Settings { seed: 21, ..filing }, &old, at(clock)).expect("resumed");
-    run(&mut b, &mut store, &mut clock, 1_450);
+    run_filing(&mut b, &mut store, &mut clock, 1_450);
     let seen = notes(&mut b);
     assert!(seen.iter().any(|n| matches!(n, Note::Lost { why: LostWhy::FileOlder, .. })), "{seen:?}");
     assert!(!seen.iter().any(|n| matches!(n, Note::RolledBack { .. } | Note::Marked { fenced: true, .. })));
@@ -480,7 +493,8 @@ fn a_grant_resumed_from_its_state_file_names_the_live_holder_at_its_first_renewa
     let saved = a.save_due(at(clock)).expect("a file is due");
     a.abandon();
     let mut b = Machine::resume(Settings { name: "new:2".into(), ..filing }, &saved, at(clock)).expect("resumed");
-    run(&mut b, &mut store, &mut clock, 1_020);
+    // Its first store call once it issues again, above the file's limit.
+    run_filing(&mut b, &mut store, &mut clock, saved.issued_limit_ms + 20);
     let worker = b.worker_and_fence().0;
     let record = store.read("ns", &Query::workers(worker..worker + 1), Some(clock)).records;
     assert!(record[0].1.ends_with("|new:2"), "{record:?}");
@@ -884,4 +898,29 @@ fn a_release_before_any_issue_keeps_the_earlier_holders_high_water() {
     let released = stored(&store, worker, clock);
     assert!(released.holder.is_none(), "{released:?}");
     assert!(released.high_water_ms >= crashed.high_water_ms, "released {released:?} below {crashed:?}");
+}
+
+#[test]
+fn a_grant_planned_before_the_store_changed_incarnation_waits_out_w() {
+    // A plans its grant from a read of the store (a declared namespace: a worker ID never
+    // granted issues at once); before its write lands, the store is put back and says so (a
+    // new incarnation), and the write still lands (the marker's text is the same). What the
+    // plan trusted may be gone (a grant written and undone), so A, reading its grant back,
+    // waits out W, as under any marker of another incarnation.
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let mut p = Machine::new(Settings { space: 2, ..settings(true) }, at(clock));
+    run(&mut p, &mut store, &mut clock, 1_005);
+    let mut a = Machine::new(Settings { space: 2, seed: 13, ..settings(false) }, at(clock));
+    let ops = next_write(&mut a, &mut store, &mut clock);
+    store.incarnation += 1;
+    let cas: Vec<Cas<'_>> = ops.iter().map(Op::cas).collect();
+    let written = store.write("ns", &cas);
+    assert_eq!(written, Written::Done);
+    a.handle_reply(at(clock), Reply::Written(written));
+    let until = clock + 100;
+    run(&mut a, &mut store, &mut clock, until);
+    let seen = notes(&mut a);
+    assert!(seen.iter().any(|n| matches!(n, Note::Acquired { basis: Basis::Unvouched, .. })), "{seen:?}");
+    assert!(!a.issuing(at(clock)), "{:?}", a.standing(at(clock)));
 }

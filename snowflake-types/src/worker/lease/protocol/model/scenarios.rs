@@ -209,13 +209,70 @@ fn grant_across_a_fence(model: &LeaseModel) -> World {
     world
 }
 
+/// A holder of a worker ID never granted before (`W` four times the TTL) is cut off from
+/// the store from its grant on: its calls fail, and it issues on what it reserved. Its record is deleted alone,
+/// and a newcomer takes the worker ID: the marker says it was granted, so the newcomer floors
+/// at the store's clock plus `W` and the tolerance, above that reservation. (A holder that
+/// reaches the store sees the newcomer's first record at its next renewal and stops: cut off,
+/// it cannot.)
+fn a_deleted_record_while_its_holder_is_cut_off(model: &LeaseModel) -> World {
+    let (a, b) = (0, 1);
+    let mut world = model.initial();
+    // A acquires and issues; cut off before its first renewal.
+    run(model, &mut world, &[a], 1);
+    world = model.step(&world, &Action::Fault(Fault::DeleteRecord(0))).expect("deleted");
+    for _ in 0..2 * model.rules.reservation_ms() {
+        if world.nodes[a].in_flight.is_none()
+            && let Some(sent) = model.step(&world, &Action::Send(a))
+        {
+            world = sent;
+        }
+        if world.nodes[a].in_flight.is_some() {
+            world = model.step(&world, &Action::Fail(a)).expect("failed");
+        }
+        world = model.step(&world, &Action::Issue(a)).expect("an issue");
+        turn(model, &mut world, b);
+        if world.duplicate.is_some() {
+            break;
+        }
+        world = model.step(&world, &Action::Tick).expect("time passes");
+    }
+    world
+}
+
+/// `W` four times the TTL, and renewals 4 ms apart: the newcomer issues a few milliseconds
+/// before its own first renewal reads the store again.
+fn cut_off_model() -> LeaseModel {
+    let mut model = LeaseModel::new(2, 1, 60);
+    model.rules.reservation = std::time::Duration::from_millis(8);
+    model.rules.renew_every = std::time::Duration::from_millis(4);
+    model
+}
+
+#[test]
+fn a_newcomer_after_a_record_deleted_alone_starts_above_a_cut_off_holders_reservation() {
+    let model = cut_off_model();
+    let world = a_deleted_record_while_its_holder_is_cut_off(&model);
+    assert_eq!(world.duplicate, None);
+    assert!((START..world.now).any(|ms| issued(&model, &world, 1, 0, ms)), "the newcomer never issued");
+}
+
 /// The planted bugs these schedules find (the random ones rarely reach them): a record of
-/// another generation trusted.
+/// another generation trusted; a floor below the reservation; the marker's `next` not raised
+/// (a worker ID granted and deleted alone then looks never granted).
 #[test]
 fn the_written_out_schedules_find_the_planted_bugs() {
     let mut model = LeaseModel::new(2, 1, 60);
     model.rules.planted.any_generation = true;
     assert!(fenced_restore(&model).duplicate.is_some(), "a record of another generation trusted: not found");
+    let mut model = cut_off_model();
+    model.rules.planted.floor_ignores_reservation = true;
+    let found = a_deleted_record_while_its_holder_is_cut_off(&model).duplicate;
+    assert!(found.is_some(), "a floor below the reservation: not found");
+    let mut model = cut_off_model();
+    model.rules.planted.next_not_raised = true;
+    let found = a_deleted_record_while_its_holder_is_cut_off(&model).duplicate;
+    assert!(found.is_some(), "the marker's next not raised: not found");
 }
 
 /// A holder whose clock jumps ahead by twice the reservation while it holds (beyond the
