@@ -254,12 +254,10 @@ fn its_own_older_record_put_back_is_a_rollback() {
     assert_eq!(a.stops(), 1, "the generators' cached limits dropped");
 }
 
-#[test]
-fn a_newcomer_on_a_worker_id_a_restore_forgot_stops_its_holder() {
-    // As below, and a newcomer takes the worker ID the restored marker says was never
-    // granted before A's next renewal: a first record (revision 1) over nothing, where A's
-    // was, and the marker raised as A's grant had raised it. The newcomer issues at once,
-    // below A's reservation: A stops at once.
+/// P declares the namespace and takes worker ID 0; the backup holds that much. A then takes
+/// worker ID 1 (never granted: at once), and the backup is put back: the store, the clock,
+/// A, and A's worker ID.
+fn a_restore_that_forgets_a_grant() -> (State, i64, Machine, u64) {
     let mut store = State::default();
     let mut clock = 1_000;
     let mut p = Machine::new(Settings { space: 2, ..settings(true) }, at(clock));
@@ -268,7 +266,17 @@ fn a_newcomer_on_a_worker_id_a_restore_forgot_stops_its_holder() {
     let mut a = Machine::new(Settings { space: 2, seed: 13, ..settings(false) }, at(clock));
     run(&mut a, &mut store, &mut clock, 1_300);
     let worker = a.worker_and_fence().0;
-    store = backup;
+    assert_ne!(worker, p.worker_and_fence().0);
+    (backup, clock, a, worker)
+}
+
+#[test]
+fn a_newcomer_on_a_worker_id_a_restore_forgot_stops_its_holder() {
+    // As below, and a newcomer takes the worker ID the restored marker says was never
+    // granted before A's next renewal: a first record (revision 1) over nothing, where A's
+    // was, and the marker raised as A's grant had raised it. The newcomer issues at once,
+    // below A's reservation: A stops at once.
+    let (mut store, mut clock, mut a, worker) = a_restore_that_forgets_a_grant();
     let mut c = Machine::new(Settings { space: 2, seed: 19, ..settings(false) }, at(clock));
     run(&mut c, &mut store, &mut clock, 1_302);
     assert_eq!(c.worker_and_fence().0, worker, "the newcomer takes A's worker ID");
@@ -298,18 +306,9 @@ fn a_renewal_is_told_late_only_when_sent_after_the_validity_ended() {
 
 #[test]
 fn a_restore_that_forgets_a_grant_stops_its_holder_at_its_next_renewal() {
-    // P declares the namespace and takes worker ID 0; the backup holds that much. A then
-    // takes worker ID 1 (never granted: at once). The backup put back, the marker says 1
-    // was never granted: anyone would take it at once, below A's reservation.
-    let mut store = State::default();
-    let mut clock = 1_000;
-    let mut p = Machine::new(Settings { space: 2, ..settings(true) }, at(clock));
-    run(&mut p, &mut store, &mut clock, 1_005);
-    let backup = store.clone();
-    let mut a = Machine::new(Settings { space: 2, seed: 13, ..settings(false) }, at(clock));
-    run(&mut a, &mut store, &mut clock, 1_300);
-    assert_ne!(a.worker_and_fence().0, p.worker_and_fence().0);
-    store = backup;
+    // The backup put back, the marker says A's worker ID was never granted: anyone would
+    // take it at once, below A's reservation.
+    let (mut store, mut clock, mut a, _) = a_restore_that_forgets_a_grant();
     run(&mut a, &mut store, &mut clock, 1_450);
     assert!(rolled_back(&mut a));
     assert!(!a.issuing(at(clock)));
