@@ -162,7 +162,7 @@ impl Acquire {
         // what it wrote. Planned from a read of another incarnation of the store than this
         // one (a restore it tells, a failover, between the plan and the write), its floor
         // trusted what the store may have lost since (a grant written and undone, a `next`
-        // raised): it waits out `W`, as any grant the store cannot vouch for.
+        // raised): it waits out `W` and the tolerance, as any grant the store cannot vouch for.
         if let Some((mut candidate, mut grant, at)) = self.pending.take() {
             if snapshot.record(candidate.worker) != Some(grant.value.as_str()) {
                 self.restart();
