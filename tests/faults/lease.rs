@@ -622,7 +622,16 @@ fn a_generator_moves_to_another_worker_id_under_many_threads() -> TestResult {
         }
         Ok(())
     };
+    // A's threads stop when the scope's body returns, on an error too: the scope then joins
+    // them, and an error would otherwise leave them issuing (and keeping every ID) for good.
+    struct StopOnExit<'a>(&'a std::sync::atomic::AtomicBool);
+    impl Drop for StopOnExit<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
     let (ids_a, ids_b, ids_c) = std::thread::scope(|scope| -> Result<_, Box<dyn std::error::Error + Send + Sync>> {
+        let _stop_on_exit = StopOnExit(&stop);
         let threads: Vec<_> = (0..4)
             .map(|thread| {
                 let (on_a, on_b) = (&on_a[thread], &on_b_so_far[thread]);
