@@ -439,8 +439,7 @@ fn a_release_asked_while_a_renewal_is_in_flight_is_still_written() {
     // Up to the renewal's write, in flight.
     let write = next_write(&mut a, &mut store, &mut clock);
     a.release(at(clock), 0);
-    let cas: Vec<Cas<'_>> = write.iter().map(Op::cas).collect();
-    a.handle_reply(at(clock), Reply::Written(store.write("ns", &cas)));
+    a.handle_reply(at(clock), answer(&mut store, Call::Write(write), clock));
     assert!(!notes(&mut a).iter().any(|n| matches!(n, Note::Released { .. })), "the renewal's answer is no release");
     let until = clock + 300;
     run(&mut a, &mut store, &mut clock, until);
@@ -913,10 +912,9 @@ fn a_grant_planned_before_the_store_changed_incarnation_waits_out_w() {
     let mut a = Machine::new(Settings { space: 2, seed: 13, ..settings(false) }, at(clock));
     let ops = next_write(&mut a, &mut store, &mut clock);
     store.incarnation += 1;
-    let cas: Vec<Cas<'_>> = ops.iter().map(Op::cas).collect();
-    let written = store.write("ns", &cas);
-    assert_eq!(written, Written::Done);
-    a.handle_reply(at(clock), Reply::Written(written));
+    let written = answer(&mut store, Call::Write(ops), clock);
+    assert!(matches!(written, Reply::Written(Written::Done)));
+    a.handle_reply(at(clock), written);
     let until = clock + 100;
     run(&mut a, &mut store, &mut clock, until);
     let seen = notes(&mut a);
