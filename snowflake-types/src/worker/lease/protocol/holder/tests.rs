@@ -921,3 +921,32 @@ fn a_grant_planned_before_the_store_changed_incarnation_waits_out_w() {
     assert!(seen.iter().any(|n| matches!(n, Note::Acquired { basis: Basis::Unvouched, .. })), "{seen:?}");
     assert!(!a.issuing(at(clock)), "{:?}", a.standing(at(clock)));
 }
+
+#[test]
+fn a_failed_read_starts_the_acquisition_again_from_its_first_read() {
+    // What an attempt read before a call failed may be stale by the time the store answers
+    // again (restored, fenced, taken, its clock moved on): the attempt starts again from its
+    // first read (the marker, the incarnation and the store's clock read anew) instead of going
+    // on with what it read. Here: a store without a marker, so the first read is followed by a
+    // read of the highest record, which fails.
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let mut a = Machine::new(settings(false), at(clock));
+    let now = at(clock);
+    let first = a.poll_call(now).expect("the first read");
+    assert!(matches!(&first, Call::Read(q) if !q.highest), "{first:?}");
+    a.handle_reply(now, answer(&mut store, first, clock));
+    let second = a.poll_call(now).expect("the read of the highest record");
+    assert!(matches!(&second, Call::Read(q) if q.highest), "{second:?}");
+    a.handle_reply(now, Reply::Failed(timeout()));
+    let next = loop {
+        clock += 1;
+        let now = at(clock);
+        a.handle_timeout(now);
+        if let Some(call) = a.poll_call(now) {
+            break call;
+        }
+        assert!(clock < 2_000, "no call after the failed read");
+    };
+    assert!(matches!(&next, Call::Read(q) if !q.highest), "went on instead of starting again: {next:?}");
+}
