@@ -360,9 +360,11 @@ mod tests {
         store.lose_everything();
         assert_eq!((read("a").records, read("b").records), (vec![], vec![]));
         assert_ne!(read("a").incarnation, first);
+        let lost = read("a").incarnation;
         store.restore(&backup, None, true);
         assert_eq!(read("b").record(3), Some("r3"));
         let restored = read("b").incarnation;
+        assert!(restored != lost && restored != first, "a detectable restore shows a new incarnation: {restored}");
         store.restart();
         assert_ne!(read("b").incarnation, restored);
         assert!(read("b").now_ms.is_some());
@@ -371,5 +373,10 @@ mod tests {
         assert!(matches!(store.write("b", &ops(Slot::Marker, "m")), Err(LeaseError::Store { .. })));
         store.set_answering(true);
         assert!(store.read("b", &Query::workers(0..1)).is_ok());
+        store.set_stalled(std::time::Duration::from_millis(1));
+        assert!(matches!(store.read("b", &Query::workers(0..1)), Err(LeaseError::Timeout { .. })));
+        store.set_stalled(std::time::Duration::ZERO);
+        assert!(store.read("b", &Query::workers(0..1)).is_ok());
+        assert!(format!("{store:?}").starts_with("MemoryLeaseStore { state: "), "{store:?}");
     }
 }
