@@ -35,7 +35,7 @@ impl<const N: usize> Ascii<N> {
     /// top bit cleared ([`Ascii::new`]); with their total length. Panics if they do not fit.
     ///
     /// In a buffer of exactly the parts' length, built from parts the compiler sees (a
-    /// type's prefix, `_`, a suffix encoded in two words), the array stays in registers:
+    /// type's prefix, `_`, the suffix `encode_suffix` returns), the array stays in registers:
     /// the constant bytes are cleared at compile time, each word with one `and`, and the
     /// text is stored once, a word at a time. Nothing reads the buffer back before the
     /// text is used (a store then a wider load of the same bytes stalls the CPU's store

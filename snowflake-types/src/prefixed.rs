@@ -83,46 +83,28 @@ const DECODE: [u8; 256] = {
     table
 };
 
-/// `1` in every byte: a lane mask.
-const LANES: u64 = 0x0101_0101_0101_0101;
-
-/// `0x7F` in every byte: the bits an ASCII byte may have.
-const ASCII_LANES: u64 = 0x7F * LANES;
-/// The low 40 bits of `x` in 8 lanes of 5 bits, one per byte, the lowest 5 bits in the lowest
-/// byte: 20-bit halves into 32-bit lanes, 10-bit quarters into 16-bit lanes, then 5-bit groups
-/// into bytes.
-#[inline(always)]
-const fn spread40(x: u64) -> u64 {
-    let x = (x & 0x000F_FFFF) | ((x & 0x00FF_FFF0_0000) << 12);
-    let x = (x & 0x0000_03FF_0000_03FF) | ((x & 0x000F_FC00_000F_FC00) << 6);
-    (x & 0x001F_001F_001F_001F) | ((x & 0x03E0_03E0_03E0_03E0) << 3)
-}
-
-/// `1` in each byte of `lanes` (each below 32) that is at least `k`, else `0`: adding
-/// `128 - k` sets a byte's top bit exactly then, and never carries out of the byte.
-#[inline(always)]
-const fn at_least(lanes: u64, k: u64) -> u64 {
-    ((lanes + (0x80 - k) * LANES) >> 7) & LANES
-}
-
-/// Each byte of `lanes` (each 0 to 31) as its character of [`ALPHABET`]: `'0'` + the value,
-/// 39 more from 10 on (`'a'`), and one more past each letter the alphabet leaves out (`i`
-/// from 18, `l` from 20, `o` from 22, `u` from 27). No table, no branch.
-#[inline(always)]
-const fn alphabet_lanes(lanes: u64) -> u64 {
-    lanes
-        + b'0' as u64 * LANES
-        + 39 * at_least(lanes, 10)
-        + at_least(lanes, 18)
-        + at_least(lanes, 20)
-        + at_least(lanes, 22)
-        + at_least(lanes, 27)
-}
+/// Every pair of characters of [`ALPHABET`], `"00"` to `"zz"`, at its 10-bit value (the first
+/// character's 5 bits above the second's): two characters per lookup, as decimal writers take
+/// two digits per lookup. 2 KiB, in cache wherever IDs are written often; a first call reads
+/// at most seven of its lines.
+static PAIRS: [[u8; 2]; 1024] = {
+    let mut pairs = [[0u8; 2]; 1024];
+    let mut i = 0;
+    while i < 1024 {
+        pairs[i] = [ALPHABET[i >> 5], ALPHABET[i & 31]];
+        i += 1;
+    }
+    pairs
+};
 
 /// The 13-character suffix of a raw ID (its `u64` bit pattern), most significant first.
 ///
-/// Branch-free and without a table: the 64 bits are spread into 5-bit lanes of two words
-/// (the low 40 bits, then the top 24), and every lane becomes its character at once.
+/// The first character from the top 4 bits, then six pairs of characters, each looked up from
+/// 10 bits ([`PAIRS`]). The seven loads depend only on the ID, so they run side by side and
+/// every character is known a few cycles after the ID is: `Display` and serde hand the text
+/// on at once, and the copy that reads it back waits for exactly that. Arithmetic on 5-bit
+/// lanes needs no table but chains about 20 dependent operations before a character is
+/// known, which that copy then waits out (BENCHMARKS.md, "Text forms").
 ///
 /// ```
 /// use typed_snowflake::prefixed::encode_suffix;
@@ -135,14 +117,18 @@ const fn alphabet_lanes(lanes: u64) -> u64 {
 #[inline]
 pub const fn encode_suffix(raw: i64) -> [u8; SUFFIX_LEN] {
     let value = raw.cast_unsigned();
-    // Characters 5 to 12 (bits 0 to 39), and 0 to 4 (bits 40 to 63) in the last five bytes.
-    // Every character is below 0x80 already: the mask changes no byte, but a writer that
-    // keeps its buffer ASCII (`Ascii`, which clears each byte's top bit) then clears each
-    // word with this one `and`, and stores the word whole, instead of taking it apart to
-    // clear and store byte by byte (about 40 instructions more per ID in `Display`).
-    let low = (alphabet_lanes(spread40(value)) & ASCII_LANES).to_be_bytes();
-    let high = (alphabet_lanes(spread40(value >> 40)) & ASCII_LANES).to_be_bytes();
-    [high[3], high[4], high[5], high[6], high[7], low[0], low[1], low[2], low[3], low[4], low[5], low[6], low[7]]
+    let mut suffix = [0u8; SUFFIX_LEN];
+    // The top 4 bits: the second character of a pair whose first is `0`.
+    suffix[0] = PAIRS[(value >> 60) as usize][1];
+    let mut i = 0;
+    while i < 6 {
+        // Bits 50 - 10i to 59 - 10i: characters 1 + 2i and 2 + 2i.
+        let pair = PAIRS[((value >> (50 - 10 * i)) & 0x3FF) as usize];
+        suffix[1 + 2 * i] = pair[0];
+        suffix[2 + 2 * i] = pair[1];
+        i += 1;
+    }
+    suffix
 }
 
 /// The value of a 13-character suffix, or `None` when a character is outside [`ALPHABET`] or
@@ -677,6 +663,26 @@ mod tests {
             assert_eq!(DECODE[c as usize] as usize, i);
         }
         assert_eq!(DECODE.iter().filter(|&&v| v != super::NOT_BASE32).count(), 32);
+    }
+
+    #[test]
+    fn pairs_write_what_one_character_at_a_time_writes() {
+        // Character by character from the alphabet: the plain reference.
+        let reference = |value: u64| -> [u8; SUFFIX_LEN] {
+            std::array::from_fn(|i| ALPHABET[usize::try_from((value >> (60 - 5 * i)) & 31).unwrap()])
+        };
+        let mut x = 0x9E37_79B9_7F4A_7C15_u64;
+        let walk = std::iter::from_fn(|| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            Some(x)
+        });
+        let edges = [0, 1, 31, 32, 1023, 1024, u64::MAX, u64::MAX >> 1, 1 << 63, 0x0123_4567_89AB_CDEF];
+        for value in edges.into_iter().chain(walk.take(100_000)) {
+            assert_eq!(encode_suffix(value.cast_signed()), reference(value), "{value:#x}");
+        }
+        for (i, pair) in super::PAIRS.iter().enumerate() {
+            assert_eq!(*pair, [ALPHABET[i >> 5], ALPHABET[i & 31]]);
+        }
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The fast paths of both text forms (decimal digits eight at a time, base32 in 5-bit lanes,
+//! The fast paths of both text forms (decimal digits eight at a time, base32 two characters per lookup,
 //! the prefixed parse's one-pass decode) against plain reference implementations written
 //! here, digit by digit: on random values and text, and on the edges (0, the largest IDs,
 //! each digit count's first and last value, one past `i64::MAX` and `u64::MAX`, leading
