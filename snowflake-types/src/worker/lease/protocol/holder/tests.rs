@@ -950,3 +950,51 @@ fn a_failed_read_starts_the_acquisition_again_from_its_first_read() {
     };
     assert!(matches!(&next, Call::Read(q) if !q.highest), "went on instead of starting again: {next:?}");
 }
+
+#[test]
+fn a_space_of_several_chunks_is_read_a_chunk_at_a_time_to_its_free_worker_id() {
+    // Every worker ID of a 2 900 space granted under the namespace's marker and held by
+    // others, all but 2 100 (whose lease ended long ago): a newcomer reads the space a chunk
+    // (`MAX_READ`) at a time past the first, never more at once, and takes 2 100.
+    use crate::worker::lease::protocol::record::Holder;
+    use crate::worker::lease::store::MAX_READ;
+    let mut store = State::default();
+    let mut clock = 100_000;
+    let space = 2_900;
+    let mut p = Machine::new(Settings { space, ..settings(true) }, at(clock));
+    run(&mut p, &mut store, &mut clock, 100_005);
+    let text = store.read("ns", &Query::workers(0..1), Some(clock)).marker.expect("the marker");
+    let marker = Marker::decode(&text).expect("a marker");
+    let holder = Some(Holder { token: "0".repeat(32), name: "other:1".into() });
+    for worker in 1..2_900 {
+        let expires_ms = if worker == 2_100 { clock - 50_000 } else { clock + 1_000_000 };
+        let record = Record {
+            rev: 1,
+            fence: 1,
+            expires_ms,
+            high_water_ms: expires_ms,
+            generation: marker.generation,
+            holder: holder.clone(),
+        };
+        assert_eq!(store.write("ns", &[Cas::new(Slot::Worker(worker), None, &record.encode())]), Written::Done);
+    }
+    let raised = Marker { rev: marker.rev + 1, next: 2_900, ..marker }.encode();
+    assert_eq!(store.write("ns", &[Cas::new(Slot::Marker, Some(&text), &raised)]), Written::Done);
+    let mut a = Machine::new(Settings { space, seed: 13, ..settings(false) }, at(clock));
+    let mut reads = Vec::new();
+    while clock < 100_200 && a.current.is_none() {
+        let now = at(clock);
+        while let Some(call) = a.poll_call(now) {
+            if let Call::Read(query) = &call {
+                reads.push(query.workers.clone());
+                assert!(reads.len() < 100, "reads without end: {:?}", &reads[..10]);
+            }
+            let reply = answer(&mut store, call, clock);
+            a.handle_reply(now, reply);
+        }
+        a.handle_timeout(now);
+        clock += 1;
+    }
+    assert!(reads.iter().all(|r| r.end - r.start <= MAX_READ), "{reads:?}");
+    assert_eq!(a.current.as_ref().map(|g| g.worker), Some(2_100), "reads: {reads:?}");
+}
