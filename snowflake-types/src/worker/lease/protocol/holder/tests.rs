@@ -998,3 +998,36 @@ fn a_space_of_several_chunks_is_read_a_chunk_at_a_time_to_its_free_worker_id() {
     assert!(reads.iter().all(|r| r.end - r.start <= MAX_READ), "{reads:?}");
     assert_eq!(a.current.as_ref().map(|g| g.worker), Some(2_100), "reads: {reads:?}");
 }
+
+#[test]
+fn with_no_worker_id_ready_the_one_whose_floor_comes_first_is_taken() {
+    // Worker IDs 1 and 2 left by holders whose reservations reach past now (1 by 600 ms, 2
+    // by 400 ms: both past a generator's step), 0 held: nothing may issue at once, and the
+    // newcomer takes 2, the one that may issue first, whichever it read first.
+    use crate::worker::lease::protocol::record::Holder;
+    let mut store = State::default();
+    let mut clock = 100_000;
+    let mut p = Machine::new(Settings { space: 3, ..settings(true) }, at(clock));
+    run(&mut p, &mut store, &mut clock, 100_005);
+    let text = store.read("ns", &Query::workers(0..1), Some(clock)).marker.expect("the marker");
+    let marker = Marker::decode(&text).expect("a marker");
+    for (worker, ahead_ms) in [(1, 600), (2, 400)] {
+        let record = Record {
+            rev: 1,
+            fence: 1,
+            expires_ms: clock - 50_000,
+            high_water_ms: clock + ahead_ms,
+            generation: marker.generation,
+            holder: Some(Holder { token: "0".repeat(32), name: "other:1".into() }),
+        };
+        assert_eq!(store.write("ns", &[Cas::new(Slot::Worker(worker), None, &record.encode())]), Written::Done);
+    }
+    let raised = Marker { rev: marker.rev + 1, next: 3, ..marker }.encode();
+    assert_eq!(store.write("ns", &[Cas::new(Slot::Marker, Some(&text), &raised)]), Written::Done);
+    for seed in 1..=8 {
+        let (mut store, mut clock) = (store.clone(), clock);
+        let mut a = Machine::new(Settings { space: 3, seed, ..settings(false) }, at(clock));
+        run(&mut a, &mut store, &mut clock, 100_010);
+        assert_eq!(a.current.as_ref().map(|g| g.worker), Some(2), "seed {seed}");
+    }
+}
