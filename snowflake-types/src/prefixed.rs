@@ -100,11 +100,11 @@ static PAIRS: [[u8; 2]; 1024] = {
 /// The 13-character suffix of a raw ID (its `u64` bit pattern), most significant first.
 ///
 /// The first character from the top 4 bits, then six pairs of characters, each looked up from
-/// 10 bits ([`PAIRS`]). The seven loads depend only on the ID, so they run side by side and
-/// every character is known a few cycles after the ID is: `Display` and serde hand the text
-/// on at once, and the copy that reads it back waits for exactly that. Arithmetic on 5-bit
-/// lanes needs no table but chains about 20 dependent operations before a character is
-/// known, which that copy then waits out (BENCHMARKS.md, "Text forms").
+/// 10 bits in a table of every pair. The seven loads depend only on the ID, so they run side
+/// by side and every character is known a few cycles after the ID is: `Display` and serde
+/// hand the text on at once, and the copy that reads it back waits for exactly that.
+/// Arithmetic on 5-bit lanes needs no table but chains about 20 dependent operations before a
+/// character is known, which that copy then waits out (BENCHMARKS.md, "Text forms").
 ///
 /// ```
 /// use typed_snowflake::prefixed::encode_suffix;
