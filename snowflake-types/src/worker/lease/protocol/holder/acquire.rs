@@ -11,11 +11,22 @@ use std::ops::Range;
 
 use super::{Acquire, Call, Candidate, First, Grant, Machine, Note, Now, Op, Rng, Sent, Settings, Task, worth_waiting};
 use crate::worker::lease::protocol::record::{Holder, Marker, Record};
-use crate::worker::lease::protocol::{Basis, check_skew, floor_of, fresh_marker, marker_holds};
+use crate::worker::lease::protocol::{Basis, Rules, check_skew, floor_of, fresh_marker, marker_holds};
 use crate::worker::lease::store::{LeaseError, MAX_READ, Query, Slot, Snapshot, Written};
 
 /// How often trouble while acquiring is noted.
 const NOTE_EVERY_NS: u64 = 5_000_000_000;
+
+/// When a grant on a candidate of `basis` whose floor is `floor_ms` may issue: a vouched
+/// record's holder resumes within the resume window below its floor, a declared namespace at
+/// once, any other grant only past its floor.
+fn ready_ms(rules: &Rules, basis: Basis, floor_ms: i64) -> i64 {
+    match basis {
+        Basis::Record => floor_ms.saturating_sub(rules.resume_window_ms()),
+        Basis::Declared => i64::MIN,
+        Basis::NeverGranted | Basis::Unvouched => floor_ms.saturating_add(1),
+    }
+}
 
 /// What an answer to the acquisition leaves the machine to do.
 pub(super) enum Step {
@@ -131,11 +142,7 @@ impl Acquire {
             ops.push(Op { slot: Slot::Marker, expect: Some(text.clone()), value: text });
         }
         let floor_ms = (candidate.basis != Basis::Declared).then_some(candidate.floor_ms);
-        let ready_ms = match candidate.basis {
-            Basis::Record => candidate.floor_ms.saturating_sub(rules.resume_window_ms()),
-            Basis::Declared => i64::MIN,
-            Basis::NeverGranted | Basis::Unvouched => candidate.floor_ms.saturating_add(1),
-        };
+        let ready_ms = ready_ms(&rules, candidate.basis, candidate.floor_ms);
         let grant = Grant {
             epoch: 0,
             worker: candidate.worker,
@@ -172,7 +179,7 @@ impl Acquire {
                 let floor_ms = candidate.floor_ms.max(rules.unvouched_floor(snapshot.now_ms.unwrap_or(now.ms)));
                 (candidate.floor_ms, candidate.basis) = (floor_ms, Basis::Unvouched);
                 (grant.floor_ms, grant.basis, grant.ready_ms) =
-                    (Some(floor_ms), Basis::Unvouched, floor_ms.saturating_add(1));
+                    (Some(floor_ms), Basis::Unvouched, ready_ms(&rules, Basis::Unvouched, floor_ms));
             }
             return Step::Install(Box::new((candidate, grant, at)));
         }
