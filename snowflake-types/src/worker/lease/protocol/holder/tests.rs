@@ -951,35 +951,45 @@ fn a_failed_read_starts_the_acquisition_again_from_its_first_read() {
     assert!(matches!(&next, Call::Read(q) if !q.highest), "went on instead of starting again: {next:?}");
 }
 
+/// A namespace of `space` worker IDs declared by a first holder (which holds worker ID 0),
+/// its other worker IDs' records written by other holders under its marker, `(worker,
+/// expires_ms, high_water_ms)` each relative to the clock, and the marker's `next` raised to
+/// `space`: the store, and its clock.
+fn held_by_others(space: u64, records: &[(u64, i64, i64)]) -> (State, i64) {
+    use crate::worker::lease::protocol::record::Holder;
+    let mut store = State::default();
+    let mut clock = 100_000;
+    let mut p = Machine::new(Settings { space, ..settings(true) }, at(clock));
+    run(&mut p, &mut store, &mut clock, 100_005);
+    let text = store.read("ns", &Query::workers(0..1), Some(clock)).marker.expect("the marker");
+    let marker = Marker::decode(&text).expect("a marker");
+    for &(worker, expires_in_ms, high_water_in_ms) in records {
+        let record = Record {
+            rev: 1,
+            fence: 1,
+            expires_ms: clock + expires_in_ms,
+            high_water_ms: clock + high_water_in_ms,
+            generation: marker.generation,
+            holder: Some(Holder { token: "0".repeat(32), name: "other:1".into() }),
+        };
+        assert_eq!(store.write("ns", &[Cas::new(Slot::Worker(worker), None, &record.encode())]), Written::Done);
+    }
+    let raised = Marker { rev: marker.rev + 1, next: space, ..marker }.encode();
+    assert_eq!(store.write("ns", &[Cas::new(Slot::Marker, Some(&text), &raised)]), Written::Done);
+    (store, clock)
+}
+
 #[test]
 fn a_space_of_several_chunks_is_read_a_chunk_at_a_time_to_its_free_worker_id() {
     // Every worker ID of a 2 900 space granted under the namespace's marker and held by
     // others, all but 2 100 (whose lease ended long ago): a newcomer reads the space a chunk
     // (`MAX_READ`) at a time past the first, never more at once, and takes 2 100.
-    use crate::worker::lease::protocol::record::Holder;
     use crate::worker::lease::store::MAX_READ;
-    let mut store = State::default();
-    let mut clock = 100_000;
     let space = 2_900;
-    let mut p = Machine::new(Settings { space, ..settings(true) }, at(clock));
-    run(&mut p, &mut store, &mut clock, 100_005);
-    let text = store.read("ns", &Query::workers(0..1), Some(clock)).marker.expect("the marker");
-    let marker = Marker::decode(&text).expect("a marker");
-    let holder = Some(Holder { token: "0".repeat(32), name: "other:1".into() });
-    for worker in 1..2_900 {
-        let expires_ms = if worker == 2_100 { clock - 50_000 } else { clock + 1_000_000 };
-        let record = Record {
-            rev: 1,
-            fence: 1,
-            expires_ms,
-            high_water_ms: expires_ms,
-            generation: marker.generation,
-            holder: holder.clone(),
-        };
-        assert_eq!(store.write("ns", &[Cas::new(Slot::Worker(worker), None, &record.encode())]), Written::Done);
-    }
-    let raised = Marker { rev: marker.rev + 1, next: 2_900, ..marker }.encode();
-    assert_eq!(store.write("ns", &[Cas::new(Slot::Marker, Some(&text), &raised)]), Written::Done);
+    let records: Vec<(u64, i64, i64)> = (1..space)
+        .map(|worker| if worker == 2_100 { (worker, -50_000, -50_000) } else { (worker, 1_000_000, 1_000_000) })
+        .collect();
+    let (mut store, mut clock) = held_by_others(space, &records);
     let mut a = Machine::new(Settings { space, seed: 13, ..settings(false) }, at(clock));
     let mut reads = Vec::new();
     while clock < 100_200 && a.current.is_none() {
@@ -1004,26 +1014,7 @@ fn with_no_worker_id_ready_the_one_whose_floor_comes_first_is_taken() {
     // Worker IDs 1 and 2 left by holders whose reservations reach past now (1 by 600 ms, 2
     // by 400 ms: both past a generator's step), 0 held: nothing may issue at once, and the
     // newcomer takes 2, the one that may issue first, whichever it read first.
-    use crate::worker::lease::protocol::record::Holder;
-    let mut store = State::default();
-    let mut clock = 100_000;
-    let mut p = Machine::new(Settings { space: 3, ..settings(true) }, at(clock));
-    run(&mut p, &mut store, &mut clock, 100_005);
-    let text = store.read("ns", &Query::workers(0..1), Some(clock)).marker.expect("the marker");
-    let marker = Marker::decode(&text).expect("a marker");
-    for (worker, ahead_ms) in [(1, 600), (2, 400)] {
-        let record = Record {
-            rev: 1,
-            fence: 1,
-            expires_ms: clock - 50_000,
-            high_water_ms: clock + ahead_ms,
-            generation: marker.generation,
-            holder: Some(Holder { token: "0".repeat(32), name: "other:1".into() }),
-        };
-        assert_eq!(store.write("ns", &[Cas::new(Slot::Worker(worker), None, &record.encode())]), Written::Done);
-    }
-    let raised = Marker { rev: marker.rev + 1, next: 3, ..marker }.encode();
-    assert_eq!(store.write("ns", &[Cas::new(Slot::Marker, Some(&text), &raised)]), Written::Done);
+    let (store, clock) = held_by_others(3, &[(1, -50_000, 600), (2, -50_000, 400)]);
     for seed in 1..=8 {
         let (mut store, mut clock) = (store.clone(), clock);
         let mut a = Machine::new(Settings { space: 3, seed, ..settings(false) }, at(clock));
