@@ -228,8 +228,19 @@ impl fmt::Debug for Written {
 pub fn with_text<const N: usize, R>(prefix: &str, raw: i64, write: impl FnOnce(&str) -> R) -> R {
     assert!(prefix.len() + 1 + SUFFIX_LEN == N, "a prefixed text of another length than its buffer");
     let (text, len) = Ascii::<N>::concat(&[prefix.as_bytes(), b"_", &encode_suffix(raw)]);
-    write(text.as_str(0..len))
+    let text = OneLine(text);
+    write(text.0.as_str(0..len))
 }
+
+/// A value aligned to a cache line (64 bytes), so that a text of up to 64 bytes lies in one.
+///
+/// The text is stored and at once read back by the writer's copy (`memcpy`: for 17 bytes, two
+/// overlapping 16-byte loads), whose loads span several of the stores and so wait for them
+/// to reach the cache. Where the stack put the text across two lines, each load also split
+/// in two, and `Display` took half as long again (11 ns or 16 ns per ID, by where the
+/// process's stack began: BENCHMARKS.md, "Text forms").
+#[repr(C, align(64))]
+struct OneLine<T>(T);
 
 /// `prefix`, `_` and the suffix of `raw`, as a `String`.
 ///
@@ -650,6 +661,13 @@ mod tests {
             assert_eq!(super::with_text::<24, _>("line_items", raw, str::to_owned), super::format("line_items", raw));
             assert_eq!(super::with_text::<77, _>(&prefix63, raw, str::to_owned), super::format(&prefix63, raw));
         }
+    }
+
+    #[test]
+    fn the_text_lies_in_one_cache_line() {
+        let starts = |text: &str| text.as_ptr().addr() % 64;
+        assert_eq!(super::with_text::<17, _>("ord", -1, starts), 0);
+        assert_eq!(super::with_text::<77, _>(&"p".repeat(63), 1, starts), 0);
     }
 
     #[test]
