@@ -113,9 +113,12 @@ fn spawn_children(
             .env_remove("SNOWFLAKE_WORKER_ID")
             .env_remove("SNOWFLAKE_WORKER_SPACE")
             .env("LEASE_TEST_SECONDS", seconds.to_string())
-            // A fresh namespace: each worker ID waits out one TTL before its first ID.
-            .env("SNOWFLAKE_LEASE_TTL", "3s")
-            .env("SNOWFLAKE_LEASE_RESERVATION", "3s")
+            // A fresh namespace: each worker ID waits out one TTL before its first ID. 6 s, not
+            // less: processes at full speed beside the other slow tests can starve a renewal
+            // (and the Redis that answers it) for over 2 s, and a lease not renewed in time
+            // stops its generators, as it must.
+            .env("SNOWFLAKE_LEASE_TTL", "6s")
+            .env("SNOWFLAKE_LEASE_RESERVATION", "6s")
             .env("LEASE_TEST_START_AT", start_at.to_string())
             .env("LEASE_TEST_OUT", &out)
             .stdout(Stdio::piped())
