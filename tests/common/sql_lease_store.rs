@@ -4,8 +4,8 @@
 //! own, dropped at the end: the conformance suite (`common/conformance.rs`) and its planted
 //! bugs, the table's columns, a table of an earlier version refused, a row locked by another
 //! session (the write gives up within the store's timeout), a creation that loses a race to
-//! another session (the write leaves nothing), a server that never answers, a server that is
-//! down. Include with `#[macro_use] #[path = "../common/sql_lease_store.rs"]
+//! another session (the write leaves nothing), a write the server refuses, one connection
+//! for the calls, a server that never answers, a server that is down. Include with `#[macro_use] #[path = "../common/sql_lease_store.rs"]
 //! mod sql_lease_store;`, beside `conformance`, `planted` and `servers`.
 
 /// The test functions of the SQL lease store for one database.
@@ -228,6 +228,64 @@ macro_rules! sql_lease_store_tests {
                 assert_eq!(read.marker.as_deref(), Some("m1"), "{ops:?}: {read:?}");
                 assert_eq!(read.records, [(9, "theirs".to_owned())], "{ops:?}: {read:?}");
             }
+        }
+
+        /// Forwards the connections made to the port it returns to the server of `url`, and
+        /// counts them.
+        fn counting_forwarder(url: &str) -> (String, Arc<std::sync::atomic::AtomicU64>) {
+            let (scheme, rest) = url.split_once("://").expect("a URL");
+            let end = rest.find(['/', '?']).unwrap_or(rest.len());
+            let (authority, tail) = rest.split_at(end);
+            let (user, host) =
+                authority.rsplit_once('@').map_or((String::new(), authority), |(u, h)| (format!("{u}@"), h));
+            let port = if scheme.starts_with("postgres") { 5432 } else { 3306 };
+            let target = if host.contains(':') { host.to_owned() } else { format!("{host}:{port}") };
+            let listener = TcpListener::bind("127.0.0.1:0").expect("binding");
+            let forwarded = format!("{scheme}://{user}{}{tail}", listener.local_addr().expect("an address"));
+            let opened = Arc::new(std::sync::atomic::AtomicU64::new(0));
+            let counted = Arc::clone(&opened);
+            std::thread::spawn(move || {
+                for client in listener.incoming().flatten() {
+                    counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Ok(server) = std::net::TcpStream::connect(&target) else { continue };
+                    let (Ok(client2), Ok(server2)) = (client.try_clone(), server.try_clone()) else { continue };
+                    for (mut from, mut to) in [(client, server), (server2, client2)] {
+                        std::thread::spawn(move || {
+                            let _ = std::io::copy(&mut from, &mut to);
+                            let _ = to.shutdown(std::net::Shutdown::Write);
+                        });
+                    }
+                }
+            });
+            (forwarded, opened)
+        }
+
+        /// A write the server refuses for another reason than a conflict (here its table,
+        /// dropped behind the store's back) fails, and is never told as a conflict, which
+        /// would say that nothing of it was written.
+        #[test]
+        fn a_write_the_server_refuses_is_an_error_not_a_conflict() {
+            let Some(table) = setup("dropped") else { return };
+            let store = table.store();
+            table.execute(format!("DROP TABLE {}", table.name));
+            let written = store.write("shop", &[Cas::new(Slot::Worker(1), None, "a")]);
+            assert!(matches!(written, Err(LeaseError::Store { .. })), "{written:?}");
+        }
+
+        /// One connection serves every call that succeeds: each call is one round trip, not
+        /// a connection's several (TCP, TLS, the login).
+        #[test]
+        fn calls_share_one_connection() {
+            let Some(table) = setup("connections") else { return };
+            let (url, opened) = counting_forwarder(&table.url);
+            let store = SqlLeaseStore::builder(&url).table(&table.name).connect().expect("connecting");
+            // Creating the table took a connection of its own.
+            let before = opened.load(std::sync::atomic::Ordering::SeqCst);
+            store.write("shop", &[Cas::new(Slot::Worker(1), None, "a")]).expect("writing");
+            for _ in 0..3 {
+                assert_eq!(store.read("shop", &Query::workers(0..4)).expect("reading").record(1), Some("a"));
+            }
+            assert_eq!(opened.load(std::sync::atomic::Ordering::SeqCst), before + 1, "connections opened for 4 calls");
         }
 
         #[test]

@@ -20,7 +20,7 @@ mod mysql;
 #[cfg(feature = "lease-postgres")]
 mod postgres;
 
-use backend::{Backend, Failure, RowCas, SlotRange};
+use backend::{Backend, Failure, RowCas, Rows, SlotRange};
 pub use backend::{DEFAULT_TABLE, MYSQL_TABLE_DDL, POSTGRES_TABLE_DDL};
 
 /// The `slot` of a namespace's marker row.
@@ -332,37 +332,7 @@ impl LeaseStore for SqlLeaseStore {
         let range = SlotRange { from: slot_id(query.workers.start), to: slot_id(query.workers.end) };
         let rows = self
             .block_on(|| reading(namespace, query), self.backend.read(namespace, range, query.highest, self.timeout))?;
-        let unexpected =
-            |reply: String| LeaseError::store(&self.name, reading(namespace, query), UnexpectedReply(reply));
-        let (mut now_ms, mut incarnation, mut marker, mut highest) = (None, None, None, None);
-        let mut records = Vec::new();
-        for (slot, value) in rows {
-            match (slot, value) {
-                (MARKER_SLOT, value) => marker = value,
-                (HIGHEST_ROW, value) => {
-                    highest = value
-                        .map(|v| v.parse::<u64>().map_err(|_| unexpected(format!("highest {v:?}"))))
-                        .transpose()?;
-                }
-                (CLOCK_ROW, Some(value)) => {
-                    now_ms = Some(value.parse::<i64>().map_err(|_| unexpected(format!("clock {value:?}")))?);
-                }
-                (INCARNATION_ROW, value) => incarnation = Some(value.unwrap_or_default()),
-                (slot, Some(value)) if slot >= 0 => {
-                    records.push((u64::try_from(slot).expect("slot >= 0"), value));
-                }
-                (slot, value) => return Err(unexpected(format!("slot {slot}: {value:?}"))),
-            }
-        }
-        records.sort();
-        let incarnation = incarnation.ok_or_else(|| unexpected("no incarnation".into()))?;
-        if now_ms.is_none() {
-            return Err(unexpected("no clock".into()));
-        }
-        if incarnation.len() > 128 || !incarnation.bytes().all(|b| (0x20..0x7f).contains(&b) && b != b'|') {
-            return Err(unexpected(format!("incarnation {incarnation:?}")));
-        }
-        Ok(Snapshot::new(now_ms, incarnation).with_marker(marker).with_records(records).with_highest(highest))
+        snapshot(rows).map_err(|reply| LeaseError::store(&self.name, reading(namespace, query), UnexpectedReply(reply)))
     }
 
     fn write(&self, namespace: &str, ops: &[Cas<'_>]) -> Result<Written, LeaseError> {
@@ -392,6 +362,35 @@ impl LeaseStore for SqlLeaseStore {
     fn warnings(&self) -> Result<Vec<String>, LeaseError> {
         self.block_on(|| "reading the server's durability settings".to_owned(), self.backend.warnings(self.timeout))
     }
+}
+
+/// The snapshot a read's rows make, or what no read of this store returns, as the store's
+/// unexpected reply: a row of another slot or without a value, a clock or highest worker ID
+/// that is not a number, no clock or no incarnation, an incarnation a record could not hold.
+fn snapshot(rows: Rows) -> Result<Snapshot, String> {
+    let (mut now_ms, mut incarnation, mut marker, mut highest) = (None, None, None, None);
+    let mut records = Vec::new();
+    for (slot, value) in rows {
+        match (slot, value) {
+            (MARKER_SLOT, value) => marker = value,
+            (HIGHEST_ROW, value) => {
+                highest = value.map(|v| v.parse::<u64>().map_err(|_| format!("highest {v:?}"))).transpose()?;
+            }
+            (CLOCK_ROW, Some(value)) => now_ms = Some(value.parse::<i64>().map_err(|_| format!("clock {value:?}"))?),
+            (INCARNATION_ROW, value) => incarnation = Some(value.unwrap_or_default()),
+            (slot, Some(value)) if slot >= 0 => records.push((u64::try_from(slot).expect("slot >= 0"), value)),
+            (slot, value) => return Err(format!("slot {slot}: {value:?}")),
+        }
+    }
+    records.sort();
+    let incarnation = incarnation.ok_or("no incarnation")?;
+    if now_ms.is_none() {
+        return Err("no clock".into());
+    }
+    if incarnation.len() > 128 || !incarnation.bytes().all(|b| (0x20..0x7f).contains(&b) && b != b'|') {
+        return Err(format!("incarnation {incarnation:?}"));
+    }
+    Ok(Snapshot::new(now_ms, incarnation).with_marker(marker).with_records(records).with_highest(highest))
 }
 
 /// A worker ID (or the end of a range of them) as the table stores it: worker IDs are below
@@ -434,6 +433,52 @@ mod tests {
         let shown = format!("{builder:?} {builder:#?}");
         assert!(!shown.contains("s3cret"), "{shown}");
         assert!(shown.contains("postgres://app@db.internal:5432/ids"), "{shown}");
+    }
+
+    /// The rows of a read: the clock's, the incarnation's, and `more`.
+    fn rows(incarnation: &str, more: &[(i64, Option<&str>)]) -> Rows {
+        let mut rows =
+            vec![(CLOCK_ROW, Some("1700000000000".to_owned())), (INCARNATION_ROW, Some(incarnation.to_owned()))];
+        rows.extend(more.iter().map(|&(slot, value)| (slot, value.map(str::to_owned))));
+        rows
+    }
+
+    #[test]
+    fn a_reads_rows_make_its_snapshot() {
+        let read = snapshot(rows(
+            "pg-7-tl1",
+            &[(5, Some("e")), (MARKER_SLOT, Some("m")), (0, Some("a")), (HIGHEST_ROW, Some("9"))],
+        ))
+        .expect("a snapshot");
+        assert_eq!(read.now_ms, Some(1_700_000_000_000));
+        assert_eq!(read.incarnation, "pg-7-tl1");
+        assert_eq!(read.marker.as_deref(), Some("m"));
+        assert_eq!(read.records, [(0, "a".to_owned()), (5, "e".to_owned())]);
+        assert_eq!(read.highest, Some(9));
+        // No marker, no highest worker ID asked for or none with a record, an incarnation of
+        // 128 characters, every printable one but `|`.
+        let longest: String = (0x20u8..0x7f).filter(|&b| b != b'|').map(char::from).cycle().take(128).collect();
+        let read = snapshot(rows(&longest, &[(HIGHEST_ROW, None)])).expect("a snapshot");
+        assert_eq!((read.marker, read.highest, read.incarnation), (None, None, longest));
+    }
+
+    #[test]
+    fn rows_no_read_of_this_store_returns_are_refused_naming_them() {
+        for (rows, told) in [
+            (rows("i", &[(-7, Some("x"))]), "slot -7: Some(\"x\")"),
+            (rows("i", &[(3, None)]), "slot 3: None"),
+            (rows("i", &[(HIGHEST_ROW, Some("-1"))]), "highest \"-1\""),
+            (rows("i", &[(CLOCK_ROW, Some("noon"))]), "clock \"noon\""),
+            (vec![(INCARNATION_ROW, Some("i".to_owned()))], "no clock"),
+            (vec![(CLOCK_ROW, Some("1".to_owned()))], "no incarnation"),
+            (rows(&"i".repeat(129), &[]), "incarnation"),
+            (rows("pg|1", &[]), "incarnation \"pg|1\""),
+            (rows("pg\n1", &[]), "incarnation"),
+            (rows("pg\u{7f}", &[]), "incarnation"),
+        ] {
+            let refused = snapshot(rows).expect_err(told);
+            assert!(refused.starts_with(told), "{refused} is not {told}");
+        }
     }
 
     #[test]
