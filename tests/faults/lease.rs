@@ -662,10 +662,18 @@ fn a_generator_moves_to_another_worker_id_under_many_threads() -> TestResult {
         poll("each of A's threads issued on `a`", &|| {
             on_a.iter().all(|n| n.load(std::sync::atomic::Ordering::Relaxed) > 0)
         })?;
-        // `a` vanishes from the store, and B takes it at once (`b` is C's).
+        // `a` vanishes from the store, and B takes it (`b` is C's). A, renewing every 100 ms,
+        // may notice first on a loaded machine and take `a` back, leaving B nothing free:
+        // then `a` vanishes again, until B has it.
         let mut connection = redis::Client::open(url.as_str())?.get_connection()?;
-        let () = redis::cmd("DEL").arg(format!("snowflake:{{{namespace}}}:worker:{a}")).query(&mut connection)?;
-        let lease_b = builder()?.acquire()?;
+        let mut attempts = 0;
+        let lease_b = loop {
+            let () = redis::cmd("DEL").arg(format!("snowflake:{{{namespace}}}:worker:{a}")).query(&mut connection)?;
+            match builder()?.acquire() {
+                Err(LeaseError::NoFreeWorker { .. }) if attempts < 10 => attempts += 1,
+                lease => break lease?,
+            }
+        };
         assert_eq!(lease_b.worker(), a);
         let holder_b = Generator::builder(layout()).lease(lease_b.clone()).build()?;
         let ids_b: Vec<i64> = (0..100_000).map(|_| holder_b.next_raw()).collect::<Result<_, _>>()?;
