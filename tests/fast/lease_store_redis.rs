@@ -144,6 +144,23 @@ fn a_server_that_never_answers_times_out() {
     timed_out(store.write("shop", &[Cas::new(Slot::Marker, None, "m")]), began, bound);
 }
 
+/// A timeout while connecting names TLS where the URL asks for it, and only there: a server
+/// that does not speak TLS on the port never answers the handshake.
+#[test]
+fn a_timeout_names_tls_only_for_a_tls_url() {
+    let silent = TcpListener::bind("127.0.0.1:0").expect("binding");
+    let address = silent.local_addr().expect("an address");
+    let bound = Duration::from_millis(300);
+    for (scheme, names_tls) in [("redis", false), ("rediss", true)] {
+        let store = RedisLeaseStore::open(&format!("{scheme}://{address}")).expect("a Redis URL").timeout(bound);
+        let began = Instant::now();
+        let read = store.read("shop", &Query::workers(0..1));
+        let Err(LeaseError::Timeout { what, .. }) = &read else { panic!("{scheme}: {read:?}") };
+        assert_eq!(what.contains("connecting over TLS"), names_tls, "{scheme}: {what}");
+        assert!(began.elapsed() < bound + Duration::from_millis(300), "{scheme}: {:?}", began.elapsed());
+    }
+}
+
 #[test]
 fn a_server_that_is_down_is_a_store_error() {
     let free = TcpListener::bind("127.0.0.1:0").expect("binding");
