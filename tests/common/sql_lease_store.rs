@@ -5,8 +5,9 @@
 //! bugs, the table's columns, a table of an earlier version refused, a row locked by another
 //! session (the write gives up within the store's timeout), a creation that loses a race to
 //! another session (the write leaves nothing), a write the server refuses, one connection
-//! for the calls, a server that never answers, a server that is down. Include with `#[macro_use] #[path = "../common/sql_lease_store.rs"]
-//! mod sql_lease_store;`, beside `conformance`, `planted` and `servers`.
+//! for the calls, a server that never answers, a server that is down. Include with
+//! `#[macro_use] #[path = "../common/sql_lease_store.rs"] mod sql_lease_store;`, beside
+//! `conformance`, `planted`, `proxy` and `servers`.
 
 /// The test functions of the SQL lease store for one database.
 ///
@@ -230,36 +231,6 @@ macro_rules! sql_lease_store_tests {
             }
         }
 
-        /// Forwards the connections made to the port it returns to the server of `url`, and
-        /// counts them.
-        fn counting_forwarder(url: &str) -> (String, Arc<std::sync::atomic::AtomicU64>) {
-            let (scheme, rest) = url.split_once("://").expect("a URL");
-            let end = rest.find(['/', '?']).unwrap_or(rest.len());
-            let (authority, tail) = rest.split_at(end);
-            let (user, host) =
-                authority.rsplit_once('@').map_or((String::new(), authority), |(u, h)| (format!("{u}@"), h));
-            let port = if scheme.starts_with("postgres") { 5432 } else { 3306 };
-            let target = if host.contains(':') { host.to_owned() } else { format!("{host}:{port}") };
-            let listener = TcpListener::bind("127.0.0.1:0").expect("binding");
-            let forwarded = format!("{scheme}://{user}{}{tail}", listener.local_addr().expect("an address"));
-            let opened = Arc::new(std::sync::atomic::AtomicU64::new(0));
-            let counted = Arc::clone(&opened);
-            std::thread::spawn(move || {
-                for client in listener.incoming().flatten() {
-                    counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    let Ok(server) = std::net::TcpStream::connect(&target) else { continue };
-                    let (Ok(client2), Ok(server2)) = (client.try_clone(), server.try_clone()) else { continue };
-                    for (mut from, mut to) in [(client, server), (server2, client2)] {
-                        std::thread::spawn(move || {
-                            let _ = std::io::copy(&mut from, &mut to);
-                            let _ = to.shutdown(std::net::Shutdown::Write);
-                        });
-                    }
-                }
-            });
-            (forwarded, opened)
-        }
-
         /// A write the server refuses for another reason than a conflict (here its table,
         /// dropped behind the store's back) fails, and is never told as a conflict, which
         /// would say that nothing of it was written.
@@ -277,15 +248,16 @@ macro_rules! sql_lease_store_tests {
         #[test]
         fn calls_share_one_connection() {
             let Some(table) = setup("connections") else { return };
-            let (url, opened) = counting_forwarder(&table.url);
+            let port = if table.url.starts_with("postgres") { 5432 } else { 3306 };
+            let (proxy, url) = crate::proxy::Proxy::for_url(&table.url, port).expect("a proxy");
             let store = SqlLeaseStore::builder(&url).table(&table.name).connect().expect("connecting");
             // Creating the table took a connection of its own.
-            let before = opened.load(std::sync::atomic::Ordering::SeqCst);
+            let before = proxy.accepted();
             store.write("shop", &[Cas::new(Slot::Worker(1), None, "a")]).expect("writing");
             for _ in 0..3 {
                 assert_eq!(store.read("shop", &Query::workers(0..4)).expect("reading").record(1), Some("a"));
             }
-            assert_eq!(opened.load(std::sync::atomic::Ordering::SeqCst), before + 1, "connections opened for 4 calls");
+            assert_eq!(proxy.accepted(), before + 1, "connections opened for 4 calls");
         }
 
         #[test]

@@ -22,6 +22,8 @@ mod conformance;
 mod ids;
 #[path = "../common/planted.rs"]
 mod planted;
+#[path = "../common/proxy.rs"]
+mod proxy;
 #[path = "../common/servers.rs"]
 mod servers;
 #[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]

@@ -24,6 +24,8 @@ mod conformance;
 mod faults;
 #[path = "../common/planted.rs"]
 mod planted;
+#[path = "../common/proxy.rs"]
+mod proxy;
 #[path = "../common/rng.rs"]
 mod rng;
 #[path = "../common/servers.rs"]
