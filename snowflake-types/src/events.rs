@@ -192,12 +192,17 @@ pub(crate) fn lease_renewal_failed(namespace: &str, worker: u64, error: &dyn std
 /// The store no longer holds the lease (its record is gone, or another holder took the
 /// worker ID after it expired): the generators issue on what it reserved while it is acquired
 /// again.
-pub(crate) fn lease_lost(namespace: &str, worker: u64) {
+pub(crate) fn lease_lost(namespace: &str, worker: u64, why: &str, rides: bool) {
+    let then = if rides {
+        "generation goes on within what it reserved while the lease is acquired again"
+    } else {
+        "generation stops, and the lease is being acquired again"
+    };
     say_lease(
         Level::Error,
         namespace,
         worker,
-        "the store no longer holds the worker-ID lease (its record is gone, or another holder took it after it expired); generation goes on within what it reserved while the lease is acquired again",
+        &format!("the store no longer holds the worker-ID lease ({why}); {then}"),
         None,
     );
     #[cfg(feature = "metrics")]

@@ -1,17 +1,18 @@
 //! The SQL store's incarnation as the server under it changes, on servers of the test's own:
 //! a PostgreSQL standby promoted onto a new timeline, read at once (before its end-of-recovery
 //! checkpoint, which dirty buffers keep spread over minutes), and a MariaDB restarted on its
-//! data directory. Each time a holder running through the change writes the marker afresh
-//! under the new incarnation at its next renewal ([rule 4](../../docs/lease-rules.md)), and
-//! keeps its worker ID (its own record unchanged). A store that reaches a standby in recovery
-//! reads, and refuses to write.
+//! data directory. Each time a holder running through the change finds the new incarnation
+//! at its next renewal, loses its lease, writes the marker afresh as it acquires again
+//! ([rules 4 and 6](../../docs/lease-rules.md)), and issues on a new grant once `W` and the
+//! tolerance have passed. A store that reaches a standby in recovery reads, and refuses to
+//! write.
 
 use crate::faults::{report, unique};
 
 use std::time::{Duration, Instant};
 
 use typed_snowflake::worker::lease::store::{Query, Snapshot};
-use typed_snowflake::worker::lease::{LeaseError, LeaseStore, SqlLeaseStore, WorkerLease};
+use typed_snowflake::worker::lease::{LeaseError, LeaseStatus, LeaseStore, SqlLeaseStore, WorkerLease};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -45,18 +46,21 @@ fn generation_and_incarnation(marker: &str) -> Option<(&str, &str)> {
     (fields.len() == 7).then(|| (fields[2], fields[6]))
 }
 
-/// Waits until the holder's renewals wrote the marker afresh under the new incarnation
-/// `after`: a new generation, the incarnation written in; its own record moved under it, its
-/// worker ID kept and issuing.
-fn the_holder_writes_the_marker_afresh(
+/// Waits until the holder, finding the store another incarnation at its next renewal, wrote
+/// the marker afresh under the new incarnation `after` (a new generation, the incarnation
+/// written in) as it acquires again: a promotion or a restart may have lost writes that gave
+/// its worker ID to another holder, so its record is not renewed in place. It issues on what
+/// it reserved meanwhile, then on a new grant, once `W` and the tolerance have passed since
+/// the marker was written afresh.
+fn the_holder_acquires_again_under_the_new_incarnation(
     label: &str,
     lease: &WorkerLease,
-    worker: u64,
     read: impl Fn() -> Result<Snapshot, LeaseError>,
     before: &Snapshot,
     after: &Snapshot,
 ) -> TestResult {
     let old = before.marker.as_deref().and_then(generation_and_incarnation).ok_or("no marker before")?;
+    let fence = lease.fence();
     let deadline = Instant::now() + Duration::from_secs(10);
     let marker = loop {
         let now = read()?;
@@ -68,12 +72,43 @@ fn the_holder_writes_the_marker_afresh(
         }
         std::thread::sleep(Duration::from_millis(50));
     };
+    let marked = Instant::now();
     let (generation, incarnation) = generation_and_incarnation(&marker).ok_or("a marker of another shape")?;
     report(&format!("{label}: the holder wrote the marker afresh: {marker}"));
     assert_eq!(incarnation, after.incarnation, "{label}: the fresh marker names the new incarnation");
     assert_ne!(generation, old.0, "{label}: a fresh marker, a new generation");
-    assert_eq!(lease.worker(), worker, "{label}: the holder keeps its worker ID");
-    assert!(lease.status().is_issuing(), "{label}: the holder issues on: {:?}", lease.status());
+    // A new grant, above the old fence, issues within `W` and the tolerance (1 s by default).
+    let (mut stopped, mut stopped_at) = (Duration::ZERO, None::<Instant>);
+    let deadline = marked + RESERVATION + Duration::from_secs(6);
+    let on_a_new_grant = || matches!(lease.status(), LeaseStatus::Issuing { fence: issuing, .. } if issuing > fence);
+    while !on_a_new_grant() {
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "{label}: no new grant issuing {:?} after the marker: {:?}",
+                RESERVATION + Duration::from_secs(6),
+                lease.status()
+            )
+            .into());
+        }
+        match (lease.status().is_issuing(), stopped_at) {
+            (false, None) => stopped_at = Some(Instant::now()),
+            (true, Some(at)) => {
+                stopped += at.elapsed();
+                stopped_at = None;
+            }
+            _ => {}
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if let Some(at) = stopped_at {
+        stopped += at.elapsed();
+    }
+    report(&format!(
+        "{label}: a new grant (worker {}) issues {} ms after the marker; the holder issued on what it reserved until {} ms before",
+        lease.worker(),
+        marked.elapsed().as_millis(),
+        stopped.as_millis()
+    ));
     Ok(())
 }
 
@@ -101,7 +136,6 @@ fn postgres_a_promoted_standby_is_a_new_incarnation_at_once() -> TestResult {
     let on_primary = store(&ReplicatedPostgres::url(primary), Duration::from_secs(10))?;
     let proxy = Proxy::start(address(primary))?;
     let lease = holder(&ReplicatedPostgres::url(proxy.port()), &namespace)?;
-    let worker = lease.worker();
 
     // Buffers the standby dirties as it replays, which its end-of-recovery checkpoint writes.
     servers.psql(
@@ -136,7 +170,7 @@ fn postgres_a_promoted_standby_is_a_new_incarnation_at_once() -> TestResult {
 
     proxy.retarget(address(standby));
     let read = || on_promoted.read(&namespace, &Query::workers(0..4));
-    the_holder_writes_the_marker_afresh(label, &lease, worker, read, &before, &after)?;
+    the_holder_acquires_again_under_the_new_incarnation(label, &lease, read, &before, &after)?;
     lease.release()?;
     Ok(())
 }
@@ -156,7 +190,6 @@ fn mariadb_a_restart_is_a_new_incarnation() -> TestResult {
     let url = server.url("ssl-mode=DISABLED");
     let namespace = unique("restarted");
     let lease = holder(&url, &namespace)?;
-    let worker = lease.worker();
     let on_server = store(&url, Duration::from_secs(10))?;
     let before = on_server.read(&namespace, &Query::workers(0..4))?;
     // The server's start second, or this one's for an incarnation without it.
@@ -174,7 +207,7 @@ fn mariadb_a_restart_is_a_new_incarnation() -> TestResult {
     assert_ne!(after.incarnation, before.incarnation, "a restart changes the incarnation");
     assert_eq!(after.marker, before.marker, "a clean restart keeps the marker");
 
-    the_holder_writes_the_marker_afresh(label, &lease, worker, read, &before, &after)?;
+    the_holder_acquires_again_under_the_new_incarnation(label, &lease, read, &before, &after)?;
     lease.release()?;
     Ok(())
 }

@@ -134,6 +134,9 @@ pub(crate) struct Planted {
     pub(crate) floor_ignores_tolerance: bool,
     /// A rollback noticed leaves the generators' cached limits in place.
     pub(crate) rollback_keeps_limits: bool,
+    /// A renewal that finds the store another incarnation, its record unchanged, renews in
+    /// place under a marker written afresh instead of losing the lease.
+    pub(crate) renews_across_incarnations: bool,
 }
 
 impl Rules {
@@ -267,6 +270,16 @@ impl Rules {
     pub(crate) fn rollback_stops_generators(&self) -> bool {
         #[cfg(test)]
         if self.planted.rollback_keeps_limits {
+            return false;
+        }
+        true
+    }
+
+    /// Whether a renewal that finds the store another incarnation than the one that granted
+    /// its record loses the lease (always; a test may plant the bug that it renews in place).
+    pub(crate) fn loses_on_another_incarnation(&self) -> bool {
+        #[cfg(test)]
+        if self.planted.renews_across_incarnations {
             return false;
         }
         true

@@ -351,7 +351,7 @@ impl Driver {
                 self.shared.late_renewals.fetch_add(1, Ordering::Relaxed);
                 crate::events::lease_renewed_late(ns, worker);
             }
-            Note::Lost { worker, .. } => crate::events::lease_lost(ns, worker),
+            Note::Lost { worker, why } => crate::events::lease_lost(ns, worker, why.cause(), why.rides()),
             Note::RolledBack { worker } => crate::events::lease_rolled_back(ns, worker),
             Note::Trouble { error, waited_ns } => {
                 let waited = Duration::from_nanos(waited_ns);

@@ -113,6 +113,33 @@ pub(crate) enum LostWhy {
     /// The store holds a later write of this grant than the state file it was resumed from:
     /// the file is an older copy.
     FileOlder,
+    /// The store is another incarnation than the one that granted it (a failover, a restart,
+    /// a restore it tells), the record as the holder last wrote it: the writes the store lost
+    /// may have given the worker ID to another holder, who issues on what it reserved there.
+    Incarnation,
+}
+
+impl LostWhy {
+    /// Whether the generators issue on what the lease reserved while a worker ID is acquired
+    /// again: every successor starts above it, unless one may not have waited.
+    pub(crate) fn rides(self) -> bool {
+        matches!(self, LostWhy::Gone | LostWhy::TakenOver | LostWhy::Incarnation)
+    }
+
+    /// Why, as the logs say it.
+    pub(crate) fn cause(self) -> &'static str {
+        match self {
+            LostWhy::Gone => "its record is gone",
+            LostWhy::TakenOver => "another holder took it after it expired",
+            LostWhy::TakenEarly => {
+                "a first record took the place of its own before it expired: deleted alone, or forgotten by a restore"
+            }
+            LostWhy::FileOlder => "the state file it was resumed from is older than the store's record",
+            LostWhy::Incarnation => {
+                "the store is another incarnation (a failover, a restart, a restore it tells), whose lost writes may have granted the worker ID to another holder"
+            }
+        }
+    }
 }
 
 /// What happened, for the driver's logs and answers.
@@ -169,6 +196,9 @@ struct Grant {
     bound_ms: i64,
     /// The highest timestamp any generator may have issued under the grant.
     issued_ms: i64,
+    /// The store's incarnation when the grant was read back (`None`: resumed from a state
+    /// file, not known): a renewal may write a lost marker afresh only under the same one.
+    incarnation: Option<String>,
 }
 
 /// A write whose answer was lost: it may have been applied.

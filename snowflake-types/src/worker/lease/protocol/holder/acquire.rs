@@ -155,6 +155,7 @@ impl Acquire {
             valid_until_ns: 0,
             bound_ms: i64::MIN,
             issued_ms: i64::MIN,
+            incarnation: None,
         };
         self.pending = Some((candidate, grant, now));
         Call::Write(ops)
@@ -175,6 +176,7 @@ impl Acquire {
                 self.restart();
                 return Step::Later;
             }
+            grant.incarnation = Some(snapshot.incarnation.clone());
             if snapshot.incarnation != self.incarnation {
                 let floor_ms = candidate.floor_ms.max(rules.unvouched_floor(snapshot.now_ms.unwrap_or(now.ms)));
                 (candidate.floor_ms, candidate.basis) = (floor_ms, Basis::Unvouched);

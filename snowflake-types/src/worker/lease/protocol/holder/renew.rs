@@ -99,11 +99,31 @@ impl Machine {
                 self.vouched = None;
                 return self.retry_later(now);
             }
+            let same_incarnation = grant.incarnation.as_deref() == Some(snapshot.incarnation.as_str());
+            // Renewed in place: under a marker of this incarnation, or where the marker alone was lost.
+            let in_place = holds || (snapshot.marker.is_none() && same_incarnation);
+            if !in_place && rules.loses_on_another_incarnation() {
+                // Another incarnation (a failover, a restart, a restore it tells): the record
+                // came back as this holder last wrote it, but the writes the store lost may
+                // have handed the worker ID to another holder, who issues on what it reserved
+                // there. The lease is lost (rule 6): the generators issue on what it reserved
+                // while a worker ID is acquired again, which writes the marker afresh and
+                // waits out `W` on every record from before.
+                self.ambiguous.clear();
+                return self.lost(now, worker, fence, LostWhy::Incarnation);
+            }
             self.vouched = match (holds, snapshot.marker.clone()) {
-                (true, Some(text)) => Some(Confirm { value, expect: Some(text.clone()), marker: text }),
+                (true, Some(text)) => {
+                    // A marker of this incarnation vouches for the record: the grant is this
+                    // incarnation's (also one resumed from a state file, which did not know).
+                    if let Some(grant) = self.current.as_mut() {
+                        grant.incarnation = Some(snapshot.incarnation.clone());
+                    }
+                    Some(Confirm { value, expect: Some(text.clone()), marker: text })
+                }
                 _ => {
-                    // The store lost the marker (deleted alone), or is another incarnation
-                    // with this record unchanged: nobody took the worker ID, so the renewal
+                    // The marker was deleted alone, the store the incarnation that granted the
+                    // record, which is unchanged: nobody took the worker ID, so the renewal
                     // writes the marker afresh (as an acquisition would: every other record
                     // loses the store's voucher) and moves its own record under it.
                     let store_ms = snapshot.now_ms.unwrap_or(now.ms);
@@ -142,11 +162,7 @@ impl Machine {
             // copy (a disk snapshot put back), not a store that went back. What this process
             // issued before may lie above the file's limit: the grant is given up (without
             // issuing on it) and a worker ID acquired again, the namespace left as it is.
-            self.note(Note::Lost { worker, why: LostWhy::FileOlder });
-            self.current = None;
-            self.retiring = None;
-            self.stops += 1;
-            return self.lose(now, worker, fence, false);
+            return self.lost(now, worker, fence, LostWhy::FileOlder);
         }
         // Never assume the successor waited. Another holder's record replaced ours lawfully
         // only after our lease expired (its clock and ours agree within the tolerance) and
@@ -180,15 +196,20 @@ impl Machine {
                 Some(_) if early => LostWhy::TakenEarly,
                 Some(_) => LostWhy::TakenOver,
             };
-            self.note(Note::Lost { worker, why });
-            // What it reserved is still its own (every successor starts above it), unless
-            // a successor may not have waited: then the generators stop at once.
-            self.retiring = self.current.take().filter(|g| g.valid(now) && !early);
-            if early {
-                self.stops += 1;
-            }
-            self.lose(now, worker, fence, false);
+            self.lost(now, worker, fence, why);
         }
+    }
+
+    /// The lease is lost for `why`: what it reserved is still its own where every successor
+    /// starts above it ([`LostWhy::rides`]), else the generators stop at once; a worker ID is
+    /// acquired again, the namespace left as it is.
+    fn lost(&mut self, now: Now, worker: u64, fence: u64, why: LostWhy) {
+        self.note(Note::Lost { worker, why });
+        self.retiring = self.current.take().filter(|g| why.rides() && g.valid(now));
+        if !why.rides() {
+            self.stops += 1;
+        }
+        self.lose(now, worker, fence, false);
     }
 
     /// The store was rolled back under the grant: stop at once, and have the namespace's

@@ -40,6 +40,7 @@ impl Machine {
             valid_until_ns: now.ns.saturating_add(left_ms.unsigned_abs().saturating_mul(1_000_000)),
             bound_ms: saved.bound_ms,
             issued_ms: saved.issued_limit_ms,
+            incarnation: None,
         });
         machine.last = Some((saved.worker, record.fence));
         // Nothing is issued until a file is written above what this one allowed.

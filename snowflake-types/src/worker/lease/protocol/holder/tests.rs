@@ -579,6 +579,37 @@ fn a_lost_marker_is_written_afresh_and_the_holder_keeps_its_worker_id_under_it()
 }
 
 #[test]
+fn a_record_back_unchanged_under_another_incarnation_loses_the_lease_and_rides_its_reservation() {
+    // The store is another incarnation (a failover, a restart), the holder's record as it
+    // last wrote it, the marker kept or gone: the writes lost may have given the worker ID to
+    // another holder, so the renewal does not renew in place. The lease is lost, the
+    // generators issue on what it reserved, and the grant acquired again waits out `W`.
+    for marker_kept in [true, false] {
+        let mut store = State::default();
+        let mut clock = 1_000;
+        let mut a = Machine::new(settings(true), at(clock));
+        run(&mut a, &mut store, &mut clock, 1_050);
+        let (worker, fence) = a.worker_and_fence();
+        let _ = notes(&mut a);
+        store.incarnation += 1;
+        if !marker_kept {
+            store.delete("ns", Slot::Marker);
+        }
+        let changed = clock;
+        run(&mut a, &mut store, &mut clock, changed + 150);
+        let seen = notes(&mut a);
+        assert!(seen.contains(&Note::Lost { worker, why: LostWhy::Incarnation }), "{marker_kept}: {seen:?}");
+        assert!(a.issuing(at(clock)), "{marker_kept}: it issues on what it reserved");
+        let grant = a.current.as_ref().expect("a new grant");
+        assert!(grant.record.fence > fence, "{marker_kept}: {grant:?}");
+        assert!(grant.ready_ms >= changed + a.s.rules.reservation_ms(), "{marker_kept}: it waits out W: {grant:?}");
+        let ready_ms = grant.ready_ms;
+        run(&mut a, &mut store, &mut clock, ready_ms + 10);
+        assert!(a.issuing(at(clock)), "{marker_kept}: the new grant issues");
+    }
+}
+
+#[test]
 fn a_state_file_is_not_resumed_for_another_namespace_a_worker_outside_the_space_or_once_run_out() {
     let mut store = State::default();
     let mut clock = 1_000;

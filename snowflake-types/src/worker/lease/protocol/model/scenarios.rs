@@ -341,3 +341,68 @@ fn a_renewing_holder_keeps_its_worker_id() {
         assert_eq!((now.fence, &now.holder), (held.fence, &held.holder), "B took A's worker ID");
     }
 }
+
+/// A failover to a replica without the last writes (a Redis master frozen until replaced,
+/// whose other replica still acknowledged what it wrote after the promotion): A pauses past
+/// its lease, the copy holding A's last write; B takes the worker ID on the old store and
+/// issues; the store goes back to the copy and tells (a new incarnation), and B is cut off
+/// from it (its calls fail), issuing on what it reserved. A finds its record as it last wrote
+/// it, but that does not mean nobody took the worker ID: renewed in place, A would issue what
+/// B issues. A loses the lease instead and waits out `W` on a new grant (rules 4 and 6).
+fn a_takeover_lost_with_the_old_store(model: &LeaseModel) -> World {
+    let mut model = model.clone();
+    model.faults = 2;
+    let (a, b) = (0, 1);
+    let mut world = model.initial();
+    run_on(&model, &mut world, &[a], 4);
+    // A pauses; the copy the new store starts from holds A's last write.
+    world = model.step(&world, &Action::Fault(Fault::Backup)).expect("a backup");
+    run_on(&model, &mut world, &[b], 2 * model.rules.reservation_ms());
+    assert!(record(&world, 0).is_some_and(|r| r.holder.is_some_and(|h| h.name == "h1:1")), "B took it");
+    assert!((world.now - 3..world.now).any(|ms| issued(&model, &world, b, 0, ms)), "B issues: {world:?}");
+    world = model.step(&world, &Action::Fault(Fault::RestoreTold)).expect("the failover");
+    for _ in 0..2 * model.rules.reservation_ms() {
+        turn(&model, &mut world, a);
+        if world.nodes[b].in_flight.is_none()
+            && let Some(sent) = model.step(&world, &Action::Send(b))
+        {
+            world = sent;
+        }
+        if world.nodes[b].in_flight.is_some() {
+            world = model.step(&world, &Action::Fail(b)).expect("failed");
+        }
+        world = model.step(&world, &Action::Issue(b)).expect("an issue");
+        if world.duplicate.is_some() {
+            break;
+        }
+        world = model.step(&world, &Action::Tick).expect("time passes");
+    }
+    world
+}
+
+/// `W` four times the TTL: B's reservation on the old store outlasts A's return by far.
+fn failover_model() -> LeaseModel {
+    let mut model = LeaseModel::new(2, 1, 80);
+    model.rules.reservation = std::time::Duration::from_millis(8);
+    model
+}
+
+#[test]
+fn a_record_back_unchanged_in_another_incarnation_is_not_renewed_in_place() {
+    let model = failover_model();
+    let world = a_takeover_lost_with_the_old_store(&model);
+    assert_eq!(world.duplicate, None, "(holder, other holder, worker, ms) issued twice");
+    assert!((world.now - 3..world.now).any(|ms| issued(&model, &world, 0, 0, ms)), "A never issued again: {world:?}");
+}
+
+/// The planted bugs of a store of another incarnation: a renewal in place under a marker
+/// written afresh, and a marker of another incarnation kept.
+#[test]
+fn the_failover_schedule_finds_its_planted_bugs() {
+    let mut model = failover_model();
+    model.rules.planted.renews_across_incarnations = true;
+    assert!(a_takeover_lost_with_the_old_store(&model).duplicate.is_some(), "a renewal in place: not found");
+    let mut model = failover_model();
+    model.rules.planted.any_incarnation = true;
+    assert!(a_takeover_lost_with_the_old_store(&model).duplicate.is_some(), "a marker kept: not found");
+}
