@@ -610,6 +610,18 @@ fn a_record_back_unchanged_under_another_incarnation_loses_the_lease_and_rides_i
 }
 
 #[test]
+fn each_loss_is_told_with_its_own_cause() {
+    // The log line of a lost lease names why, so that an operator can tell a failover from a
+    // deleted record: one sentence per cause, each its own.
+    let all = [LostWhy::Gone, LostWhy::TakenOver, LostWhy::TakenEarly, LostWhy::FileOlder, LostWhy::Incarnation];
+    let causes: std::collections::BTreeSet<&str> = all.iter().map(|why| why.cause()).collect();
+    assert_eq!(causes.len(), all.len(), "{causes:?}");
+    assert!(causes.iter().all(|cause| cause.split(' ').count() >= 4), "{causes:?}");
+    assert!(LostWhy::Incarnation.cause().contains("incarnation"));
+    assert!(LostWhy::FileOlder.cause().contains("state file"));
+}
+
+#[test]
 fn a_state_file_is_not_resumed_for_another_namespace_a_worker_outside_the_space_or_once_run_out() {
     let mut store = State::default();
     let mut clock = 1_000;
