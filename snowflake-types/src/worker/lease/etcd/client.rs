@@ -849,6 +849,36 @@ mod tests {
         server.join().unwrap();
     }
 
+    /// A write sent again after a member did not answer, whose comparisons then failed, is
+    /// judged by the slots its failed transaction read: applied (an earlier copy of it) only
+    /// if every slot holds what it puts; one slot holding another value is a conflict.
+    #[test]
+    fn a_write_sent_again_is_applied_only_where_every_slot_holds_it() {
+        use super::super::EtcdLeaseStore;
+        use crate::worker::lease::store::{Cas, LeaseStore, Slot, Written};
+        let kv = |key: &str, value: &str| {
+            json!({ "response_range": { "kvs": [{
+                "key": BASE64.encode(key), "value": BASE64.encode(value), "mod_revision": "8",
+            }] } })
+        };
+        let (record, marker) = ("/snowflake/shop/records/0000003", "/snowflake/shop/marker");
+        for (held, expected) in [(("new", "m"), Written::Done), (("new", "another's"), Written::Conflict)] {
+            let reply = json!({ "succeeded": false, "responses": [kv(record, held.0), kv(marker, held.1)] });
+            let body = format!("{{{HEADER},{}", &reply.to_string()[1..]);
+            // Bound, never accepting: the write may have reached it, so the other endpoint's
+            // failed comparisons may be this very write, applied there first.
+            let hung = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let hung_port = hung.local_addr().unwrap().port();
+            let (port, server) = fake_etcd(vec![(200, body)]);
+            let store = EtcdLeaseStore::open(&format!("etcd://127.0.0.1:{hung_port},127.0.0.1:{port}"))
+                .unwrap()
+                .timeout(Duration::from_secs(2));
+            let ops = [Cas::new(Slot::Worker(3), Some("old"), "new"), Cas::new(Slot::Marker, Some("m"), "m")];
+            assert_eq!(store.write("shop", &ops).unwrap(), expected, "the slots hold {held:?}");
+            assert_eq!(server.join().unwrap().len(), 1);
+        }
+    }
+
     /// An endpoint that accepts connections and never answers (a stopped member: its kernel
     /// still accepts) is passed over once its share of the timeout is up, within the same
     /// call, and the next calls go to the endpoint that answered, at once.
