@@ -46,6 +46,28 @@ fn run_on(model: &LeaseModel, world: &mut World, active: &[usize], ms: i64) {
     }
 }
 
+/// `ms` milliseconds in which holder `cut` is cut off from the store (every call it makes
+/// fails; its generator issues on what it holds) and holder `active` takes its turns; they
+/// end at the first duplicate.
+fn run_cut_off(model: &LeaseModel, world: &mut World, cut: usize, active: usize, ms: i64) {
+    for _ in 0..ms {
+        if world.nodes[cut].in_flight.is_none()
+            && let Some(sent) = model.step(world, &Action::Send(cut))
+        {
+            *world = sent;
+        }
+        if world.nodes[cut].in_flight.is_some() {
+            *world = model.step(world, &Action::Fail(cut)).expect("failed");
+        }
+        *world = model.step(world, &Action::Issue(cut)).expect("an issue");
+        turn(model, world, active);
+        if world.duplicate.is_some() {
+            return;
+        }
+        *world = model.step(world, &Action::Tick).expect("time passes");
+    }
+}
+
 /// Whether holder `h` issued worker `worker` at millisecond `ms`.
 fn issued(model: &LeaseModel, world: &World, h: usize, worker: u64, ms: i64) -> bool {
     world.issued[h * model.workers as usize + worker as usize] & (1u128 << ms) != 0
@@ -221,22 +243,7 @@ fn a_deleted_record_while_its_holder_is_cut_off(model: &LeaseModel) -> World {
     // A acquires and issues; cut off before its first renewal.
     run(model, &mut world, &[a], 1);
     world = model.step(&world, &Action::Fault(Fault::DeleteRecord(0))).expect("deleted");
-    for _ in 0..2 * model.rules.reservation_ms() {
-        if world.nodes[a].in_flight.is_none()
-            && let Some(sent) = model.step(&world, &Action::Send(a))
-        {
-            world = sent;
-        }
-        if world.nodes[a].in_flight.is_some() {
-            world = model.step(&world, &Action::Fail(a)).expect("failed");
-        }
-        world = model.step(&world, &Action::Issue(a)).expect("an issue");
-        turn(model, &mut world, b);
-        if world.duplicate.is_some() {
-            break;
-        }
-        world = model.step(&world, &Action::Tick).expect("time passes");
-    }
+    run_cut_off(model, &mut world, a, b, 2 * model.rules.reservation_ms());
     world
 }
 
@@ -361,22 +368,7 @@ fn a_takeover_lost_with_the_old_store(model: &LeaseModel) -> World {
     assert!(record(&world, 0).is_some_and(|r| r.holder.is_some_and(|h| h.name == "h1:1")), "B took it");
     assert!((world.now - 3..world.now).any(|ms| issued(&model, &world, b, 0, ms)), "B issues: {world:?}");
     world = model.step(&world, &Action::Fault(Fault::RestoreTold)).expect("the failover");
-    for _ in 0..2 * model.rules.reservation_ms() {
-        turn(&model, &mut world, a);
-        if world.nodes[b].in_flight.is_none()
-            && let Some(sent) = model.step(&world, &Action::Send(b))
-        {
-            world = sent;
-        }
-        if world.nodes[b].in_flight.is_some() {
-            world = model.step(&world, &Action::Fail(b)).expect("failed");
-        }
-        world = model.step(&world, &Action::Issue(b)).expect("an issue");
-        if world.duplicate.is_some() {
-            break;
-        }
-        world = model.step(&world, &Action::Tick).expect("time passes");
-    }
+    run_cut_off(&model, &mut world, b, a, 2 * model.rules.reservation_ms());
     world
 }
 
