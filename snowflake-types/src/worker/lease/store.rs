@@ -1,17 +1,7 @@
 //! For the authors of a lease store: the contract ([`LeaseStore`] and what it reads and
 //! writes), the reference store every adapter is measured against ([`MemoryLeaseStore`]), and
-//! the limits a store must accept. Users of a lease need none of it beyond the store types of
-//! [`worker::lease`](super); operators have [`admin`](super::admin).
-//!
-//! The store contract: the few plain primitives a coordination store offers the lease
-//! protocol. A store keeps, per namespace, one marker and one record per worker ID, each an
-//! opaque line of text that the protocol writes and reads back; it reads them with its clock
-//! and its incarnation, and writes them by compare-and-set, several at once atomically.
-//!
-//! A store judges nothing: what a record means, whether it can be believed and what a holder
-//! may issue are decided once, by the protocol (`protocol.rs`; the rules are on the page
-//! `docs/lease-rules.md`). The stores are blocking by design: a lease talks to its store
-//! from a thread of its own, never from inside an async runtime.
+//! the limits a store must accept. A store judges nothing: the protocol decides
+//! (`docs/lease-rules.md`). The stores are blocking: a lease calls them from a thread of its own.
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -23,19 +13,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use thiserror::Error;
 
-// The lease's error and the limit its message quotes live with the errors, below everything
-// that returns them (`error.rs`'s `GenerateError::Lease` carries it); re-exported here, where
-// the stores' contract names them.
-pub use crate::error::lease::{LeaseError, MAX_WORKER_SPACE};
-// The reference store, which every adapter is measured against (`tests/common/conformance.rs`
-// runs the same cases on it and on each real server).
+// Defined with the errors (`GenerateError::Lease` carries it), named here by the contract.
 pub use super::memory::{MemoryBackup, MemoryLeaseStore};
+pub use crate::error::lease::{LeaseError, MAX_WORKER_SPACE};
 
-/// `url` without its password, as every lease store and error shows a store URL:
-/// `redis://:secret@host/0` → `redis://host/0`, `postgres://app:secret@db/ids` →
-/// `postgres://app@db/ids`. Text that is not a URL with a password is returned as it is.
-/// Everything between `://` and the last `@` goes, but the user name when it is plain (else
-/// `…`), so a password written with a raw `/`, `?` or `#` in it is hidden too.
+/// `url` without its password, as every lease store and error shows a store URL. Everything
+/// between `://` and the last `@` goes but a plain user name, so a password with a raw `/`,
+/// `?` or `#` in it is hidden too.
 ///
 /// ```
 /// use typed_snowflake::worker::lease::store::redact_url;
@@ -185,10 +169,9 @@ pub struct Snapshot {
     /// The store's clock during the read (Unix ms); `None` for a store without a clock
     /// (etcd): the holders' own clocks then stand in for it.
     pub now_ms: Option<i64>,
-    /// Who the store is this time: a value that changes whenever the store may have lost or
-    /// rolled back writes it acknowledged, where it can tell (a Redis server restarted or
-    /// promoted, a PostgreSQL timeline or cluster, a MySQL server, an etcd cluster). Printable
-    /// ASCII without `|`, at most 128 bytes; empty when the store cannot tell.
+    /// A value that changes whenever the store may have lost or rolled back acknowledged
+    /// writes, where it can tell (`docs/lease-rules.md` rule 4). Printable ASCII without `|`,
+    /// at most 128 bytes; empty when the store cannot tell.
     pub incarnation: String,
     /// The namespace's marker, as last written.
     pub marker: Option<String>,
@@ -352,8 +335,7 @@ impl<S: LeaseStore + ?Sized> LeaseStore for Arc<S> {
     }
 }
 
-/// What the stores share: argument checks, tokens, messages. Unused when no store is
-/// compiled in.
+/// What the stores share: argument checks, tokens, messages.
 #[cfg_attr(
     not(any(
         feature = "lease-redis",
@@ -377,8 +359,7 @@ pub(crate) mod support {
         }
     }
 
-    /// A reply from a store that no lease of ours writes: the store holds foreign data under our
-    /// keys or rows.
+    /// A reply from a store that no lease of ours writes (foreign data under our keys or rows).
     #[derive(Debug, Error)]
     #[error("unexpected reply: {0}")]
     pub(crate) struct UnexpectedReply(pub(crate) String);
@@ -413,8 +394,7 @@ pub(crate) mod support {
         i64::try_from(ttl.as_millis()).map_err(|_| LeaseError::BadTtl { ttl })
     }
 
-    /// 64 unpredictable bits without a new dependency: the standard library's randomly keyed
-    /// hasher over the process, the time, a counter and the thread.
+    /// 64 unpredictable bits without a new dependency, from the standard library's keyed hasher.
     pub(crate) fn random_u64() -> u64 {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let mut hasher = RandomState::new().build_hasher();
@@ -429,8 +409,7 @@ pub(crate) mod support {
     pub(crate) const HOST_NAME_BYTES: usize = 36;
 
     /// Who this process is, as it records itself with each lease it takes: `host:pid`, the
-    /// host name cut to [`HOST_NAME_BYTES`] and made of `A-Z a-z 0-9 - . _` only (anything else
-    /// becomes `_`), so that it fits every store's field and splits no store's separator.
+    /// host as [`clean_host`] makes it, so that it fits every store's field and separators.
     pub(crate) fn holder_name() -> &'static str {
         static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
         NAME.get_or_init(|| {
@@ -455,9 +434,7 @@ pub(crate) mod support {
         if host.is_empty() { "unknown".to_owned() } else { host }
     }
 
-    /// A recorded holder name, if it is one this crate could have written (`host:pid`, each
-    /// part as [`holder_name`] makes it): a record written otherwise shows no holder rather
-    /// than something a store's reader would have to trust.
+    /// A recorded holder name, if [`holder_name`] could have made it (else it is not shown).
     pub(crate) fn recorded_holder(text: &str) -> Option<String> {
         let (host, pid) = text.rsplit_once(':')?;
         let host_ok = !host.is_empty()
@@ -467,8 +444,7 @@ pub(crate) mod support {
             .then(|| text.to_owned())
     }
 
-    /// `%2F` and the like as the bytes they stand for; the result must be UTF-8. A `%` not
-    /// followed by two hexadecimal digits is an error, not a literal.
+    /// `%2F` and the like as the bytes they stand for, into UTF-8; a lone `%` is an error.
     #[cfg_attr(
         not(any(feature = "lease-redis", feature = "lease-etcd", feature = "lease-zookeeper")),
         allow(dead_code)
@@ -493,11 +469,9 @@ pub(crate) mod support {
         String::from_utf8(out).map_err(|_| "not UTF-8 once percent-decoded".to_owned())
     }
 
-    /// Installs ring as the process's default rustls provider unless one is installed. redis-rs,
-    /// sqlx and zookeeper-client build their TLS configurations with the default provider, and
-    /// a process whose crates compile two providers in (`lease-zookeeper-tls` brings
-    /// aws-lc-rs beside ring) has none until someone installs one: without this, their first
-    /// TLS connection panics.
+    /// Installs ring as the process's default rustls provider unless one is: with two
+    /// compiled in (`lease-zookeeper-tls` brings aws-lc-rs), the drivers' first TLS connection
+    /// would panic for want of a default.
     #[cfg(any(
         feature = "lease-redis",
         feature = "lease-postgres",
@@ -550,8 +524,7 @@ pub(crate) mod support {
     }
 
     /// Checks a write's arguments as every store must: a namespace, one or two ops in distinct
-    /// slots, worker IDs in the leasable space, and values of printable ASCII of at most
-    /// [`MAX_VALUE_LEN`] bytes.
+    /// slots, worker IDs in the space, values of at most [`MAX_VALUE_LEN`] printable bytes.
     pub(crate) fn check_write(namespace: &str, ops: &[Cas<'_>]) -> Result<(), LeaseError> {
         check_namespace(namespace)?;
         let bad = |reason: String| Err(LeaseError::BadSettings { reason });
