@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use self::channel::Receive;
 use self::shared::{Command, Shared};
-use super::protocol::holder::Standing;
+use super::protocol::holder::{Machine, Standing};
 pub use super::protocol::{DEFAULT_MARGIN, DEFAULT_RESERVATION, DEFAULT_TTL};
 use super::store::LeaseError;
 use crate::fence::{Fence, FenceReason, GrantView, Limit, Refusal};
@@ -213,12 +213,7 @@ impl WorkerLease {
 
     /// Stops renewing without releasing, as a crashed process would (for tests of crashes).
     pub fn abandon(self) {
-        let stops = {
-            let mut machine = self.shared.lock();
-            machine.abandon();
-            machine.stops()
-        };
-        self.shared.follow_stops(stops);
+        self.shared.command(Machine::abandon);
         let _ = self.handle.commands.send(Command::Abandon);
     }
 
