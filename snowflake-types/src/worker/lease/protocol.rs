@@ -15,8 +15,7 @@ use super::store::{LeaseError, MAX_TTL};
 /// The default lease TTL: 10 s, how soon a crashed holder's worker ID frees.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(10);
 
-/// The default fencing margin: 2 s, or a fifth of the TTL where that is shorter
-/// (`docs/lease-rules.md`).
+/// The default fencing margin: 2 s, or a fifth of the TTL where that is shorter.
 pub const DEFAULT_MARGIN: Duration = Duration::from_secs(2);
 
 /// The default reservation `W`: 60 s, or the TTL where that is longer. See
@@ -41,8 +40,7 @@ pub(crate) struct Asked {
     pub(crate) tolerance: Duration,
 }
 
-/// How far past the clock a generator on a lease issues before it asks again (and so how far
-/// past its clock the next holder may find a release).
+/// How far past the clock a generator on a lease issues before it asks again.
 pub(crate) const STEP_MS: i64 = 100;
 
 /// The settings the protocol's decisions depend on.
@@ -55,40 +53,11 @@ pub(crate) struct Rules {
     /// `ε`.
     pub(crate) tolerance: Duration,
     pub(crate) renew_every: Duration,
-    /// How far past the clock a generator issues before asking again.
+    /// [`STEP_MS`].
     pub(crate) step_ms: i64,
     /// Bugs a test plants to show that the model check and the simulation find them.
     #[cfg(test)]
-    pub(crate) planted: Planted,
-}
-
-/// Bugs of the protocol that a test may plant (tests only): each takes one rule out.
-#[cfg(test)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub(crate) struct Planted {
-    /// A worker ID the marker says was granted, whose record is gone, counts as never
-    /// granted.
-    pub(crate) gone_is_never_used: bool,
-    /// A record written under another marker generation is vouched for.
-    pub(crate) any_generation: bool,
-    /// A marker of another incarnation of the store is kept.
-    pub(crate) any_incarnation: bool,
-    /// A grant the store cannot vouch for waits out the TTL, not the reservation.
-    pub(crate) floor_ignores_reservation: bool,
-    /// Writes record `local clock + TTL` while the holder issues up to `W` ahead.
-    pub(crate) reservation_not_recorded: bool,
-    /// A holder that reads back its own record with another value takes it as its own write.
-    pub(crate) rollback_unnoticed: bool,
-    /// The grant of a never-granted worker ID does not raise the marker's `next`.
-    pub(crate) next_not_raised: bool,
-    /// A grant the store cannot vouch for waits out the reservation, without the tolerance
-    /// between clocks.
-    pub(crate) floor_ignores_tolerance: bool,
-    /// A rollback noticed leaves the generators' cached limits in place.
-    pub(crate) rollback_keeps_limits: bool,
-    /// A renewal that finds the store another incarnation, its record unchanged, renews in
-    /// place under a marker written afresh instead of losing the lease.
-    pub(crate) renews_across_incarnations: bool,
+    pub(crate) planted: model::Planted,
 }
 
 impl Rules {
@@ -124,15 +93,8 @@ impl Rules {
             renew_every,
             step_ms: STEP_MS,
             #[cfg(test)]
-            planted: Planted::default(),
+            planted: model::Planted::default(),
         })
-    }
-
-    /// Rules with every setting given (tests): TTL, `W`, margin and tolerance.
-    #[cfg(test)]
-    pub(crate) fn of(ttl: Duration, reservation: Duration, margin: Duration, tolerance: Duration) -> Self {
-        let asked = Asked { ttl, reservation: Some(reservation), margin: Some(margin), renew_every: None, tolerance };
-        Rules::new(asked).expect("valid rules")
     }
 
     pub(crate) fn ttl_ms(&self) -> i64 {
@@ -157,8 +119,7 @@ impl Rules {
         at_ms.saturating_add(self.reservation_ms()).max(floor_ms)
     }
 
-    /// How far and until when (monotonic) an acknowledged write sent at `at_ms` and `at_ns`
-    /// lets its holder issue (rule 2).
+    /// How far and until when an acknowledged write sent at `at_ms`/`at_ns` lets it issue (rule 2).
     pub(crate) fn acknowledged(&self, at_ms: i64, at_ns: u64) -> (i64, u64) {
         (at_ms.saturating_add(millis(self.reservation)), at_ns.saturating_add(self.validity_ns()))
     }
@@ -178,8 +139,7 @@ impl Rules {
         self.step_ms.saturating_add(self.tolerance_ms())
     }
 
-    /// Whether `marker` vouches for `record` of `worker` ([`Marker::vouches`]), or whatever a
-    /// test planted in its place.
+    /// Whether `marker` vouches for `record` of `worker` ([`Marker::vouches`]).
     pub(crate) fn vouches(&self, marker: &Marker, worker: u64, record: &Record) -> bool {
         #[cfg(test)]
         if self.planted.any_generation {
@@ -188,8 +148,7 @@ impl Rules {
         marker.vouches(worker, record)
     }
 
-    /// Whether a grant of a worker ID at or above the marker's `next` raises it (always; a
-    /// test may plant the bug that it does not).
+    /// Whether a grant of a worker ID at or above the marker's `next` raises it (always).
     pub(crate) fn raises_next(&self) -> bool {
         #[cfg(test)]
         if self.planted.next_not_raised {
@@ -198,8 +157,7 @@ impl Rules {
         true
     }
 
-    /// Whether a holder that reads back its own record with a value it did not write takes it
-    /// for a rollback (always; a test may plant the bug that it takes it for its own write).
+    /// Whether its own record read back with a value it did not write is a rollback (always).
     pub(crate) fn notices_rollback(&self) -> bool {
         #[cfg(test)]
         if self.planted.rollback_unnoticed {
@@ -208,8 +166,7 @@ impl Rules {
         true
     }
 
-    /// Whether a rollback noticed stops the generators at once, their cached limits dropped
-    /// (always; a test may plant the bug that they issue on up to their limits).
+    /// Whether a rollback noticed drops the generators' cached limits (always).
     pub(crate) fn rollback_stops_generators(&self) -> bool {
         #[cfg(test)]
         if self.planted.rollback_keeps_limits {
@@ -218,8 +175,7 @@ impl Rules {
         true
     }
 
-    /// Whether a renewal that finds the store another incarnation than the one that granted
-    /// its record loses the lease (always; a test may plant the bug that it renews in place).
+    /// Whether a renewal under another incarnation than its grant's loses the lease (always).
     pub(crate) fn loses_on_another_incarnation(&self) -> bool {
         #[cfg(test)]
         if self.planted.renews_across_incarnations {
@@ -228,8 +184,7 @@ impl Rules {
         true
     }
 
-    /// Whether a worker ID the marker says was granted, whose record is gone, counts as
-    /// granted (always; a test may plant the bug that it counts as never granted).
+    /// Whether a granted worker ID whose record is gone counts as granted (always).
     fn counts_gone_as_granted(&self) -> bool {
         #[cfg(test)]
         if self.planted.gone_is_never_used {

@@ -136,12 +136,6 @@ impl Machine {
         self.first == First::Waiting && self.task == Task::Hold && self.current.as_ref().is_some_and(|g| g.valid(now))
     }
 
-    /// Whether generators may issue now.
-    #[cfg(test)]
-    pub(crate) fn issuing(&self, now: Now) -> bool {
-        self.refusal(now).is_none()
-    }
-
     /// Where the lease stands: [`Machine::refusal`], with the grant it concerns.
     pub(crate) fn standing(&self, now: Now) -> Standing {
         if let Some(error) = &self.failed {
