@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use std::ops::Range;
 
 use super::record::{Marker, Record};
-use super::{Basis, Rules};
+use super::{Basis, Rules, check_skew};
 use crate::fence::FenceReason;
 use crate::worker::lease::store::{Cas, LeaseError, Query, Slot, Snapshot, Written};
 
@@ -384,6 +384,16 @@ impl Eq for Machine {}
 impl std::hash::Hash for Machine {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         self.deciding().hash(state);
+    }
+}
+
+impl Settings {
+    /// The error a clock more than `ε` off the store's makes, for a read sent at `sent` and
+    /// answered at `now` (docs/lease-rules.md rule 9).
+    fn skew(&self, sent: &Sent, now: Now, snapshot: &Snapshot) -> Option<LeaseError> {
+        let (store_ms, tolerance) = (snapshot.now_ms?, self.rules.tolerance);
+        let local_ms = check_skew(sent.at.ms, store_ms, now.ms, tolerance).err()?;
+        Some(LeaseError::ClockSkew { store: self.store.clone(), local_ms, store_ms, tolerance })
     }
 }
 

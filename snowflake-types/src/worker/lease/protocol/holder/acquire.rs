@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use super::{Acquire, Call, Candidate, First, Grant, Machine, Note, Now, Op, Rng, Sent, Settings, Task, worth_waiting};
 use crate::worker::lease::protocol::record::{Holder, Marker, Record};
-use crate::worker::lease::protocol::{Basis, Rules, check_skew, floor_of, fresh_marker, marker_holds};
+use crate::worker::lease::protocol::{Basis, Rules, floor_of, fresh_marker, marker_holds};
 use crate::worker::lease::store::{LeaseError, MAX_READ, Query, Slot, Snapshot, Written};
 
 /// How often trouble while acquiring is noted.
@@ -169,11 +169,7 @@ impl Acquire {
             }
             return Step::Install(Box::new((candidate, grant, at)));
         }
-        if let Some(store_ms) = snapshot.now_ms
-            && let Err(local_ms) = check_skew(sent.at.ms, store_ms, now.ms, rules.tolerance)
-        {
-            let error =
-                LeaseError::ClockSkew { store: s.store.clone(), local_ms, store_ms, tolerance: rules.tolerance };
+        if let Some(error) = s.skew(sent, now, &snapshot) {
             self.restart();
             return Step::Failed(error);
         }

@@ -3,8 +3,8 @@
 
 use super::{Acquire, Call, Confirm, LostWhy, Machine, Note, Now, Op, Sent, Task};
 use crate::worker::lease::protocol::record::{Holder, Marker, Record};
-use crate::worker::lease::protocol::{check_skew, floor_of, fresh_marker, marker_holds};
-use crate::worker::lease::store::{LeaseError, Query, Slot, Snapshot};
+use crate::worker::lease::protocol::{floor_of, fresh_marker, marker_holds};
+use crate::worker::lease::store::{Query, Slot, Snapshot};
 
 impl Machine {
     /// The renewal's next call: its write, once a read found the marker vouching for the
@@ -71,16 +71,8 @@ impl Machine {
                 self.ambiguous.clear();
                 return self.stop_rolled_back(now, worker, fence, false);
             }
-            if let Some(store_ms) = snapshot.now_ms
-                && let Err(local_ms) = check_skew(sent.at.ms, store_ms, now.ms, rules.tolerance)
-            {
-                // Rule 9: a skewed clock reserves nothing, and tries again later.
-                let error = LeaseError::ClockSkew {
-                    store: self.s.store.clone(),
-                    local_ms,
-                    store_ms,
-                    tolerance: rules.tolerance,
-                };
+            if let Some(error) = self.s.skew(sent, now, snapshot) {
+                // A skewed clock reserves nothing, and tries again later.
                 self.note(Note::RenewalFailed { worker, error: error.clone() });
                 self.trouble_with(now, error);
                 self.task = Task::Hold;
