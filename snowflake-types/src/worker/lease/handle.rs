@@ -68,8 +68,7 @@ impl GeneratorBuilder {
 }
 
 impl WorkerLease {
-    /// The leased worker ID: the current grant's, or, while the lease is being acquired
-    /// again, the last one's.
+    /// The leased worker ID (the last grant's while the lease is acquired again).
     pub fn worker(&self) -> u64 {
         self.shared.lock().worker_and_fence().0
     }
@@ -199,11 +198,9 @@ impl WorkerLease {
 
     fn send_release(&self) -> Receive<()> {
         let (reply, receive) = channel::channel();
-        // Released already: the thread may be gone before it reads a command sent now.
+        // Released already, the thread may be gone before it reads a command sent now.
         let released = self.shared.lock().is_done();
-        let sent = if released { Err(()) } else { self.handle.commands.send(Command::Release(reply)).map_err(drop) };
-        if sent.is_err() {
-            // The thread is gone: the lease was released already.
+        if released || self.handle.commands.send(Command::Release(reply)).is_err() {
             let (reply, receive) = channel::channel();
             channel::answer(reply, Ok(()));
             return receive;
@@ -228,24 +225,19 @@ impl Fence for WorkerLease {
         &self.shared.namespace
     }
 
-    /// How far a new holder may find the previous holder's record ahead of its own clock.
     fn resume_window_ms(&self) -> i64 {
         self.shared.rules.resume_window_ms()
     }
 
-    /// The grant generators start under.
     fn view(&self) -> GrantView {
         let now = self.shared.now();
         self.shared.lock().view(now)
     }
 
-    /// Whether the lease still holds grant `epoch` (it may be fenced for want of a renewal).
     fn holds(&self, epoch: u64) -> bool {
         self.shared.lock().holds(epoch)
     }
 
-    /// Registers a generator's issuing limit, to be dropped when the lease is lost or released,
-    /// and the length of its tick.
     fn watch(&self, limit: &Arc<Limit>, tick_ms: i64) {
         self.shared.longest_tick_ms.fetch_max(tick_ms.unsigned_abs(), Ordering::Relaxed);
         let mut limits = self.shared.limits.lock().unwrap_or_else(|p| p.into_inner());
