@@ -34,11 +34,9 @@ pub(crate) struct Settings {
     pub(crate) acquire_backoff_ns: (u64, u64),
     /// Declare the namespace new where the store holds nothing of it.
     pub(crate) create_namespace: bool,
-    /// Whether the first acquisition keeps trying while every worker ID is held (else it
-    /// fails at once with `NoFreeWorker`).
+    /// Whether the first acquisition keeps trying while every worker ID is held.
     pub(crate) wait_for_free: bool,
-    /// Whether a state file keeps the grant across a restart: generators then issue only up
-    /// to what the file says may have been issued ([`Machine::save_due`]).
+    /// Whether a state file keeps the grant across a restart ([`Machine::save_due`]).
     pub(crate) state_file: bool,
     /// `host:pid`, recorded with every grant.
     pub(crate) name: String,
@@ -291,8 +289,7 @@ struct Filed {
     releasing: bool,
 }
 
-/// The marker the next renewal of `value` writes beside it: unchanged (`expect` is `marker`)
-/// or afresh (rule 4).
+/// The marker the next renewal of `value` writes beside it, unchanged or afresh (rule 4).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Confirm {
     value: String,
@@ -325,8 +322,7 @@ pub(crate) struct Machine {
     s: Settings,
     rng: Rng,
     current: Option<Grant>,
-    /// A grant lost whose reservation still lets it issue: the generators stay on it until
-    /// the next grant issues or it runs out.
+    /// A grant lost whose reservation still lets it issue, until the next grant issues.
     retiring: Option<Grant>,
     epochs: u64,
     task: Task,
@@ -359,32 +355,6 @@ pub(crate) struct Machine {
     /// The marker a read found vouching for the current grant, for its renewal to write.
     vouched: Option<Confirm>,
     notes: VecDeque<Note>,
-}
-
-impl Machine {
-    /// What its decisions depend on (not what it counts or tells), so that the model check
-    /// takes two holders that differ only in those for one.
-    fn deciding(&self) -> impl PartialEq + std::hash::Hash + '_ {
-        (
-            (&self.s, &self.rng, &self.current, &self.retiring, self.epochs, &self.task, &self.sent),
-            (self.due_ns, self.backoff_ns, self.first, self.trouble.as_ref().map(|t| (t.since_ns, &t.error))),
-            (self.released, self.rolled_back, self.stops, self.resumed, self.last, &self.ambiguous, &self.vouched),
-        )
-    }
-}
-
-impl PartialEq for Machine {
-    fn eq(&self, other: &Machine) -> bool {
-        self.deciding() == other.deciding()
-    }
-}
-
-impl Eq for Machine {}
-
-impl std::hash::Hash for Machine {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.deciding().hash(state);
-    }
 }
 
 impl Settings {
@@ -470,8 +440,7 @@ impl Machine {
 
     // ---- the store side ----
 
-    /// The store call to make now, if one is due; the machine waits for its answer before it
-    /// asks for another.
+    /// The store call to make now, if one is due (one at a time).
     pub(crate) fn poll_call(&mut self, now: Now) -> Option<Call> {
         if self.sent.is_some() || now.ns < self.due_ns || self.answers_first(now) {
             return None;
@@ -675,8 +644,7 @@ impl Machine {
 
     // ---- time ----
 
-    /// When the machine next wants to be woken (monotonic ns): a call due, the reservation
-    /// running out, the floor reached, the first acquisition's patience ending.
+    /// When the machine next wants to be woken (monotonic ns).
     pub(crate) fn poll_timeout(&self, now: Now) -> Option<u64> {
         let mut wake: Option<u64> = None;
         let mut at = |ns: u64| wake = Some(wake.map_or(ns, |w| w.min(ns)));
@@ -709,8 +677,7 @@ impl Machine {
         wake
     }
 
-    /// Time passed: the first acquisition is answered once it may issue, or given up once
-    /// the store did not answer for as long as it may wait.
+    /// Time passed: the first acquisition may be answered, or given up.
     pub(crate) fn handle_timeout(&mut self, now: Now) {
         self.first_answer(now);
         self.tell(now);
@@ -733,8 +700,7 @@ impl Machine {
 
     // ---- commands ----
 
-    /// Stops the generators and, once `wait_ns` has passed (a generator in the middle of a
-    /// tick may finish it), records the last timestamp issued and frees the worker ID.
+    /// Stops the generators and, once `wait_ns` has passed, releases (rule 7).
     pub(crate) fn release(&mut self, now: Now, wait_ns: u64) {
         self.release_asked(now, wait_ns);
         self.tell(now);
