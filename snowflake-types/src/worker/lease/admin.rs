@@ -13,8 +13,7 @@ use crate::clock::wall_ms;
 #[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
 pub use super::sql::{MYSQL_TABLE_DDL, POSTGRES_TABLE_DDL};
 
-/// One worker ID of a namespace as its store records it: whether it is leased, by whom, under
-/// which fencing number and for how long still, and the high water its holders recorded.
+/// One worker ID of a namespace as its store records it.
 ///
 /// ```
 /// use std::time::Duration;
@@ -94,8 +93,7 @@ impl WorkerRecord {
 pub struct NamespaceReport {
     /// The store's clock when it was read (Unix ms; the local clock for a store without one).
     pub now_ms: i64,
-    /// Since when (Unix ms) the store has known the namespace under its current marker;
-    /// `None` when it has no marker of this incarnation of the store.
+    /// Since when (Unix ms) the store has known the namespace under its marker of this incarnation.
     pub known_since_ms: Option<i64>,
     /// Whether the namespace was declared new ([`create_namespace`]).
     pub declared: bool,
@@ -105,8 +103,7 @@ pub struct NamespaceReport {
     pub workers: Vec<WorkerRecord>,
 }
 
-/// Reads a namespace: its marker and every worker ID's record. A read for operators: it takes
-/// no lock, and a lease may change while it reads.
+/// Reads a namespace: its marker and every worker ID's record (no lock: leases change meanwhile).
 ///
 /// ```no_run
 /// use typed_snowflake::worker::lease::open_store;

@@ -1,6 +1,4 @@
-//! The reference store: the store contract kept in this process's memory, with every fault a
-//! real store has at the caller's command. The model check and the simulation run the lease
-//! protocol against it; the conformance suite holds every real store to what it does.
+//! The reference store ([`MemoryLeaseStore`]), which the model check runs the protocol against.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -166,8 +164,7 @@ impl MemoryLeaseStore {
         self.inner.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Deletes one record (`Slot::Worker(n)`) or the marker (`Slot::Marker`) of a namespace,
-    /// and nothing else, as an operator's `DEL` or an eviction would.
+    /// Deletes one record or the marker of a namespace alone, as an eviction would.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::{MemoryLeaseStore, WorkerLease};
@@ -182,8 +179,7 @@ impl MemoryLeaseStore {
         self.lock().delete(namespace, slot);
     }
 
-    /// Loses every value, as a store restarted without persistence does; its incarnation
-    /// changes.
+    /// Loses every value, as a store restarted without persistence does (a new incarnation).
     pub fn lose_everything(&self) {
         let mut state = self.lock();
         state.spaces.clear();

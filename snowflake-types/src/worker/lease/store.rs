@@ -67,8 +67,7 @@ pub const DEFAULT_STORE_TIMEOUT: Duration = Duration::from_secs(2);
 pub const DEFAULT_CLOCK_TOLERANCE: Duration = Duration::from_secs(1);
 
 /// The environment variable naming a PEM file of CA certificates that the lease stores trust
-/// for TLS when their URL names none (`ssl_ca_certs=` for Redis, `sslrootcert=` for
-/// PostgreSQL, `ssl-ca=` for MySQL and MariaDB). Unset, the system's trusted roots are used.
+/// for TLS when their URL names none (`docs/stores.md`, "TLS").
 ///
 /// ```
 /// assert_eq!(typed_snowflake::worker::lease::CA_ENV, "SNOWFLAKE_LEASE_CA");
@@ -86,8 +85,7 @@ pub const CA_ENV: &str = "SNOWFLAKE_LEASE_CA";
 /// ```
 pub const MAX_NAMESPACE_LEN: usize = 64;
 
-/// The longest lease a store hands out: one day. A lease renews every few seconds; a TTL of
-/// days would leave a crashed holder's worker ID blocked for as long.
+/// The longest lease a store hands out: one day.
 ///
 /// ```
 /// use std::time::Duration;
@@ -98,8 +96,7 @@ pub const MAX_NAMESPACE_LEN: usize = 64;
 /// ```
 pub const MAX_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// The longest value the protocol writes into a slot, in bytes: every store keeps this much
-/// in a key, a row or a znode.
+/// The longest value the protocol writes into a slot, in bytes: every store keeps this much.
 ///
 /// ```
 /// assert_eq!(typed_snowflake::worker::lease::store::MAX_VALUE_LEN, 512);
@@ -115,9 +112,8 @@ pub const MAX_VALUE_LEN: usize = 512;
 /// ```
 pub const MAX_READ: u64 = 1024;
 
-/// What a read asks for: the records of the worker IDs in `workers` (at most [`MAX_READ`]
-/// of them), the namespace's marker, and, when `highest` is set, the highest worker ID the
-/// namespace has a record of.
+/// What a read asks for: the records of `workers` (at most [`MAX_READ`]), the marker, and
+/// perhaps the highest worker ID with a record.
 ///
 /// ```
 /// use typed_snowflake::worker::lease::store::Query;
@@ -149,8 +145,7 @@ impl Query {
     }
 }
 
-/// What a store read, in one consistent read where the store allows it: its clock, its
-/// incarnation, the namespace's marker and the records asked for.
+/// What a store read, in one consistent read where the store allows it.
 ///
 /// ```
 /// use typed_snowflake::worker::lease::store::Snapshot;
@@ -166,8 +161,7 @@ impl Query {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct Snapshot {
-    /// The store's clock during the read (Unix ms); `None` for a store without a clock
-    /// (etcd): the holders' own clocks then stand in for it.
+    /// The store's clock during the read (Unix ms); `None` for a store without a clock (etcd).
     pub now_ms: Option<i64>,
     /// A value that changes whenever the store may have lost or rolled back acknowledged
     /// writes, where it can tell (`docs/lease-rules.md` rule 4). Printable ASCII without `|`,
@@ -223,8 +217,7 @@ pub enum Slot {
     Worker(u64),
 }
 
-/// One compare-and-set: `slot` takes `value` if it holds exactly `expect` now (`None`: if it
-/// holds nothing).
+/// One compare-and-set: `slot` takes `value` if it holds exactly `expect` (`None`: nothing).
 ///
 /// ```
 /// use typed_snowflake::worker::lease::store::{Cas, Slot};
@@ -309,9 +302,8 @@ pub trait LeaseStore: Send + Sync + fmt::Debug + 'static {
     /// The store's address without any password, for messages: `redis://127.0.0.1:6379/0`.
     fn describe(&self) -> String;
 
-    /// What the store's configuration costs the leases, in plain words (e.g. a Redis whose
-    /// eviction policy may evict their keys), asked once when a lease starts; the lease logs
-    /// each. None by default.
+    /// What the store's configuration costs the leases, in plain words, logged once when a
+    /// lease starts. None by default.
     fn warnings(&self) -> Result<Vec<String>, LeaseError> {
         Ok(Vec::new())
     }
@@ -364,8 +356,7 @@ pub(crate) mod support {
     #[error("unexpected reply: {0}")]
     pub(crate) struct UnexpectedReply(pub(crate) String);
 
-    /// Checks a namespace: 1 to 64 bytes of `A-Z a-z 0-9 _ . : -`, so it is safe in a Redis key
-    /// and equal under every SQL collation only to itself.
+    /// Checks a namespace: 1 to 64 bytes of `A-Z a-z 0-9 _ . : -` (safe in every store).
     pub(crate) fn check_namespace(namespace: &str) -> Result<(), LeaseError> {
         let bad = |reason: String| LeaseError::BadNamespace { namespace: namespace.to_owned(), reason };
         if namespace.is_empty() {
@@ -422,8 +413,7 @@ pub(crate) mod support {
         })
     }
 
-    /// `host` trimmed, cut to [`HOST_NAME_BYTES`], with every character outside
-    /// `A-Z a-z 0-9 - . _` replaced by `_`; `unknown` when empty.
+    /// `host` trimmed, cut to [`HOST_NAME_BYTES`], outside `A-Z a-z 0-9 - . _` made `_`.
     pub(crate) fn clean_host(host: &str) -> String {
         let host: String = host
             .trim()
@@ -495,8 +485,7 @@ pub(crate) mod support {
         }
     }
 
-    /// What a write is doing, for error messages: `writing worker ID 3 and the marker of
-    /// namespace "shop"`.
+    /// What a write is doing, for error messages: `writing worker ID 3 of namespace "shop"`.
     pub(crate) fn writing(namespace: &str, ops: &[Cas<'_>]) -> String {
         let slots: Vec<String> = ops
             .iter()
@@ -508,8 +497,7 @@ pub(crate) mod support {
         format!("writing {} of namespace {namespace:?}", slots.join(" and "))
     }
 
-    /// Checks a read's arguments as every store must: a namespace, at most [`MAX_READ`]
-    /// worker IDs, all in the leasable space.
+    /// Checks a read's arguments: a namespace, at most [`MAX_READ`] worker IDs in the space.
     pub(crate) fn check_query(namespace: &str, query: &Query) -> Result<(), LeaseError> {
         check_namespace(namespace)?;
         let workers = &query.workers;
@@ -523,8 +511,7 @@ pub(crate) mod support {
         Ok(())
     }
 
-    /// Checks a write's arguments as every store must: a namespace, one or two ops in distinct
-    /// slots, worker IDs in the space, values of at most [`MAX_VALUE_LEN`] printable bytes.
+    /// Checks a write's arguments: one or two ops in distinct slots, within the limits.
     pub(crate) fn check_write(namespace: &str, ops: &[Cas<'_>]) -> Result<(), LeaseError> {
         check_namespace(namespace)?;
         let bad = |reason: String| Err(LeaseError::BadSettings { reason });

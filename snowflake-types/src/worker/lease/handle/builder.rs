@@ -91,8 +91,8 @@ impl WorkerLeaseBuilder {
             clock: Arc::new(MonotonicClock),
         }
     }
-    /// The namespace: the name of the ID space shared by every process that generates the
-    /// same types (default [`DEFAULT_NAMESPACE`]). 1 to 64 bytes of `A-Z a-z 0-9 _ . : -`.
+    /// The namespace: the ID space shared by every process that generates the same types
+    /// (default [`DEFAULT_NAMESPACE`]); 1 to 64 bytes of `A-Z a-z 0-9 _ . : -`.
     pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
         self.namespace = namespace.into();
         self
@@ -140,8 +140,7 @@ impl WorkerLeaseBuilder {
         self.renew_every = Some(every);
         self
     }
-    /// The largest difference between the local clock and the store's that acquisition
-    /// accepts (default [`DEFAULT_CLOCK_TOLERANCE`]).
+    /// The largest difference allowed between the clocks (default [`DEFAULT_CLOCK_TOLERANCE`]).
     pub fn clock_tolerance(mut self, tolerance: Duration) -> Self {
         self.tolerance = tolerance;
         self
@@ -307,16 +306,11 @@ impl WorkerLeaseBuilder {
         let describe =
             store.as_ref().map_or_else(|| url.as_ref().map(ToString::to_string).unwrap_or_default(), |s| s.describe());
         let host = crate::worker::lease::store::support::holder_name().rsplit_once(':').map_or("", |(host, _)| host);
-        let (file, saved) = match &self.state_file {
-            None => (None, None),
-            Some(path) => {
-                let (file, saved) = StateFile::open(path, host).map_err(|reason| LeaseError::BadSettings { reason })?;
-                (Some(file), saved)
-            }
-        };
+        let opened = self.state_file.as_ref().map(|path| StateFile::open(path, host)).transpose();
+        let (file, saved) = opened.map_err(|reason| LeaseError::BadSettings { reason })?.unzip();
         let now = Now { ns: nanos_since_anchor(Instant::now()), ms: self.clock.now_ms() };
         let settings = self.settings(rules, describe.clone());
-        let resumed = saved.and_then(|saved| Machine::resume(settings.clone(), &saved, now));
+        let resumed = saved.flatten().and_then(|saved| Machine::resume(settings.clone(), &saved, now));
         if let Some(machine) = &resumed {
             crate::events::lease_resumed_from_file(&self.namespace, machine.worker_and_fence().0);
         }
@@ -341,8 +335,7 @@ impl WorkerLeaseBuilder {
         Ok(WorkerLease { shared, handle: Arc::new(Handle { commands }) })
     }
 
-    /// [`WorkerLeaseBuilder::acquire`] for async code: the store calls run on the lease's
-    /// thread, and the caller awaits their outcome without blocking its executor.
+    /// [`WorkerLeaseBuilder::acquire`] for async code, without blocking the executor.
     ///
     /// ```no_run
     /// use typed_snowflake::worker::lease::{SqlLeaseStore, WorkerLease};

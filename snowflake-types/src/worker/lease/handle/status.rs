@@ -22,8 +22,7 @@ use crate::worker::lease::LeaseError;
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum LeaseStatus {
-    /// The lease was started ([`WorkerLeaseBuilder::start`](crate::worker::lease::WorkerLeaseBuilder::start)) and its first worker ID is being
-    /// acquired: generators on it may not issue yet.
+    /// The lease's first worker ID is being acquired: generators on it may not issue yet.
     Acquiring {
         /// Since when.
         since: SystemTime,
