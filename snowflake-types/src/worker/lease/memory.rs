@@ -255,22 +255,6 @@ impl MemoryLeaseStore {
     }
 }
 
-#[cfg(test)]
-impl MemoryLeaseStore {
-    /// A store holding `state`, its clock stopped at `now_ms`, for the model check (tests only).
-    pub(crate) fn holding(state: State, now_ms: Option<i64>) -> Self {
-        let clock = now_ms.map(|ms| Arc::new(crate::clock::ManualClock::new(ms)) as Arc<dyn Clock>);
-        let store = MemoryLeaseStore::build(clock);
-        *store.lock() = state;
-        store
-    }
-
-    /// What it holds now (tests only).
-    pub(crate) fn state(&self) -> State {
-        self.lock().clone()
-    }
-}
-
 impl LeaseStore for MemoryLeaseStore {
     fn read(&self, namespace: &str, query: &Query) -> Result<Snapshot, LeaseError> {
         check_query(namespace, query)?;
@@ -293,6 +277,21 @@ impl LeaseStore for MemoryLeaseStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl MemoryLeaseStore {
+        /// A store holding `state`, its clock stopped at `now_ms`, for the model check (tests only).
+        pub(crate) fn holding(state: State, now_ms: Option<i64>) -> Self {
+            let clock = now_ms.map(|ms| Arc::new(crate::clock::ManualClock::new(ms)) as Arc<dyn Clock>);
+            let store = MemoryLeaseStore::build(clock);
+            *store.lock() = state;
+            store
+        }
+
+        /// What it holds now (tests only).
+        pub(crate) fn state(&self) -> State {
+            self.lock().clone()
+        }
+    }
 
     #[test]
     fn writes_are_compare_and_set_and_atomic() {
