@@ -253,13 +253,6 @@ impl WorkerLeaseBuilder {
         }
     }
 
-    /// The settings checked: the namespace, the space and the rules.
-    fn check(&self) -> Result<protocol::Rules, LeaseError> {
-        check_namespace(&self.namespace)?;
-        check_space(self.space)?;
-        self.rules()
-    }
-
     /// Acquires a worker ID, blocking until it issues (what each start waits:
     /// `docs/lease-rules.md`). Renewals then run on the lease's own thread.
     ///
@@ -297,7 +290,9 @@ impl WorkerLeaseBuilder {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn start(self) -> Result<WorkerLease, LeaseError> {
-        let rules = self.check()?;
+        check_namespace(&self.namespace)?;
+        check_space(self.space)?;
+        let rules = self.rules()?;
         // A URL is parsed now, and opened by the lease thread, which waits for its store.
         let (url, store) = match &self.store {
             Store::Url(text) => (Some(crate::worker::lease::url::StoreUrl::parse(text)?), None),

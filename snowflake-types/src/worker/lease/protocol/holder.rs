@@ -336,7 +336,6 @@ pub(crate) struct Machine {
     rolled_back: bool,
     /// How many times the generators were stopped at once ([`Machine::stops`]).
     stops: u64,
-    /// Resumed from a state file.
     resumed: bool,
     /// Why the first acquisition failed for good.
     failed: Option<LeaseError>,
@@ -346,7 +345,6 @@ pub(crate) struct Machine {
     ambiguous: Vec<Attempt>,
     /// The lease's clock at the last change of standing.
     since_ms: i64,
-    /// Renewals acknowledged.
     renewals: u64,
     /// With a state file: what it says (`None` before the first is written).
     filed: Option<Filed>,
@@ -414,7 +412,7 @@ impl Machine {
         self.task == Task::Done
     }
 
-    /// The next note, if any.
+    /// The next note ([`Note`]), if any.
     pub(crate) fn poll_note(&mut self) -> Option<Note> {
         self.notes.pop_front()
     }

@@ -128,12 +128,8 @@ impl Machine {
     /// Whether a grant resumed from its state file answers its caller before any store call
     /// (which may wait a whole timeout).
     pub(crate) fn answers_first(&self, now: Now) -> bool {
-        self.resumed && self.issuing_soon(now)
-    }
-
-    /// Whether the first acquisition waits only for its grant's floor and file, not the store.
-    pub(crate) fn issuing_soon(&self, now: Now) -> bool {
-        self.first == First::Waiting && self.task == Task::Hold && self.current.as_ref().is_some_and(|g| g.valid(now))
+        let waiting = self.first == First::Waiting && self.task == Task::Hold;
+        self.resumed && waiting && self.current.as_ref().is_some_and(|g| g.valid(now))
     }
 
     /// Where the lease stands: [`Machine::refusal`], with the grant it concerns.
