@@ -43,6 +43,20 @@ pub(crate) struct Asked {
 /// How far past the clock a generator on a lease issues before it asks again.
 pub(crate) const STEP_MS: i64 = 100;
 
+/// Whether a test planted bug `$bug` in `$rules` (`model::Planted`); never outside tests.
+macro_rules! planted {
+    ($rules:expr, $bug:ident) => {{
+        #[cfg(test)]
+        let planted = $rules.planted.$bug;
+        #[cfg(not(test))]
+        let planted = {
+            let _ = &$rules;
+            false
+        };
+        planted
+    }};
+}
+
 /// The settings the protocol's decisions depend on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Rules {
@@ -103,11 +117,7 @@ impl Rules {
 
     /// `W`, or the TTL where a test planted that bug.
     pub(crate) fn reservation_ms(&self) -> i64 {
-        #[cfg(test)]
-        if self.planted.reservation_not_recorded {
-            return self.ttl_ms();
-        }
-        millis(self.reservation)
+        if planted!(self, reservation_not_recorded) { self.ttl_ms() } else { millis(self.reservation) }
     }
 
     pub(crate) fn tolerance_ms(&self) -> i64 {
@@ -141,66 +151,40 @@ impl Rules {
 
     /// Whether `marker` vouches for `record` of `worker` ([`Marker::vouches`]).
     pub(crate) fn vouches(&self, marker: &Marker, worker: u64, record: &Record) -> bool {
-        #[cfg(test)]
-        if self.planted.any_generation {
-            return true;
-        }
-        marker.vouches(worker, record)
+        planted!(self, any_generation) || marker.vouches(worker, record)
     }
 
     /// Whether a grant of a worker ID at or above the marker's `next` raises it (always).
     pub(crate) fn raises_next(&self) -> bool {
-        #[cfg(test)]
-        if self.planted.next_not_raised {
-            return false;
-        }
-        true
+        !planted!(self, next_not_raised)
     }
 
     /// Whether its own record read back with a value it did not write is a rollback (always).
     pub(crate) fn notices_rollback(&self) -> bool {
-        #[cfg(test)]
-        if self.planted.rollback_unnoticed {
-            return false;
-        }
-        true
+        !planted!(self, rollback_unnoticed)
     }
 
     /// Whether a rollback noticed drops the generators' cached limits (always).
     pub(crate) fn rollback_stops_generators(&self) -> bool {
-        #[cfg(test)]
-        if self.planted.rollback_keeps_limits {
-            return false;
-        }
-        true
+        !planted!(self, rollback_keeps_limits)
     }
 
     /// Whether a renewal under another incarnation than its grant's loses the lease (always).
     pub(crate) fn loses_on_another_incarnation(&self) -> bool {
-        #[cfg(test)]
-        if self.planted.renews_across_incarnations {
-            return false;
-        }
-        true
+        !planted!(self, renews_across_incarnations)
     }
 
     /// Whether a granted worker ID whose record is gone counts as granted (always).
     fn counts_gone_as_granted(&self) -> bool {
-        #[cfg(test)]
-        if self.planted.gone_is_never_used {
-            return false;
-        }
-        true
+        !planted!(self, gone_is_never_used)
     }
 
     /// The floor of a grant the store cannot vouch for: `W` + `ε` past the store's clock.
     pub(crate) fn unvouched_floor(&self, now_ms: i64) -> i64 {
-        #[cfg(test)]
-        if self.planted.floor_ignores_reservation {
+        if planted!(self, floor_ignores_reservation) {
             return now_ms.saturating_add(self.ttl_ms()).saturating_add(self.tolerance_ms());
         }
-        #[cfg(test)]
-        if self.planted.floor_ignores_tolerance {
+        if planted!(self, floor_ignores_tolerance) {
             return now_ms.saturating_add(millis(self.reservation));
         }
         now_ms.saturating_add(millis(self.reservation)).saturating_add(self.tolerance_ms())
@@ -284,11 +268,9 @@ pub(crate) fn fresh_marker(
 
 /// Whether `marker` was written in this `incarnation` of the store (rule 4).
 pub(crate) fn marker_holds(rules: &Rules, marker: Option<&Marker>, incarnation: &str) -> bool {
-    #[cfg(test)]
-    if rules.planted.any_incarnation {
+    if planted!(rules, any_incarnation) {
         return marker.is_some();
     }
-    let _ = rules;
     marker.is_some_and(|m| m.incarnation == incarnation)
 }
 
