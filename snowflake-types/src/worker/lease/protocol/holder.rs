@@ -194,7 +194,7 @@ struct Candidate {
 }
 
 /// An acquisition under way (its steps are `holder/acquire.rs`'s).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 struct Acquire {
     prefer: Option<u64>,
     fence_above: u64,
@@ -239,13 +239,6 @@ struct Sent {
     at: Now,
     /// Made for the release (else for the renewal, in flight when the release was asked).
     release: bool,
-}
-
-/// The first acquisition, as the caller waits for it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum First {
-    Waiting,
-    Answered,
 }
 
 /// Store trouble in progress.
@@ -329,7 +322,8 @@ pub(crate) struct Machine {
     sent: Option<Sent>,
     due_ns: u64,
     backoff_ns: u64,
-    first: First,
+    /// The caller still waits for the first acquisition's answer.
+    waiting_first: bool,
     trouble: Option<Trouble>,
     released: bool,
     /// A rollback was noticed: nothing issues until a new grant.
@@ -389,7 +383,7 @@ impl Machine {
             sent: None,
             due_ns: now.ns,
             backoff_ns: 0,
-            first: First::Waiting,
+            waiting_first: true,
             trouble: None,
             released: false,
             rolled_back: false,
@@ -423,7 +417,7 @@ impl Machine {
 
     /// Tells [`Note::Changed`] if what the generators may do changed since it last told.
     fn tell(&mut self, now: Now) {
-        if self.first == First::Waiting && self.current.is_none() {
+        if self.waiting_first && self.current.is_none() {
             // Acquiring its first grant: nothing changed for the generators yet.
             return;
         }
@@ -629,7 +623,7 @@ impl Machine {
     }
 
     fn give_up(&mut self, error: LeaseError) {
-        self.first = First::Answered;
+        self.waiting_first = false;
         self.failed = Some(error.clone());
         self.note(Note::GaveUp(error));
         if self.current.is_some() {
@@ -664,7 +658,7 @@ impl Machine {
                 }
             }
         }
-        if self.first == First::Waiting
+        if self.waiting_first
             && let Some(trouble) = &self.trouble
         {
             at(trouble.since_ns.saturating_add(self.s.first_wait_ns));
@@ -682,11 +676,11 @@ impl Machine {
     }
 
     fn first_answer(&mut self, now: Now) {
-        if self.first != First::Waiting {
+        if !self.waiting_first {
             return;
         }
         if self.current.is_some() && self.refusal(now).is_none() {
-            self.first = First::Answered;
+            self.waiting_first = false;
             self.note(Note::Ready);
         } else if let Some(trouble) = &self.trouble
             && now.ns >= trouble.since_ns.saturating_add(self.s.first_wait_ns)

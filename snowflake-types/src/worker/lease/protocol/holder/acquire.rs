@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use super::{Acquire, Call, Candidate, First, Grant, Machine, Note, Now, Op, Rng, Sent, Settings, Task, worth_waiting};
+use super::{Acquire, Call, Candidate, Grant, Machine, Note, Now, Op, Rng, Sent, Settings, Task, worth_waiting};
 use crate::worker::lease::protocol::record::{Holder, Marker, Record};
 use crate::worker::lease::protocol::{Basis, Rules, floor_of, fresh_marker, marker_holds};
 use crate::worker::lease::store::{LeaseError, MAX_READ, Query, Slot, Snapshot, Written};
@@ -38,21 +38,7 @@ pub(super) enum Step {
 
 impl Acquire {
     pub(super) fn new(prefer: Option<u64>, fence_above: u64, refresh: bool) -> Acquire {
-        Acquire {
-            prefer,
-            fence_above,
-            refresh,
-            marker: None,
-            incarnation: String::new(),
-            now_ms: 0,
-            highest: None,
-            plan: Vec::new(),
-            planned: false,
-            ready: Vec::new(),
-            best: None,
-            pending: None,
-            conflicts: 0,
-        }
+        Acquire { prefer, fence_above, refresh, ..Acquire::default() }
     }
 
     /// Starts the attempt again from its first read, keeping what it was asked.
@@ -301,7 +287,7 @@ impl Machine {
     /// An attempt failed: tried again later, unless the first acquisition cannot mend it.
     pub(super) fn failed(&mut self, now: Now, error: LeaseError) {
         let full_but_waiting = self.s.wait_for_free && matches!(error, LeaseError::NoFreeWorker { .. });
-        if self.first == First::Waiting && !worth_waiting(&error) && !full_but_waiting {
+        if self.waiting_first && !worth_waiting(&error) && !full_but_waiting {
             return self.give_up(error);
         }
         self.trouble_with(now, error);

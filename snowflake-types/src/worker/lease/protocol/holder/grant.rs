@@ -1,7 +1,7 @@
 //! What the generators may issue: under which grant, whether ([`Machine::refusal`]), how far
 //! ([`Machine::grant_until`]), and where the lease stands ([`Machine::standing`]).
 
-use super::{First, Grant, Machine, Now, Standing, Task};
+use super::{Grant, Machine, Now, Standing, Task};
 use crate::fence::{FenceReason, GrantView, Refusal};
 use crate::worker::lease::store::LeaseError;
 
@@ -128,7 +128,7 @@ impl Machine {
     /// Whether a grant resumed from its state file answers its caller before any store call
     /// (which may wait a whole timeout).
     pub(crate) fn answers_first(&self, now: Now) -> bool {
-        let waiting = self.first == First::Waiting && self.task == Task::Hold;
+        let waiting = self.waiting_first && self.task == Task::Hold;
         self.resumed && waiting && self.current.as_ref().is_some_and(|g| g.valid(now))
     }
 
@@ -140,7 +140,7 @@ impl Machine {
         if self.released {
             return Standing::Released;
         }
-        if self.first == First::Waiting && self.current.is_none() {
+        if self.waiting_first && self.current.is_none() {
             return Standing::Acquiring;
         }
         let answering = self.trouble.is_none() && self.ambiguous.is_empty();

@@ -15,7 +15,7 @@ impl Machine {
     fn deciding(&self) -> impl PartialEq + std::hash::Hash + '_ {
         (
             (&self.s, &self.rng, &self.current, &self.retiring, self.epochs, &self.task, &self.sent),
-            (self.due_ns, self.backoff_ns, self.first, self.trouble.as_ref().map(|t| (t.since_ns, &t.error))),
+            (self.due_ns, self.backoff_ns, self.waiting_first, self.trouble.as_ref().map(|t| (t.since_ns, &t.error))),
             (self.released, self.rolled_back, self.stops, self.resumed, self.last, &self.ambiguous, &self.vouched),
         )
     }
