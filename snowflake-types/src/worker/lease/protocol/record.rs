@@ -110,15 +110,8 @@ impl Marker {
 
     /// The marker as a store keeps it.
     pub(crate) fn encode(&self) -> String {
-        format!(
-            "m1|{}|{:016x}|{}|{}|{}|{}",
-            self.rev,
-            self.generation,
-            self.since_ms,
-            self.next,
-            u8::from(self.declared),
-            self.incarnation
-        )
+        let Marker { rev, generation, since_ms, next, declared, incarnation } = self;
+        format!("m1|{rev}|{generation:016x}|{since_ms}|{next}|{}|{incarnation}", u8::from(*declared))
     }
 
     /// A marker read back; `None` for text this protocol does not write.

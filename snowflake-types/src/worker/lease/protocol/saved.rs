@@ -24,17 +24,9 @@ impl Saved {
     /// The file's one line: `s2|releasing|namespace|worker|token|bound|valid until|issued
     /// limit|record` (the record, which may hold `|`, last).
     pub(crate) fn encode(&self) -> String {
-        format!(
-            "s2|{}|{}|{}|{}|{}|{}|{}|{}",
-            u8::from(self.releasing),
-            self.namespace,
-            self.worker,
-            self.token,
-            self.bound_ms,
-            self.valid_until_ms,
-            self.issued_limit_ms,
-            self.value
-        )
+        let Saved { namespace, worker, token, value, bound_ms, valid_until_ms, issued_limit_ms, releasing } = self;
+        let releasing = u8::from(*releasing);
+        format!("s2|{releasing}|{namespace}|{worker}|{token}|{bound_ms}|{valid_until_ms}|{issued_limit_ms}|{value}")
     }
 
     /// A file's line read back; `None` for anything else.
@@ -56,16 +48,8 @@ impl Saved {
         let issued_limit_ms = fields.next()?.parse().ok()?;
         let value = fields.next()?.to_owned();
         let record = Record::decode(&value)?;
-        (record.is_token(&token) && issued_limit_ms <= bound_ms).then_some(Saved {
-            namespace,
-            worker,
-            token,
-            value,
-            bound_ms,
-            valid_until_ms,
-            issued_limit_ms,
-            releasing,
-        })
+        let saved = Saved { namespace, worker, token, value, bound_ms, valid_until_ms, issued_limit_ms, releasing };
+        (record.is_token(&saved.token) && issued_limit_ms <= bound_ms).then_some(saved)
     }
 }
 
