@@ -15,6 +15,9 @@ use crate::worker::lease::protocol::holder::{Call, Machine, Note, Now, Reply as 
 use crate::worker::lease::store::{Cas, LeaseError, LeaseStore};
 use crate::worker::lease::url::StoreUrl;
 
+/// What an acquisition's log lines say the lease is doing.
+const ACQUIRING: &str = "acquiring a worker ID";
+
 /// Makes one call of the machine's on the store.
 fn make(store: &dyn LeaseStore, namespace: &str, call: &Call) -> Answer {
     let result = match call {
@@ -332,20 +335,12 @@ impl Driver {
             Note::Trouble { error, waited_ns } => {
                 let waited = Duration::from_nanos(waited_ns);
                 if !self.answered {
-                    crate::events::lease_waiting_for_store(
-                        ns,
-                        "acquiring a worker ID",
-                        &error,
-                        waited,
-                        self.wait_for_store,
-                    );
+                    crate::events::lease_waiting_for_store(ns, ACQUIRING, &error, waited, self.wait_for_store);
                 } else {
                     crate::events::lease_recovering(ns, current, &error);
                 }
             }
-            Note::Back { waited_ns } => {
-                crate::events::lease_store_back(ns, "acquiring a worker ID", Duration::from_nanos(waited_ns));
-            }
+            Note::Back { waited_ns } => crate::events::lease_store_back(ns, ACQUIRING, Duration::from_nanos(waited_ns)),
             Note::Changed { worker, refusal } => self.changed(worker, refusal, error),
             Note::Released { worker, result } => {
                 // The state file goes once the release is acknowledged, and only then.

@@ -1,12 +1,8 @@
 //! The holder of a worker ID as one state machine without I/O, in the manner of quinn-proto:
 //! its driver makes the calls it asks for ([`Machine::poll_call`], [`Machine::handle_reply`])
-//! and wakes it when it asks ([`Machine::poll_timeout`], [`Machine::handle_timeout`]); the
-//! generators ask it how far they may issue ([`Machine::grant_until`]). Every policy of a lease
-//! lives here; the lease thread, the model check and the simulation only drive it.
-//!
-//! This file holds the machine's face, its state (the types of its modules' too, so that they
-//! name the machine and not the reverse) and the release; the acquisition, the grant, the
-//! renewal and the state file extend it from modules of their own.
+//! and wakes it when it asks ([`Machine::poll_timeout`]). Every policy of a lease lives here;
+//! the lease thread, the model check and the simulation only drive it. Its modules extend it;
+//! their state's types are defined here, so that they name the machine and not the reverse.
 
 use std::collections::VecDeque;
 use std::ops::Range;
