@@ -1,25 +1,19 @@
-//! For operators: what an operator does to a namespace, through the protocol's rules: read it
-//! ([`inspect`]), declare it new ([`create_namespace`]), fence it after a restore
-//! ([`fence_namespace`]); and the SQL tables to create where the application's role may not.
-//! `snowflake leases` calls these.
+//! For operators (`snowflake leases`): read a namespace ([`inspect`]), declare it new
+//! ([`create_namespace`]), fence it after a restore ([`fence_namespace`]); and the SQL tables.
 
 use std::time::Duration;
 
 use super::protocol::fresh_marker;
-#[cfg(test)]
-use super::protocol::marker_holds;
 use super::protocol::record::{Marker, Record};
 use super::store::support::{check_namespace, random_u64, recorded_holder};
 use super::store::{Cas, LeaseError, LeaseStore, MAX_READ, Query, Slot, Written};
 use crate::clock::wall_ms;
 
-// The tables an operator creates where the application's role may not (`SqlLeaseStore`
-// creates them itself otherwise).
+// The tables to create where the application's role may not.
 #[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
 pub use super::sql::{MYSQL_TABLE_DDL, POSTGRES_TABLE_DDL};
 
-/// One worker ID of a namespace as its store records it: whether it is leased, by whom, under
-/// which fencing number and for how long still, and the high water its holders recorded.
+/// One worker ID of a namespace as its store records it.
 ///
 /// ```
 /// use std::time::Duration;
@@ -46,12 +40,9 @@ pub struct WorkerRecord {
     pub fence: Option<u64>,
     /// How long the live lease lasts without a renewal. `None` when free.
     pub expires_in: Option<Duration>,
-    /// The high water its holders recorded (Unix ms): the later of the last timestamp issued
-    /// and the reservation of the last renewal. A new holder issues only above it.
+    /// The high water its holders recorded (Unix ms): a new holder issues only above it.
     pub high_water_ms: Option<i64>,
-    /// Whether the store vouches for the record (it was written under the namespace's
-    /// current marker): a new holder of a record it does not vouch for waits out the
-    /// reservation instead of starting above the high water.
+    /// Whether the store vouches for the record (`docs/lease-rules.md` rule 3).
     pub vouched: bool,
 }
 
@@ -102,8 +93,7 @@ impl WorkerRecord {
 pub struct NamespaceReport {
     /// The store's clock when it was read (Unix ms; the local clock for a store without one).
     pub now_ms: i64,
-    /// Since when (Unix ms) the store has known the namespace under its current marker;
-    /// `None` when it has no marker of this incarnation of the store.
+    /// Since when (Unix ms) the store has known the namespace under its marker of this incarnation.
     pub known_since_ms: Option<i64>,
     /// Whether the namespace was declared new ([`create_namespace`]).
     pub declared: bool,
@@ -113,8 +103,7 @@ pub struct NamespaceReport {
     pub workers: Vec<WorkerRecord>,
 }
 
-/// Reads a namespace: its marker and every worker ID's record. A read for operators: it takes
-/// no lock, and a lease may change while it reads.
+/// Reads a namespace: its marker and every worker ID's record (no lock: leases change meanwhile).
 ///
 /// ```no_run
 /// use typed_snowflake::worker::lease::open_store;
@@ -166,13 +155,8 @@ fn listed(worker: u64, record: &Record, marker: Option<&Marker>, now_ms: i64) ->
     }
 }
 
-/// Declares `namespace` new: writes its marker as "known from now, nothing ever issued here",
-/// so that its first holders issue at once. Refused, with the reason, where the store holds
-/// anything of the namespace (a marker or any record).
-///
-/// What it cannot protect against: a store that just lost its data while holders of the
-/// namespace still run holds nothing of it either. Declare a namespace new before its first
-/// holder starts, never after a store lost its data (`docs/lease-rules.md`).
+/// Declares `namespace` new, so that its first holders issue at once; refused where the store
+/// holds anything of it. Only before its first holder starts (`docs/lease-rules.md`).
 ///
 /// ```
 /// use typed_snowflake::worker::lease::MemoryLeaseStore;
@@ -187,9 +171,8 @@ pub fn create_namespace(store: &dyn LeaseStore, namespace: &str) -> Result<(), L
     create_namespace_with(store, namespace, &mut random_u64, &wall_ms)
 }
 
-/// [`create_namespace`], with the marker's generation from `generation` and the local clock
-/// from `local_ms` (read only for a store without a clock): the model check runs the command
-/// itself against the reference store, on its own clock and its own seeded choices.
+/// [`create_namespace`], with the marker's generation and the local clock (for a store
+/// without one) given: the model check runs it on its own clock and seeded choices.
 pub(crate) fn create_namespace_with(
     store: &dyn LeaseStore,
     namespace: &str,
@@ -220,11 +203,8 @@ pub(crate) fn create_namespace_with(
     }
 }
 
-/// Fences `namespace` after its store was restored from a backup or a snapshot that nothing
-/// in the store tells: writes its marker afresh, so that every record written before loses
-/// the store's voucher and each worker ID's next holder waits out the reservation. Running
-/// holders whose records the restore rolled back stop on their next renewal and acquire
-/// again. Run it before the restored store serves the holders again (`docs/lease-rules.md`).
+/// Fences `namespace` after a restore its store cannot tell: writes its marker afresh, so
+/// that no record written before is trusted (`docs/lease-rules.md`, "What the operator must do").
 ///
 /// ```
 /// use typed_snowflake::worker::lease::MemoryLeaseStore;
@@ -239,8 +219,7 @@ pub fn fence_namespace(store: &dyn LeaseStore, namespace: &str) -> Result<(), Le
     fence_namespace_with(store, namespace, &mut random_u64, &wall_ms)
 }
 
-/// [`fence_namespace`], with the marker's generation from `generation` and the local clock
-/// from `local_ms` (as [`create_namespace_with`]).
+/// [`fence_namespace`], as [`create_namespace_with`].
 pub(crate) fn fence_namespace_with(
     store: &dyn LeaseStore,
     namespace: &str,
@@ -264,20 +243,24 @@ pub(crate) fn fence_namespace_with(
     })
 }
 
-/// Whether the marker read holds for this incarnation (for tests of the admin calls).
-#[cfg(test)]
-fn holds(store: &dyn LeaseStore, namespace: &str) -> bool {
-    let read = store.read(namespace, &Query::workers(0..0)).expect("a read");
-    let marker = read.marker.as_deref().and_then(Marker::decode);
-    let rules =
-        super::protocol::Rules::of(Duration::from_secs(1), Duration::from_secs(1), Duration::ZERO, Duration::ZERO);
-    marker_holds(&rules, marker.as_ref(), &read.incarnation)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::worker::lease::MemoryLeaseStore;
+    use crate::worker::lease::protocol::marker_holds;
+
+    /// Whether the marker read holds for this incarnation.
+    fn holds(store: &dyn LeaseStore, namespace: &str) -> bool {
+        let read = store.read(namespace, &Query::workers(0..0)).expect("a read");
+        let marker = read.marker.as_deref().and_then(Marker::decode);
+        let rules = super::super::protocol::Rules::of(
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+            Duration::ZERO,
+            Duration::ZERO,
+        );
+        marker_holds(&rules, marker.as_ref(), &read.incarnation)
+    }
 
     #[test]
     fn inspect_reports_every_record_and_which_the_marker_vouches_for() {

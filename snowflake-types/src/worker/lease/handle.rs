@@ -1,17 +1,6 @@
-//! A worker-ID lease held by this process: acquired from a [`LeaseStore`], renewed in the
-//! background, acquired again by itself when it is lost, released on shutdown, and the fence
-//! that every generator on it checks.
-//!
-//! One thread per lease (`snowflake-lease`) makes every store call: the acquisition, the
-//! renewals (every `renew_every`, by default a third of the TTL), the acquisitions after a
-//! loss, and the release. Store calls therefore never run inside the caller's async runtime,
-//! and a lease is the same object for tokio services and for blocking programs.
-//!
-//! This file is the handle: [`WorkerLease`], its status, and the fence every generator on it
-//! checks ([`Fence`] for [`WorkerLease`]). The builder (`builder.rs`) checks the settings and
-//! starts the lease thread (`renewal.rs`), which renews, acquires again and releases, and
-//! holds the proof that a lease is never trusted beyond its fence; both share `shared.rs`'s
-//! state, and `channel.rs` carries the thread's answers to the caller that waits for them.
+//! A worker-ID lease held by this process: the handle ([`WorkerLease`]), its status, and the
+//! fence every generator on it checks. One thread per lease (`renewal.rs`) makes every store
+//! call, so none runs inside the caller's async runtime.
 
 mod builder;
 mod channel;
@@ -30,36 +19,21 @@ use std::time::Duration;
 
 use self::channel::Receive;
 use self::shared::{Command, Shared};
-use super::protocol::holder::Standing;
+use super::protocol::holder::{Machine, Standing};
 pub use super::protocol::{DEFAULT_MARGIN, DEFAULT_RESERVATION, DEFAULT_TTL};
 use super::store::LeaseError;
 use crate::fence::{Fence, FenceReason, GrantView, Limit, Refusal};
 use crate::generator::GeneratorBuilder;
 
 /// A worker ID leased from a coordination store, renewed in the background, and acquired
-/// again by itself whenever it is lost.
+/// again by itself whenever it is lost (the rules: `docs/lease-rules.md`).
 ///
 /// Give it to a [`Generator`](crate::Generator) (`Generator::builder(layout).lease(lease)`) or
 /// to the registry (`Registry::builder().worker_lease(lease)`); clones share the lease. The
-/// generators check it where they already check their issuing limit (once per tick at most),
-/// so it costs the hot path nothing. Each renewal records in the store, by compare-and-set,
-/// a reservation ahead of the clock; the generators issue only within what the store
-/// acknowledged, and stop with [`GenerateError::Fenced`](crate::GenerateError::Fenced) when
-/// the store has not answered for `W - margin`. The next holder of the worker ID starts above
-/// everything recorded, or, where the store cannot vouch for the record, above everything
-/// any holder may have reserved. The rules, once: the guide page `lease_rules`
-/// (`docs/lease-rules.md`).
-///
-/// When the store says the lease is lost (its record deleted or evicted, or taken by another
-/// holder after it expired), the generators go on within what they reserved while the lease
-/// acquires a worker ID again, with backoff and jitter, trying the one it held first; they
-/// move to the new grant once it may issue. A record rolled back under the lease (a restore,
-/// a failover that lost writes) stops them at once. No process restart is needed.
-/// [`WorkerLease::status`] says where it stands.
-///
-/// [`WorkerLease::release`] fences the generators, records the last timestamp they may have
-/// issued and frees the worker ID; dropping the last clone does the same without waiting for
-/// the store's answer.
+/// generators check it where they already check their issuing limit, and stop with
+/// [`GenerateError::Fenced`](crate::GenerateError::Fenced) when the store has not answered for
+/// `W - margin`. [`WorkerLease::status`] says where it stands; dropping the last clone
+/// releases it without waiting for the store's answer.
 #[derive(Clone, Debug)]
 pub struct WorkerLease {
     shared: Arc<Shared>,
@@ -73,11 +47,8 @@ struct Handle {
 }
 
 impl GeneratorBuilder {
-    /// Issue under a worker-ID lease: the lease decides the worker ID (any `worker` set
-    /// here is ignored), the generator starts above what the previous holders of that
-    /// worker ID recorded, and it stops issuing, with [`GenerateError::Fenced`](crate::GenerateError::Fenced), whenever
-    /// the lease is not renewed in time. Several generators (one per ID type) may share one
-    /// lease.
+    /// Issue under a worker-ID lease, which decides the worker ID (any `worker` set here is
+    /// ignored); several generators (one per ID type) may share one lease.
     ///
     /// ```no_run
     /// use typed_snowflake::worker::lease::{RedisLeaseStore, WorkerLease};
@@ -97,8 +68,7 @@ impl GeneratorBuilder {
 }
 
 impl WorkerLease {
-    /// The leased worker ID: the current grant's, or, while the lease is being acquired
-    /// again, the last one's.
+    /// The leased worker ID (the last grant's while the lease is acquired again).
     pub fn worker(&self) -> u64 {
         self.shared.lock().worker_and_fence().0
     }
@@ -119,8 +89,7 @@ impl WorkerLease {
         self.shared.lock().worker_and_fence().1
     }
 
-    /// The highest timestamp (Unix ms) earlier holders of the worker ID may have issued: what
-    /// they recorded, or, when the store had no record, the floor this lease waited for. The
+    /// The highest timestamp (Unix ms) earlier holders of the worker ID may have issued: the
     /// generators on this lease issue only above it.
     pub fn previous_high_water_ms(&self) -> Option<i64> {
         self.shared.lock().floor_ms()
@@ -212,15 +181,12 @@ impl WorkerLease {
         }
     }
 
-    /// Fences the generators on this lease, records in the store the last timestamp they may
-    /// have issued, and frees the worker ID, blocking until the store answers. Clones of the
-    /// lease see it released.
+    /// Fences the generators on this lease (and its clones), records the last timestamp they
+    /// may have issued, and frees the worker ID, blocking until the store answers.
     ///
-    /// Errors: [`LeaseError::Lost`] when the store no longer holds this grant (it expired
-    /// during an outage, or the store lost it) — nothing was freed, and none is needed;
-    /// [`LeaseError::Store`] or [`LeaseError::Timeout`] when the store did not answer — the
-    /// worker ID frees when the TTL runs out. A lease that is being acquired again holds
-    /// nothing, and its release is `Ok`. The generators are fenced in every case.
+    /// Errors: [`LeaseError::Lost`] when the store no longer holds this grant (nothing to
+    /// free); [`LeaseError::Store`] or [`LeaseError::Timeout`] when the store did not answer
+    /// (the worker ID frees when the TTL runs out).
     pub fn release(self) -> Result<(), LeaseError> {
         self.send_release().wait()
     }
@@ -232,12 +198,9 @@ impl WorkerLease {
 
     fn send_release(&self) -> Receive<()> {
         let (reply, receive) = channel::channel();
-        // Released already (by a clone, or an earlier call): nothing is left to release, and the
-        // thread may be gone before it reads a command sent now.
+        // Released already, the thread may be gone before it reads a command sent now.
         let released = self.shared.lock().is_done();
-        let sent = if released { Err(()) } else { self.handle.commands.send(Command::Release(reply)).map_err(drop) };
-        if sent.is_err() {
-            // The thread is gone: the lease was released already.
+        if released || self.handle.commands.send(Command::Release(reply)).is_err() {
             let (reply, receive) = channel::channel();
             channel::answer(reply, Ok(()));
             return receive;
@@ -245,23 +208,13 @@ impl WorkerLease {
         receive
     }
 
-    /// Stops renewing without releasing, as a crashed process would: the generators are
-    /// fenced at once, and the worker ID frees when the store's TTL runs out. For tests and
-    /// simulations of crashes.
+    /// Stops renewing without releasing, as a crashed process would (for tests of crashes).
     pub fn abandon(self) {
-        let stops = {
-            let mut machine = self.shared.lock();
-            machine.abandon();
-            machine.stops()
-        };
-        self.shared.follow_stops(stops);
+        self.shared.command(Machine::abandon);
         let _ = self.handle.commands.send(Command::Abandon);
     }
 
-    /// Sends no renewal for `pause`, as a process paused that long (by a debugger, a stalled
-    /// VM, a long garbage collection elsewhere in it) would not: the generators fence once
-    /// `W - margin` has passed since the last renewal, and resume if the renewal after the
-    /// pause succeeds. For tests and simulations of pauses.
+    /// Sends no renewal for `pause`, as a paused process would not (for tests of pauses).
     pub fn pause_renewals(&self, pause: Duration) {
         let _ = self.handle.commands.send(Command::Pause(pause));
     }
@@ -272,26 +225,19 @@ impl Fence for WorkerLease {
         &self.shared.namespace
     }
 
-    /// How far a new holder may find the previous holder's record ahead of its own clock:
-    /// a step past the clock, plus the clock tolerance between nodes. A generator resumed from
-    /// such a record waits for its clock rather than treat it as a step back.
     fn resume_window_ms(&self) -> i64 {
         self.shared.rules.resume_window_ms()
     }
 
-    /// The grant generators start under.
     fn view(&self) -> GrantView {
         let now = self.shared.now();
         self.shared.lock().view(now)
     }
 
-    /// Whether the lease still holds grant `epoch` (it may be fenced for want of a renewal).
     fn holds(&self, epoch: u64) -> bool {
         self.shared.lock().holds(epoch)
     }
 
-    /// Registers a generator's issuing limit, to be dropped when the lease is lost or released,
-    /// and the length of its tick.
     fn watch(&self, limit: &Arc<Limit>, tick_ms: i64) {
         self.shared.longest_tick_ms.fetch_max(tick_ms.unsigned_abs(), Ordering::Relaxed);
         let mut limits = self.shared.limits.lock().unwrap_or_else(|p| p.into_inner());
@@ -299,16 +245,11 @@ impl Fence for WorkerLease {
         limits.push(Arc::downgrade(limit));
     }
 
-    /// The highest timestamp a generator that issues under grant `epoch` may issue now,
-    /// recorded as issued: the smaller of the acknowledged fence deadline and `from_ms` (the
-    /// later of the clock and the tick asked for) plus a short step (at least `min_step_ms`)
-    /// within the validity. Refused while the lease may not issue, and when the lease holds
-    /// another grant than `epoch` (the generator switches to it first).
+    /// How far a generator under grant `epoch` may issue now (`protocol/holder/grant.rs`).
     fn grant_until(&self, from_ms: i64, min_step_ms: i64, epoch: u64) -> Result<i64, Refusal> {
         let s = &self.shared;
         let mut machine = s.lock();
-        // Read once the lock is held, so that a wait for it never makes the validity look
-        // longer than it is.
+        // Read once the lock is held, so that a wait for it never lengthens the validity.
         let now = s.now();
         machine.grant_until(now, from_ms, min_step_ms, epoch)
     }

@@ -1,6 +1,4 @@
-//! The reference store: the store contract kept in this process's memory, with every fault a
-//! real store has at the caller's command. The model check and the simulation run the lease
-//! protocol against it; the conformance suite holds every real store to what it does.
+//! The reference store ([`MemoryLeaseStore`]), which the model check runs the protocol against.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -16,14 +14,12 @@ pub(crate) struct Space {
     pub(crate) records: BTreeMap<u64, String>,
 }
 
-/// The contract's semantics over plain data, without locks or clocks: what
-/// [`MemoryLeaseStore`] does under its lock, and what the model check copies as its world's
-/// store (it is `Clone`, `Eq` and `Hash`).
+/// The contract over plain data: what [`MemoryLeaseStore`] does under its lock, and the model
+/// check's world's store.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) struct State {
     pub(crate) spaces: BTreeMap<String, Space>,
-    /// Counts the store's incarnations: raised by every fault that may lose or roll back
-    /// acknowledged writes where the store can tell.
+    /// Counts the store's incarnations.
     pub(crate) incarnation: u64,
 }
 
@@ -88,23 +84,8 @@ impl State {
 }
 
 /// The store contract kept in this process's memory: the reference every real store is held
-/// to, and a store for tests of code that leases worker IDs (a thousand holders in one
-/// process, faults at the test's command). Nothing leaves the process: two processes never
-/// share one.
-///
-/// Its clock is the system clock unless given another ([`MemoryLeaseStore::with_clock`]) or
-/// none ([`MemoryLeaseStore::without_clock`], as etcd has none).
-///
-/// The faults, each what a real store may do to the leases:
-///
-/// - [`delete`](Self::delete): one record, or the marker, deleted alone (an operator's
-///   `DEL`, a cleanup job, an eviction);
-/// - [`lose_everything`](Self::lose_everything): a restart without persistence, a flush;
-/// - [`backup`](Self::backup) and [`restore`](Self::restore): the store rolled back to an
-///   earlier acknowledged state, all of it or some namespaces, told by its incarnation or not;
-/// - [`restart`](Self::restart): a new incarnation with every value kept (a store that cannot
-///   tell a restart from a restore);
-/// - [`set_answering`](Self::set_answering): a store that answers nothing for a while.
+/// to, and a store for tests of code that leases worker IDs, with the faults of a real store
+/// at the test's command (its methods below). Two processes never share one.
 ///
 /// ```
 /// use typed_snowflake::worker::lease::{MemoryLeaseStore, WorkerLease};
@@ -183,8 +164,7 @@ impl MemoryLeaseStore {
         self.inner.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Deletes one record (`Slot::Worker(n)`) or the marker (`Slot::Marker`) of a namespace,
-    /// and nothing else, as an operator's `DEL` or an eviction would.
+    /// Deletes one record or the marker of a namespace alone, as an eviction would.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::{MemoryLeaseStore, WorkerLease};
@@ -199,8 +179,7 @@ impl MemoryLeaseStore {
         self.lock().delete(namespace, slot);
     }
 
-    /// Loses every value, as a store restarted without persistence does; its incarnation
-    /// changes.
+    /// Loses every value, as a store restarted without persistence does (a new incarnation).
     pub fn lose_everything(&self) {
         let mut state = self.lock();
         state.spaces.clear();
@@ -213,9 +192,7 @@ impl MemoryLeaseStore {
     }
 
     /// Rolls the namespaces named (every namespace for `None`) back to `backup`, as a restore
-    /// from a backup or a snapshot does. `detectable`: the store's incarnation changes, as a
-    /// store that can tell (a new Redis run, a PostgreSQL timeline, an etcd cluster ID)
-    /// shows it; otherwise nothing tells.
+    /// does; `detectable`: the store's incarnation changes, as a store that can tell shows it.
     pub fn restore(&self, backup: &MemoryBackup, namespaces: Option<&[&str]>, detectable: bool) {
         let mut state = self.lock();
         match namespaces {
@@ -234,8 +211,7 @@ impl MemoryLeaseStore {
         }
     }
 
-    /// A new incarnation with every value kept: what a store that cannot tell a restart from
-    /// a restore shows after a restart.
+    /// A new incarnation with every value kept (a store that cannot tell a restart from a restore).
     pub fn restart(&self) {
         self.lock().incarnation += 1;
     }
@@ -279,23 +255,6 @@ impl MemoryLeaseStore {
     }
 }
 
-#[cfg(test)]
-impl MemoryLeaseStore {
-    /// A store holding `state`, its clock stopped at `now_ms` (`None`: without a clock): how
-    /// the model check runs the operator's commands on its world's store (tests only).
-    pub(crate) fn holding(state: State, now_ms: Option<i64>) -> Self {
-        let clock = now_ms.map(|ms| Arc::new(crate::clock::ManualClock::new(ms)) as Arc<dyn Clock>);
-        let store = MemoryLeaseStore::build(clock);
-        *store.lock() = state;
-        store
-    }
-
-    /// What it holds now (tests only).
-    pub(crate) fn state(&self) -> State {
-        self.lock().clone()
-    }
-}
-
 impl LeaseStore for MemoryLeaseStore {
     fn read(&self, namespace: &str, query: &Query) -> Result<Snapshot, LeaseError> {
         check_query(namespace, query)?;
@@ -318,6 +277,21 @@ impl LeaseStore for MemoryLeaseStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl MemoryLeaseStore {
+        /// A store holding `state`, its clock stopped at `now_ms`, for the model check (tests only).
+        pub(crate) fn holding(state: State, now_ms: Option<i64>) -> Self {
+            let clock = now_ms.map(|ms| Arc::new(crate::clock::ManualClock::new(ms)) as Arc<dyn Clock>);
+            let store = MemoryLeaseStore::build(clock);
+            *store.lock() = state;
+            store
+        }
+
+        /// What it holds now (tests only).
+        pub(crate) fn state(&self) -> State {
+            self.lock().clone()
+        }
+    }
 
     #[test]
     fn writes_are_compare_and_set_and_atomic() {

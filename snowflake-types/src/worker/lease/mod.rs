@@ -2,12 +2,8 @@
 //! MySQL/MariaDB (features `lease-postgres`, `lease-mysql`), etcd (`lease-etcd`) or ZooKeeper
 //! (`lease-zookeeper`, `lease-zookeeper-tls`), each over TLS where the URL asks for it.
 //!
-//! A lease gives one worker ID of a space (`0..32`, say) inside a namespace (the name of the
-//! ID space shared by every process that generates the same types), renewed every few
-//! seconds. A new holder of a worker ID issues only above everything an earlier holder may
-//! have issued. The rules are stated once, on the guide page `lease_rules`
-//! (`docs/lease-rules.md`); they are written once, in `protocol.rs` (the trust rule) and
-//! `protocol/holder.rs` (the holder as a state machine without I/O).
+//! A lease gives one worker ID of a space inside a namespace; a new holder of a worker ID
+//! issues only above everything an earlier holder may have issued (`docs/lease-rules.md`).
 
 pub mod admin;
 mod handle;
@@ -18,8 +14,7 @@ pub mod store;
 #[cfg(test)]
 mod testing;
 mod url;
-// The users' face: the lease, its builder, status, stats and timing, the errors, the stores
-// and their URLs, the defaults. Store authors have `store`, operators `admin`.
+// The users' face; store authors have `store`, operators `admin`.
 pub use handle::{
     DEFAULT_MARGIN, DEFAULT_NAMESPACE, DEFAULT_RESERVATION, DEFAULT_STORE_WAIT, DEFAULT_TTL, LeaseStats, LeaseStatus,
     LeaseTiming, WorkerLease, WorkerLeaseBuilder,

@@ -1,37 +1,6 @@
-//! The lease protocol: the rules a holder of a worker ID follows, written once, and the holder
-//! as one state machine without I/O ([`holder::Machine`]).
-//!
-//! The lease thread (`handle/renewal.rs`) drives the machine in production: it asks which
-//! store call to make, makes it, and hands back the answer; the generators ask the machine,
-//! through the fence in `handle.rs`, how far they may issue. The model check and the seeded
-//! simulation (`protocol/model.rs`, tests only) drive the same machine against the reference
-//! store (`memory.rs`) with every fault a real store has: nothing re-implements it.
-//!
-//! The rules, with their reasons, are stated once for readers in `docs/lease-rules.md`; this
-//! is where they are enforced:
-//!
-//! - **Record before issuing.** Every grant and every renewal writes, by compare-and-set on
-//!   the worker ID's record, the reservation `local clock + W` (never below the record's high
-//!   water) before the holder may issue up to it ([`holder`]).
-//! - **Fence.** A holder issues only while `W - margin` has not passed on its monotonic clock
-//!   since the start of its last acknowledged write, never above that write's reservation,
-//!   never below its grant's floor.
-//! - **Trust** ([`floor_of`]): a grant starts above the high water of a record the store
-//!   vouches for; above `now + W + tolerance` when it cannot vouch (the record is gone, or was
-//!   written under another marker); above the marker's `since + W + tolerance` for a worker ID
-//!   the marker says was never granted; at once in a namespace declared new.
-//! - **A marker belongs to one incarnation** of the store: one from another is written
-//!   afresh, and every record written before it loses the store's voucher.
-//! - **Never assume the successor waited.** A holder that reads its own record back with
-//!   another value than it wrote, or finds it another's that replaced an older write than its
-//!   own or took the worker ID before its lease expired, or gone where a newcomer would start
-//!   below its reservation, stops issuing at once and fences the namespace (a fresh marker);
-//!   under a marker fenced by someone else it stops without a second fence. Every renewal
-//!   reads first, and confirms the marker in its write.
-//! - **Lost.** A holder whose record is gone or lawfully another's keeps issuing on what it
-//!   reserved (every successor starts above it) while it acquires a worker ID again.
-//! - **Clocks.** A renewal from a clock more than the tolerance off the store's writes nothing.
-//! - **Release.** The final record is the highest timestamp any generator issued.
+//! The lease protocol: the rules a holder of a worker ID follows (stated for readers in
+//! `docs/lease-rules.md`), written once, and the holder as one state machine without I/O
+//! ([`holder::Machine`]), which the lease thread, the model check and the simulation drive.
 
 pub(crate) mod holder;
 pub(crate) mod record;
@@ -43,21 +12,13 @@ use self::record::{Marker, Record};
 use super::store::support::ttl_ms;
 use super::store::{LeaseError, MAX_TTL};
 
-/// The default lease TTL: 10 s. A crashed holder's worker ID frees this long after its last
-/// renewal.
+/// The default lease TTL: 10 s, how soon a crashed holder's worker ID frees.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(10);
 
-/// The default fencing margin: 2 s, or a fifth of the TTL where that is shorter (the rules
-/// page, `docs/lease-rules.md`, states the policy). A holder stops issuing `W - margin` after
-/// its last successful renewal began, so it has stopped for at least the margin when the
-/// store lets another process take the worker ID.
+/// The default fencing margin: 2 s, or a fifth of the TTL where that is shorter.
 pub const DEFAULT_MARGIN: Duration = Duration::from_secs(2);
 
-/// The default reservation `W`: 60 s, or the TTL where that is longer. A holder reserves
-/// timestamps this far ahead of its clock in the store at every renewal, and so keeps issuing
-/// for `W - margin` after its last renewal while the store does not answer; what it costs is
-/// that a start the store cannot vouch for (a namespace's first, or the first after the store
-/// lost its records) waits about `W` before its first ID. See
+/// The default reservation `W`: 60 s, or the TTL where that is longer. See
 /// [`WorkerLeaseBuilder::reservation`](super::WorkerLeaseBuilder::reservation).
 ///
 /// ```
@@ -69,8 +30,7 @@ pub const DEFAULT_MARGIN: Duration = Duration::from_secs(2);
 /// ```
 pub const DEFAULT_RESERVATION: Duration = Duration::from_secs(60);
 
-/// The timing settings a lease was asked for, `None` where it takes the default:
-/// [`Rules::new`] applies the defaults and checks the result, in one place.
+/// The timing settings a lease was asked for, `None` where it takes the default.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Asked {
     pub(crate) ttl: Duration,
@@ -80,73 +40,43 @@ pub(crate) struct Asked {
     pub(crate) tolerance: Duration,
 }
 
-/// How far past the clock a generator on a lease issues before it asks the lease again: the
-/// released lease records at most this much beyond the last issued tick, so the next holder
-/// of the worker ID starts that close to its own clock.
+/// How far past the clock a generator on a lease issues before it asks again.
 pub(crate) const STEP_MS: i64 = 100;
+
+/// Whether a test planted bug `$bug` in `$rules` (`model::Planted`); never outside tests.
+macro_rules! planted {
+    ($rules:expr, $bug:ident) => {{
+        #[cfg(test)]
+        let planted = $rules.planted.$bug;
+        #[cfg(not(test))]
+        let planted = {
+            let _ = &$rules;
+            false
+        };
+        planted
+    }};
+}
 
 /// The settings the protocol's decisions depend on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Rules {
-    /// How long a record keeps its lease without a renewal: how soon another holder may take
-    /// a worker ID whose holder stopped renewing.
     pub(crate) ttl: Duration,
-    /// How far ahead of its clock a holder reserves timestamps in the store (`W`, at least the
-    /// TTL): how long it issues without hearing from the store.
+    /// `W`.
     pub(crate) reservation: Duration,
-    /// How long before its reservation runs out, counted from the start of the last
-    /// acknowledged write, the holder stops issuing.
     pub(crate) margin: Duration,
-    /// The largest difference allowed between the local clock and the store's (or, for a
-    /// store without a clock, between holders' clocks).
+    /// `ε`.
     pub(crate) tolerance: Duration,
-    /// How often the holder renews: shorter than `TTL - margin`, so that a renewal that fails
-    /// once is retried before the lease could pass to another holder.
     pub(crate) renew_every: Duration,
-    /// How far past the clock a generator issues before asking again.
+    /// [`STEP_MS`].
     pub(crate) step_ms: i64,
     /// Bugs a test plants to show that the model check and the simulation find them.
     #[cfg(test)]
-    pub(crate) planted: Planted,
-}
-
-/// Bugs of the protocol that a test may plant (tests only): each takes one rule out.
-#[cfg(test)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub(crate) struct Planted {
-    /// A worker ID the marker says was granted, whose record is gone, counts as never
-    /// granted.
-    pub(crate) gone_is_never_used: bool,
-    /// A record written under another marker generation is vouched for.
-    pub(crate) any_generation: bool,
-    /// A marker of another incarnation of the store is kept.
-    pub(crate) any_incarnation: bool,
-    /// A grant the store cannot vouch for waits out the TTL, not the reservation.
-    pub(crate) floor_ignores_reservation: bool,
-    /// Writes record `local clock + TTL` while the holder issues up to `W` ahead.
-    pub(crate) reservation_not_recorded: bool,
-    /// A holder that reads back its own record with another value takes it as its own write.
-    pub(crate) rollback_unnoticed: bool,
-    /// The grant of a never-granted worker ID does not raise the marker's `next`.
-    pub(crate) next_not_raised: bool,
-    /// A grant the store cannot vouch for waits out the reservation, without the tolerance
-    /// between clocks.
-    pub(crate) floor_ignores_tolerance: bool,
-    /// A rollback noticed leaves the generators' cached limits in place.
-    pub(crate) rollback_keeps_limits: bool,
-    /// A renewal that finds the store another incarnation, its record unchanged, renews in
-    /// place under a marker written afresh instead of losing the lease.
-    pub(crate) renews_across_incarnations: bool,
+    pub(crate) planted: model::Planted,
 }
 
 impl Rules {
-    /// The rules a lease decides with: the defaults applied where nothing was asked (`W` =
-    /// the larger of [`DEFAULT_RESERVATION`] and the TTL, the margin the smaller of
-    /// [`DEFAULT_MARGIN`] and a fifth of the TTL, a renewal every third of the TTL), and the
-    /// settings under which the rules cannot hold refused: a TTL outside 1 ms..=[`MAX_TTL`],
-    /// `W` below the TTL or above [`MAX_TTL`], a margin not shorter than the TTL, renewals not
-    /// more frequent than `TTL - margin`. Every lease (the builder, the environment,
-    /// `snowflake serve`) gets its rules here.
+    /// The rules every lease decides with: the defaults applied and settings under which the
+    /// rules cannot hold refused (`docs/lease-rules.md`, "The defaults").
     pub(crate) fn new(asked: Asked) -> Result<Self, LeaseError> {
         let Asked { ttl, reservation, margin, renew_every, tolerance } = asked;
         ttl_ms(ttl)?;
@@ -177,15 +107,8 @@ impl Rules {
             renew_every,
             step_ms: STEP_MS,
             #[cfg(test)]
-            planted: Planted::default(),
+            planted: model::Planted::default(),
         })
-    }
-
-    /// Rules with every setting given (tests): TTL, `W`, margin and tolerance.
-    #[cfg(test)]
-    pub(crate) fn of(ttl: Duration, reservation: Duration, margin: Duration, tolerance: Duration) -> Self {
-        let asked = Asked { ttl, reservation: Some(reservation), margin: Some(margin), renew_every: None, tolerance };
-        Rules::new(asked).expect("valid rules")
     }
 
     pub(crate) fn ttl_ms(&self) -> i64 {
@@ -194,27 +117,19 @@ impl Rules {
 
     /// `W`, or the TTL where a test planted that bug.
     pub(crate) fn reservation_ms(&self) -> i64 {
-        #[cfg(test)]
-        if self.planted.reservation_not_recorded {
-            return self.ttl_ms();
-        }
-        millis(self.reservation)
+        if planted!(self, reservation_not_recorded) { self.ttl_ms() } else { millis(self.reservation) }
     }
 
     pub(crate) fn tolerance_ms(&self) -> i64 {
         millis(self.tolerance)
     }
 
-    /// The high water a write sent at `at_ms` records: the reservation `at + W`, never below
-    /// `floor_ms` (what the record or an earlier holder already covers). Every grant and
-    /// renewal reserves here (rule 1).
+    /// The high water a write sent at `at_ms` records, never below `floor_ms` (rule 1).
     pub(crate) fn reserve(&self, at_ms: i64, floor_ms: i64) -> i64 {
         at_ms.saturating_add(self.reservation_ms()).max(floor_ms)
     }
 
-    /// What an acknowledged write sent at `at_ms` (store-comparable clock) and `at_ns` (the
-    /// local monotonic clock) lets its holder issue (rule 2): timestamps up to `at + W`, until
-    /// `W - margin` has passed since it was sent. Every grant and renewal is acknowledged here.
+    /// How far and until when an acknowledged write sent at `at_ms`/`at_ns` lets it issue (rule 2).
     pub(crate) fn acknowledged(&self, at_ms: i64, at_ns: u64) -> (i64, u64) {
         (at_ms.saturating_add(millis(self.reservation)), at_ns.saturating_add(self.validity_ns()))
     }
@@ -234,76 +149,42 @@ impl Rules {
         self.step_ms.saturating_add(self.tolerance_ms())
     }
 
-    /// Whether `marker` vouches for `record` of `worker` ([`Marker::vouches`], the rule's one
-    /// statement), or whatever a test planted in its place: the test of the trust rule
-    /// ([`floor_of`]) and of a renewal, which renews only a record its marker still vouches for.
+    /// Whether `marker` vouches for `record` of `worker` ([`Marker::vouches`]).
     pub(crate) fn vouches(&self, marker: &Marker, worker: u64, record: &Record) -> bool {
-        #[cfg(test)]
-        if self.planted.any_generation {
-            return true;
-        }
-        marker.vouches(worker, record)
+        planted!(self, any_generation) || marker.vouches(worker, record)
     }
 
-    /// Whether a grant of a worker ID at or above the marker's `next` raises it (always; a
-    /// test may plant the bug that it does not).
+    /// Whether a grant of a worker ID at or above the marker's `next` raises it (always).
     pub(crate) fn raises_next(&self) -> bool {
-        #[cfg(test)]
-        if self.planted.next_not_raised {
-            return false;
-        }
-        true
+        !planted!(self, next_not_raised)
     }
 
-    /// Whether a holder that reads back its own record with a value it did not write takes it
-    /// for a rollback (always; a test may plant the bug that it takes it for its own write).
+    /// Whether its own record read back with a value it did not write is a rollback (always).
     pub(crate) fn notices_rollback(&self) -> bool {
-        #[cfg(test)]
-        if self.planted.rollback_unnoticed {
-            return false;
-        }
-        true
+        !planted!(self, rollback_unnoticed)
     }
 
-    /// Whether a rollback noticed stops the generators at once, their cached limits dropped
-    /// (always; a test may plant the bug that they issue on up to their limits).
+    /// Whether a rollback noticed drops the generators' cached limits (always).
     pub(crate) fn rollback_stops_generators(&self) -> bool {
-        #[cfg(test)]
-        if self.planted.rollback_keeps_limits {
-            return false;
-        }
-        true
+        !planted!(self, rollback_keeps_limits)
     }
 
-    /// Whether a renewal that finds the store another incarnation than the one that granted
-    /// its record loses the lease (always; a test may plant the bug that it renews in place).
+    /// Whether a renewal under another incarnation than its grant's loses the lease (always).
     pub(crate) fn loses_on_another_incarnation(&self) -> bool {
-        #[cfg(test)]
-        if self.planted.renews_across_incarnations {
-            return false;
-        }
-        true
+        !planted!(self, renews_across_incarnations)
     }
 
-    /// Whether a worker ID the marker says was granted, whose record is gone, counts as
-    /// granted (always; a test may plant the bug that it counts as never granted).
+    /// Whether a granted worker ID whose record is gone counts as granted (always).
     fn counts_gone_as_granted(&self) -> bool {
-        #[cfg(test)]
-        if self.planted.gone_is_never_used {
-            return false;
-        }
-        true
+        !planted!(self, gone_is_never_used)
     }
 
-    /// The floor of a grant the store cannot vouch for: above anything a holder that has not
-    /// noticed yet may still issue, `W` past the store's clock now, plus the tolerance.
+    /// The floor of a grant the store cannot vouch for: `W` + `ε` past the store's clock.
     pub(crate) fn unvouched_floor(&self, now_ms: i64) -> i64 {
-        #[cfg(test)]
-        if self.planted.floor_ignores_reservation {
+        if planted!(self, floor_ignores_reservation) {
             return now_ms.saturating_add(self.ttl_ms()).saturating_add(self.tolerance_ms());
         }
-        #[cfg(test)]
-        if self.planted.floor_ignores_tolerance {
+        if planted!(self, floor_ignores_tolerance) {
             return now_ms.saturating_add(millis(self.reservation));
         }
         now_ms.saturating_add(millis(self.reservation)).saturating_add(self.tolerance_ms())
@@ -314,10 +195,8 @@ pub(crate) fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
-/// Whether the store's clock, read somewhere between two readings of the local clock, agrees
-/// with it within `tolerance`: the distance from the store's reading to that interval, so a
-/// slow round trip is not taken for a skew. `Err` carries the local reading it was compared
-/// with.
+/// Whether the store's clock, read between two readings of the local clock, lies within
+/// `tolerance` of that interval (a slow round trip is no skew); `Err` has the local reading.
 pub(crate) fn check_skew(local_before: i64, store_ms: i64, local_after: i64, tolerance: Duration) -> Result<(), i64> {
     let tolerance = millis(tolerance);
     if store_ms < local_before.saturating_sub(tolerance) {
@@ -338,24 +217,12 @@ pub(crate) enum Basis {
     NeverGranted,
     /// Never granted in a namespace declared new: at once.
     Declared,
-    /// The store cannot vouch for the record (gone, or written under another marker): above
-    /// anything a holder that has not noticed yet may issue.
+    /// The store cannot vouch for the record (gone, or written under another marker).
     Unvouched,
 }
 
-/// The one rule for trusting a record: where a grant of `worker` starts (its floor: every
-/// timestamp any earlier holder may have issued lies at or below it), read with `marker`
-/// (current: of this incarnation of the store) at `now_ms` on the store's clock.
-///
-/// - A record written under the marker's generation, of a worker ID the marker says may have
-///   been granted, is vouched for: the floor is its high water.
-/// - A record of another generation is not: the marker was written afresh since (the store
-///   lost it, or was rolled back, or was fenced), and the record may be older than what its
-///   holder issued since.
-/// - No record, for a worker ID the marker says may have been granted: it was deleted or
-///   lost, and its holder may still issue up to its reservation, `W` past the clock at most.
-/// - No record, for a worker ID never granted under the marker: only holders from before the
-///   marker may issue on it, up to `W` past `since`; in a namespace declared new, none.
+/// The one rule for trusting a record (docs/lease-rules.md rule 3): the floor of a grant of
+/// `worker`, read with `marker` (of this incarnation) at `now_ms` on the store's clock.
 pub(crate) fn floor_of(
     rules: &Rules,
     marker: &Marker,
@@ -379,10 +246,8 @@ fn never_granted(rules: &Rules, marker: &Marker, now_ms: i64) -> (i64, Basis) {
     (rules.unvouched_floor(marker.since_ms.min(now_ms)), Basis::NeverGranted)
 }
 
-/// A marker written afresh (for a namespace the store does not know, or knows from another
-/// of its incarnations, or after a rollback): a new generation, known since `now_ms`, with
-/// `next` above every worker ID the marker it replaces may have granted and every record the
-/// namespace has (`highest`).
+/// A marker written afresh (rule 4): a new generation since `now_ms`, its `next` above what
+/// `old` may have granted and the highest record.
 pub(crate) fn fresh_marker(
     old: Option<&Marker>,
     highest: Option<u64>,
@@ -401,14 +266,11 @@ pub(crate) fn fresh_marker(
     }
 }
 
-/// Whether `marker` may be used as it is in a store of `incarnation`: one written by this
-/// protocol in this incarnation of the store.
+/// Whether `marker` was written in this `incarnation` of the store (rule 4).
 pub(crate) fn marker_holds(rules: &Rules, marker: Option<&Marker>, incarnation: &str) -> bool {
-    #[cfg(test)]
-    if rules.planted.any_incarnation {
+    if planted!(rules, any_incarnation) {
         return marker.is_some();
     }
-    let _ = rules;
     marker.is_some_and(|m| m.incarnation == incarnation)
 }
 

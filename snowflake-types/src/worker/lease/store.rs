@@ -1,17 +1,7 @@
 //! For the authors of a lease store: the contract ([`LeaseStore`] and what it reads and
 //! writes), the reference store every adapter is measured against ([`MemoryLeaseStore`]), and
-//! the limits a store must accept. Users of a lease need none of it beyond the store types of
-//! [`worker::lease`](super); operators have [`admin`](super::admin).
-//!
-//! The store contract: the few plain primitives a coordination store offers the lease
-//! protocol. A store keeps, per namespace, one marker and one record per worker ID, each an
-//! opaque line of text that the protocol writes and reads back; it reads them with its clock
-//! and its incarnation, and writes them by compare-and-set, several at once atomically.
-//!
-//! A store judges nothing: what a record means, whether it can be believed and what a holder
-//! may issue are decided once, by the protocol (`protocol.rs`; the rules are on the page
-//! `docs/lease-rules.md`). The stores are blocking by design: a lease talks to its store
-//! from a thread of its own, never from inside an async runtime.
+//! the limits a store must accept. A store judges nothing: the protocol decides
+//! (`docs/lease-rules.md`). The stores are blocking: a lease calls them from a thread of its own.
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -23,19 +13,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use thiserror::Error;
 
-// The lease's error and the limit its message quotes live with the errors, below everything
-// that returns them (`error.rs`'s `GenerateError::Lease` carries it); re-exported here, where
-// the stores' contract names them.
-pub use crate::error::lease::{LeaseError, MAX_WORKER_SPACE};
-// The reference store, which every adapter is measured against (`tests/common/conformance.rs`
-// runs the same cases on it and on each real server).
+// Defined with the errors (`GenerateError::Lease` carries it), named here by the contract.
 pub use super::memory::{MemoryBackup, MemoryLeaseStore};
+pub use crate::error::lease::{LeaseError, MAX_WORKER_SPACE};
 
-/// `url` without its password, as every lease store and error shows a store URL:
-/// `redis://:secret@host/0` → `redis://host/0`, `postgres://app:secret@db/ids` →
-/// `postgres://app@db/ids`. Text that is not a URL with a password is returned as it is.
-/// Everything between `://` and the last `@` goes, but the user name when it is plain (else
-/// `…`), so a password written with a raw `/`, `?` or `#` in it is hidden too.
+/// `url` without its password, as every lease store and error shows a store URL. Everything
+/// between `://` and the last `@` goes but a plain user name, so a password with a raw `/`,
+/// `?` or `#` in it is hidden too.
 ///
 /// ```
 /// use typed_snowflake::worker::lease::store::redact_url;
@@ -83,8 +67,7 @@ pub const DEFAULT_STORE_TIMEOUT: Duration = Duration::from_secs(2);
 pub const DEFAULT_CLOCK_TOLERANCE: Duration = Duration::from_secs(1);
 
 /// The environment variable naming a PEM file of CA certificates that the lease stores trust
-/// for TLS when their URL names none (`ssl_ca_certs=` for Redis, `sslrootcert=` for
-/// PostgreSQL, `ssl-ca=` for MySQL and MariaDB). Unset, the system's trusted roots are used.
+/// for TLS when their URL names none (`docs/stores.md`, "TLS").
 ///
 /// ```
 /// assert_eq!(typed_snowflake::worker::lease::CA_ENV, "SNOWFLAKE_LEASE_CA");
@@ -102,8 +85,7 @@ pub const CA_ENV: &str = "SNOWFLAKE_LEASE_CA";
 /// ```
 pub const MAX_NAMESPACE_LEN: usize = 64;
 
-/// The longest lease a store hands out: one day. A lease renews every few seconds; a TTL of
-/// days would leave a crashed holder's worker ID blocked for as long.
+/// The longest lease a store hands out: one day.
 ///
 /// ```
 /// use std::time::Duration;
@@ -114,8 +96,7 @@ pub const MAX_NAMESPACE_LEN: usize = 64;
 /// ```
 pub const MAX_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// The longest value the protocol writes into a slot, in bytes: every store keeps this much
-/// in a key, a row or a znode.
+/// The longest value the protocol writes into a slot, in bytes: every store keeps this much.
 ///
 /// ```
 /// assert_eq!(typed_snowflake::worker::lease::store::MAX_VALUE_LEN, 512);
@@ -131,9 +112,8 @@ pub const MAX_VALUE_LEN: usize = 512;
 /// ```
 pub const MAX_READ: u64 = 1024;
 
-/// What a read asks for: the records of the worker IDs in `workers` (at most [`MAX_READ`]
-/// of them), the namespace's marker, and, when `highest` is set, the highest worker ID the
-/// namespace has a record of.
+/// What a read asks for: the records of `workers` (at most [`MAX_READ`]), the marker, and
+/// perhaps the highest worker ID with a record.
 ///
 /// ```
 /// use typed_snowflake::worker::lease::store::Query;
@@ -165,8 +145,7 @@ impl Query {
     }
 }
 
-/// What a store read, in one consistent read where the store allows it: its clock, its
-/// incarnation, the namespace's marker and the records asked for.
+/// What a store read, in one consistent read where the store allows it.
 ///
 /// ```
 /// use typed_snowflake::worker::lease::store::Snapshot;
@@ -182,13 +161,11 @@ impl Query {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct Snapshot {
-    /// The store's clock during the read (Unix ms); `None` for a store without a clock
-    /// (etcd): the holders' own clocks then stand in for it.
+    /// The store's clock during the read (Unix ms); `None` for a store without a clock (etcd).
     pub now_ms: Option<i64>,
-    /// Who the store is this time: a value that changes whenever the store may have lost or
-    /// rolled back writes it acknowledged, where it can tell (a Redis server restarted or
-    /// promoted, a PostgreSQL timeline or cluster, a MySQL server, an etcd cluster). Printable
-    /// ASCII without `|`, at most 128 bytes; empty when the store cannot tell.
+    /// A value that changes whenever the store may have lost or rolled back acknowledged
+    /// writes, where it can tell (`docs/lease-rules.md` rule 4). Printable ASCII without `|`,
+    /// at most 128 bytes; empty when the store cannot tell.
     pub incarnation: String,
     /// The namespace's marker, as last written.
     pub marker: Option<String>,
@@ -240,8 +217,7 @@ pub enum Slot {
     Worker(u64),
 }
 
-/// One compare-and-set: `slot` takes `value` if it holds exactly `expect` now (`None`: if it
-/// holds nothing).
+/// One compare-and-set: `slot` takes `value` if it holds exactly `expect` (`None`: nothing).
 ///
 /// ```
 /// use typed_snowflake::worker::lease::store::{Cas, Slot};
@@ -326,9 +302,8 @@ pub trait LeaseStore: Send + Sync + fmt::Debug + 'static {
     /// The store's address without any password, for messages: `redis://127.0.0.1:6379/0`.
     fn describe(&self) -> String;
 
-    /// What the store's configuration costs the leases, in plain words (e.g. a Redis whose
-    /// eviction policy may evict their keys), asked once when a lease starts; the lease logs
-    /// each. None by default.
+    /// What the store's configuration costs the leases, in plain words, logged once when a
+    /// lease starts. None by default.
     fn warnings(&self) -> Result<Vec<String>, LeaseError> {
         Ok(Vec::new())
     }
@@ -352,8 +327,7 @@ impl<S: LeaseStore + ?Sized> LeaseStore for Arc<S> {
     }
 }
 
-/// What the stores share: argument checks, tokens, messages. Unused when no store is
-/// compiled in.
+/// What the stores share: argument checks, tokens, messages.
 #[cfg_attr(
     not(any(
         feature = "lease-redis",
@@ -377,14 +351,12 @@ pub(crate) mod support {
         }
     }
 
-    /// A reply from a store that no lease of ours writes: the store holds foreign data under our
-    /// keys or rows.
+    /// A reply from a store that no lease of ours writes (foreign data under our keys or rows).
     #[derive(Debug, Error)]
     #[error("unexpected reply: {0}")]
     pub(crate) struct UnexpectedReply(pub(crate) String);
 
-    /// Checks a namespace: 1 to 64 bytes of `A-Z a-z 0-9 _ . : -`, so it is safe in a Redis key
-    /// and equal under every SQL collation only to itself.
+    /// Checks a namespace: 1 to 64 bytes of `A-Z a-z 0-9 _ . : -` (safe in every store).
     pub(crate) fn check_namespace(namespace: &str) -> Result<(), LeaseError> {
         let bad = |reason: String| LeaseError::BadNamespace { namespace: namespace.to_owned(), reason };
         if namespace.is_empty() {
@@ -413,8 +385,7 @@ pub(crate) mod support {
         i64::try_from(ttl.as_millis()).map_err(|_| LeaseError::BadTtl { ttl })
     }
 
-    /// 64 unpredictable bits without a new dependency: the standard library's randomly keyed
-    /// hasher over the process, the time, a counter and the thread.
+    /// 64 unpredictable bits without a new dependency, from the standard library's keyed hasher.
     pub(crate) fn random_u64() -> u64 {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let mut hasher = RandomState::new().build_hasher();
@@ -429,8 +400,7 @@ pub(crate) mod support {
     pub(crate) const HOST_NAME_BYTES: usize = 36;
 
     /// Who this process is, as it records itself with each lease it takes: `host:pid`, the
-    /// host name cut to [`HOST_NAME_BYTES`] and made of `A-Z a-z 0-9 - . _` only (anything else
-    /// becomes `_`), so that it fits every store's field and splits no store's separator.
+    /// host as [`clean_host`] makes it, so that it fits every store's field and separators.
     pub(crate) fn holder_name() -> &'static str {
         static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
         NAME.get_or_init(|| {
@@ -443,8 +413,7 @@ pub(crate) mod support {
         })
     }
 
-    /// `host` trimmed, cut to [`HOST_NAME_BYTES`], with every character outside
-    /// `A-Z a-z 0-9 - . _` replaced by `_`; `unknown` when empty.
+    /// `host` trimmed, cut to [`HOST_NAME_BYTES`], outside `A-Z a-z 0-9 - . _` made `_`.
     pub(crate) fn clean_host(host: &str) -> String {
         let host: String = host
             .trim()
@@ -455,9 +424,7 @@ pub(crate) mod support {
         if host.is_empty() { "unknown".to_owned() } else { host }
     }
 
-    /// A recorded holder name, if it is one this crate could have written (`host:pid`, each
-    /// part as [`holder_name`] makes it): a record written otherwise shows no holder rather
-    /// than something a store's reader would have to trust.
+    /// A recorded holder name, if [`holder_name`] could have made it (else it is not shown).
     pub(crate) fn recorded_holder(text: &str) -> Option<String> {
         let (host, pid) = text.rsplit_once(':')?;
         let host_ok = !host.is_empty()
@@ -467,8 +434,7 @@ pub(crate) mod support {
             .then(|| text.to_owned())
     }
 
-    /// `%2F` and the like as the bytes they stand for; the result must be UTF-8. A `%` not
-    /// followed by two hexadecimal digits is an error, not a literal.
+    /// `%2F` and the like as the bytes they stand for, into UTF-8; a lone `%` is an error.
     #[cfg_attr(
         not(any(feature = "lease-redis", feature = "lease-etcd", feature = "lease-zookeeper")),
         allow(dead_code)
@@ -493,11 +459,9 @@ pub(crate) mod support {
         String::from_utf8(out).map_err(|_| "not UTF-8 once percent-decoded".to_owned())
     }
 
-    /// Installs ring as the process's default rustls provider unless one is installed. redis-rs,
-    /// sqlx and zookeeper-client build their TLS configurations with the default provider, and
-    /// a process whose crates compile two providers in (`lease-zookeeper-tls` brings
-    /// aws-lc-rs beside ring) has none until someone installs one: without this, their first
-    /// TLS connection panics.
+    /// Installs ring as the process's default rustls provider unless one is: with two
+    /// compiled in (`lease-zookeeper-tls` brings aws-lc-rs), the drivers' first TLS connection
+    /// would panic for want of a default.
     #[cfg(any(
         feature = "lease-redis",
         feature = "lease-postgres",
@@ -521,8 +485,7 @@ pub(crate) mod support {
         }
     }
 
-    /// What a write is doing, for error messages: `writing worker ID 3 and the marker of
-    /// namespace "shop"`.
+    /// What a write is doing, for error messages: `writing worker ID 3 of namespace "shop"`.
     pub(crate) fn writing(namespace: &str, ops: &[Cas<'_>]) -> String {
         let slots: Vec<String> = ops
             .iter()
@@ -534,8 +497,7 @@ pub(crate) mod support {
         format!("writing {} of namespace {namespace:?}", slots.join(" and "))
     }
 
-    /// Checks a read's arguments as every store must: a namespace, at most [`MAX_READ`]
-    /// worker IDs, all in the leasable space.
+    /// Checks a read's arguments: a namespace, at most [`MAX_READ`] worker IDs in the space.
     pub(crate) fn check_query(namespace: &str, query: &Query) -> Result<(), LeaseError> {
         check_namespace(namespace)?;
         let workers = &query.workers;
@@ -549,9 +511,7 @@ pub(crate) mod support {
         Ok(())
     }
 
-    /// Checks a write's arguments as every store must: a namespace, one or two ops in distinct
-    /// slots, worker IDs in the leasable space, and values of printable ASCII of at most
-    /// [`MAX_VALUE_LEN`] bytes.
+    /// Checks a write's arguments: one or two ops in distinct slots, within the limits.
     pub(crate) fn check_write(namespace: &str, ops: &[Cas<'_>]) -> Result<(), LeaseError> {
         check_namespace(namespace)?;
         let bad = |reason: String| Err(LeaseError::BadSettings { reason });

@@ -14,10 +14,8 @@ use crate::worker::lease::protocol::{self, Asked, DEFAULT_TTL};
 use crate::worker::lease::store::support::{check_namespace, check_space};
 use crate::worker::lease::store::{DEFAULT_CLOCK_TOLERANCE, LeaseError, LeaseStore};
 
-/// How long an acquisition keeps trying a store that does not answer before it fails: 30 s by
-/// default. A process started during a store outage waits this long (logging every few
-/// seconds), so a rolling update stalls with its new pods not ready, rather than crash-looping,
-/// through a short outage; past it, the start fails with the store's error.
+/// How long an acquisition keeps trying a store that does not answer before it fails: 30 s, so
+/// that a rolling update through a short outage stalls rather than crash-loops.
 ///
 /// ```
 /// use std::time::Duration;
@@ -43,9 +41,7 @@ impl WorkerLease {
     }
 
     /// A builder for a lease from the store a URL names (see [`open_store`](crate::worker::lease::open_store)),
-    /// opened on the lease's own thread: unlike the stores' constructors (the SQL store
-    /// connects, and a blocking call inside an async runtime panics), this may be called
-    /// from async code.
+    /// opened on the lease's own thread, so that it may be called from async code.
     ///
     /// ```no_run
     /// use typed_snowflake::worker::lease::WorkerLease;
@@ -95,8 +91,8 @@ impl WorkerLeaseBuilder {
             clock: Arc::new(MonotonicClock),
         }
     }
-    /// The namespace: the name of the ID space shared by every process that generates the
-    /// same types (default [`DEFAULT_NAMESPACE`]). 1 to 64 bytes of `A-Z a-z 0-9 _ . : -`.
+    /// The namespace: the ID space shared by every process that generates the same types
+    /// (default [`DEFAULT_NAMESPACE`]); 1 to 64 bytes of `A-Z a-z 0-9 _ . : -`.
     pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
         self.namespace = namespace.into();
         self
@@ -115,16 +111,10 @@ impl WorkerLeaseBuilder {
         self.ttl = ttl;
         self
     }
-    /// How far ahead of its clock the holder reserves timestamps in the store at each renewal
-    /// (`W`, default [`DEFAULT_RESERVATION`](super::DEFAULT_RESERVATION) or the TTL where that is longer; never less than
-    /// the TTL): how long it keeps
-    /// issuing while the store does not answer (`W - margin` after the last renewal that
-    /// succeeded began). The TTL still says how soon a crashed holder's worker ID is free; a
-    /// holder that takes it starts above the reservation, and an acquisition prefers worker IDs
-    /// whose reservation has passed. The cost: a start the store cannot vouch for (the
-    /// namespace's first, or the first after the store lost its records) waits about `W`
-    /// before its first ID. `reservation(ttl)` gives a lease that stops with its store after
-    /// `TTL - margin`, and waits only a TTL on such starts.
+    /// How far ahead of its clock the holder reserves timestamps at each renewal (`W`, default
+    /// [`DEFAULT_RESERVATION`](super::DEFAULT_RESERVATION), never less than the TTL): it issues
+    /// for `W - margin` while the store does not answer, and a start the store cannot vouch
+    /// for waits about `W` (`docs/lease-rules.md`).
     ///
     /// ```no_run
     /// use std::time::Duration;
@@ -139,31 +129,25 @@ impl WorkerLeaseBuilder {
         self.reservation = Some(reservation);
         self
     }
-    /// How long before the reservation runs out, counted from the start of the last successful
-    /// renewal on the local monotonic clock, the holder stops issuing (default
-    /// [`DEFAULT_MARGIN`](super::DEFAULT_MARGIN), or a fifth of the TTL where that is shorter). It must cover the
-    /// store's clock drift and one round trip, and be shorter than the TTL.
+    /// How long before the reservation runs out the holder stops issuing (default
+    /// [`DEFAULT_MARGIN`](super::DEFAULT_MARGIN)); shorter than the TTL.
     pub fn margin(mut self, margin: Duration) -> Self {
         self.margin = Some(margin);
         self
     }
-    /// How often the lease renews (default: a third of the TTL). It must be shorter than
-    /// `TTL - margin`, so a renewal that fails once is retried before the fence falls.
+    /// How often the lease renews (default: a third of the TTL; shorter than `TTL - margin`).
     pub fn renew_every(mut self, every: Duration) -> Self {
         self.renew_every = Some(every);
         self
     }
-    /// The largest difference between the local clock and the store's that acquisition
-    /// accepts (default [`DEFAULT_CLOCK_TOLERANCE`]).
+    /// The largest difference allowed between the clocks (default [`DEFAULT_CLOCK_TOLERANCE`]).
     pub fn clock_tolerance(mut self, tolerance: Duration) -> Self {
         self.tolerance = tolerance;
         self
     }
-    /// How long the first acquisition keeps trying a store that does not answer (or cannot
-    /// be connected to) before it fails with the store's error (default
-    /// [`DEFAULT_STORE_WAIT`]; `Duration::ZERO` fails at the first error). It logs every few
-    /// seconds while it waits. Errors that waiting cannot mend (a bad URL, a full worker-ID
-    /// space, a skewed clock) fail at once.
+    /// How long the first acquisition keeps trying a store that does not answer before it
+    /// fails with the store's error (default [`DEFAULT_STORE_WAIT`]; `Duration::ZERO`: at
+    /// once). Errors that waiting cannot mend fail at once.
     ///
     /// ```no_run
     /// use std::time::Duration;
@@ -176,18 +160,10 @@ impl WorkerLeaseBuilder {
         self.wait_for_store = wait;
         self
     }
-    /// Declares the namespace new where the store holds nothing of it (no marker, no
-    /// record): its first holders then issue at once instead of waiting out `W` (what
-    /// [`DEFAULT_RESERVATION`](super::DEFAULT_RESERVATION) says a holder of a namespace the store did not know may still
-    /// issue). Where the store holds anything of the namespace, this does nothing: the lease
-    /// is acquired as usual.
-    ///
-    /// What it cannot protect against: a store that lost its data while holders of the
-    /// namespace still run (a Redis restarted without persistence, a table emptied) holds
-    /// nothing of it either, and a start with this set right after such a loss would issue
-    /// beside those holders. Set it for a namespace's first deployment (or use `snowflake
-    /// leases init`, which declares once), not on a store that may lose its data while the
-    /// fleet runs. `docs/lease-rules.md` has the rule.
+    /// Declares the namespace new where the store holds nothing of it, so that its first
+    /// holders issue at once instead of waiting out `W`. Only for a namespace's first
+    /// deployment, never on a store that may lose its data while the fleet runs
+    /// (`docs/lease-rules.md`, "What the operator must do").
     ///
     /// ```no_run
     /// use typed_snowflake::worker::lease::WorkerLease;
@@ -199,24 +175,10 @@ impl WorkerLeaseBuilder {
         self.create_namespace = true;
         self
     }
-    /// Keeps the lease's grant in a state file at `path` (one per process: on a Kubernetes
-    /// `emptyDir` that survives container restarts, or a VM's disk), so that a process
-    /// restarted while its store does not answer resumes on its worker ID at once: above
-    /// everything the file says it may have issued, below the reservation the store last
-    /// acknowledged, and for as long as that reservation lasts (`W - margin` after the last
-    /// renewal, less the clock tolerance). When the store answers, the lease goes on, or, if
-    /// another holder took the worker ID meanwhile, is lost and acquired again.
-    ///
-    /// The generators then issue only up to what the file says, which a thread of the lease
-    /// rewrites (durably) ahead of them. A second process on the same file is refused (a
-    /// lock); a file read elsewhere than where it was written (another path, another host, a
-    /// cloned machine, or after a reboot) is not resumed; a file that says a release may have
-    /// been written is not resumed. A file put back from a backup of the disk (an older file)
-    /// is found out at the first store call, and its grant given up without a fence; until
-    /// then the process issues above the file's limit at its clock, so it repeats an ID it
-    /// issued after that backup only if its clock reads earlier than it did then. The rule,
-    /// once: the guide page `lease_rules` (`docs/lease-rules.md`, rule 11). Without a state
-    /// file, a restart acquires afresh.
+    /// Keeps the lease's grant in a state file at `path` (one per process, on a disk that
+    /// survives its restarts), so that a process restarted while its store does not answer
+    /// resumes on its worker ID at once (`docs/lease-rules.md` rule 11; a file put back from a
+    /// backup: `docs/many-nodes.md`). A second process on the same file is refused.
     ///
     /// ```no_run
     /// use typed_snowflake::worker::lease::WorkerLease;
@@ -228,9 +190,8 @@ impl WorkerLeaseBuilder {
         self.state_file = Some(path.into());
         self
     }
-    /// The local clock: the one compared with the store's at acquisition and whose readings
-    /// bound the timestamps recorded in the store. Give it the clock of the generators that
-    /// use the lease (default: the [`MonotonicClock`], the generators' default too).
+    /// The local clock, compared with the store's and reserved ahead of: the generators' clock
+    /// (default: the [`MonotonicClock`]).
     pub fn clock(self, clock: impl Clock) -> Self {
         self.shared_clock(Arc::new(clock))
     }
@@ -240,8 +201,7 @@ impl WorkerLeaseBuilder {
         self
     }
 
-    /// The rules the lease decides with: the settings asked, the defaults applied and
-    /// checked by [`protocol::Rules::new`].
+    /// The rules the lease decides with ([`protocol::Rules::new`]).
     fn rules(&self) -> Result<protocol::Rules, LeaseError> {
         protocol::Rules::new(Asked {
             ttl: self.ttl,
@@ -252,10 +212,8 @@ impl WorkerLeaseBuilder {
         })
     }
 
-    /// The timing the lease would have: the TTL, the reservation `W`, the margin, the renewal
-    /// interval and the clock tolerance, each as asked or by its default (the policies of
-    /// `docs/lease-rules.md`), or the error that [`start`](Self::start) and
-    /// [`acquire`](Self::acquire) would give for settings the rules cannot hold under.
+    /// The timing the lease would have, each setting as asked or by its default, or the error
+    /// that [`start`](Self::start) would give.
     ///
     /// ```
     /// use std::time::Duration;
@@ -295,20 +253,8 @@ impl WorkerLeaseBuilder {
         }
     }
 
-    /// The settings checked: the namespace, the space and the rules.
-    fn check(&self) -> Result<protocol::Rules, LeaseError> {
-        check_namespace(&self.namespace)?;
-        check_space(self.space)?;
-        self.rules()
-    }
-
-    /// Acquires a worker ID, blocking until the store answers (retrying a store that does not
-    /// answer for up to [`wait_for_store`](Self::wait_for_store)): checks the local clock
-    /// against the store's, prefers a worker ID that issues at once, and records the first
-    /// reservation. Where the store cannot vouch for the worker ID's earlier holders (a
-    /// namespace it began to know less than the reservation ago, a record it lost), it returns
-    /// once any of them has stopped: what each start costs is on the guide page `lease_rules`
-    /// (`docs/lease-rules.md`). Renewals then run on the lease's own thread.
+    /// Acquires a worker ID, blocking until it issues (what each start waits:
+    /// `docs/lease-rules.md`). Renewals then run on the lease's own thread.
     ///
     /// ```no_run
     /// use typed_snowflake::worker::lease::{RedisLeaseStore, WorkerLease};
@@ -327,12 +273,9 @@ impl WorkerLeaseBuilder {
         Ok(lease)
     }
 
-    /// Starts the lease and returns it at once, before it holds a worker ID: its
-    /// [`WorkerLease::status`] says where it stands from the first instant
-    /// ([`LeaseStatus::Acquiring`](super::LeaseStatus::Acquiring), with the last store error, while the first worker ID is
-    /// acquired), and [`WorkerLease::ready`] or [`WorkerLease::ready_async`] wait until it
-    /// issues. For a service that answers its health checks while it starts. Settings, a bad
-    /// URL and an unusable state file are refused here, at once.
+    /// Starts the lease and returns it at once, before it holds a worker ID, for a service that
+    /// answers its health checks while it starts: [`WorkerLease::status`] says where it stands,
+    /// [`WorkerLease::ready`] waits until it issues. Bad settings are refused at once.
     ///
     /// ```
     /// use std::time::Duration;
@@ -347,10 +290,10 @@ impl WorkerLeaseBuilder {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn start(self) -> Result<WorkerLease, LeaseError> {
-        let rules = self.check()?;
-        // A URL is parsed at once (a bad one is told, never waited on), and opened by the lease
-        // thread at its first call, so that a store that does not answer is waited for as the
-        // machine waits for it.
+        check_namespace(&self.namespace)?;
+        check_space(self.space)?;
+        let rules = self.rules()?;
+        // A URL is parsed now, and opened by the lease thread, which waits for its store.
         let (url, store) = match &self.store {
             Store::Url(text) => (Some(crate::worker::lease::url::StoreUrl::parse(text)?), None),
             Store::Open(store) => (None, Some(Arc::clone(store))),
@@ -358,16 +301,11 @@ impl WorkerLeaseBuilder {
         let describe =
             store.as_ref().map_or_else(|| url.as_ref().map(ToString::to_string).unwrap_or_default(), |s| s.describe());
         let host = crate::worker::lease::store::support::holder_name().rsplit_once(':').map_or("", |(host, _)| host);
-        let (file, saved) = match &self.state_file {
-            None => (None, None),
-            Some(path) => {
-                let (file, saved) = StateFile::open(path, host).map_err(|reason| LeaseError::BadSettings { reason })?;
-                (Some(file), saved)
-            }
-        };
+        let opened = self.state_file.as_ref().map(|path| StateFile::open(path, host)).transpose();
+        let (file, saved) = opened.map_err(|reason| LeaseError::BadSettings { reason })?.unzip();
         let now = Now { ns: nanos_since_anchor(Instant::now()), ms: self.clock.now_ms() };
         let settings = self.settings(rules, describe.clone());
-        let resumed = saved.and_then(|saved| Machine::resume(settings.clone(), &saved, now));
+        let resumed = saved.flatten().and_then(|saved| Machine::resume(settings.clone(), &saved, now));
         if let Some(machine) = &resumed {
             crate::events::lease_resumed_from_file(&self.namespace, machine.worker_and_fence().0);
         }
@@ -392,8 +330,7 @@ impl WorkerLeaseBuilder {
         Ok(WorkerLease { shared, handle: Arc::new(Handle { commands }) })
     }
 
-    /// [`WorkerLeaseBuilder::acquire`] for async code: the store calls run on the lease's
-    /// thread, and the caller awaits their outcome without blocking its executor.
+    /// [`WorkerLeaseBuilder::acquire`] for async code, without blocking the executor.
     ///
     /// ```no_run
     /// use typed_snowflake::worker::lease::{SqlLeaseStore, WorkerLease};

@@ -1,8 +1,5 @@
-//! Answers from the lease thread to the one caller waiting for each (the acquisition, a
-//! release), blocking or async: a `oneshot` channel, whose receiver is also a future.
-//!
-//! A caller that stops waiting (a cancelled future) drops its receiver; the answer sent
-//! after that is dropped at once, so a lease nobody took is released by its thread.
+//! Answers from the lease thread to the one caller waiting for each, blocking or async. An
+//! answer nobody waits for any more is dropped at once.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -14,8 +11,7 @@ use crate::worker::lease::store::LeaseError;
 /// Where the lease thread answers a caller.
 pub(super) type Reply<T> = oneshot::Sender<Result<T, LeaseError>>;
 
-/// Where a caller waits for the lease thread's answer: [`Receive::wait`] blocks, `.await`
-/// does not.
+/// Where a caller waits for the lease thread's answer: [`Receive::wait`] blocks, `.await` not.
 pub(super) struct Receive<T>(oneshot::Receiver<Result<T, LeaseError>>);
 
 /// A reply and the receiver of its answer.
@@ -29,8 +25,7 @@ pub(super) fn answer<T>(reply: Reply<T>, answer: Result<T, LeaseError>) {
     drop(reply.send(answer));
 }
 
-/// The error of a reply dropped unanswered: the lease thread ended without answering, which
-/// only a panic on it can do.
+/// The error of a reply dropped unanswered (only a panic on the lease thread does it).
 fn unanswered(_: oneshot::RecvError) -> LeaseError {
     LeaseError::Thread { source: Arc::new(std::io::Error::other("the lease thread ended without answering")) }
 }

@@ -1,8 +1,6 @@
 //! The lease thread (`snowflake-lease`): drives the holder machine (`protocol/holder.rs`)
-//! with real clocks and a real store. It opens the store, makes the calls the machine asks
-//! for and hands back their answers, sleeps until the machine wants to be woken or a command
-//! comes, answers the first acquisition and the release, and turns the machine's notes into
-//! logs and counters. It decides nothing about the lease: every rule is the machine's.
+//! with real clocks and a real store, and turns its notes into answers, logs and counters.
+//! It decides nothing about the lease.
 
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -13,9 +11,12 @@ use super::channel::{Reply, answer};
 use super::shared::{Command, Shared};
 use super::state_file::StateFile;
 use crate::worker::lease::protocol::Basis;
-use crate::worker::lease::protocol::holder::{Call, Note, Now, Reply as Answer, Standing};
+use crate::worker::lease::protocol::holder::{Call, Machine, Note, Now, Reply as Answer, Standing};
 use crate::worker::lease::store::{Cas, LeaseError, LeaseStore};
 use crate::worker::lease::url::StoreUrl;
+
+/// What an acquisition's log lines say the lease is doing.
+const ACQUIRING: &str = "acquiring a worker ID";
 
 /// Makes one call of the machine's on the store.
 fn make(store: &dyn LeaseStore, namespace: &str, call: &Call) -> Answer {
@@ -29,8 +30,7 @@ fn make(store: &dyn LeaseStore, namespace: &str, call: &Call) -> Answer {
     result.unwrap_or_else(Answer::Failed)
 }
 
-/// What the lease thread opens: the store or its URL (opened at the first call), and the
-/// state file.
+/// What the lease thread opens: the store or its URL (opened at the first call), the state file.
 pub(super) struct Opened {
     pub(super) url: Option<StoreUrl>,
     pub(super) store: Option<Arc<dyn LeaseStore>>,
@@ -38,8 +38,7 @@ pub(super) struct Opened {
 }
 
 /// Starts the lease thread (and, with a state file, the file thread) on the machine in
-/// `shared`: it acquires, then renews, until a command from `inbox` or the last handle's
-/// drop ends it.
+/// `shared`, until a command from `inbox` or the last handle's drop ends it.
 pub(super) fn spawn(
     shared: Arc<Shared>,
     opened: Opened,
@@ -49,8 +48,7 @@ pub(super) fn spawn(
     let thread = |e: std::io::Error| LeaseError::Thread { source: Arc::new(e) };
     let file = opened.file.map(|file| Arc::new(Mutex::new(file)));
     if let Some(file) = &file {
-        // The state file is written off the store's path: a store call that hangs does not
-        // hold it back (nor the generators, which issue up to what it says).
+        // Off the store's path, so that a store call that hangs does not hold it back.
         let (shared, file) = (Arc::downgrade(&shared), Arc::clone(file));
         std::thread::Builder::new()
             .name("snowflake-lease-file".into())
@@ -74,8 +72,8 @@ pub(super) fn spawn(
 }
 
 /// Writes the state file the machine asks for, under the file's lock (so that a file written
-/// later never carries an earlier answer); its generators issue further once it is written. A
-/// file that cannot be written only stops them at the last file's limit. Whether one was.
+/// later never carries an earlier answer). Whether one was (one that fails stops nothing more
+/// than the last file's limit does).
 fn save(shared: &Shared, file: &Mutex<StateFile>, now: Now) -> bool {
     let file = file.lock().unwrap_or_else(|p| p.into_inner());
     let Some(saved) = shared.lock().save_due(now) else { return false };
@@ -91,8 +89,7 @@ fn save(shared: &Shared, file: &Mutex<StateFile>, now: Now) -> bool {
     }
 }
 
-/// The file thread (`snowflake-lease-file`): writes the state file whenever the machine says
-/// one is due, whatever the lease thread waits for, until the machine is done.
+/// The file thread (`snowflake-lease-file`): writes the state file whenever one is due.
 fn keep_filing(shared: &Weak<Shared>, file: &Mutex<StateFile>) {
     loop {
         let Some(shared) = shared.upgrade() else { return };
@@ -169,9 +166,7 @@ impl Driver {
         Ok(store)
     }
 
-    /// Writes the state file the machine asks for; its generators issue further once it is
-    /// written. A file that cannot be written only stops them at the last file's limit.
-    /// Whether a file was written.
+    /// [`save`], if a state file is kept.
     fn save(&mut self, now: Now) -> bool {
         self.file.as_ref().is_some_and(|file| save(&self.shared, file, now))
     }
@@ -183,8 +178,8 @@ impl Driver {
         self.shared.first_answer(Err(LeaseError::Thread { source: Arc::new(ended) }));
     }
 
-    /// One step of the machine, under its lock taken once: the answer to the last call handed
-    /// back, the timers run, the next call asked for, and what the rest of the step needs.
+    /// One step of the machine under its lock: the last answer handed back, the timers run,
+    /// the next call asked for.
     fn step(&self, now: Now, reply: Option<Answer>) -> Step {
         let mut machine = self.shared.lock();
         if let Some(reply) = reply {
@@ -260,15 +255,7 @@ impl Driver {
                     self.release = Some(reply);
                     self.release_now();
                 }
-                Some(Command::Abandon) => {
-                    let stops = {
-                        let mut machine = self.shared.lock();
-                        machine.abandon();
-                        machine.stops()
-                    };
-                    self.shared.follow_stops(stops);
-                    return;
-                }
+                Some(Command::Abandon) => return self.shared.command(Machine::abandon),
                 Some(Command::Pause(pause)) => std::thread::sleep(pause),
                 None => {}
             }
@@ -276,23 +263,15 @@ impl Driver {
     }
 
     /// Stops the generators and asks the machine to release once a tick has passed (a
-    /// generator in the middle of a tick may finish it: the tick was granted, and lies below
-    /// the high water recorded next).
+    /// generator in the middle of one may finish it).
     fn release_now(&mut self) {
         let tick_ms = self.shared.longest_tick_ms.load(Ordering::Relaxed) + 1;
         let now = self.shared.now();
-        let stops = {
-            let mut machine = self.shared.lock();
-            machine.release(now, tick_ms.saturating_mul(1_000_000));
-            machine.stops()
-        };
-        self.shared.follow_stops(stops);
+        self.shared.command(|machine| machine.release(now, tick_ms.saturating_mul(1_000_000)));
     }
 
-    /// What the generators may do changed ([`Note::Changed`]): an outage of the grant held
-    /// (not renewed in time, the state file behind, the clock past the reservation) is told
-    /// when it begins and when it ends. Waiting out, a loss and a rollback have notes of
-    /// their own; before the first answer, the start's own lines tell.
+    /// What the generators may do changed ([`Note::Changed`]): an outage of the grant held is
+    /// told when it begins and ends (the other refusals have notes of their own).
     fn changed(&mut self, worker: u64, refusal: Option<crate::FenceReason>, error: Option<&LeaseError>) {
         use crate::FenceReason as R;
         let ns = &*self.shared.namespace;
@@ -356,25 +335,15 @@ impl Driver {
             Note::Trouble { error, waited_ns } => {
                 let waited = Duration::from_nanos(waited_ns);
                 if !self.answered {
-                    crate::events::lease_waiting_for_store(
-                        ns,
-                        "acquiring a worker ID",
-                        &error,
-                        waited,
-                        self.wait_for_store,
-                    );
+                    crate::events::lease_waiting_for_store(ns, ACQUIRING, &error, waited, self.wait_for_store);
                 } else {
                     crate::events::lease_recovering(ns, current, &error);
                 }
             }
-            Note::Back { waited_ns } => {
-                crate::events::lease_store_back(ns, "acquiring a worker ID", Duration::from_nanos(waited_ns));
-            }
+            Note::Back { waited_ns } => crate::events::lease_store_back(ns, ACQUIRING, Duration::from_nanos(waited_ns)),
             Note::Changed { worker, refusal } => self.changed(worker, refusal, error),
             Note::Released { worker, result } => {
-                // The state file goes once the release is acknowledged; until then (and when the
-                // release was not written for want of the store) it stays, and says whether a
-                // release may have been written.
+                // The state file goes once the release is acknowledged, and only then.
                 if result.is_ok()
                     && let Some(file) = &self.file
                     && let Err(e) = file.lock().unwrap_or_else(|p| p.into_inner()).remove()

@@ -13,8 +13,7 @@ use crate::worker::lease::protocol::holder::{Machine, Now};
 use crate::worker::lease::store::LeaseError;
 
 /// What the generators and the lease thread share: the holder machine, under one lock (taken
-/// by a generator at most once per issuing step, about every 100 ms), and what is counted and
-/// told about it.
+/// by a generator once per issuing step), and what is counted and told about it.
 #[derive(Debug)]
 pub(super) struct Shared {
     pub(super) namespace: Arc<str>,
@@ -24,11 +23,9 @@ pub(super) struct Shared {
     pub(super) clock: Arc<dyn Clock>,
     /// The holder (`protocol/holder.rs`): every decision on the lease is taken there.
     pub(super) machine: Mutex<Machine>,
-    /// The issuing limits of the generators on the lease, dropped to 0 when it is released or
-    /// rolled back, so they stop at their next tick rather than at the end of their last grant.
+    /// The issuing limits of the generators on the lease ([`Shared::follow_stops`]).
     pub(super) limits: Mutex<Vec<Weak<Limit>>>,
-    /// The longest tick of the generators on the lease, in ms: a generator whose limit fell
-    /// may still finish the tick it is in.
+    /// The longest tick of the generators on the lease, in ms (a release waits that long).
     pub(super) longest_tick_ms: AtomicU64,
     pub(super) renewals: AtomicU64,
     pub(super) late_renewals: AtomicU64,
@@ -36,8 +33,7 @@ pub(super) struct Shared {
     pub(super) recoveries: AtomicU64,
     /// The machine's count of stops last followed ([`Shared::follow_stops`]).
     pub(super) stops_seen: AtomicU64,
-    /// The first acquisition's outcome, once known, and who waits for it
-    /// ([`WorkerLease::ready`]).
+    /// The first acquisition's outcome, once known, and who waits for it.
     pub(super) first: Mutex<FirstAnswer>,
 }
 
@@ -108,9 +104,17 @@ impl Shared {
         SystemTime::now().checked_sub(Duration::from_millis(ago_ms)).unwrap_or(SystemTime::UNIX_EPOCH)
     }
 
-    /// Drops every generator's issuing limit when the machine stopped the generators since
-    /// this was last called ([`Machine::stops`]): the machine decides when, the lease thread
-    /// and the handle only follow.
+    /// Runs `command` on the machine, then follows the stops it made.
+    pub(super) fn command(&self, command: impl FnOnce(&mut Machine)) {
+        let stops = {
+            let mut machine = self.lock();
+            command(&mut machine);
+            machine.stops()
+        };
+        self.follow_stops(stops);
+    }
+    /// Drops every generator's issuing limit if the machine stopped the generators since the
+    /// last call ([`Machine::stops`]).
     pub(super) fn follow_stops(&self, stops: u64) {
         if self.stops_seen.swap(stops, Ordering::AcqRel) != stops {
             self.stop_limits();

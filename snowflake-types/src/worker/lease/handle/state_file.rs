@@ -1,16 +1,7 @@
-//! The lease state file ([`WorkerLeaseBuilder::state_file`](super::WorkerLeaseBuilder::state_file)):
-//! where a holder keeps its grant across a restart, so that a process restarted while its
-//! store does not answer resumes on its worker ID. What it holds and how it is resumed is the
-//! holder machine's (`Machine::resume`), its format `protocol/saved.rs`'s (`Saved`); this file
-//! reads, writes and locks it.
-//!
-//! The file is three lines: where it was written (the host, the boot of its kernel, and the
-//! file's own path), and the grant. It is written whole to a temporary file, synced, and renamed
-//! over the old one, so a crash leaves the old file or the new one, never half of one. A file
-//! read anywhere else than where it was written (a copy at another path, on another host, or
-//! on a cloned machine, which boots a kernel of its own) is not resumed, and a second process
-//! on the same file is refused by a lock (`<path>.lock`) that the first holds while it runs. A
-//! restart within the same boot resumes; after a reboot the grant is acquired again.
+//! The lease state file ([`WorkerLeaseBuilder::state_file`](super::WorkerLeaseBuilder::state_file)),
+//! read, written whole (a crash leaves the old file or the new one) and locked (`<path>.lock`).
+//! Its first line says where it was written; a file read anywhere else is not resumed
+//! (`docs/lease-rules.md` rule 11).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -27,9 +18,8 @@ pub(super) struct StateFile {
     _lock: File,
 }
 
-/// Where a state file is written or read: `host <name> boot <id> path <absolute path>`. The
-/// boot is the kernel's random boot ID where it has one (Linux), so that a machine cloned
-/// with its disk and its host name does not pass for the one it was cloned from.
+/// Where a state file is written or read: `host <name> boot <id> path <absolute path>`; the
+/// kernel's boot ID tells a clone with the same host name apart.
 fn origin(host: &str, path: &Path) -> String {
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -44,8 +34,7 @@ pub(super) fn unusable(path: &Path, why: impl std::fmt::Display) -> String {
 }
 
 impl StateFile {
-    /// Locks the state file at `path` (creating its lock file) and reads the grant it holds,
-    /// if any was written on this host. Refused when another process holds the lock.
+    /// Locks the state file at `path` and reads the grant it holds, if written here.
     pub(super) fn open(path: &Path, host: &str) -> Result<(StateFile, Option<Saved>), String> {
         StateFile::open_at(path, &origin(host, path))
     }
@@ -79,8 +68,7 @@ impl StateFile {
         Ok((StateFile { path: path.to_owned(), origin: origin.to_owned(), _lock: lock }, saved))
     }
 
-    /// Writes `saved` durably: a temporary file, synced, renamed over the file, the directory
-    /// synced.
+    /// Writes `saved` durably: a temporary file, synced, renamed, the directory synced.
     pub(super) fn write(&self, saved: &Saved) -> io::Result<()> {
         let temporary = with_suffix(&self.path, ".tmp");
         let mut file = File::create(&temporary)?;

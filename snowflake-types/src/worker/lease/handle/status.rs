@@ -22,16 +22,14 @@ use crate::worker::lease::LeaseError;
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum LeaseStatus {
-    /// The lease was started ([`WorkerLeaseBuilder::start`](crate::worker::lease::WorkerLeaseBuilder::start)) and its first worker ID is being
-    /// acquired: generators on it may not issue yet.
+    /// The lease's first worker ID is being acquired: generators on it may not issue yet.
     Acquiring {
         /// Since when.
         since: SystemTime,
         /// The last store error, while the store does not answer.
         error: Option<LeaseError>,
     },
-    /// The first acquisition failed for good (a bad setting, a clock off the store's, no
-    /// free worker ID, or a store that did not answer for `wait_for_store`): the lease ended.
+    /// The first acquisition failed for good: the lease ended.
     Failed {
         /// Why.
         error: LeaseError,
@@ -44,18 +42,13 @@ pub enum LeaseStatus {
         fence: u64,
         /// Since when (the grant's first issuing instant, or the renewal that ended a fence).
         since: SystemTime,
-        /// How long the generators may still issue if no renewal succeeds from now on: what
-        /// is left of the reservation (`W - margin` after the last renewal that succeeded
-        /// began). While the store answers it stays near `W - margin`; during an outage it
-        /// counts down.
+        /// How long the generators may still issue if no renewal succeeds from now on (near
+        /// `W - margin` while the store answers).
         issuing_for: Duration,
-        /// Whether the store answered the lease's last call (`false` during an outage the
-        /// lease rides through on its reservation).
+        /// Whether the store answered the lease's last call.
         store_answering: bool,
     },
-    /// The lease holds its worker ID, but generators may not issue: a renewal is overdue (the
-    /// store does not answer), or earlier holders are being waited out
-    /// ([`FenceReason::WaitingOut`]).
+    /// The lease holds its worker ID, but generators may not issue (`reason` says why).
     Fenced {
         /// The worker ID.
         worker: u64,
@@ -66,8 +59,7 @@ pub enum LeaseStatus {
         /// The last store error, if any.
         error: Option<LeaseError>,
     },
-    /// The lease was lost (the store said so, or it could not be reached for longer than the
-    /// TTL) and is being acquired again, with backoff; generation resumes on the new grant.
+    /// The lease was lost and is being acquired again; generation resumes on the new grant.
     Recovering {
         /// The worker ID held before, tried first.
         previous_worker: u64,
@@ -94,9 +86,8 @@ impl LeaseStatus {
     }
 }
 
-/// The timing of a lease, each setting as asked or by its default: what
-/// [`WorkerLeaseBuilder::timing`](crate::worker::lease::WorkerLeaseBuilder::timing) gives (the rules page, `docs/lease-rules.md`, states the
-/// defaults and what each setting does).
+/// The timing of a lease, each setting as asked or by its default (`docs/lease-rules.md`):
+/// what [`WorkerLeaseBuilder::timing`](crate::worker::lease::WorkerLeaseBuilder::timing) gives.
 ///
 /// ```
 /// use std::time::Duration;
@@ -112,8 +103,7 @@ impl LeaseStatus {
 pub struct LeaseTiming {
     /// How long the store keeps the lease after its last renewal.
     pub ttl: Duration,
-    /// `W`: how far ahead of its clock the holder reserves, and so how long it issues without
-    /// the store (`W - margin` after the last renewal that succeeded began).
+    /// `W`: how far ahead of its clock the holder reserves.
     pub reservation: Duration,
     /// How long before its reservation runs out the holder stops issuing.
     pub margin: Duration,

@@ -1,29 +1,14 @@
 //! The holder of a worker ID as one state machine without I/O, in the manner of quinn-proto:
-//! the driver asks it for the store call to make ([`Machine::poll_call`]), makes it, and hands
-//! back the answer ([`Machine::handle_reply`]); it asks when to wake ([`Machine::poll_timeout`])
-//! and says when it did ([`Machine::handle_timeout`]); it passes on a release
-//! ([`Machine::release`]). The generators ask it how far they may issue
-//! ([`Machine::grant_until`]). Every policy of a lease lives here: which worker ID to take,
-//! which errors to wait out, what a conflict means, what a lost lease still allows, what a
-//! release records. The lease thread, the model check and the simulation all drive this
-//! machine; none decides anything of its own.
-//!
-//! Time comes in as [`Now`]: the monotonic clock (for how long a write's reservation lets the
-//! holder issue) and the lease's clock (for the timestamps it reserves).
-//!
-//! This file is the machine's face (what its drivers call and get back), its state, and the
-//! dispatch of a call, an answer, a timeout and a release to the task under way; the release
-//! is here too. Each seam of the machine extends it from a module of its own: the acquisition
-//! (`holder/acquire.rs`), what the generators may issue (`holder/grant.rs`), the renewal
-//! (`holder/renew.rs`), the state file (`holder/state_file.rs`). The types of the machine's
-//! state are all defined here, those modules' included: they name the machine, so the machine
-//! names nothing of theirs (`.ci/imports` finds no circle).
+//! its driver makes the calls it asks for ([`Machine::poll_call`], [`Machine::handle_reply`])
+//! and wakes it when it asks ([`Machine::poll_timeout`]). Every policy of a lease lives here;
+//! the lease thread, the model check and the simulation only drive it. Its modules extend it;
+//! their state's types are defined here, so that they name the machine and not the reverse.
 
 use std::collections::VecDeque;
 use std::ops::Range;
 
 use super::record::{Marker, Record};
-use super::{Basis, Rules};
+use super::{Basis, Rules, check_skew};
 use crate::fence::FenceReason;
 use crate::worker::lease::store::{Cas, LeaseError, Query, Slot, Snapshot, Written};
 
@@ -45,11 +30,9 @@ pub(crate) struct Settings {
     pub(crate) acquire_backoff_ns: (u64, u64),
     /// Declare the namespace new where the store holds nothing of it.
     pub(crate) create_namespace: bool,
-    /// Whether the first acquisition keeps trying while every worker ID is held (else it
-    /// fails at once with `NoFreeWorker`).
+    /// Whether the first acquisition keeps trying while every worker ID is held.
     pub(crate) wait_for_free: bool,
-    /// Whether a state file keeps the grant across a restart: generators then issue only up
-    /// to what the file says may have been issued ([`Machine::save_due`]).
+    /// Whether a state file keeps the grant across a restart ([`Machine::save_due`]).
     pub(crate) state_file: bool,
     /// `host:pid`, recorded with every grant.
     pub(crate) name: String,
@@ -106,22 +89,16 @@ pub(crate) enum LostWhy {
     Gone,
     /// Another holder took the worker ID (the lease expired during an outage).
     TakenOver,
-    /// A first record (revision 1) took the place of the grant's before the lease expired:
-    /// the record was deleted alone (its writer waited `W`) or a restore forgot the grant (it
-    /// did not wait); which one is not known, so nothing more is issued on the reservation.
+    /// A first record took the grant's place before it expired (docs/lease-rules.md rule 6).
     TakenEarly,
-    /// The store holds a later write of this grant than the state file it was resumed from:
-    /// the file is an older copy.
+    /// The store holds a later write of this grant than the state file it was resumed from.
     FileOlder,
-    /// The store is another incarnation than the one that granted it (a failover, a restart,
-    /// a restore it tells), the record as the holder last wrote it: the writes the store lost
-    /// may have given the worker ID to another holder, who issues on what it reserved there.
+    /// The store is another incarnation than the one that granted it (rule 6).
     Incarnation,
 }
 
 impl LostWhy {
-    /// Whether the generators issue on what the lease reserved while a worker ID is acquired
-    /// again: every successor starts above it, unless one may not have waited.
+    /// Whether the generators issue on what the lease reserved while it acquires again.
     pub(crate) fn rides(self) -> bool {
         matches!(self, LostWhy::Gone | LostWhy::TakenOver | LostWhy::Incarnation)
     }
@@ -151,8 +128,7 @@ pub(crate) enum Note {
     Ready,
     /// The first acquisition failed for good.
     GaveUp(LeaseError),
-    /// A marker was written afresh: the namespace was new to the store, or the store's
-    /// incarnation changed, or a rollback was noticed.
+    /// A marker was written afresh (a new namespace, another incarnation, a rollback).
     Marked { declared: bool, fenced: bool },
     /// A renewal failed; the lease issues on while its reservation lasts.
     RenewalFailed { worker: u64, error: LeaseError },
@@ -160,8 +136,7 @@ pub(crate) enum Note {
     RenewedLate { worker: u64 },
     /// The lease is lost; the generators issue on what it reserved while a new one is sought.
     Lost { worker: u64, why: LostWhy },
-    /// The record was read back with another value than this holder wrote: the store was
-    /// rolled back. Nothing is issued on it any more.
+    /// The store was rolled back under the record: nothing is issued on it any more.
     RolledBack { worker: u64 },
     /// A store call failed while acquiring (at most one in five seconds is noted).
     Trouble { error: LeaseError, waited_ns: u64 },
@@ -169,13 +144,11 @@ pub(crate) enum Note {
     Back { waited_ns: u64 },
     /// The release ended.
     Released { worker: Option<u64>, result: Result<(), LeaseError> },
-    /// What the generators may do changed: they issue (`None`), or they may not, and why
-    /// ([`Machine::refusal`]). Told once per change of kind (not of the reason's numbers).
+    /// Whether the generators issue (`None`) or why not changed, in kind ([`Machine::refusal`]).
     Changed { worker: u64, refusal: Option<FenceReason> },
 }
 
-/// A grant held; its methods, with what the generators may issue under it, are
-/// `holder/grant.rs`'s.
+/// A grant held (its methods are `holder/grant.rs`'s).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Grant {
     epoch: u64,
@@ -189,15 +162,13 @@ struct Grant {
     basis: Basis,
     /// Generators issue once the lease's clock reaches this.
     ready_ms: i64,
-    /// Until when (monotonic) this holder may issue: `W - margin` after its last
-    /// acknowledged write began.
+    /// Until when (monotonic) it may issue: `W - margin` after its last acknowledged write began.
     valid_until_ns: u64,
     /// The highest reservation acknowledged: no timestamp above it is issued.
     bound_ms: i64,
     /// The highest timestamp any generator may have issued under the grant.
     issued_ms: i64,
-    /// The store's incarnation when the grant was read back (`None`: resumed from a state
-    /// file, not known): a renewal may write a lost marker afresh only under the same one.
+    /// The store's incarnation that granted it (`None`: resumed, not known yet).
     incarnation: Option<String>,
 }
 
@@ -218,15 +189,14 @@ struct Candidate {
     basis: Basis,
 }
 
-/// An acquisition under way; its methods, the acquisition's steps, are `holder/acquire.rs`'s.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// An acquisition under way (its steps are `holder/acquire.rs`'s).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 struct Acquire {
     prefer: Option<u64>,
     fence_above: u64,
     /// A fresh marker is owed whatever the store holds (a rollback was noticed).
     refresh: bool,
-    /// What this attempt has read: the marker (as text and decoded), the store's
-    /// incarnation, and its clock (or ours).
+    /// What this attempt read: the marker (as text and decoded), the incarnation, the clock.
     marker: Option<(Option<String>, Option<Marker>)>,
     incarnation: String,
     now_ms: i64,
@@ -267,13 +237,6 @@ struct Sent {
     release: bool,
 }
 
-/// The first acquisition, as the caller waits for it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum First {
-    Waiting,
-    Answered,
-}
-
 /// Store trouble in progress.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Trouble {
@@ -305,8 +268,7 @@ pub(crate) enum Standing {
     Released,
 }
 
-/// The state file as far as it was written: the grant it describes (its epoch) and how far it
-/// lets that grant's generators issue (`holder/state_file.rs`).
+/// The state file as written: its grant's epoch and limit (`holder/state_file.rs`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Filed {
     epoch: u64,
@@ -316,10 +278,7 @@ struct Filed {
     releasing: bool,
 }
 
-/// How the next renewal of a grant (its record as last acknowledged, `value`) writes the
-/// marker beside its record: confirmed unchanged (`expect` is `marker`), or written afresh where
-/// the store lost it or is another incarnation (`expect` its text then, the record taking the
-/// new marker's generation).
+/// The marker the next renewal of `value` writes beside it, unchanged or afresh (rule 4).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Confirm {
     value: String,
@@ -352,22 +311,21 @@ pub(crate) struct Machine {
     s: Settings,
     rng: Rng,
     current: Option<Grant>,
-    /// A grant lost whose reservation still lets it issue: the generators stay on it until
-    /// the next grant issues or it runs out.
+    /// A grant lost whose reservation still lets it issue, until the next grant issues.
     retiring: Option<Grant>,
     epochs: u64,
     task: Task,
     sent: Option<Sent>,
     due_ns: u64,
     backoff_ns: u64,
-    first: First,
+    /// The caller still waits for the first acquisition's answer.
+    waiting_first: bool,
     trouble: Option<Trouble>,
     released: bool,
     /// A rollback was noticed: nothing issues until a new grant.
     rolled_back: bool,
     /// How many times the generators were stopped at once ([`Machine::stops`]).
     stops: u64,
-    /// Resumed from a state file.
     resumed: bool,
     /// Why the first acquisition failed for good.
     failed: Option<LeaseError>,
@@ -377,43 +335,23 @@ pub(crate) struct Machine {
     ambiguous: Vec<Attempt>,
     /// The lease's clock at the last change of standing.
     since_ms: i64,
-    /// Renewals acknowledged.
     renewals: u64,
     /// With a state file: what it says (`None` before the first is written).
     filed: Option<Filed>,
     /// What [`Note::Changed`] last told: whether the generators issue, or the kind of refusal.
     told: Option<Option<std::mem::Discriminant<FenceReason>>>,
-    /// The current grant's value and the marker read beside it, once a renewal that may come
-    /// after the lease expired checked that the marker still vouches for the record: that
-    /// renewal then writes the marker back unchanged in the same atomic write.
+    /// The marker a read found vouching for the current grant, for its renewal to write.
     vouched: Option<Confirm>,
     notes: VecDeque<Note>,
 }
 
-impl Machine {
-    /// What its decisions depend on: everything but what it counts and tells (the notes, the
-    /// renewals counted, when its standing last changed, when trouble was last noted), so
-    /// that the model check takes two holders that differ only in those for one.
-    fn deciding(&self) -> impl PartialEq + std::hash::Hash + '_ {
-        (
-            (&self.s, &self.rng, &self.current, &self.retiring, self.epochs, &self.task, &self.sent),
-            (self.due_ns, self.backoff_ns, self.first, self.trouble.as_ref().map(|t| (t.since_ns, &t.error))),
-            (self.released, self.rolled_back, self.stops, self.resumed, self.last, &self.ambiguous, &self.vouched),
-        )
-    }
-}
-
-impl PartialEq for Machine {
-    fn eq(&self, other: &Machine) -> bool {
-        self.deciding() == other.deciding()
-    }
-}
-
-impl Eq for Machine {}
-
-impl std::hash::Hash for Machine {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.deciding().hash(state);
+impl Settings {
+    /// The error a clock more than `ε` off the store's makes, for a read sent at `sent` and
+    /// answered at `now` (docs/lease-rules.md rule 9).
+    fn skew(&self, sent: &Sent, now: Now, snapshot: &Snapshot) -> Option<LeaseError> {
+        let (store_ms, tolerance) = (snapshot.now_ms?, self.rules.tolerance);
+        let local_ms = check_skew(sent.at.ms, store_ms, now.ms, tolerance).err()?;
+        Some(LeaseError::ClockSkew { store: self.store.clone(), local_ms, store_ms, tolerance })
     }
 }
 
@@ -422,9 +360,7 @@ fn lost(namespace: &str, worker: u64) -> LeaseError {
     LeaseError::Lost { namespace: namespace.to_owned(), worker }
 }
 
-/// Errors that waiting may mend: the store did not answer, or answered with an error of its
-/// own. A bad URL, bad settings, a skewed clock or a full space fail the first acquisition at
-/// once (after a loss, everything is tried again).
+/// Errors that waiting may mend; others fail the first acquisition at once.
 pub(crate) fn worth_waiting(error: &LeaseError) -> bool {
     matches!(error, LeaseError::Store { .. } | LeaseError::Timeout { .. })
 }
@@ -443,7 +379,7 @@ impl Machine {
             sent: None,
             due_ns: now.ns,
             backoff_ns: 0,
-            first: First::Waiting,
+            waiting_first: true,
             trouble: None,
             released: false,
             rolled_back: false,
@@ -466,7 +402,7 @@ impl Machine {
         self.task == Task::Done
     }
 
-    /// The next note, if any.
+    /// The next note ([`Note`]), if any.
     pub(crate) fn poll_note(&mut self) -> Option<Note> {
         self.notes.pop_front()
     }
@@ -477,7 +413,7 @@ impl Machine {
 
     /// Tells [`Note::Changed`] if what the generators may do changed since it last told.
     fn tell(&mut self, now: Now) {
-        if self.first == First::Waiting && self.current.is_none() {
+        if self.waiting_first && self.current.is_none() {
             // Acquiring its first grant: nothing changed for the generators yet.
             return;
         }
@@ -492,8 +428,7 @@ impl Machine {
 
     // ---- the store side ----
 
-    /// The store call to make now, if one is due; the machine waits for its answer before it
-    /// asks for another.
+    /// The store call to make now, if one is due (one at a time).
     pub(crate) fn poll_call(&mut self, now: Now) -> Option<Call> {
         if self.sent.is_some() || now.ns < self.due_ns || self.answers_first(now) {
             return None;
@@ -501,11 +436,7 @@ impl Machine {
         let call = match &mut self.task {
             Task::Done => return None,
             Task::Hold => self.renewal_call(now)?,
-            Task::Check => {
-                let worker = self.current.as_ref()?.worker;
-                Call::Read(Query::workers(worker..worker + 1))
-            }
-            Task::Release { checking: true } => {
+            Task::Check | Task::Release { checking: true } => {
                 let worker = self.current.as_ref()?.worker;
                 Call::Read(Query::workers(worker..worker + 1))
             }
@@ -550,9 +481,8 @@ impl Machine {
     fn answer(&mut self, now: Now, reply: Reply) {
         let Some(sent) = self.sent.take() else { return };
         if matches!(self.task, Task::Release { .. }) && !sent.release {
-            // A renewal's call, in flight when the release was asked: a write it acknowledged
-            // is the one the release replaces; one whose answer was lost may have been applied
-            // (the release, conflicting, then finds it). The release follows either way.
+            // A renewal's call, in flight when the release was asked: the release follows,
+            // from its write if acknowledged (a lost answer is found on a conflict).
             if let Call::Write(ops) = &sent.call {
                 match reply {
                     Reply::Written(Written::Done) => self.renewed(&ops[0].value.clone(), sent.at, now),
@@ -647,7 +577,8 @@ impl Machine {
     fn call_failed(&mut self, now: Now, sent: &Sent, error: LeaseError) {
         match &mut self.task {
             Task::Done => {}
-            Task::Hold => {
+            // A renewal's write or read (before it, or after a conflict) failed.
+            Task::Hold | Task::Check => {
                 if let Call::Write(ops) = &sent.call {
                     self.ambiguous.push(Attempt { value: ops[0].value.clone(), sent: sent.at });
                 }
@@ -656,18 +587,8 @@ impl Machine {
                 self.trouble_with(now, error);
                 self.retry_later(now);
             }
-            Task::Check => {
-                // The read a renewal begins with (or one after a conflict): the renewal failed.
-                let worker = self.current.as_ref().map_or(0, |g| g.worker);
-                self.note(Note::RenewalFailed { worker, error: error.clone() });
-                self.trouble_with(now, error);
-                self.retry_later(now);
-            }
-            Task::Release { checking } => {
-                // The worker ID frees when its lease expires; nothing is retried.
-                let _ = checking;
-                self.end_release(Err(error));
-            }
+            // The worker ID frees when its lease expires; nothing is retried.
+            Task::Release { .. } => self.end_release(Err(error)),
             Task::Acquire(a) => {
                 a.call_failed(&sent.call);
                 self.failed(now, error);
@@ -682,9 +603,8 @@ impl Machine {
         }
     }
 
-    /// The next call after doubling delays, each with ±20 % jitter so that a fleet that lost
-    /// its store does not return to it in step: from 50 ms to 2 s while acquiring, from a
-    /// quarter of the renewal interval to the interval while holding.
+    /// The next call after doubling delays with ±20 % jitter, so that a fleet that lost its
+    /// store does not return to it in step.
     fn retry_later(&mut self, now: Now) {
         let (min, max) = match self.task {
             Task::Acquire(_) => self.s.acquire_backoff_ns,
@@ -699,7 +619,7 @@ impl Machine {
     }
 
     fn give_up(&mut self, error: LeaseError) {
-        self.first = First::Answered;
+        self.waiting_first = false;
         self.failed = Some(error.clone());
         self.note(Note::GaveUp(error));
         if self.current.is_some() {
@@ -712,8 +632,7 @@ impl Machine {
 
     // ---- time ----
 
-    /// When the machine next wants to be woken (monotonic ns): a call due, the reservation
-    /// running out, the floor reached, the first acquisition's patience ending.
+    /// When the machine next wants to be woken (monotonic ns).
     pub(crate) fn poll_timeout(&self, now: Now) -> Option<u64> {
         let mut wake: Option<u64> = None;
         let mut at = |ns: u64| wake = Some(wake.map_or(ns, |w| w.min(ns)));
@@ -735,7 +654,7 @@ impl Machine {
                 }
             }
         }
-        if self.first == First::Waiting
+        if self.waiting_first
             && let Some(trouble) = &self.trouble
         {
             at(trouble.since_ns.saturating_add(self.s.first_wait_ns));
@@ -746,19 +665,18 @@ impl Machine {
         wake
     }
 
-    /// Time passed: the first acquisition is answered once it may issue, or given up once
-    /// the store did not answer for as long as it may wait.
+    /// Time passed: the first acquisition may be answered, or given up.
     pub(crate) fn handle_timeout(&mut self, now: Now) {
         self.first_answer(now);
         self.tell(now);
     }
 
     fn first_answer(&mut self, now: Now) {
-        if self.first != First::Waiting {
+        if !self.waiting_first {
             return;
         }
         if self.current.is_some() && self.refusal(now).is_none() {
-            self.first = First::Answered;
+            self.waiting_first = false;
             self.note(Note::Ready);
         } else if let Some(trouble) = &self.trouble
             && now.ns >= trouble.since_ns.saturating_add(self.s.first_wait_ns)
@@ -770,8 +688,7 @@ impl Machine {
 
     // ---- commands ----
 
-    /// Stops the generators and, once `wait_ns` has passed (a generator in the middle of a
-    /// tick may finish it), records the last timestamp issued and frees the worker ID.
+    /// Stops the generators and, once `wait_ns` has passed, releases (rule 7).
     pub(crate) fn release(&mut self, now: Now, wait_ns: u64) {
         self.release_asked(now, wait_ns);
         self.tell(now);

@@ -40,7 +40,7 @@
 //! --all-features --lib -- --ignored`), with the planted bugs; the simulation runs for a time
 //! budget from a new seed in both tiers (see `model/simulation.rs`). `MODEL_HORIZON=<ms>`
 //! lengthens the exhaustive check, `MODEL_WORLD=<name>` runs one of its worlds. Each planted
-//! bug ([`super::Planted`]) that a check finds is listed with it; one is found by neither yet
+//! bug ([`Planted`]) that a check finds is listed with it; one is found by neither yet
 //! at the scope this machine affords: a floor without the tolerance (the holder's validity,
 //! which leaves the tolerance out too, seems to cover it). A marker of another incarnation
 //! kept, and a renewal in place on another incarnation, are found by a written-out schedule
@@ -218,6 +218,50 @@ pub(super) struct Faults {
 impl Faults {
     pub(super) const ALL: Faults = Faults { delete: true, lose: true, restore: true, untold: false };
     pub(super) const NONE: Faults = Faults { delete: false, lose: false, restore: false, untold: false };
+}
+
+/// Bugs of the protocol that a test may plant (tests only): each takes one rule out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct Planted {
+    /// A worker ID the marker says was granted, whose record is gone, counts as never
+    /// granted.
+    pub(crate) gone_is_never_used: bool,
+    /// A record written under another marker generation is vouched for.
+    pub(crate) any_generation: bool,
+    /// A marker of another incarnation of the store is kept.
+    pub(crate) any_incarnation: bool,
+    /// A grant the store cannot vouch for waits out the TTL, not the reservation.
+    pub(crate) floor_ignores_reservation: bool,
+    /// Writes record `local clock + TTL` while the holder issues up to `W` ahead.
+    pub(crate) reservation_not_recorded: bool,
+    /// A holder that reads back its own record with another value takes it as its own write.
+    pub(crate) rollback_unnoticed: bool,
+    /// The grant of a never-granted worker ID does not raise the marker's `next`.
+    pub(crate) next_not_raised: bool,
+    /// A grant the store cannot vouch for waits out the reservation, without the tolerance
+    /// between clocks.
+    pub(crate) floor_ignores_tolerance: bool,
+    /// A rollback noticed leaves the generators' cached limits in place.
+    pub(crate) rollback_keeps_limits: bool,
+    /// A renewal that finds the store another incarnation, its record unchanged, renews in
+    /// place under a marker written afresh instead of losing the lease.
+    pub(crate) renews_across_incarnations: bool,
+}
+
+impl Rules {
+    /// Rules with every setting given: TTL, `W`, margin and tolerance.
+    pub(crate) fn of(ttl: Duration, reservation: Duration, margin: Duration, tolerance: Duration) -> Self {
+        let asked =
+            super::Asked { ttl, reservation: Some(reservation), margin: Some(margin), renew_every: None, tolerance };
+        Rules::new(asked).expect("valid rules")
+    }
+}
+
+impl Machine {
+    /// Whether generators may issue now.
+    pub(crate) fn issuing(&self, now: Now) -> bool {
+        self.refusal(now).is_none()
+    }
 }
 
 /// The model: the world's size, its faults, the protocol's rules (with any bug planted).

@@ -1,6 +1,5 @@
-//! What the protocol writes into a store's slots, and reads back: a worker ID's record and the
-//! namespace's marker, each one line of printable ASCII. The stores keep the lines as they are;
-//! only this file knows their fields.
+//! What the protocol writes into a store's slots (`docs/lease-rules.md`, "What a store keeps"),
+//! each one line of printable ASCII whose fields only this file knows:
 //!
 //! - A record: `r1|rev|fence|expires|high water|generation|token|holder`, e.g.
 //!   `r1|7|1700000000000000|1700000010000|1700000060000|5f0c6a1e9b2d4c3a|<32 hex>|web-1:4242`;
@@ -8,10 +7,7 @@
 //! - The marker: `m1|rev|generation|since|next|declared|incarnation`, e.g.
 //!   `m1|3|5f0c6a1e9b2d4c3a|1699990000000|4|0|run-7f3a…`.
 //!
-//! `rev` counts the writes of a slot: every write of the protocol raises it, so a holder
-//! that reads back its own record with a lower one knows it was rolled back.
-
-use std::fmt;
+//! `rev` counts the writes of a slot.
 
 /// The live lease in a record: whose it is.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -39,22 +35,18 @@ pub(crate) struct Record {
     pub(crate) holder: Option<Holder>,
 }
 
-/// A namespace's marker: who wrote it into which store, since when, and which worker IDs may
-/// have been granted since.
+/// A namespace's marker.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Marker {
     /// How many times the slot was written.
     pub(crate) rev: u64,
-    /// Random, new whenever the marker is written afresh: records granted under another
-    /// generation are not vouched for.
+    /// Random, new whenever the marker is written afresh.
     pub(crate) generation: u64,
-    /// When it was written afresh (Unix ms, on the store's clock, or the writer's for a store
-    /// without one).
+    /// When it was written afresh (Unix ms, on the store's clock, or else the writer's).
     pub(crate) since_ms: i64,
     /// Worker IDs `0..next` may have been granted under this generation; `next..` were not.
     pub(crate) next: u64,
-    /// Declared new ([`create`](super::holder)): nothing was issued in the namespace before
-    /// `since_ms`, so a never-granted worker ID starts at once.
+    /// Declared new: nothing was issued in the namespace before `since_ms`.
     pub(crate) declared: bool,
     /// The store's incarnation when it was written afresh.
     pub(crate) incarnation: String,
@@ -99,8 +91,7 @@ impl Record {
         Some(Record { rev, fence, expires_ms, high_water_ms, generation, holder })
     }
 
-    /// Whether a live lease may still hold it at `now_ms`: held, and not expired by more than
-    /// `tolerance_ms` (the writer's clock and the reader's may differ by that much).
+    /// Whether a live lease may still hold it at `now_ms`, the clocks `tolerance_ms` apart.
     pub(crate) fn held_at(&self, now_ms: i64, tolerance_ms: i64) -> bool {
         self.holder.is_some() && now_ms <= self.expires_ms.saturating_add(tolerance_ms)
     }
@@ -112,25 +103,15 @@ impl Record {
 }
 
 impl Marker {
-    /// Whether the marker vouches for `record` of `worker`: the record was written under the
-    /// marker's generation, for a worker ID the marker says may have been granted (below
-    /// `next`). The trust rule's one test (`docs/lease-rules.md`, rule 3): a record it vouches
-    /// for gives its high water as the next grant's floor; any other waits out `W + ε`.
+    /// Whether the marker vouches for `record` of `worker` (`docs/lease-rules.md` rule 3).
     pub(crate) fn vouches(&self, worker: u64, record: &Record) -> bool {
         worker < self.next && record.generation == self.generation
     }
 
     /// The marker as a store keeps it.
     pub(crate) fn encode(&self) -> String {
-        format!(
-            "m1|{}|{:016x}|{}|{}|{}|{}",
-            self.rev,
-            self.generation,
-            self.since_ms,
-            self.next,
-            u8::from(self.declared),
-            self.incarnation
-        )
+        let Marker { rev, generation, since_ms, next, declared, incarnation } = self;
+        format!("m1|{rev}|{generation:016x}|{since_ms}|{next}|{}|{incarnation}", u8::from(*declared))
     }
 
     /// A marker read back; `None` for text this protocol does not write.
@@ -175,18 +156,6 @@ fn is_name(text: &str) -> bool {
         && text.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b':'))
 }
 
-impl fmt::Display for Record {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.encode())
-    }
-}
-
-impl fmt::Display for Marker {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.encode())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,13 +194,11 @@ mod tests {
             "r1|7|1700000000000000|1700000010000|1700000060000|5f0c6a1e9b2d4c3a|0123456789abcdef0123456789abcdef|web-1.internal:4242"
         );
         assert_eq!(Record::decode(&text), Some(held.clone()));
-        assert_eq!(held.to_string(), text, "shown as written");
         let free = Record { holder: None, high_water_ms: -5, ..held };
         assert_eq!(Record::decode(&free.encode()), Some(free));
         let m = marker();
         assert_eq!(m.encode(), "m1|3|5f0c6a1e9b2d4c3a|1699990000000|4|0|sysid 7290 timeline 1");
         assert_eq!(Marker::decode(&m.encode()), Some(m.clone()));
-        assert_eq!(m.to_string(), m.encode(), "shown as written");
         let empty = Marker { incarnation: String::new(), declared: true, ..m };
         assert_eq!(Marker::decode(&empty.encode()), Some(empty));
         assert!(

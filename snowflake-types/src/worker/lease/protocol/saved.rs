@@ -1,17 +1,8 @@
-//! What a lease state file keeps of a grant, as one line of printable ASCII: the format, and
-//! nothing else. The holder machine decides what goes into it and what is resumed from it
-//! (`Machine::save_due`, `Machine::resume`); the lease's handle reads, writes and locks the
-//! file (`handle/state_file.rs`).
-//!
-//! - The line: `s2|releasing|namespace|worker|token|bound|valid until|issued limit|record`,
-//!   the record as the store last acknowledged it ([`Record`]'s one line, which may hold `|`
-//!   itself: it comes last).
+//! The one line a lease state file keeps of a grant: its format, and nothing else.
 
 use super::record::Record;
 
-/// What a lease state file keeps, so that a process restarted while its store does not
-/// answer resumes on its worker ID: the grant as the store last acknowledged it, how far that
-/// lets it issue, and how far this process may have issued.
+/// What a lease state file keeps (`docs/lease-rules.md` rule 11).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Saved {
     pub(crate) namespace: String,
@@ -21,31 +12,21 @@ pub(crate) struct Saved {
     pub(crate) value: String,
     /// The acknowledged reservation: nothing above it is issued.
     pub(crate) bound_ms: i64,
-    /// Until when (the lease's clock) the acknowledged reservation lets it issue: `W -
-    /// margin` after that write began.
+    /// Until when (the lease's clock) the acknowledged reservation lets it issue.
     pub(crate) valid_until_ms: i64,
     /// Nothing was issued above this, and nothing is before the next file is written.
     pub(crate) issued_limit_ms: i64,
-    /// A release may have been written since: the grant is not resumed from this file (the
-    /// worker ID may be another's already, above what was issued), only acquired again.
+    /// A release may have been written since: the grant is not resumed from this file.
     pub(crate) releasing: bool,
 }
 
 impl Saved {
-    /// The file's one line:
-    /// `s2|releasing|namespace|worker|token|bound|valid until|issued limit|record`.
+    /// The file's one line: `s2|releasing|namespace|worker|token|bound|valid until|issued
+    /// limit|record` (the record, which may hold `|`, last).
     pub(crate) fn encode(&self) -> String {
-        format!(
-            "s2|{}|{}|{}|{}|{}|{}|{}|{}",
-            u8::from(self.releasing),
-            self.namespace,
-            self.worker,
-            self.token,
-            self.bound_ms,
-            self.valid_until_ms,
-            self.issued_limit_ms,
-            self.value
-        )
+        let Saved { namespace, worker, token, value, bound_ms, valid_until_ms, issued_limit_ms, releasing } = self;
+        let releasing = u8::from(*releasing);
+        format!("s2|{releasing}|{namespace}|{worker}|{token}|{bound_ms}|{valid_until_ms}|{issued_limit_ms}|{value}")
     }
 
     /// A file's line read back; `None` for anything else.
@@ -67,16 +48,8 @@ impl Saved {
         let issued_limit_ms = fields.next()?.parse().ok()?;
         let value = fields.next()?.to_owned();
         let record = Record::decode(&value)?;
-        (record.is_token(&token) && issued_limit_ms <= bound_ms).then_some(Saved {
-            namespace,
-            worker,
-            token,
-            value,
-            bound_ms,
-            valid_until_ms,
-            issued_limit_ms,
-            releasing,
-        })
+        let saved = Saved { namespace, worker, token, value, bound_ms, valid_until_ms, issued_limit_ms, releasing };
+        (record.is_token(&saved.token) && issued_limit_ms <= bound_ms).then_some(saved)
     }
 }
 

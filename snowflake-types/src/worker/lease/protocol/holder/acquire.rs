@@ -1,25 +1,19 @@
-//! The acquisition of a worker ID, a sub-machine of the holder's: it reads the marker and the
-//! first chunk of records, writes the marker afresh where it does not hold, plans the chunks
-//! that may hold a free worker ID (the preferred one first), chooses a candidate, writes the
-//! grant, and installs it once the store acknowledged it (or holds it after a lost answer).
-//!
-//! [`Acquire`]'s methods take the attempt itself and what of the machine they need (its
-//! settings, its choices); what is left for the machine to do comes back as a [`Step`], which
-//! [`Machine::acquired`] carries out.
+//! The acquisition of a worker ID, a sub-machine of the holder's: read, write the marker afresh
+//! where it does not hold, choose a candidate (docs/lease-rules.md rule 3), write the grant and
+//! read it back. What is left for the machine to do comes back as a [`Step`].
 
 use std::ops::Range;
 
-use super::{Acquire, Call, Candidate, First, Grant, Machine, Note, Now, Op, Rng, Sent, Settings, Task, worth_waiting};
+use super::{Acquire, Call, Candidate, Grant, Machine, Note, Now, Op, Rng, Sent, Settings, Task, worth_waiting};
 use crate::worker::lease::protocol::record::{Holder, Marker, Record};
-use crate::worker::lease::protocol::{Basis, Rules, check_skew, floor_of, fresh_marker, marker_holds};
+use crate::worker::lease::protocol::{Basis, Rules, floor_of, fresh_marker, marker_holds};
 use crate::worker::lease::store::{LeaseError, MAX_READ, Query, Slot, Snapshot, Written};
 
 /// How often trouble while acquiring is noted.
 const NOTE_EVERY_NS: u64 = 5_000_000_000;
 
-/// When a grant on a candidate of `basis` whose floor is `floor_ms` may issue: a vouched
-/// record's holder resumes within the resume window below its floor, a declared namespace at
-/// once, any other grant only past its floor.
+/// When a grant on a candidate of `basis` and floor `floor_ms` may issue: past its floor, or
+/// within the resume window below a vouched record's.
 fn ready_ms(rules: &Rules, basis: Basis, floor_ms: i64) -> i64 {
     match basis {
         Basis::Record => floor_ms.saturating_sub(rules.resume_window_ms()),
@@ -36,8 +30,7 @@ pub(super) enum Step {
     Again { note: Option<Note>, due_ns: u64 },
     /// Try again after the backoff; the attempt starts again from its first read.
     Later,
-    /// The attempt failed; it starts again from its first read, but for a grant whose answer
-    /// was lost (the next read checks it).
+    /// The attempt failed; it starts again, but for a grant whose answer was lost.
     Failed(LeaseError),
     /// The grant of the candidate, written at the instant given, is this holder's.
     Install(Box<(Candidate, Grant, Now)>),
@@ -45,21 +38,7 @@ pub(super) enum Step {
 
 impl Acquire {
     pub(super) fn new(prefer: Option<u64>, fence_above: u64, refresh: bool) -> Acquire {
-        Acquire {
-            prefer,
-            fence_above,
-            refresh,
-            marker: None,
-            incarnation: String::new(),
-            now_ms: 0,
-            highest: None,
-            plan: Vec::new(),
-            planned: false,
-            ready: Vec::new(),
-            best: None,
-            pending: None,
-            conflicts: 0,
-        }
+        Acquire { prefer, fence_above, refresh, ..Acquire::default() }
     }
 
     /// Starts the attempt again from its first read, keeping what it was asked.
@@ -67,8 +46,8 @@ impl Acquire {
         *self = Acquire { conflicts: self.conflicts, ..Acquire::new(self.prefer, self.fence_above, self.refresh) };
     }
 
-    /// The attempt's next call, at `now`; the error when no worker ID may be taken (the
-    /// attempt then starts again). `epochs`: how many grants the machine ever held.
+    /// The attempt's next call, or the error when no worker ID may be taken. `epochs`: how
+    /// many grants the machine ever held.
     pub(super) fn call(&mut self, now: Now, s: &Settings, rng: &mut Rng, epochs: u64) -> Result<Call, LeaseError> {
         let space = s.space;
         if let Some((candidate, _, _)) = &self.pending {
@@ -82,9 +61,7 @@ impl Acquire {
             let Some(highest) = self.highest else {
                 return Ok(Call::Read(Query::workers(0..space.min(MAX_READ)).with_highest()));
             };
-            // A marker written afresh for this attempt's read. Declared new only at the
-            // process's first start: a holder that ever held a grant (or resumed one) may have
-            // issued, whatever the store lost since.
+            // A marker written afresh; declared new only at the process's first start (rule 10).
             let nothing = text.is_none() && highest.is_none();
             let generation = rng.random();
             let declared = s.create_namespace && nothing && epochs == 0;
@@ -109,9 +86,7 @@ impl Acquire {
         Ok(self.grant_call(now, s, rng, candidate))
     }
 
-    /// The grant of `candidate`: its record, holding this grant's token, reserving `W` ahead
-    /// (and never below the floor), and the marker's `next` raised past a worker ID it never
-    /// granted.
+    /// The grant of `candidate`: its record and the marker, in one write (rule 1).
     fn grant_call(&mut self, now: Now, s: &Settings, rng: &mut Rng, candidate: Candidate) -> Call {
         let token = rng.token();
         let (marker_text, marker) = self.marker.clone().expect("a grant follows the marker's read");
@@ -136,9 +111,7 @@ impl Acquire {
             let raised = Marker { rev: marker.rev + 1, next: candidate.worker + 1, ..marker };
             ops.push(Op { slot: Slot::Marker, expect: marker_text, value: raised.encode() });
         } else if let Some(text) = marker_text {
-            // The marker confirmed unchanged in the same atomic write: a fence (or any new
-            // marker) written since the read fails the grant, which reads again, so a grant
-            // never starts on a record the marker vouched for before it was replaced.
+            // Confirmed unchanged, so that a grant read before a fence fails if written after.
             ops.push(Op { slot: Slot::Marker, expect: Some(text.clone()), value: text });
         }
         let floor_ms = (candidate.basis != Basis::Declared).then_some(candidate.floor_ms);
@@ -166,11 +139,8 @@ impl Acquire {
         let rules = s.rules;
         let space = s.space;
         let tolerance_ms = rules.tolerance_ms();
-        // A grant written (acknowledged, or its answer lost), read back: ours if the record is
-        // what it wrote. Planned from a read of another incarnation of the store than this
-        // one (a restore it tells, a failover, between the plan and the write), its floor
-        // trusted what the store may have lost since (a grant written and undone, a `next`
-        // raised): it waits out `W` and the tolerance, as any grant the store cannot vouch for.
+        // A grant written, read back (rule 4): ours if the record is what it wrote; planned
+        // from a read of another incarnation, it waits out `W` + `ε`.
         if let Some((mut candidate, mut grant, at)) = self.pending.take() {
             if snapshot.record(candidate.worker) != Some(grant.value.as_str()) {
                 self.restart();
@@ -185,18 +155,13 @@ impl Acquire {
             }
             return Step::Install(Box::new((candidate, grant, at)));
         }
-        if let Some(store_ms) = snapshot.now_ms
-            && let Err(local_ms) = check_skew(sent.at.ms, store_ms, now.ms, rules.tolerance)
-        {
-            let error =
-                LeaseError::ClockSkew { store: s.store.clone(), local_ms, store_ms, tolerance: rules.tolerance };
+        if let Some(error) = s.skew(sent, now, &snapshot) {
             self.restart();
             return Step::Failed(error);
         }
         let asked_highest = matches!(&sent.call, Call::Read(query) if query.highest);
         if self.marker.is_none() || asked_highest {
-            // The attempt's first read, or the one that also asked for the highest record: the
-            // marker, the incarnation and the clock as they are now.
+            // The first read, or the one with the highest record: the marker, incarnation, clock.
             self.marker = Some((snapshot.marker.clone(), snapshot.marker.as_deref().and_then(Marker::decode)));
             self.incarnation = snapshot.incarnation.clone();
             self.now_ms = snapshot.now_ms.unwrap_or(now.ms);
@@ -213,8 +178,7 @@ impl Acquire {
         self.plan.retain(|chunk| *chunk != range);
         if !self.planned {
             self.planned = true;
-            // The first chunk: plan the rest of the worker IDs that may matter (the preferred
-            // one, and those below the marker's `next`, which may be free), in random order.
+            // The first chunk: plan the others that may matter (the preferred one first).
             let limit = space.min(marker.next.saturating_add(1).max(self.prefer.map_or(0, |p| p + 1)));
             let mut plan: Vec<Range<u64>> =
                 (range.end..limit).step_by(MAX_READ as usize).map(|lo| lo..(lo + MAX_READ).min(limit)).collect();
@@ -259,8 +223,7 @@ impl Acquire {
         Step::Wait
     }
 
-    /// A write of the attempt's (a fresh marker, or a grant), answered at `now`; `rng`
-    /// jitters the next look after a few conflicts in a row.
+    /// A write of the attempt's (a fresh marker, or a grant), answered at `now`.
     pub(super) fn written(&mut self, now: Now, sent: &Sent, written: Written, rng: &mut Rng) -> Step {
         let Call::Write(ops) = &sent.call else { return Step::Wait };
         if ops[0].slot == Slot::Marker {
@@ -291,9 +254,8 @@ impl Acquire {
         }
     }
 
-    /// The call `call` of the attempt failed: a marker's write starts the attempt again, and
-    /// so does anything but a grant whose answer was lost (it stays pending: the next read
-    /// checks it).
+    /// A call failed: the attempt starts again, but for a grant whose answer was lost (the
+    /// next read checks it).
     pub(super) fn call_failed(&mut self, call: &Call) {
         let marker = matches!(call, Call::Write(ops) if ops[0].slot == Slot::Marker);
         if marker || self.pending.is_none() {
@@ -322,12 +284,10 @@ impl Machine {
         }
     }
 
-    /// An acquisition's attempt failed with `error` (and started again): tried again later,
-    /// unless it is the first acquisition and waiting cannot mend it (or has waited long
-    /// enough).
+    /// An attempt failed: tried again later, unless the first acquisition cannot mend it.
     pub(super) fn failed(&mut self, now: Now, error: LeaseError) {
         let full_but_waiting = self.s.wait_for_free && matches!(error, LeaseError::NoFreeWorker { .. });
-        if self.first == First::Waiting && !worth_waiting(&error) && !full_but_waiting {
+        if self.waiting_first && !worth_waiting(&error) && !full_but_waiting {
             return self.give_up(error);
         }
         self.trouble_with(now, error);

@@ -1,15 +1,12 @@
-//! What the generators may issue: the grant they issue under (the current one, or a lost one
-//! while its reservation lasts and the new one may not issue yet), the one answer to whether
-//! they may ([`Machine::refusal`]), how far ([`Machine::grant_until`]), and where the lease
-//! stands ([`Machine::standing`]).
+//! What the generators may issue: under which grant, whether ([`Machine::refusal`]), how far
+//! ([`Machine::grant_until`]), and where the lease stands ([`Machine::standing`]).
 
-use super::{First, Grant, Machine, Now, Standing, Task};
+use super::{Grant, Machine, Now, Standing, Task};
 use crate::fence::{FenceReason, GrantView, Refusal};
 use crate::worker::lease::store::LeaseError;
 
 impl Grant {
-    /// When the grant stops issuing (monotonic ns): a whole tick before its validity ends, so
-    /// that the tick a generator issues while it is valid ends within the validity.
+    /// When the grant stops issuing (monotonic ns): a tick before its validity ends.
     pub(super) fn valid_end_ns(&self) -> u64 {
         self.valid_until_ns.saturating_sub(1_000_000)
     }
@@ -27,31 +24,26 @@ impl Grant {
         GrantView { epoch: self.epoch, worker: self.worker, floor_ms: self.floor_ms }
     }
 
-    /// What the store must keep when this grant ends: the last timestamp any generator
-    /// issued, and never less than what earlier holders may have (0 when nothing was).
+    /// The high water its release records (rule 7), never below its floor.
     pub(super) fn high_water(&self) -> i64 {
         self.issued_ms.max(self.floor_ms.unwrap_or(0)).max(0)
     }
 }
 
 impl Machine {
-    /// Whether the generators issue under the retiring grant: a lost one while it may still
-    /// issue and the new one may not yet.
+    /// Whether the generators issue under the retiring grant (the new one may not yet).
     pub(super) fn on_retiring(&self, now: Now) -> bool {
         self.retiring.as_ref().is_some_and(|r| r.valid(now))
             && !self.current.as_ref().is_some_and(|g| g.issuing(now) && self.filed_for(g, now))
     }
 
-    /// The grant the generators issue under: the retiring one while it may, else the current
-    /// one.
+    /// The grant the generators issue under.
     pub(super) fn active(&self, now: Now) -> Option<&Grant> {
         if self.on_retiring(now) { self.retiring.as_ref() } else { self.current.as_ref() }
     }
 
-    /// Why the generators may not issue at `now`, or `None` when they may: the one answer
-    /// that [`Machine::grant_until`], [`Machine::issuing`], [`Machine::standing`] and the first
-    /// acquisition's answer all give, so that what a lease says of itself is what its
-    /// generators do.
+    /// Why the generators may not issue at `now`, or `None`: the one answer everything that
+    /// tells it gives, so that what a lease says of itself is what its generators do.
     pub(crate) fn refusal(&self, now: Now) -> Option<FenceReason> {
         let rules = self.s.rules;
         if self.released {
@@ -76,11 +68,8 @@ impl Machine {
     }
 
     /// The highest timestamp a generator under grant `epoch` may issue now, recorded as
-    /// issued: the smallest of the acknowledged reservation, `from_ms` (the later of the
-    /// clock and the tick asked for) plus a short step (at least `min_step_ms`), and the last
-    /// tick that ends within the validity (a generator running ahead of its clock borrows no
-    /// further than that). Refused while the lease may not issue ([`Machine::refusal`]), and when it
-    /// holds another grant than `epoch` (the generator switches to it first).
+    /// issued: `from_ms` plus a step, within the reservation and the validity. Refused
+    /// ([`Machine::refusal`]), or told to switch when the lease holds another grant.
     pub(crate) fn grant_until(&mut self, now: Now, from_ms: i64, min_step_ms: i64, epoch: u64) -> Result<i64, Refusal> {
         if let Some(reason) = self.refusal(now) {
             return Err(Refusal::Fenced(reason));
@@ -94,16 +83,13 @@ impl Machine {
         if grant.epoch != epoch {
             return Err(Refusal::Switch(grant.view()));
         }
-        // The last tick granted ends by the time the validity does (the refusal above keeps a
-        // whole tick of it left): a generator issuing from its cached limit stops before the
-        // status says the lease stopped, never after. One running ahead of its clock past that
-        // tick gets the tick it asked for alone.
+        // The last tick granted ends within the validity, so a generator issuing from its
+        // cached limit stops before the status says so; one ahead of its clock gets one tick.
         let left_ms = i64::try_from((grant.valid_until_ns - now.ns) / 1_000_000).unwrap_or(i64::MAX);
         let last_ms = now.ms.saturating_add(left_ms).saturating_sub(1);
         let mut until = from_ms.saturating_add(step_ms).min(last_ms.max(from_ms)).min(grant.bound_ms);
-        // Never above what the state file says may have been issued: a grant the file does not
-        // describe yet issues nothing until it does (one it no longer describes, retiring
-        // under a newer one, stays below its reservation).
+        // Never above the state file's limit (rule 11); a retiring grant the file no longer
+        // describes stays below its reservation.
         if let Some(filed) = file
             && filed.is_none_or(|(e, _)| e <= grant.epoch)
         {
@@ -128,11 +114,8 @@ impl Machine {
         }
     }
 
-    /// How many times the generators were stopped at once: a rollback noticed, a grant given
-    /// up without issuing on (a first record in its place before it expired, a state file
-    /// found older than the store's record), a release asked, an abandon. Whenever it
-    /// changes, every generator's cached limit is dropped, so that they stop at their next
-    /// tick rather than at the end of their limits.
+    /// How many times the generators were stopped at once; each change drops their cached
+    /// limits, so that they stop at their next tick.
     pub(crate) fn stops(&self) -> u64 {
         self.stops
     }
@@ -142,23 +125,11 @@ impl Machine {
         !self.released && self.current.iter().chain(&self.retiring).any(|g| g.epoch == epoch)
     }
 
-    /// Whether a grant resumed from its state file answers its caller before the machine's
-    /// first store call, which may wait a whole timeout for a store that does not answer: no
-    /// call is made while the first answer waits only for the grant's floor and its file.
+    /// Whether a grant resumed from its state file answers its caller before any store call
+    /// (which may wait a whole timeout).
     pub(crate) fn answers_first(&self, now: Now) -> bool {
-        self.resumed && self.issuing_soon(now)
-    }
-
-    /// Whether the first acquisition waits only for its grant's floor (and the state file),
-    /// not for the store: a grant resumed from the state file, still valid.
-    pub(crate) fn issuing_soon(&self, now: Now) -> bool {
-        self.first == First::Waiting && self.task == Task::Hold && self.current.as_ref().is_some_and(|g| g.valid(now))
-    }
-
-    /// Whether generators may issue now.
-    #[cfg(test)]
-    pub(crate) fn issuing(&self, now: Now) -> bool {
-        self.refusal(now).is_none()
+        let waiting = self.waiting_first && self.task == Task::Hold;
+        self.resumed && waiting && self.current.as_ref().is_some_and(|g| g.valid(now))
     }
 
     /// Where the lease stands: [`Machine::refusal`], with the grant it concerns.
@@ -169,7 +140,7 @@ impl Machine {
         if self.released {
             return Standing::Released;
         }
-        if self.first == First::Waiting && self.current.is_none() {
+        if self.waiting_first && self.current.is_none() {
             return Standing::Acquiring;
         }
         let answering = self.trouble.is_none() && self.ambiguous.is_empty();

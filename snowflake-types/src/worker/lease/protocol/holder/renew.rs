@@ -1,24 +1,16 @@
-//! The renewal of a grant: its read of the record, the marker and the store's clock, its write
-//! (the record's reservation moved ahead, the marker confirmed or written afresh in the same
-//! atomic write), what an acknowledgement records, and what a record found otherwise means:
-//! a renewal whose answer was lost but was applied, a lease lost lawfully (the generators
-//! issue on what it reserved), or a store rolled back under it (they stop at once).
+//! The renewal of a grant: its read, its write, and what a record found otherwise means
+//! (docs/lease-rules.md rules 1, 4 to 6 and 9).
 
 use super::{Acquire, Call, Confirm, LostWhy, Machine, Note, Now, Op, Sent, Task};
 use crate::worker::lease::protocol::record::{Holder, Marker, Record};
-use crate::worker::lease::protocol::{check_skew, floor_of, fresh_marker, marker_holds};
-use crate::worker::lease::store::{LeaseError, Query, Slot, Snapshot};
+use crate::worker::lease::protocol::{floor_of, fresh_marker, marker_holds};
+use crate::worker::lease::store::{Query, Slot, Snapshot};
 
 impl Machine {
-    /// The renewal's next call, at `now`: its write, once a read found the marker vouching for
-    /// the record; else that read (the task turns to checking the record).
+    /// The renewal's next call: its write, once a read found the marker vouching for the
+    /// record (rule 1); else that read (the task turns to checking the record).
     pub(super) fn renewal_call(&mut self, now: Now) -> Option<Call> {
         let grant = self.current.as_ref()?;
-        // Every renewal first reads its record, the marker and the store's clock, and writes
-        // only where the marker still vouches for the record (a fence or a new incarnation since
-        // means the store may have been rolled back under it) and the clocks agree; its write
-        // confirms the marker unchanged in the same atomic write, so a fence that lands between
-        // the read and the write stops it too.
         let confirm = self.vouched.as_ref().filter(|c| c.value == grant.value).cloned();
         let Some(confirm) = confirm else {
             let worker = grant.worker;
@@ -72,27 +64,15 @@ impl Machine {
         let marker = snapshot.marker.as_deref().and_then(Marker::decode);
         let holds = marker_holds(&rules, marker.as_ref(), &snapshot.incarnation);
         if text == Some(value.as_str()) {
-            // Unchanged: renew, if the marker still vouches for the record (a fence or a new
-            // incarnation since means the store may have been rolled back under it).
+            // Unchanged: renew, if the marker still vouches for the record.
             let vouched = marker.as_ref().is_some_and(|m| rules.vouches(m, worker, &grant.record));
             if holds && !vouched {
-                // The marker of this incarnation was written afresh: a fence (by the operator
-                // or another holder) came first. Nothing more is issued on the grant, and no
-                // second fence is owed.
+                // Someone fenced first (rule 5): stop, without a second fence.
                 self.ambiguous.clear();
                 return self.stop_rolled_back(now, worker, fence, false);
             }
-            if let Some(store_ms) = snapshot.now_ms
-                && let Err(local_ms) = check_skew(sent.at.ms, store_ms, now.ms, rules.tolerance)
-            {
-                // A clock that left the store's by more than the tolerance reserves nothing
-                // more: the grant issues on what was acknowledged, and tries again later.
-                let error = LeaseError::ClockSkew {
-                    store: self.s.store.clone(),
-                    local_ms,
-                    store_ms,
-                    tolerance: rules.tolerance,
-                };
+            if let Some(error) = self.s.skew(sent, now, snapshot) {
+                // A skewed clock reserves nothing, and tries again later.
                 self.note(Note::RenewalFailed { worker, error: error.clone() });
                 self.trouble_with(now, error);
                 self.task = Task::Hold;
@@ -103,29 +83,21 @@ impl Machine {
             // Renewed in place: under a marker of this incarnation, or where the marker alone was lost.
             let in_place = holds || (snapshot.marker.is_none() && same_incarnation);
             if !in_place && rules.loses_on_another_incarnation() {
-                // Another incarnation (a failover, a restart, a restore it tells): the record
-                // came back as this holder last wrote it, but the writes the store lost may
-                // have handed the worker ID to another holder, who issues on what it reserved
-                // there. The lease is lost (rule 6): the generators issue on what it reserved
-                // while a worker ID is acquired again, which writes the marker afresh and
-                // waits out `W` on every record from before.
+                // Another incarnation: the record says nothing (rule 6), the lease is lost.
                 self.ambiguous.clear();
                 return self.lost(now, worker, fence, LostWhy::Incarnation);
             }
             self.vouched = match (holds, snapshot.marker.clone()) {
                 (true, Some(text)) => {
-                    // A marker of this incarnation vouches for the record: the grant is this
-                    // incarnation's (also one resumed from a state file, which did not know).
+                    // The grant is this incarnation's (also one resumed, which did not know).
                     if let Some(grant) = self.current.as_mut() {
                         grant.incarnation = Some(snapshot.incarnation.clone());
                     }
                     Some(Confirm { value, expect: Some(text.clone()), marker: text })
                 }
                 _ => {
-                    // The marker was deleted alone, the store the incarnation that granted the
-                    // record, which is unchanged: nobody took the worker ID, so the renewal
-                    // writes the marker afresh (as an acquisition would: every other record
-                    // loses the store's voucher) and moves its own record under it.
+                    // The marker alone was lost: nobody took the worker ID, so the renewal
+                    // writes it afresh and moves its record under it (rule 4).
                     let store_ms = snapshot.now_ms.unwrap_or(now.ms);
                     let generation = self.rng.random();
                     let fresh =
@@ -159,17 +131,11 @@ impl Machine {
         self.ambiguous.clear();
         if ours && self.resumed && found.as_ref().is_some_and(|r| r.rev > rev) {
             // Our own grant, written further than the state file says: the file is an older
-            // copy (a disk snapshot put back), not a store that went back. What this process
-            // issued before may lie above the file's limit: the grant is given up (without
-            // issuing on it) and a worker ID acquired again, the namespace left as it is.
+            // copy (rule 11), so the grant is given up without a fence.
             return self.lost(now, worker, fence, LostWhy::FileOlder);
         }
-        // Never assume the successor waited. Another holder's record replaced ours lawfully
-        // only after our lease expired (its clock and ours agree within the tolerance) and
-        // over our last write (so its `rev` is above ours); a record gone is harmless only
-        // where anyone acquiring the worker ID now starts above what we may still issue.
-        // A record whose `rev` is 1 replaced none: it was written where ours was gone (deleted
-        // alone), and judged as a record gone is.
+        // Never assume the successor waited (rule 5). A record whose `rev` is 1 replaced
+        // none: it is judged as a record gone is.
         let fresh = found.as_ref().is_some_and(|r| !r.is_token(&token) && r.rev == 1);
         let taken_early =
             found.as_ref().is_some_and(|r| !r.is_token(&token) && r.rev > 1 && (r.rev <= rev || now.ms <= expires_ms));
@@ -181,15 +147,10 @@ impl Machine {
                 floor_of(&rules, m, worker, None, store_ms).0 < bound_ms
             });
         if ours || older || taken_early || gone_unguarded {
-            // Our own record with a value we did not write, an older holder's, one that took
-            // the worker ID before it was free, or a marker that lets a newcomer start below
-            // our reservation: the store went back.
+            // The store went back.
             self.stop_rolled_back(now, worker, fence, true);
         } else {
-            // A first record where ours was, written before our lease expired: its writer
-            // found ours gone, deleted alone (it then waited out `W`: the marker said the
-            // worker ID was granted) or forgotten by a restore with the marker (it did not
-            // wait), and the marker it raised no longer tells which.
+            // A first record in our place before we expired: rule 6's exception.
             let early = fresh && now.ms <= expires_ms;
             let why = match text {
                 None => LostWhy::Gone,
@@ -200,9 +161,8 @@ impl Machine {
         }
     }
 
-    /// The lease is lost for `why`: what it reserved is still its own where every successor
-    /// starts above it ([`LostWhy::rides`]), else the generators stop at once; a worker ID is
-    /// acquired again, the namespace left as it is.
+    /// The lease is lost for `why`: it rides on what it reserved ([`LostWhy::rides`]) or stops
+    /// at once, and acquires again.
     fn lost(&mut self, now: Now, worker: u64, fence: u64, why: LostWhy) {
         self.note(Note::Lost { worker, why });
         self.retiring = self.current.take().filter(|g| why.rides() && g.valid(now));
@@ -212,9 +172,8 @@ impl Machine {
         self.lose(now, worker, fence, false);
     }
 
-    /// The store was rolled back under the grant: stop at once, and have the namespace's
-    /// marker written afresh before anything is granted again.
-    /// `refresh`: the marker is to be written afresh (else a fence already did).
+    /// The store was rolled back under the grant: stop at once, and acquire again, writing
+    /// the marker afresh first if `refresh` (else a fence already did).
     fn stop_rolled_back(&mut self, now: Now, worker: u64, fence: u64, refresh: bool) {
         self.current = None;
         self.retiring = None;

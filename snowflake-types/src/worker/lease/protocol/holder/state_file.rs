@@ -1,8 +1,5 @@
-//! The state file, as the machine keeps it: a holder resumed from one ([`Machine::resume`]),
-//! when the next is due and what it says ([`Machine::save_due`], [`Machine::save_wake`]), and
-//! how far a file written lets the generators issue ([`Machine::saved`]). Its line is
-//! `protocol/saved.rs`'s; the lease's handle reads, writes and locks the file
-//! (`handle/state_file.rs`).
+//! The state file as the machine keeps it (docs/lease-rules.md rule 11): a holder resumed from
+//! one, when the next is due and what it says, how far a file written lets the generators issue.
 
 use super::{Filed, Grant, Machine, Now, Settings, Task};
 use crate::worker::lease::protocol::Basis;
@@ -13,12 +10,9 @@ use crate::worker::lease::protocol::saved::Saved;
 const FILE_AHEAD_MAX_MS: i64 = 250;
 
 impl Machine {
-    /// A holder restarted with its state file, at `now`: it holds the grant the file
-    /// describes, issues above what the file says it may have issued and up to the reservation
-    /// the store acknowledged, while that lasts (less the tolerance: the monotonic clock of
-    /// the earlier process is gone, and the lease's clock stands in), and reconciles with the
-    /// store at once: a renewal that succeeds goes on, one that finds the record another's
-    /// loses it. `None` when the file's reservation has run out.
+    /// A holder restarted with its state file, at `now`, holding its grant above the file's
+    /// limit while the reservation lasts (less the tolerance: the earlier process's monotonic
+    /// clock is gone); `None` when it has run out.
     pub(crate) fn resume(settings: Settings, saved: &Saved, now: Now) -> Option<Machine> {
         let record = Record::decode(&saved.value)?;
         let left_ms = saved.valid_until_ms.saturating_sub(now.ms).saturating_sub(settings.rules.tolerance_ms());
@@ -49,28 +43,30 @@ impl Machine {
         Some(machine)
     }
 
-    /// With a state file: the file to write now, if one is due (the grant changed since the
-    /// last, or its generators come near the limit it set). Generators issue above the last
-    /// file's limit only once [`Machine::saved`] says this one is written.
+    /// With a state file: the file to write now, if one is due (the grant changed, or its
+    /// generators come near the last file's limit, which they pass only once it is [`saved`]).
+    ///
+    /// [`saved`]: Machine::saved
     pub(crate) fn save_due(&self, now: Now) -> Option<Saved> {
         if !self.s.state_file {
             return None;
         }
         let grant = self.current.as_ref()?;
+        let saved = |valid_until_ms, issued_limit_ms, releasing| Saved {
+            namespace: self.s.namespace.clone(),
+            worker: grant.worker,
+            token: grant.token.clone(),
+            value: grant.value.clone(),
+            bound_ms: grant.bound_ms,
+            valid_until_ms,
+            issued_limit_ms,
+            releasing,
+        };
         if self.released {
-            // Before a release is written, the file says so: resumed after it, the grant
-            // would issue above what the release recorded.
+            // Before a release is written, the file says so.
             let filed = self.filed.as_ref().is_some_and(|f| f.releasing);
-            return (!filed && self.task == (Task::Release { checking: false })).then(|| Saved {
-                namespace: self.s.namespace.clone(),
-                worker: grant.worker,
-                token: grant.token.clone(),
-                value: grant.value.clone(),
-                bound_ms: grant.bound_ms,
-                valid_until_ms: now.ms,
-                issued_limit_ms: grant.bound_ms,
-                releasing: true,
-            });
+            return (!filed && self.task == (Task::Release { checking: false }))
+                .then(|| saved(now.ms, grant.bound_ms, true));
         }
         if !grant.valid(now) {
             return None;
@@ -90,28 +86,17 @@ impl Machine {
         };
         let left_ns = grant.valid_until_ns.saturating_sub(now.ns);
         let valid_until_ms = now.ms.saturating_add(i64::try_from(left_ns / 1_000_000).unwrap_or(i64::MAX));
-        due.then(|| Saved {
-            namespace: self.s.namespace.clone(),
-            worker: grant.worker,
-            token: grant.token.clone(),
-            value: grant.value.clone(),
-            bound_ms: grant.bound_ms,
-            valid_until_ms,
-            issued_limit_ms: limit_ms,
-            releasing: false,
-        })
+        due.then(|| saved(valid_until_ms, limit_ms, false))
     }
 
-    /// How far ahead of the clock a state file lets the generators issue: two renewals, at
-    /// most a quarter of a second (a process restarted with the file waits that long at
-    /// most), so that a write that comes late once does not stop them.
+    /// How far ahead of the clock a state file lets the generators issue: two renewals, so
+    /// that one late write does not stop them, at most a quarter of a second.
     pub(super) fn file_ahead_ms(&self) -> i64 {
         let renew_ms = i64::try_from(self.s.rules.renew_every_ns() / 1_000_000).unwrap_or(i64::MAX);
         renew_ms.saturating_mul(2).min(FILE_AHEAD_MAX_MS).max(self.s.rules.step_ms).max(1)
     }
 
-    /// Whether the state file (if one is kept) lets `grant` issue at `now`: up to its limit's
-    /// own tick, which a generator issues from its cached limit until the clock passes it.
+    /// Whether the state file (if one is kept) lets `grant` issue at `now`.
     pub(super) fn filed_for(&self, grant: &Grant, now: Now) -> bool {
         !self.s.state_file
             || self
@@ -137,11 +122,8 @@ impl Machine {
         self.tell(now);
     }
 
-    /// With a state file: when the next file is due (monotonic ns), once the generators come
-    /// within half the window of the last file's limit. Past due, it waits for what holds it
-    /// back (a renewal, whose answer wakes the machine). A wake that lands on the boundary
-    /// finds the file due: [`Machine::save_due`] writes at `due_ms <= 0`, and whenever it does
-    /// not, a wake is set.
+    /// With a state file: when the next file is due (monotonic ns); past due, what holds it
+    /// back (a renewal) wakes the machine.
     pub(crate) fn save_wake(&self, now: Now) -> Option<u64> {
         let filed = self.filed.as_ref().filter(|_| self.s.state_file)?;
         let due_ms = filed.limit_ms.saturating_sub(self.file_ahead_ms() / 2).saturating_sub(now.ms);

@@ -8,6 +8,33 @@ use std::time::Duration;
 
 const MS: u64 = 1_000_000;
 
+impl Machine {
+    /// What its decisions depend on (not what it counts or tells), so that the model check
+    /// takes two holders that differ only in those for one (here, where the machine's fields
+    /// may be read).
+    fn deciding(&self) -> impl PartialEq + std::hash::Hash + '_ {
+        (
+            (&self.s, &self.rng, &self.current, &self.retiring, self.epochs, &self.task, &self.sent),
+            (self.due_ns, self.backoff_ns, self.waiting_first, self.trouble.as_ref().map(|t| (t.since_ns, &t.error))),
+            (self.released, self.rolled_back, self.stops, self.resumed, self.last, &self.ambiguous, &self.vouched),
+        )
+    }
+}
+
+impl PartialEq for Machine {
+    fn eq(&self, other: &Machine) -> bool {
+        self.deciding() == other.deciding()
+    }
+}
+
+impl Eq for Machine {}
+
+impl std::hash::Hash for Machine {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.deciding().hash(state);
+    }
+}
+
 fn settings(create: bool) -> Settings {
     let ms = Duration::from_millis;
     Settings {

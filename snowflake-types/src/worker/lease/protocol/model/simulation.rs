@@ -348,7 +348,7 @@ fn the_simulation_finds_each_planted_bug() {
                 let healthy: Vec<(&str, LeaseModel)> = models
                     .into_iter()
                     .map(|(n, mut m)| {
-                        m.rules.planted = super::super::Planted::default();
+                        m.rules.planted = super::Planted::default();
                         (n, m)
                     })
                     .collect();
