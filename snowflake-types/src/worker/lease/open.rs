@@ -47,13 +47,12 @@ impl StoreUrl {
     /// ```
     pub fn open(&self) -> Result<Arc<dyn LeaseStore>, LeaseError> {
         #[allow(unused_variables)] // with every store compiled in, no store is off
-        let off = |feature: &str| LeaseError::BadUrl {
-            url: self.to_string(),
-            reason: format!(
-                "this build has no {} lease store: enable the `{feature}` feature of typed-snowflake",
-                self.scheme()
-            ),
-            source: None,
+        let off = |feature: &str| {
+            let scheme = self.scheme();
+            self.bad(
+                format!("this build has no {scheme} lease store: enable the `{feature}` feature of typed-snowflake"),
+                None,
+            )
         };
         match self.kind() {
             #[cfg(feature = "lease-redis")]

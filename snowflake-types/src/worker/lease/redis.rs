@@ -141,19 +141,13 @@ impl RedisLeaseStore {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_url(url: &StoreUrl) -> Result<Self, LeaseError> {
-        let bad = |reason: String, source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>| {
-            LeaseError::BadUrl { url: url.to_string(), reason, source }
-        };
         let min_replicas =
-            url.param(MIN_REPLICAS_PARAM).map(super::url::min_replicas).transpose().map_err(|r| bad(r, None))?;
+            url.param(MIN_REPLICAS_PARAM).map(super::url::min_replicas).transpose().map_err(|r| url.bad(r, None))?;
         let tls = || -> Result<Option<redis::TlsCertificates>, LeaseError> {
-            let Some(path) = url.ca_file().filter(|_| url.is_tls()) else { return Ok(None) };
-            let pem = std::fs::read(&path).map_err(|e| {
-                bad(format!("the CA file {path:?} could not be read: {e}"), Some(std::sync::Arc::new(e)))
-            })?;
-            Ok(Some(redis::TlsCertificates { client_tls: None, root_cert: Some(pem) }))
+            let ca = if url.is_tls() { url.read_ca_file()? } else { None };
+            Ok(ca.map(|(_, pem)| redis::TlsCertificates { client_tls: None, root_cert: Some(pem) }))
         };
-        let driver_refused = |e: RedisError| bad(e.to_string(), Some(std::sync::Arc::new(e)));
+        let driver_refused = |e: RedisError| url.bad(e.to_string(), Some(std::sync::Arc::new(e)));
         let plain = if url.is_tls() { "rediss" } else { "redis" };
         match url.kind() {
             StoreKind::RedisSentinel => {
@@ -171,8 +165,8 @@ impl RedisLeaseStore {
                 store.min_replicas = min_replicas.unwrap_or(0);
                 Ok(store)
             }
-            _ => Err(bad(
-                "expected redis://, rediss://, valkey://, valkeys://, redis+sentinel:// or rediss+sentinel://".into(),
+            _ => Err(url.bad(
+                "expected redis://, rediss://, valkey://, valkeys://, redis+sentinel:// or rediss+sentinel://",
                 None,
             )),
         }

@@ -3,8 +3,10 @@
 //! [`open_store`](super::open_store) parses the text; every store adapter receives the typed
 //! value and shows it only through its password-free [`Display`](fmt::Display).
 
+use std::error::Error;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use super::store::support::percent_decode;
 use super::store::{CA_ENV, LeaseError, redact_url as redact};
@@ -331,6 +333,25 @@ impl StoreUrl {
     pub fn ca_file(&self) -> Option<String> {
         let from_url = self.kind.ca_param().and_then(|key| self.param(key)).map(str::to_owned);
         from_url.or_else(|| std::env::var(CA_ENV).ok().filter(|path| !path.trim().is_empty()))
+    }
+
+    /// The text of [`ca_file`](Self::ca_file) and its path, read now: a file that cannot be
+    /// read makes the URL unusable.
+    #[cfg_attr(
+        not(any(feature = "lease-redis", feature = "lease-etcd", feature = "lease-zookeeper-tls")),
+        allow(dead_code)
+    )]
+    pub(crate) fn read_ca_file(&self) -> Result<Option<(String, Vec<u8>)>, LeaseError> {
+        let Some(path) = self.ca_file() else { return Ok(None) };
+        match std::fs::read(&path) {
+            Ok(pem) => Ok(Some((path, pem))),
+            Err(e) => Err(self.bad(format!("the CA file {path:?} could not be read: {e}"), Some(Arc::new(e)))),
+        }
+    }
+
+    /// A [`LeaseError::BadUrl`] for this URL, shown without its password.
+    pub(crate) fn bad(&self, reason: impl Into<String>, source: Option<Arc<dyn Error + Send + Sync>>) -> LeaseError {
+        LeaseError::BadUrl { url: self.to_string(), reason: reason.into(), source }
     }
 
     /// The URL for a driver that takes one: `scheme://[user[:password]@]servers path[?params]`,

@@ -1,4 +1,4 @@
-//! Worker-ID leases in ZooKeeper: the znodes are described on [`ZooKeeperLeaseStore`].
+//! Worker-ID leases in ZooKeeper: see [`ZooKeeperLeaseStore`].
 
 use std::future::Future;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -18,56 +18,17 @@ use tls::{Tls, TlsHandshakeFailed};
 #[cfg(feature = "lease-zookeeper-tls")]
 mod tls;
 
-/// The session timeout of the store's session. Nothing the leases keep is tied to it (every
-/// znode is persistent): a session that expires is only made again.
+/// The session timeout: nothing the leases keep is tied to it (every znode is persistent).
 const SESSION_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How many times a write reads its slots and commits again when a slot changed between the
 /// two (its version moved) while still holding what the write expects.
 const WRITE_ATTEMPTS: usize = 8;
 
-/// Worker-ID leases in a ZooKeeper ensemble, through `zookeeper-client`.
-///
-/// URL: `zk://host[:port][,host[:port]…][/path]` (port 2181 by default): every znode lives
-/// under `path`, created as needed. **TLS**: `zks://host[:port][,host[:port]…][/path]` (also
-/// written `zk+tls://`), port 2281 by default (ZooKeeper's usual `secureClientPort`), trusts
-/// the CA certificates of the PEM file named by the query parameter `ca=<path>`
-/// (percent-decoded), or else by the environment variable [`CA_ENV`](super::CA_ENV), or else
-/// the system's trusted roots; each server's certificate must be valid for the host name (or
-/// IP address) the URL gives it. A CA file that cannot be read is [`LeaseError::BadUrl`]; a
-/// server whose certificate is not trusted, or a plain-text port asked for TLS, is a store
-/// error naming the failed handshake, within the store's timeout. Authentication (SASL,
-/// digest, client certificates) is not supported: a URL with a user name or password is
-/// refused.
-///
-/// **Znodes.** Every znode is persistent (none is ephemeral: a session that ends deletes
-/// nothing), made with open ACLs; for namespace `shop`, under the URL's path:
-///
-/// - `/snowflake/ns-shop/marker`: the namespace's marker;
-/// - `/snowflake/ns-shop/workers/7`: the record of worker ID 7;
-/// - `/snowflake/clock`: written by every read, for the servers' clock (below).
-///
-/// Each holds its value as written, byte for byte. The store decides nothing: what the values
-/// mean is the lease protocol's (`docs/lease-rules.md`).
-///
-/// **A read** writes the clock znode, then reads the marker, the records asked for and, when
-/// asked, the children of `workers` in one `multi` read (ZooKeeper's `multiRead`: one
-/// consistent view), both sent at once on the store's session. ZooKeeper answers a session's
-/// requests in order, so the read sees every write committed before the clock's write, even
-/// from a follower that lags (as a `sync` would). The clock's write gives
-/// [`Snapshot::now_ms`]: its `mtime`, the time the leader stamped on it; and
-/// [`Snapshot::incarnation`]: `epoch-<n>`, the epoch of its zxid (its high 32 bits), which
-/// changes with every leader an ensemble elects. A standalone server's epoch is 0 and stays
-/// 0 across restarts: its incarnation is empty (it cannot tell). A data directory restored
-/// from a snapshot is not detected in general (an ensemble restored and restarted may elect
-/// a leader in an epoch it had before): after any restore, fence the namespaces
-/// (`snowflake leases fence URL`, [`fence_namespace`](super::admin::fence_namespace)) before
-/// holders use them, as `docs/stores.md` says.
-///
-/// **A write** reads the slots it names (one `multi` read), compares their data with what
-/// each op expects, then commits one `multi`: a `create` for an op that expects nothing, a
-/// `setData` at the version read for the others. ZooKeeper applies all or none; a version
-/// that moved (another write in between) makes it read and compare again.
+/// Worker-ID leases in a ZooKeeper ensemble, through `zookeeper-client`. The znodes (all
+/// persistent), the read after a write of the clock znode (its `mtime` the clock, its zxid's
+/// epoch the incarnation), the write, TLS, and why a restore must be fenced:
+/// `docs/etcd-zookeeper.md`. A URL with a user name or password is refused.
 ///
 /// The store runs its calls on a small tokio runtime of its own (one worker thread): its
 /// methods must not be called from inside an async runtime. Each call is bounded by the
@@ -165,14 +126,8 @@ enum Attempt {
 }
 
 impl ZooKeeperLeaseStore {
-    /// A store for the ZooKeeper ensemble at `url`: `zk://host[:port][,host[:port]…][/path]`
-    /// (port 2181 by default), or `zks://…` (also written `zk+tls://…`) for TLS, port 2281 by
-    /// default (ZooKeeper's usual `secureClientPort`). Over TLS the store checks each server's
-    /// certificate and host name against the CA certificates of the PEM file that the query
-    /// parameter `ca=<path>` (percent-decoded) or else the environment variable [`CA_ENV`](super::CA_ENV)
-    /// names, or else against the system's trusted roots. A user name or password is refused
-    /// (authentication is not supported), and so is any other query parameter. Nothing is sent
-    /// until the first call.
+    /// A store for the ZooKeeper ensemble at `url` (the forms: `docs/stores.md`). A CA file is
+    /// read now; nothing is sent until the first call.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::{LeaseError, LeaseStore, ZooKeeperLeaseStore};
@@ -221,9 +176,8 @@ impl ZooKeeperLeaseStore {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_url(url: &StoreUrl) -> Result<Self, LeaseError> {
-        let bad = |reason: String| LeaseError::BadUrl { url: url.to_string(), reason, source: None };
         if url.kind() != StoreKind::ZooKeeper {
-            return Err(bad("expected zk://, zks:// or zk+tls://".into()));
+            return Err(url.bad("expected zk://, zks:// or zk+tls://", None));
         }
         let secure = url.is_tls();
         let name = url.describe_as(if secure { "zks" } else { "zk" });
@@ -231,12 +185,15 @@ impl ZooKeeperLeaseStore {
         let tls = if secure { Some(Tls::new(url)?) } else { None };
         #[cfg(not(feature = "lease-zookeeper-tls"))]
         if secure {
-            return Err(bad(format!(
-                "this build has no {} lease store: enable the `lease-zookeeper-tls` feature of typed-snowflake \
-                 (the environment's CA file would be {})",
-                url.scheme(),
-                super::CA_ENV
-            )));
+            return Err(url.bad(
+                format!(
+                    "this build has no {} lease store: enable the `lease-zookeeper-tls` feature of typed-snowflake \
+                     (the environment's CA file would be {})",
+                    url.scheme(),
+                    super::CA_ENV
+                ),
+                None,
+            ));
         }
         let servers = if secure {
             url.servers().iter().map(|server| format!("tcp+tls://{server}")).collect::<Vec<_>>().join(",")
