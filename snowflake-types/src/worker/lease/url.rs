@@ -104,24 +104,13 @@ pub(crate) const CLUSTER_CA_PARAM: &str = "ca";
 /// Why a ZooKeeper URL takes no user name or password.
 const ZK_NO_AUTH: &str =
     "authentication is not supported: a user name or password cannot be used; name the servers alone";
-/// Query parameters that hold a secret: never shown.
-const SECRET_PARAMS: &[&str] = &["password"];
+/// Whether a query parameter holds a secret (`password`, in any case): never shown.
+fn is_secret(key: &str) -> bool {
+    key.eq_ignore_ascii_case("password")
+}
 
-/// A lease store's URL, parsed once: which store, its servers (`host:port`, the store's
-/// default port added), the user name and password (percent-decoded; the password never in
-/// `Display`, `Debug` or an error), whether the scheme asks for TLS, the CA file, the path
-/// and the query parameters. `docs/stores.md` lists the forms:
-///
-/// - `redis://[[user]:password@]host[:port][/db][?ssl_ca_certs=<pem>&min_replicas=<n>]`,
-///   `rediss://` for TLS (`valkey://`, `valkeys://` alike);
-/// - `redis+sentinel://[[user]:password@]sentinel[:port][,…]/<master-name>[/db]`, `rediss+sentinel://`;
-/// - `postgres://…` and `mysql://…` as their drivers take them (one server; the driver's own
-///   parameters such as `sslmode` pass through);
-/// - `etcd://[user:password@]host[:port][,…][/prefix][?ca=<pem>]`, `etcds://` for TLS;
-/// - `zk://host[:port][,…][/chroot]`, `zks://…[?ca=<pem>]` for TLS.
-///
-/// Everything is checked here, before any store is opened: a bad URL is a
-/// [`LeaseError::BadUrl`] that shows the URL without its password.
+/// A lease store's URL, parsed and checked once (a bad one is a [`LeaseError::BadUrl`]); the
+/// password never shows in `Display`, `Debug` or an error. `docs/stores.md` lists the forms.
 ///
 /// ```
 /// use typed_snowflake::worker::lease::{LeaseError, StoreKind, StoreUrl};
@@ -354,26 +343,29 @@ impl StoreUrl {
         LeaseError::BadUrl { url: self.to_string(), reason: reason.into(), source }
     }
 
-    /// The URL for a driver that takes one: `scheme://[user[:password]@]servers path[?params]`,
-    /// every part percent-encoded again, the parameters named in `drop` left out. It holds
-    /// the password: never shown.
+    /// The URL for a driver that takes one, every part percent-encoded again, the parameters
+    /// named in `drop` left out. It holds the password: never shown.
     #[cfg_attr(
         not(any(feature = "lease-redis", feature = "lease-postgres", feature = "lease-mysql")),
         allow(dead_code)
     )]
     pub(crate) fn driver_url(&self, scheme: &str, drop: &[&str]) -> String {
-        let mut text = format!("{scheme}://{}", self.userinfo());
-        text.push_str(&self.servers.join(","));
-        text.push_str(&self.path);
+        format!(
+            "{scheme}://{}{}{}{}",
+            self.userinfo(),
+            self.servers.join(","),
+            self.path,
+            self.query(|key| !drop.contains(&key))
+        )
+    }
+
+    /// `?key=value&…` (percent-encoded) of the parameters whose key is `kept`; empty for none.
+    fn query(&self, kept: impl Fn(&str) -> bool) -> String {
         let kept: Vec<String> = (self.params.iter())
-            .filter(|(key, _)| !drop.contains(&key.as_str()))
+            .filter(|(key, _)| kept(key))
             .map(|(key, value)| format!("{key}={}", encode_value(value)))
             .collect();
-        if !kept.is_empty() {
-            text.push('?');
-            text.push_str(&kept.join("&"));
-        }
-        text
+        if kept.is_empty() { String::new() } else { format!("?{}", kept.join("&")) }
     }
 
     /// `user:password@`, `user@`, `:password@` or nothing, each part percent-encoded again, for
@@ -415,15 +407,7 @@ impl fmt::Display for StoreUrl {
         if let Some(user) = &self.user {
             write!(f, "{}@", percent_encode(user))?;
         }
-        write!(f, "{}{}", self.servers.join(","), self.path)?;
-        let shown: Vec<String> = (self.params.iter())
-            .filter(|(key, _)| !SECRET_PARAMS.iter().any(|secret| key.eq_ignore_ascii_case(secret)))
-            .map(|(key, value)| format!("{key}={}", encode_value(value)))
-            .collect();
-        if !shown.is_empty() {
-            write!(f, "?{}", shown.join("&"))?;
-        }
-        Ok(())
+        write!(f, "{}{}{}", self.servers.join(","), self.path, self.query(|key| !is_secret(key)))
     }
 }
 
@@ -431,10 +415,7 @@ impl fmt::Display for StoreUrl {
 impl fmt::Debug for StoreUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let params: Vec<(&str, &str)> = (self.params.iter())
-            .map(|(key, value)| {
-                let secret = SECRET_PARAMS.iter().any(|secret| key.eq_ignore_ascii_case(secret));
-                (key.as_str(), if secret { "…" } else { value.as_str() })
-            })
+            .map(|(key, value)| (key.as_str(), if is_secret(key) { "…" } else { value.as_str() }))
             .collect();
         f.debug_struct("StoreUrl")
             .field("kind", &self.kind)
