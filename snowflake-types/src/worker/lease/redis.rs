@@ -282,12 +282,7 @@ impl LeaseStore for RedisLeaseStore {
             invocation.key(keys.worker(worker));
         }
         invocation.arg(if query.highest { "1" } else { "0" }).arg(&keys.worker_prefix);
-        let reply: ReadReply = self.with_connection(&what, |c| {
-            let reply = invocation.invoke(c)?;
-            self.acknowledge(c)?;
-            Ok(reply)
-        })?;
-        let (seconds, micros, run_id, replid, marker, values, highest) = reply;
+        let (seconds, micros, run_id, replid, marker, values, highest): ReadReply = self.invoke(&what, &invocation)?;
         let unexpected = |reply: String| LeaseError::store(&self.name, what(), UnexpectedReply(reply));
         let (Ok(seconds), Ok(micros)) = (seconds.parse::<i64>(), micros.parse::<i64>()) else {
             return Err(unexpected(format!("TIME replied {seconds} {micros}")));
@@ -297,10 +292,9 @@ impl LeaseStore for RedisLeaseStore {
             return Err(unexpected(format!("{} records for {} worker IDs", values.len(), workers.end - workers.start)));
         }
         let records = workers.zip(values).filter_map(|(worker, value)| value.map(|value| (worker, value))).collect();
-        let highest = match highest {
-            Some(text) => Some(text.parse::<u64>().map_err(|_| unexpected(format!("highest worker ID {text:?}")))?),
-            None => None,
-        };
+        let highest = highest
+            .map(|text| text.parse::<u64>().map_err(|_| unexpected(format!("highest worker ID {text:?}"))))
+            .transpose()?;
         let incarnation = format!("{run_id}-{replid}");
         Ok(Snapshot::new(Some(now_ms), incarnation).with_marker(marker).with_records(records).with_highest(highest))
     }
@@ -308,7 +302,25 @@ impl LeaseStore for RedisLeaseStore {
     fn write(&self, namespace: &str, ops: &[Cas<'_>]) -> Result<Written, LeaseError> {
         check_write(namespace, ops)?;
         let what = || writing(namespace, ops);
-        self.compare_and_set(namespace, ops, &what)
+        let keys = Keys::new(namespace);
+        let mut invocation = self.write.prepare_invoke();
+        for op in ops {
+            invocation.key(keys.slot(op.slot));
+        }
+        invocation.key(&keys.index);
+        for op in ops {
+            let worker = match op.slot {
+                Slot::Worker(worker) => worker.to_string(),
+                Slot::Marker => String::new(),
+            };
+            let held = if op.expect.is_some() { "1" } else { "0" };
+            invocation.arg(held).arg(op.expect.unwrap_or_default()).arg(op.value).arg(worker);
+        }
+        match self.invoke::<i64>(&what, &invocation)? {
+            1 => Ok(Written::Done),
+            0 => Ok(Written::Conflict),
+            other => Err(LeaseError::store(&self.name, what(), UnexpectedReply(format!("the write replied {other}")))),
+        }
     }
 
     fn describe(&self) -> String {
@@ -328,47 +340,19 @@ impl LeaseStore for RedisLeaseStore {
 }
 
 impl RedisLeaseStore {
-    /// Runs the write script on `ops`.
-    fn compare_and_set(
+    /// Runs a script, counted once `min_replicas` replicas acknowledged the connection's writes.
+    fn invoke<T: redis::FromRedisValue>(
         &self,
-        namespace: &str,
-        ops: &[Cas<'_>],
         what: &dyn Fn() -> String,
-    ) -> Result<Written, LeaseError> {
-        let keys = Keys::new(namespace);
-        let slots: Vec<String> = ops.iter().map(|op| keys.slot(op.slot)).collect();
-        let done: i64 = self.with_connection(what, |c| {
-            let mut invocation = self.write.prepare_invoke();
-            for slot in &slots {
-                invocation.key(slot);
+        invocation: &redis::ScriptInvocation<'_>,
+    ) -> Result<T, LeaseError> {
+        self.with_connection(what, |c| {
+            let reply = invocation.invoke(c)?;
+            if self.min_replicas > 0 {
+                self.acknowledged(self.wait_command().query(c)?)?;
             }
-            invocation.key(&keys.index);
-            for op in ops {
-                let worker = match op.slot {
-                    Slot::Worker(worker) => worker.to_string(),
-                    Slot::Marker => String::new(),
-                };
-                let held = if op.expect.is_some() { "1" } else { "0" };
-                invocation.arg(held).arg(op.expect.unwrap_or_default()).arg(op.value).arg(worker);
-            }
-            let done: i64 = invocation.invoke(c)?;
-            self.acknowledge(c)?;
-            Ok(done)
-        })?;
-        match done {
-            1 => Ok(Written::Done),
-            0 => Ok(Written::Conflict),
-            other => Err(LeaseError::store(&self.name, what(), UnexpectedReply(format!("the write replied {other}")))),
-        }
-    }
-
-    /// With `min_replicas`, errs unless that many replicas acknowledged the writes in time.
-    fn acknowledge(&self, connection: &mut Connection) -> Result<(), RedisError> {
-        if self.min_replicas == 0 {
-            return Ok(());
-        }
-        let count: i64 = self.wait_command().query(connection)?;
-        self.acknowledged(count)
+            Ok(reply)
+        })
     }
 }
 

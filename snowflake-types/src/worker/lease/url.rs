@@ -1,7 +1,4 @@
-//! A lease store's URL, parsed once into a [`StoreUrl`]: the store it names, its servers, its
-//! credentials (the password never shown), TLS and its CA file, its path and its parameters.
-//! [`open_store`](super::open_store) parses the text; every store adapter receives the typed
-//! value and shows it only through its password-free [`Display`](fmt::Display).
+//! A lease store's URL, parsed once into a [`StoreUrl`] that every store adapter receives.
 
 use std::error::Error;
 use std::fmt;
@@ -11,8 +8,7 @@ use std::sync::Arc;
 use super::store::support::percent_decode;
 use super::store::{CA_ENV, LeaseError, redact_url as redact};
 
-/// The store a [`StoreUrl`] names, with the cargo feature of typed-snowflake that compiles it
-/// in.
+/// The store a [`StoreUrl`] names.
 ///
 /// ```
 /// use typed_snowflake::worker::lease::{StoreKind, StoreUrl};
@@ -39,8 +35,7 @@ pub enum StoreKind {
 }
 
 impl StoreKind {
-    /// The cargo feature of typed-snowflake that compiles this store in (`zks://` needs
-    /// `lease-zookeeper-tls` beside it).
+    /// The cargo feature that compiles this store in (`zks://` needs `lease-zookeeper-tls` too).
     pub fn feature(self) -> &'static str {
         match self {
             StoreKind::Redis | StoreKind::RedisSentinel => "lease-redis",
@@ -214,8 +209,8 @@ impl StoreUrl {
         &self.scheme
     }
 
-    /// Whether the scheme asks for TLS (`rediss`, `etcds`, `zks`, …). PostgreSQL and MySQL
-    /// choose TLS by their drivers' parameters (`sslmode`, `ssl-mode`), not by the scheme.
+    /// Whether the scheme asks for TLS (`rediss`, `etcds`, `zks`, …); never for SQL, whose
+    /// drivers' parameters choose it.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::StoreUrl;
@@ -228,9 +223,8 @@ impl StoreUrl {
         self.tls
     }
 
-    /// The servers, each `host:port` (IPv6 hosts in brackets), the store's default port added
-    /// where the URL names none: one for Redis, PostgreSQL and MySQL (none when a SQL URL
-    /// leaves the host to its driver's parameters), one or more otherwise.
+    /// The servers, each `host:port`, the store's default port added: one for Redis and SQL
+    /// (none where a SQL URL leaves the host to its driver's parameters), one or more otherwise.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::StoreUrl;
@@ -255,8 +249,7 @@ impl StoreUrl {
         self.user.as_deref()
     }
 
-    /// Whether the URL carries a password. The password itself is only for the store's
-    /// driver: nothing this crate shows contains it.
+    /// Whether the URL carries a password (which only the store's driver sees).
     ///
     /// ```
     /// use typed_snowflake::worker::lease::StoreUrl;
@@ -274,9 +267,8 @@ impl StoreUrl {
         self.password.as_deref()
     }
 
-    /// The path after the servers, normalised: `/<db>` for Redis (`/0` when none is given),
-    /// `/<master-name>/<db>` under Sentinel, `/<database>` as written for SQL (`""` for none),
-    /// `/a/b` or `""` for etcd's prefix and ZooKeeper's chroot.
+    /// The path after the servers, normalised (Redis's database, Sentinel's master name and
+    /// database, the SQL database, etcd's prefix, ZooKeeper's chroot).
     ///
     /// ```
     /// use typed_snowflake::worker::lease::StoreUrl;
@@ -309,8 +301,7 @@ impl StoreUrl {
     }
 
     /// The CA file to trust for TLS: the URL's own (`ssl_ca_certs=` for Redis, `ca=` for etcd
-    /// and ZooKeeper), else the one [`CA_ENV`] names. PostgreSQL and MySQL name theirs in
-    /// their drivers' parameters; for them this is [`CA_ENV`]'s alone.
+    /// and ZooKeeper; SQL drivers read theirs themselves), else the one [`CA_ENV`] names.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::StoreUrl;
@@ -324,8 +315,7 @@ impl StoreUrl {
         from_url.or_else(|| std::env::var(CA_ENV).ok().filter(|path| !path.trim().is_empty()))
     }
 
-    /// The text of [`ca_file`](Self::ca_file) and its path, read now: a file that cannot be
-    /// read makes the URL unusable.
+    /// The path and text of [`ca_file`](Self::ca_file), read now (unreadable: a bad URL).
     #[cfg_attr(
         not(any(feature = "lease-redis", feature = "lease-etcd", feature = "lease-zookeeper-tls")),
         allow(dead_code)
@@ -368,8 +358,7 @@ impl StoreUrl {
         if kept.is_empty() { String::new() } else { format!("?{}", kept.join("&")) }
     }
 
-    /// `user:password@`, `user@`, `:password@` or nothing, each part percent-encoded again, for
-    /// a driver's URL. It holds the password: never shown.
+    /// `user:password@`, `user@`, `:password@` or nothing, for a driver's URL: never shown.
     pub(crate) fn userinfo(&self) -> String {
         if self.user.is_none() && self.password.is_none() {
             return String::new();
@@ -381,8 +370,7 @@ impl StoreUrl {
         }
     }
 
-    /// `scheme://[user@]servers path`, with no query: how etcd and ZooKeeper describe
-    /// themselves (`/` for no path).
+    /// `scheme://[user@]servers path` (`/` for no path): how a store describes itself.
     #[cfg_attr(not(any(feature = "lease-etcd", feature = "lease-zookeeper")), allow(dead_code))]
     pub(crate) fn describe_as(&self, scheme: &str) -> String {
         let user = self.user.as_deref().map(|user| format!("{}@", percent_encode(user))).unwrap_or_default();
@@ -399,8 +387,7 @@ impl FromStr for StoreUrl {
     }
 }
 
-/// `scheme://[user@]servers path[?params]`: everything but the password (and any parameter
-/// named `password`).
+/// `scheme://[user@]servers path[?params]`: everything but the password.
 impl fmt::Display for StoreUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}://", self.scheme)?;
@@ -611,8 +598,7 @@ pub(crate) fn min_replicas(value: &str) -> Result<u16, String> {
         })
 }
 
-/// Text as a URL's user name or password writes it: `A-Z a-z 0-9 _ . - ~` as they are, every
-/// other byte as `%XX`.
+/// Text as a URL's user name or password writes it: unreserved bytes as they are, others `%XX`.
 fn percent_encode(text: &str) -> String {
     encode(text, b"")
 }

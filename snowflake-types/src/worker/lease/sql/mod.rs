@@ -318,9 +318,7 @@ impl LeaseStore for SqlLeaseStore {
     }
 }
 
-/// The snapshot a read's rows make, or what no read of this store returns, as the store's
-/// unexpected reply: a row of another slot or without a value, a clock or highest worker ID
-/// that is not a number, no clock or no incarnation, an incarnation a record could not hold.
+/// The snapshot a read's rows make, or why they are an unexpected reply.
 fn snapshot(rows: Rows) -> Result<Snapshot, String> {
     let (mut now_ms, mut incarnation, mut marker, mut highest) = (None, None, None, None);
     let mut records = Vec::new();
@@ -347,8 +345,7 @@ fn snapshot(rows: Rows) -> Result<Snapshot, String> {
     Ok(Snapshot::new(now_ms, incarnation).with_marker(marker).with_records(records).with_highest(highest))
 }
 
-/// A worker ID (or the end of a range of them) as the table stores it: worker IDs are below
-/// 2^22, so it always fits.
+/// A worker ID (or the end of a range of them) as the table stores it.
 fn slot_id(worker: u64) -> i64 {
     i64::try_from(worker).expect("worker IDs are below 2^22")
 }

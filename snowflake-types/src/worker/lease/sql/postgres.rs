@@ -18,12 +18,9 @@ use super::backend::{
 /// conflicted and the other did not: the error undoes the statement, which is a conflict.
 const APPLIED_IN_PART: &str = "a lease write applied in part, undone";
 
-/// The incarnation: `pg-<system identifier>-tl<timeline>`, the timeline the server writes
-/// on now, which its current WAL file's name begins with (8 hex digits). Not the last
-/// checkpoint's (`pg_control_checkpoint()`): a promoted standby writes on its new timeline at
-/// once, while its end-of-recovery checkpoint is only requested, and a spread checkpoint may
-/// take minutes, all that time naming the old one. In recovery (a standby, which refuses
-/// every write) the WAL functions fail: there, the last restartpoint's timeline.
+/// The incarnation: `pg-<system identifier>-tl<timeline>`, the timeline its current WAL file's
+/// name begins with, not the last checkpoint's, which names the old one for minutes after a
+/// promotion (`docs/stores.md`); in recovery, where the WAL functions fail, the restartpoint's.
 const INCARNATION: &str = "'pg-' || (SELECT system_identifier FROM pg_control_system())::text || '-tl' || CASE
                 WHEN pg_is_in_recovery() THEN (SELECT timeline_id FROM pg_control_checkpoint())::text
                 ELSE ('x' || left(pg_walfile_name(pg_current_wal_lsn()), 8))::bit(32)::bigint::text END";
