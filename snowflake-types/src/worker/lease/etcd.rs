@@ -131,8 +131,47 @@ impl EtcdLeaseStore {
     fn text(&self, what: &dyn Fn() -> String, kv: KeyValue) -> Result<String, LeaseError> {
         String::from_utf8(kv.value).map_err(|e| self.unexpected(what, format!("a value that is not UTF-8: {e}")))
     }
+}
 
-    fn write_atomically(&self, namespace: &str, ops: &[Cas<'_>]) -> Result<Written, LeaseError> {
+impl LeaseStore for EtcdLeaseStore {
+    fn read(&self, namespace: &str, query: &Query) -> Result<Snapshot, LeaseError> {
+        check_query(namespace, query)?;
+        let what = || reading(namespace, query);
+        let workers = &query.workers;
+        let mut ops = vec![range_op(self.slot_key(namespace, Slot::Marker).as_bytes(), None)];
+        if !workers.is_empty() {
+            let (from, to) = (self.record_key(namespace, workers.start), self.record_key(namespace, workers.end));
+            ops.push(range_op(from.as_bytes(), Some(to.as_bytes())));
+        }
+        if query.highest {
+            let (from, to) = (format!("{}records/", self.namespace_key(namespace)), self.records_end(namespace));
+            ops.push(last_op(from.as_bytes(), to.as_bytes()));
+        }
+        let reply = self.client.txn(&what, Vec::new(), ops, Vec::new())?;
+        let range = |index: usize| range_reply(&reply.responses, index).map_err(|e| self.unexpected(&what, e.0));
+        let marker = range(0)?.into_iter().next().map(|kv| self.text(&what, kv)).transpose()?;
+        let mut records = Vec::new();
+        if !workers.is_empty() {
+            for kv in range(1)? {
+                let Some(worker) = worker_of_key(&kv.key) else {
+                    let key = String::from_utf8_lossy(&kv.key).into_owned();
+                    return Err(self.unexpected(&what, format!("a record key {key:?}")));
+                };
+                records.push((worker, self.text(&what, kv)?));
+            }
+        }
+        let highest = if query.highest {
+            let last = range(if workers.is_empty() { 1 } else { 2 })?;
+            last.first().and_then(|kv| worker_of_key(&kv.key))
+        } else {
+            None
+        };
+        let incarnation = format!("etcd-{}", reply.cluster_id);
+        Ok(Snapshot::new(None, incarnation).with_marker(marker).with_records(records).with_highest(highest))
+    }
+
+    fn write(&self, namespace: &str, ops: &[Cas<'_>]) -> Result<Written, LeaseError> {
+        check_write(namespace, ops)?;
         let what = || writing(namespace, ops);
         let keys: Vec<String> = ops.iter().map(|op| self.slot_key(namespace, op.slot)).collect();
         let compare = |(op, key): (&Cas<'_>, &String)| match op.expect {
@@ -160,52 +199,6 @@ impl EtcdLeaseStore {
             }
         }
         Ok(Written::Conflict)
-    }
-}
-
-impl LeaseStore for EtcdLeaseStore {
-    fn read(&self, namespace: &str, query: &Query) -> Result<Snapshot, LeaseError> {
-        check_query(namespace, query)?;
-        let what = || reading(namespace, query);
-        let workers = &query.workers;
-        let mut ops = vec![range_op(self.slot_key(namespace, Slot::Marker).as_bytes(), None)];
-        if !workers.is_empty() {
-            let (from, to) = (self.record_key(namespace, workers.start), self.record_key(namespace, workers.end));
-            ops.push(range_op(from.as_bytes(), Some(to.as_bytes())));
-        }
-        if query.highest {
-            let (from, to) = (format!("{}records/", self.namespace_key(namespace)), self.records_end(namespace));
-            ops.push(last_op(from.as_bytes(), to.as_bytes()));
-        }
-        let reply = self.client.txn(&what, Vec::new(), ops, Vec::new())?;
-        let range = |index: usize| range_reply(&reply.responses, index).map_err(|e| self.unexpected(&what, e.0));
-        let marker = match range(0)?.into_iter().next() {
-            Some(kv) => Some(self.text(&what, kv)?),
-            None => None,
-        };
-        let mut records = Vec::new();
-        if !workers.is_empty() {
-            for kv in range(1)? {
-                let Some(worker) = worker_of_key(&kv.key) else {
-                    let key = String::from_utf8_lossy(&kv.key).into_owned();
-                    return Err(self.unexpected(&what, format!("a record key {key:?}")));
-                };
-                records.push((worker, self.text(&what, kv)?));
-            }
-        }
-        let highest = if query.highest {
-            let last = range(if workers.is_empty() { 1 } else { 2 })?;
-            last.first().and_then(|kv| worker_of_key(&kv.key))
-        } else {
-            None
-        };
-        let incarnation = format!("etcd-{}", reply.cluster_id);
-        Ok(Snapshot::new(None, incarnation).with_marker(marker).with_records(records).with_highest(highest))
-    }
-
-    fn write(&self, namespace: &str, ops: &[Cas<'_>]) -> Result<Written, LeaseError> {
-        check_write(namespace, ops)?;
-        self.write_atomically(namespace, ops)
     }
 
     fn describe(&self) -> String {

@@ -114,17 +114,6 @@ impl From<zk::MultiWriteError> for Failure {
     }
 }
 
-/// A slot's znode as a write reads it: its data and version, or nothing.
-type Current = Option<(Vec<u8>, i32)>;
-
-/// What one attempt of a write found.
-enum Attempt {
-    Done,
-    Conflict,
-    /// A version moved, or a parent was missing (and is now made): again.
-    Again,
-}
-
 impl ZooKeeperLeaseStore {
     /// A store for the ZooKeeper ensemble at `url` (the forms: `docs/stores.md`). A CA file is
     /// read now; nothing is sent until the first call.
@@ -276,30 +265,24 @@ impl ZooKeeperLeaseStore {
         });
         result.map_err(|failure| {
             lock(&self.session).take();
-            self.error(what, failure)
+            match failure {
+                Failure::Timeout => LeaseError::Timeout { store: self.name.clone(), what: what(), after: self.timeout },
+                Failure::Zk(error) => LeaseError::store(&self.name, what(), error),
+                #[cfg(feature = "lease-zookeeper-tls")]
+                Failure::Tls(error) => LeaseError::store(&self.name, what(), error),
+            }
         })
-    }
-
-    fn error(&self, what: &dyn Fn() -> String, failure: Failure) -> LeaseError {
-        match failure {
-            Failure::Timeout => LeaseError::Timeout { store: self.name.clone(), what: what(), after: self.timeout },
-            Failure::Zk(error) => LeaseError::store(&self.name, what(), error),
-            #[cfg(feature = "lease-zookeeper-tls")]
-            Failure::Tls(error) => LeaseError::store(&self.name, what(), error),
-        }
     }
 
     /// The store's session, made when there is none or it ended.
     async fn session(&self) -> Result<zk::Client, Failure> {
         let existing = lock(&self.session).clone().filter(|client| !client.state().is_terminated());
-        match existing {
-            Some(client) => Ok(client),
-            None => {
-                let client = self.connect().await?;
-                lock(&self.session).replace(client.clone());
-                Ok(client)
-            }
+        if let Some(client) = existing {
+            return Ok(client);
         }
+        let client = self.connect().await?;
+        lock(&self.session).replace(client.clone());
+        Ok(client)
     }
 
     /// A new session.
@@ -385,14 +368,15 @@ impl ZooKeeperLeaseStore {
         }
     }
 
-    /// One attempt of a write: the slots read, compared, and written in one `multi`.
-    async fn attempt(&self, client: &zk::Client, namespace: &str, ops: &[Cas<'_>]) -> Result<Attempt, Failure> {
+    /// One attempt of a write: the slots read, compared, and written in one `multi`; `None` to
+    /// try again (a version moved, or a parent was missing and is now made).
+    async fn attempt(&self, client: &zk::Client, namespace: &str, ops: &[Cas<'_>]) -> Result<Option<Written>, Failure> {
         let paths: Vec<String> = ops.iter().map(|op| self.slot_path(namespace, op.slot)).collect();
         let mut reader = client.new_multi_reader();
         for path in &paths {
             reader.add_get_data(path)?;
         }
-        let mut current: Vec<Current> = Vec::with_capacity(ops.len());
+        let mut current: Vec<Option<(Vec<u8>, i32)>> = Vec::with_capacity(ops.len());
         for result in reader.commit().await? {
             current.push(match result {
                 zk::MultiReadResult::Data { data, stat } => Some((data, stat.version)),
@@ -401,15 +385,13 @@ impl ZooKeeperLeaseStore {
                 other => return Err(zk::Error::UnexpectedError(format!("a read answered {other:?}")).into()),
             });
         }
-        for (op, current) in ops.iter().zip(&current) {
-            let holds = match (op.expect, current) {
-                (None, None) => true,
-                (Some(expect), Some((data, _))) => data == expect.as_bytes(),
-                _ => false,
-            };
-            if !holds {
-                return Ok(Attempt::Conflict);
-            }
+        let holds = ops.iter().zip(&current).all(|(op, current)| match (op.expect, current) {
+            (None, None) => true,
+            (Some(expect), Some((data, _))) => data == expect.as_bytes(),
+            _ => false,
+        });
+        if !holds {
+            return Ok(Some(Written::Conflict));
         }
         let options = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
         let mut writer = client.new_multi_writer();
@@ -422,7 +404,7 @@ impl ZooKeeperLeaseStore {
             }
         }
         match writer.commit().await {
-            Ok(_) => Ok(Attempt::Done),
+            Ok(_) => Ok(Some(Written::Done)),
             // A create without its parents: the namespace's first write (or its znodes were
             // deleted). Made, then again.
             Err(zk::MultiWriteError::OperationFailed { index, source: zk::Error::NoNode })
@@ -430,13 +412,13 @@ impl ZooKeeperLeaseStore {
             {
                 let parent = paths[index].rsplit_once('/').map_or("/", |(parent, _)| parent);
                 Self::make_dirs(client, parent).await?;
-                Ok(Attempt::Again)
+                Ok(None)
             }
             // Changed since read: created, written or deleted meanwhile.
             Err(zk::MultiWriteError::OperationFailed {
                 source: zk::Error::NodeExists | zk::Error::BadVersion | zk::Error::NoNode,
                 ..
-            }) => Ok(Attempt::Again),
+            }) => Ok(None),
             Err(error) => Err(error.into()),
         }
     }
@@ -506,10 +488,8 @@ impl LeaseStore for ZooKeeperLeaseStore {
         self.block_on(&what, async {
             let client = self.session().await?;
             for _ in 0..WRITE_ATTEMPTS {
-                match self.attempt(&client, namespace, ops).await? {
-                    Attempt::Done => return Ok(Written::Done),
-                    Attempt::Conflict => return Ok(Written::Conflict),
-                    Attempt::Again => {}
+                if let Some(written) = self.attempt(&client, namespace, ops).await? {
+                    return Ok(written);
                 }
             }
             // Changed under every attempt: as if another write had come first.
