@@ -9,8 +9,8 @@ use super::store::support::{UnexpectedReply, check_query, check_write, reading, 
 use super::store::{Cas, LeaseError, LeaseStore, Query, Slot, Snapshot, Written};
 use super::url::{StoreKind, StoreUrl};
 
-/// Worker IDs are written with this many digits in keys, so that the keys of a range of worker
-/// IDs are a range of keys: 4194304, the end of the leasable space, has 7.
+/// Digits of a worker ID in keys, so that a range of worker IDs is a range of keys (4194304,
+/// the end of the leasable space, has 7).
 const WORKER_DIGITS: usize = 7;
 
 /// Worker-ID leases in an etcd cluster (v3 API), through the JSON API that every etcd since
@@ -67,8 +67,7 @@ impl EtcdLeaseStore {
         Self::from_url(&StoreUrl::parse(url)?)
     }
 
-    /// A store for a URL already parsed: `etcd://`, `etcd+http://`, `etcds://` or
-    /// `etcd+https://`, as [`open`](Self::open) takes them.
+    /// A store for a URL already parsed, as [`open`](Self::open) takes them.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::{EtcdLeaseStore, LeaseStore, StoreUrl};
@@ -86,8 +85,8 @@ impl EtcdLeaseStore {
         Ok(EtcdLeaseStore { client: EtcdClient::new(url, name)?, prefix: url.path().to_owned() })
     }
 
-    /// Bounds every round trip, with the connecting that may precede it, by `timeout` instead
-    /// of [`DEFAULT_STORE_TIMEOUT`](super::DEFAULT_STORE_TIMEOUT). A zero timeout counts as 1 ms.
+    /// Bounds every round trip, connecting included, by `timeout` instead of
+    /// [`DEFAULT_STORE_TIMEOUT`](super::DEFAULT_STORE_TIMEOUT) (1 ms at least).
     ///
     /// ```
     /// use std::time::Duration;

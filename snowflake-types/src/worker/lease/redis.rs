@@ -128,8 +128,7 @@ impl RedisLeaseStore {
         Self::from_url(&StoreUrl::parse(url)?)
     }
 
-    /// A store for a URL already parsed: `redis://`, `rediss://`, `valkey://`, `valkeys://`,
-    /// `redis+sentinel://` or `rediss+sentinel://`, as [`open`](Self::open) takes them.
+    /// A store for a URL already parsed, as [`open`](Self::open) takes them.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::{LeaseStore, RedisLeaseStore, StoreUrl};
@@ -200,8 +199,8 @@ impl RedisLeaseStore {
         }
     }
 
-    /// Bounds every round trip, with the connecting that may precede it, by `timeout` instead
-    /// of [`DEFAULT_STORE_TIMEOUT`]. A zero timeout counts as 1 ms.
+    /// Bounds every round trip, connecting included, by `timeout` instead of
+    /// [`DEFAULT_STORE_TIMEOUT`] (1 ms at least).
     ///
     /// ```
     /// use std::time::Duration;
@@ -229,8 +228,7 @@ impl RedisLeaseStore {
         result.map_err(|error| {
             *slot = None;
             if error.is_timeout() {
-                // A server that does not speak TLS on the port waits for more of the
-                // handshake, as if it were a command: say so, it is the likely cause.
+                // A server that does not speak TLS waits for more of the handshake: the likely cause.
                 let what = if connecting && self.name.starts_with("rediss") {
                     format!(
                         "{}, connecting over TLS (a server that does not speak TLS never answers the handshake),",
@@ -266,8 +264,8 @@ impl RedisLeaseStore {
     }
 }
 
-/// What the read script replies: `TIME`'s seconds and microseconds, `run_id`, `master_replid`,
-/// the marker, the records of the range in order, the highest worker ID with a record.
+/// What `READ` replies: `TIME`, `run_id`, `master_replid`, the marker, the records of the
+/// range, the highest worker ID with a record.
 type ReadReply = (String, String, String, String, Option<String>, Vec<Option<String>>, Option<String>);
 
 impl LeaseStore for RedisLeaseStore {
@@ -541,8 +539,7 @@ fn bound(connection: &mut Connection, deadline: Instant) -> Result<(), RedisErro
     connection.set_write_timeout(Some(left))
 }
 
-/// The server's address for messages: scheme, user, host, port and database, never the
-/// password.
+/// The server's address for messages, without the password.
 fn describe(client: &redis::Client) -> String {
     let info = client.get_connection_info();
     let settings = info.redis_settings();

@@ -21,8 +21,7 @@ mod tls;
 /// The session timeout: nothing the leases keep is tied to it (every znode is persistent).
 const SESSION_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How many times a write reads its slots and commits again when a slot changed between the
-/// two (its version moved) while still holding what the write expects.
+/// How many times a write reads and commits again when a slot's version moved in between.
 const WRITE_ATTEMPTS: usize = 8;
 
 /// Worker-ID leases in a ZooKeeper ensemble, through `zookeeper-client`. The znodes (all
@@ -153,8 +152,7 @@ impl ZooKeeperLeaseStore {
         Self::from_url(&StoreUrl::parse(url)?)
     }
 
-    /// A store for a URL already parsed: `zk://`, `zks://` or `zk+tls://`, as
-    /// [`open`](Self::open) takes them.
+    /// A store for a URL already parsed, as [`open`](Self::open) takes them.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::{LeaseStore, StoreUrl, ZooKeeperLeaseStore};
@@ -211,7 +209,7 @@ impl ZooKeeperLeaseStore {
     }
 
     /// Bounds every call, and each connection of a new session, by `timeout` instead of
-    /// [`DEFAULT_STORE_TIMEOUT`]. A zero timeout counts as 1 ms.
+    /// [`DEFAULT_STORE_TIMEOUT`] (1 ms at least).
     ///
     /// ```
     /// use std::time::Duration;
@@ -247,8 +245,7 @@ impl ZooKeeperLeaseStore {
         format!("{}/snowflake/clock", self.prefix)
     }
 
-    /// Runs `future` on the store's runtime within the timeout. A failed call drops the
-    /// session: the next call makes a new one.
+    /// Runs `future` on the store's runtime within the timeout; a failed call drops the session.
     fn block_on<T>(
         &self,
         what: &dyn Fn() -> String,
@@ -332,8 +329,7 @@ impl ZooKeeperLeaseStore {
         if epoch == 0 { String::new() } else { format!("epoch-{epoch}") }
     }
 
-    /// The clock's write and the read of `paths` (and of the children of `children`), sent
-    /// together on the session: the clock's stat and each result.
+    /// The clock's write and the read of `paths` (and of `children`'s children), sent together.
     async fn read_after_clock(
         &self,
         client: &zk::Client,
@@ -405,8 +401,7 @@ impl ZooKeeperLeaseStore {
         }
         match writer.commit().await {
             Ok(_) => Ok(Some(Written::Done)),
-            // A create without its parents: the namespace's first write (or its znodes were
-            // deleted). Made, then again.
+            // A create without its parents (a first write, or its znodes deleted): made, then again.
             Err(zk::MultiWriteError::OperationFailed { index, source: zk::Error::NoNode })
                 if current.get(index).is_some_and(Option::is_none) =>
             {

@@ -57,8 +57,7 @@ pub(super) struct TxnReply {
 }
 
 impl EtcdClient {
-    /// A client for the servers of `url` (`etcd://`, `etcds://`…), named `name` in messages.
-    /// A CA file is read now; nothing is sent until the first call.
+    /// A client for the servers of `url`, named `name` in messages; a CA file is read now.
     pub(super) fn new(url: &StoreUrl, name: String) -> Result<Self, LeaseError> {
         let tls = url.is_tls();
         // Every status is read as a reply (etcd's error objects come with 4xx and 5xx), no
@@ -100,8 +99,7 @@ impl EtcdClient {
         })
     }
 
-    /// Bounds every call, with the connecting that may precede it, by `timeout`; a zero
-    /// timeout counts as 1 ms.
+    /// Bounds every call, connecting included, by `timeout` (1 ms at least).
     pub(super) fn set_timeout(&mut self, timeout: Duration) {
         self.timeout = timeout.max(Duration::from_millis(1));
     }
@@ -183,8 +181,7 @@ impl EtcdClient {
         Ok(token)
     }
 
-    /// etcd's refusal of a request as the store's error: one that asks for a user the URL
-    /// does not name says so.
+    /// etcd's refusal as the store's error, saying so when it asks for a user the URL lacks.
     fn refused(&self, what: &dyn Fn() -> String, refusal: ReplyError) -> LeaseError {
         if self.auth.is_none() && refusal.says("user name is empty") {
             return LeaseError::store(&self.name, what(), AuthError::Missing { source: refusal });
@@ -295,8 +292,7 @@ impl EtcdClient {
     }
 }
 
-/// Whether `error` is the end of the time a round trip had (connecting, sending or reading):
-/// the server may have received the request.
+/// Whether a round trip ran out of time: the server may have received the request.
 fn is_timeout(error: &ureq::Error) -> bool {
     match error {
         ureq::Error::Timeout(_) => true,
@@ -347,9 +343,8 @@ fn trusted_roots(url: &StoreUrl) -> Result<(ureq::tls::RootCerts, String), Lease
     Ok((certificates.into(), format!("the CA file {path:?}")))
 }
 
-/// The TLS failure behind `error`, if it is one: rustls's error (the handshake, the
-/// certificate), and whether the server's certificate was refused. Any other error is given
-/// back.
+/// The TLS failure behind `error` (rustls's error, and whether it refused the server's
+/// certificate), or `error` back.
 fn tls_failure(error: ureq::Error) -> Result<(Box<dyn StdError + Send + Sync>, bool), ureq::Error> {
     let certificate = |e: &rustls::Error| {
         matches!(
@@ -549,7 +544,7 @@ fn range_kvs(range: &Value) -> Result<Vec<KeyValue>, UnexpectedReply> {
         .collect()
 }
 
-/// A transaction's reply: whether its comparisons held, and its operations' replies.
+/// Whether a transaction's comparisons held, and its operations' replies.
 fn txn_outcome(reply: &Value) -> Result<(bool, Vec<Value>), UnexpectedReply> {
     let succeeded = match reply.get("succeeded") {
         None | Some(Value::Null) => false,
@@ -564,8 +559,7 @@ fn txn_outcome(reply: &Value) -> Result<(bool, Vec<Value>), UnexpectedReply> {
     Ok((succeeded, responses))
 }
 
-/// The `cluster_id` of a reply's header, in decimal (etcd writes it as a JSON string, or a
-/// number).
+/// The `cluster_id` of a reply's header, in decimal (a JSON string, or a number).
 fn header_cluster_id(reply: &Value) -> Result<String, UnexpectedReply> {
     let header = reply.get("header").unwrap_or(&Value::Null);
     match header.get("cluster_id") {
@@ -575,20 +569,17 @@ fn header_cluster_id(reply: &Value) -> Result<String, UnexpectedReply> {
     }
 }
 
-/// A transaction's comparison: `key` holds exactly `value`. A missing key holds no value:
-/// the comparison fails.
+/// A transaction's comparison: `key` holds exactly `value` (a missing key fails it).
 pub(super) fn compare_value(key: &[u8], value: &[u8]) -> Value {
     json!({ "key": BASE64.encode(key), "target": "VALUE", "result": "EQUAL", "value": BASE64.encode(value) })
 }
 
-/// A transaction's comparison: `key` does not exist (it was never created, or was deleted
-/// since).
+/// A transaction's comparison: `key` does not exist (never created, or deleted since).
 pub(super) fn compare_absent(key: &[u8]) -> Value {
     json!({ "key": BASE64.encode(key), "target": "CREATE", "result": "EQUAL", "create_revision": "0" })
 }
 
-/// A transaction's read of `key`, or of the keys from `key` up to `end` (excluded), in key
-/// order.
+/// A transaction's read of `key`, or of the keys from `key` up to `end` (excluded).
 pub(super) fn range_op(key: &[u8], end: Option<&[u8]>) -> Value {
     let mut range = json!({ "key": BASE64.encode(key) });
     if let Some(end) = end {

@@ -116,11 +116,10 @@ impl SqlLeaseStoreBuilder {
         let url = self.url?;
         let shown = url.to_string();
         let bad_url = |reason: &str| url.bad(reason, None);
-        let kind = match url.kind() {
-            StoreKind::Postgres => Kind::Postgres,
-            StoreKind::MySql => Kind::MySql,
-            _ => return Err(bad_url("expected a postgres://, postgresql://, mysql:// or mariadb:// URL")),
-        };
+        let kind = url.kind();
+        if !matches!(kind, StoreKind::Postgres | StoreKind::MySql) {
+            return Err(bad_url("expected a postgres://, postgresql://, mysql:// or mariadb:// URL"));
+        }
         // The environment's CA, for a URL that names none of its own.
         let ca = url.ca_file();
         let driver_refused = |e: sqlx_core::Error| url.bad(e.to_string(), Some(Arc::new(e)));
@@ -134,17 +133,17 @@ impl SqlLeaseStoreBuilder {
         let (table, timeout) = (self.table.as_str(), self.timeout);
         let connected: Result<Result<Box<dyn Backend>, Failure>, sqlx_core::Error> = match kind {
             #[cfg(feature = "lease-postgres")]
-            Kind::Postgres => postgres::options(&url, ca.as_deref())
+            StoreKind::Postgres => postgres::options(&url, ca.as_deref())
                 .map(|options| runtime.block_on(postgres::connect(options, table, timeout))),
             #[cfg(not(feature = "lease-postgres"))]
-            Kind::Postgres => {
+            StoreKind::Postgres => {
                 return Err(bad_url("PostgreSQL leases need the feature `lease-postgres` of typed-snowflake"));
             }
             #[cfg(feature = "lease-mysql")]
-            Kind::MySql => mysql::options(&url, ca.as_deref())
+            _ => mysql::options(&url, ca.as_deref())
                 .map(|options| runtime.block_on(mysql::connect(options, table, timeout))),
             #[cfg(not(feature = "lease-mysql"))]
-            Kind::MySql => {
+            _ => {
                 return Err(bad_url("MySQL and MariaDB leases need the feature `lease-mysql` of typed-snowflake"));
             }
         };
@@ -158,19 +157,10 @@ impl SqlLeaseStoreBuilder {
     }
 }
 
-#[derive(Clone, Copy)]
-enum Kind {
-    Postgres,
-    MySql,
-}
-
 /// The error for a table that has the columns of an earlier version of this crate.
-fn old_table(table: &str, kind: Kind) -> LeaseError {
-    let ddl = match kind {
-        Kind::Postgres => POSTGRES_TABLE_DDL,
-        Kind::MySql => MYSQL_TABLE_DDL,
-    }
-    .replacen(DEFAULT_TABLE, table, 1);
+fn old_table(table: &str, kind: StoreKind) -> LeaseError {
+    let ddl = if kind == StoreKind::Postgres { POSTGRES_TABLE_DDL } else { MYSQL_TABLE_DDL };
+    let ddl = ddl.replacen(DEFAULT_TABLE, table, 1);
     LeaseError::BadTable {
         table: table.to_owned(),
         reason: format!(
@@ -445,7 +435,7 @@ mod tests {
 
     #[test]
     fn an_old_table_is_refused_with_the_statement_of_the_new_one() {
-        let err = old_table("ids.leases", Kind::MySql);
+        let err = old_table("ids.leases", StoreKind::MySql);
         let message = err.to_string();
         assert!(message.starts_with("bad lease table name \"ids.leases\": it exists without the columns"), "{message}");
         assert!(message.contains("CREATE TABLE IF NOT EXISTS ids.leases ("), "{message}");
