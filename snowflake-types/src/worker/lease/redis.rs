@@ -325,7 +325,7 @@ impl LeaseStore for RedisLeaseStore {
         self.name.clone()
     }
 
-    /// [`eviction_warning`], from `INFO memory`.
+    /// A warning when `maxmemory-policy` may evict the leases' keys (`INFO memory`).
     fn warnings(&self) -> Result<Vec<String>, LeaseError> {
         let what = || "reading the eviction policy (INFO memory)".to_owned();
         let info: String = self.with_connection(&what, |c| redis::cmd("INFO").arg("memory").query(c))?;
@@ -505,15 +505,14 @@ impl Sentinel {
                     ))),
                 }
             })();
-            match asked {
+            let error = match asked {
                 Ok(master) => return Ok(master),
-                Err(error) => {
-                    let timed_out = error.is_timeout();
-                    last_error = Some(error);
-                    if timed_out || Instant::now() >= deadline {
-                        break;
-                    }
-                }
+                Err(error) => error,
+            };
+            let stop = error.is_timeout() || Instant::now() >= deadline;
+            last_error = Some(error);
+            if stop {
+                break;
             }
         }
         Err(last_error.unwrap_or_else(|| RedisError::from((redis::ErrorKind::Client, "no sentinel to ask"))))

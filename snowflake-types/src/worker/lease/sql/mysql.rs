@@ -190,18 +190,16 @@ struct My {
 /// The server's own limits: 1205 a lock wait over `innodb_lock_wait_timeout`, 1969
 /// (MariaDB) and 3024 (MySQL) a statement over its time limit.
 fn is_timeout(error: &sqlx_core::Error) -> bool {
-    error
-        .as_database_error()
-        .and_then(|e| e.try_downcast_ref::<MySqlDatabaseError>())
-        .is_some_and(|e| matches!(e.number(), 1205 | 1969 | 3024))
+    matches!(error_number(error), Some(1205 | 1969 | 3024))
 }
 
 /// 1054: a column the table does not have.
 fn is_old(error: &sqlx_core::Error) -> bool {
-    error
-        .as_database_error()
-        .and_then(|e| e.try_downcast_ref::<MySqlDatabaseError>())
-        .is_some_and(|e| e.number() == 1054)
+    error_number(error) == Some(1054)
+}
+
+fn error_number(error: &sqlx_core::Error) -> Option<u16> {
+    error.as_database_error()?.try_downcast_ref::<MySqlDatabaseError>().map(MySqlDatabaseError::number)
 }
 
 impl Backend for My {
