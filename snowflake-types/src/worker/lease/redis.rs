@@ -76,8 +76,8 @@ return 1
 /// any. The keys, eviction, and what Sentinel asks of the operator (`min_replicas`): see
 /// `docs/stores.md` ("Redis Sentinel", "Faults, store by store").
 ///
-/// One connection, opened on first use and replaced after any error; each round trip is bounded
-/// by the store's timeout (default [`DEFAULT_STORE_TIMEOUT`]), else [`LeaseError::Timeout`].
+/// One connection, which threads take turns on, opened on first use and replaced after any
+/// error; each round trip is bounded by the store's timeout ([`DEFAULT_STORE_TIMEOUT`]).
 ///
 /// ```no_run
 /// use std::time::Duration;

@@ -180,8 +180,8 @@ fn old_table(table: &str, kind: StoreKind) -> LeaseError {
 ///
 /// The store owns a small tokio runtime (one worker thread) and one connection, and blocks on
 /// each call: **its methods must not be called from inside an async runtime** (tokio
-/// panics); call them from a thread of their own or `spawn_blocking`. A connection whose call
-/// failed or timed out is closed, and the next call opens another.
+/// panics); call them from a thread of their own or `spawn_blocking`. Threads take turns on the
+/// connection; one whose call failed or timed out is closed, and the next call opens another.
 ///
 /// ```no_run
 /// use typed_snowflake::worker::lease::{LeaseStore, SqlLeaseStore};
