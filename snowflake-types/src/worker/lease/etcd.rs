@@ -1,5 +1,4 @@
-//! The lease store in etcd (v3 API): each slot one key, a read one transaction of ranges, a
-//! write one transaction of value comparisons. The client it talks through is `client.rs`.
+//! Worker-ID leases in etcd: see [`EtcdLeaseStore`]; the client it talks through is `client.rs`.
 
 mod client;
 
@@ -10,58 +9,15 @@ use super::store::support::{UnexpectedReply, check_query, check_write, reading, 
 use super::store::{Cas, LeaseError, LeaseStore, Query, Slot, Snapshot, Written};
 use super::url::{StoreKind, StoreUrl};
 
-/// Worker IDs are written with this many digits in keys, so that the keys of a range of worker
-/// IDs are a range of keys: 4194304, the end of the leasable space, has 7.
+/// Digits of a worker ID in keys, so that a range of worker IDs is a range of keys (4194304,
+/// the end of the leasable space, has 7).
 const WORKER_DIGITS: usize = 7;
 
 /// Worker-ID leases in an etcd cluster (v3 API), through the JSON API that every etcd since
-/// 3.4 serves on its client port (its gRPC gateway, `/v3/kv/txn`).
-///
-/// URL: `etcd://[user:password@]host[:port][,host[:port]…][/prefix]` (or `etcd+http://`;
-/// port 2379 by default): every key lives under `prefix`.
-///
-/// - **TLS**: `etcds://…` (or `etcd+https://`) for etcd's `https://` client URLs, through rustls
-///   (ring; no OpenSSL). The server's certificate and host name are checked against the CA
-///   certificates of the PEM file that the query parameter `ca=<path>` (percent-encoded where
-///   needed) or else the environment variable [`CA_ENV`](super::CA_ENV) names, or else against
-///   the system's trusted roots. A CA file that cannot be read is refused by `open`
-///   ([`LeaseError::BadUrl`]); a certificate the roots do not vouch for fails the first call,
-///   saying the certificate was not trusted, with rustls's error as the last cause. Client
-///   certificates are not supported.
-/// - **Users**: `user:password@` (each percent-encoded where needed: `%40` for `@`, `%2F` for
-///   `/`) logs in through etcd's `/v3/auth/authenticate`; every request carries the token it
-///   gives, and a token etcd no longer accepts (expired after `--auth-token-ttl` unused, or
-///   older than a change of users and roles) is replaced by a new authentication, once, within
-///   the same call. The password is never shown: [`describe`](LeaseStore::describe), `Debug`
-///   and every error name the user alone. The user needs a role with `readwrite` permission
-///   on the keys under `<prefix>/snowflake/`. Over `etcd://` the password crosses the network
-///   in clear text: use `etcds://` wherever it leaves the host.
-///
-/// Keys, for namespace `shop` and no prefix: the marker is `/snowflake/shop/marker`, the
-/// record of worker ID 7 `/snowflake/shop/records/0000007`. A read is one transaction of
-/// ranges (the marker, the records asked for, and the last record key for the highest), so it
-/// sees one revision of the store; a write is one transaction that compares every slot's
-/// value with what it expects (`create_revision == 0` for none) and puts the new values only
-/// if all hold. Nothing is attached to an etcd lease: nothing expires.
-///
-/// - **Clock**: etcd has none; a read's [`Snapshot::now_ms`] is `None`, and the holders'
-///   clocks stand in for it (see `docs/lease-rules.md`).
-/// - **Incarnation**: `etcd-<cluster ID>`, from the header of the read's reply. A cluster
-///   restored from a snapshot with a new `--initial-cluster-token` or other member URLs has
-///   another cluster ID (one rebuilt empty has lost the marker, which tells as much). A
-///   snapshot restored with the same member names, URLs and token keeps the cluster ID: that
-///   restore is not seen, and
-///   [`fence_namespace`](super::admin::fence_namespace) (`snowflake leases fence URL`) must follow
-///   it; `docs/etcd-zookeeper.md` says what each fault costs.
-///
-/// The calls are blocking HTTP requests, made on the calling thread over a few kept-alive
-/// connections; no async runtime is involved. Each call, with the connecting that may precede
-/// it, is bounded by the store's timeout (default
-/// [`DEFAULT_STORE_TIMEOUT`](super::DEFAULT_STORE_TIMEOUT)). It goes to the server of the URL
-/// that answered last; one that refuses the connection is passed over for the next one at
-/// once, and one that does not answer (a member stopped or cut off) once its share of the
-/// timeout is up (half of it for the server that answered last, the rest shared equally
-/// among the others), the next calls then starting at the next server.
+/// 3.4 serves on its client port. The keys, the read and write transactions, the incarnation
+/// (`etcd-<cluster ID>`; a read's [`Snapshot::now_ms`] is `None`), TLS, users and how calls move
+/// between members: `docs/etcd-zookeeper.md`. Calls block the calling thread, each bounded by
+/// the store's timeout (default [`DEFAULT_STORE_TIMEOUT`](super::DEFAULT_STORE_TIMEOUT)).
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -84,10 +40,8 @@ pub struct EtcdLeaseStore {
 }
 
 impl EtcdLeaseStore {
-    /// A store for the etcd cluster at `url`:
-    /// `etcd://[user:password@]host[:port][,host[:port]…][/prefix]`, or `etcds://…[?ca=<path>]`
-    /// for TLS (see the type's docs for the CA and the credentials). A CA file is read now;
-    /// nothing is sent until the first call.
+    /// A store for the etcd cluster at `url` (the forms: `docs/stores.md`). A CA file is read
+    /// now; nothing is sent until the first call.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::{EtcdLeaseStore, LeaseError, LeaseStore};
@@ -113,8 +67,7 @@ impl EtcdLeaseStore {
         Self::from_url(&StoreUrl::parse(url)?)
     }
 
-    /// A store for a URL already parsed: `etcd://`, `etcd+http://`, `etcds://` or
-    /// `etcd+https://`, as [`open`](Self::open) takes them.
+    /// A store for a URL already parsed, as [`open`](Self::open) takes them.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::{EtcdLeaseStore, LeaseStore, StoreUrl};
@@ -126,18 +79,14 @@ impl EtcdLeaseStore {
     /// ```
     pub fn from_url(url: &StoreUrl) -> Result<Self, LeaseError> {
         if url.kind() != StoreKind::Etcd {
-            return Err(LeaseError::BadUrl {
-                url: url.to_string(),
-                reason: "expected etcd://, etcd+http://, etcds:// or etcd+https://".into(),
-                source: None,
-            });
+            return Err(url.bad("expected etcd://, etcd+http://, etcds:// or etcd+https://", None));
         }
         let name = url.describe_as(if url.is_tls() { "etcds" } else { "etcd" });
         Ok(EtcdLeaseStore { client: EtcdClient::new(url, name)?, prefix: url.path().to_owned() })
     }
 
-    /// Bounds every round trip, with the connecting that may precede it, by `timeout` instead
-    /// of [`DEFAULT_STORE_TIMEOUT`](super::DEFAULT_STORE_TIMEOUT). A zero timeout counts as 1 ms.
+    /// Bounds every round trip, connecting included, by `timeout` instead of
+    /// [`DEFAULT_STORE_TIMEOUT`](super::DEFAULT_STORE_TIMEOUT) (1 ms at least).
     ///
     /// ```
     /// use std::time::Duration;
@@ -181,36 +130,6 @@ impl EtcdLeaseStore {
     fn text(&self, what: &dyn Fn() -> String, kv: KeyValue) -> Result<String, LeaseError> {
         String::from_utf8(kv.value).map_err(|e| self.unexpected(what, format!("a value that is not UTF-8: {e}")))
     }
-
-    fn write_atomically(&self, namespace: &str, ops: &[Cas<'_>]) -> Result<Written, LeaseError> {
-        let what = || writing(namespace, ops);
-        let keys: Vec<String> = ops.iter().map(|op| self.slot_key(namespace, op.slot)).collect();
-        let compare = |(op, key): (&Cas<'_>, &String)| match op.expect {
-            Some(expect) => compare_value(key.as_bytes(), expect.as_bytes()),
-            None => compare_absent(key.as_bytes()),
-        };
-        let compare = ops.iter().zip(&keys).map(compare).collect();
-        let success = ops.iter().zip(&keys).map(|(op, key)| put_op(key.as_bytes(), op.value.as_bytes())).collect();
-        // When the comparisons fail, the slots as they are: a copy of this very write may
-        // have applied on a member that did not answer in time.
-        let failure = keys.iter().map(|key| range_op(key.as_bytes(), None)).collect();
-        let reply = self.client.txn(&what, compare, success, failure)?;
-        if reply.succeeded {
-            return Ok(Written::Done);
-        }
-        if reply.resent {
-            let mut ours = true;
-            for (index, op) in ops.iter().enumerate() {
-                let kvs = range_reply(&reply.responses, index).map_err(|e| self.unexpected(&what, e.0))?;
-                ours &= kvs.first().is_some_and(|kv| kv.value == op.value.as_bytes());
-            }
-            if ours {
-                // Every slot holds what this write puts: an earlier copy of it applied.
-                return Ok(Written::Done);
-            }
-        }
-        Ok(Written::Conflict)
-    }
 }
 
 impl LeaseStore for EtcdLeaseStore {
@@ -229,10 +148,7 @@ impl LeaseStore for EtcdLeaseStore {
         }
         let reply = self.client.txn(&what, Vec::new(), ops, Vec::new())?;
         let range = |index: usize| range_reply(&reply.responses, index).map_err(|e| self.unexpected(&what, e.0));
-        let marker = match range(0)?.into_iter().next() {
-            Some(kv) => Some(self.text(&what, kv)?),
-            None => None,
-        };
+        let marker = range(0)?.into_iter().next().map(|kv| self.text(&what, kv)).transpose()?;
         let mut records = Vec::new();
         if !workers.is_empty() {
             for kv in range(1)? {
@@ -255,7 +171,33 @@ impl LeaseStore for EtcdLeaseStore {
 
     fn write(&self, namespace: &str, ops: &[Cas<'_>]) -> Result<Written, LeaseError> {
         check_write(namespace, ops)?;
-        self.write_atomically(namespace, ops)
+        let what = || writing(namespace, ops);
+        let keys: Vec<String> = ops.iter().map(|op| self.slot_key(namespace, op.slot)).collect();
+        let compare = |(op, key): (&Cas<'_>, &String)| match op.expect {
+            Some(expect) => compare_value(key.as_bytes(), expect.as_bytes()),
+            None => compare_absent(key.as_bytes()),
+        };
+        let compare = ops.iter().zip(&keys).map(compare).collect();
+        let success = ops.iter().zip(&keys).map(|(op, key)| put_op(key.as_bytes(), op.value.as_bytes())).collect();
+        // On failure, the slots as they are: a copy of this very write may have applied on a
+        // member that did not answer in time (`EtcdClient::txn`).
+        let failure = keys.iter().map(|key| range_op(key.as_bytes(), None)).collect();
+        let reply = self.client.txn(&what, compare, success, failure)?;
+        if reply.succeeded {
+            return Ok(Written::Done);
+        }
+        if reply.resent {
+            let mut ours = true;
+            for (index, op) in ops.iter().enumerate() {
+                let kvs = range_reply(&reply.responses, index).map_err(|e| self.unexpected(&what, e.0))?;
+                ours &= kvs.first().is_some_and(|kv| kv.value == op.value.as_bytes());
+            }
+            if ours {
+                // Every slot holds what this write puts: an earlier copy of it applied.
+                return Ok(Written::Done);
+            }
+        }
+        Ok(Written::Conflict)
     }
 
     fn describe(&self) -> String {

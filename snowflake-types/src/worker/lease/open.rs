@@ -1,5 +1,4 @@
-//! Opening the store a URL names: [`open_store`] and [`StoreUrl::open`], each store by its
-//! feature.
+//! Opening the store a URL names: [`open_store`] and [`StoreUrl::open`].
 
 use std::sync::Arc;
 
@@ -14,14 +13,8 @@ use super::url::{StoreKind, StoreUrl};
 #[cfg(feature = "lease-zookeeper")]
 use super::zookeeper::ZooKeeperLeaseStore;
 
-/// Opens the store a URL names: `redis://`, `rediss://` (TLS) or `redis+sentinel://` (a master
-/// found through Redis Sentinel) (feature `lease-redis`),
-/// `postgres://` or `postgresql://` (feature `lease-postgres`), `mysql://` or `mariadb://`
-/// (feature `lease-mysql`), `etcd://`, `etcds://` (TLS), `etcd+http://` or `etcd+https://`
-/// (feature `lease-etcd`), `zk://` (feature `lease-zookeeper`), `zks://` or `zk+tls://` for
-/// TLS (feature `lease-zookeeper-tls`). A URL of a store whose feature is off is an error
-/// naming the feature. TLS and its CA are asked for in the URL (see [`CA_ENV`](super::CA_ENV) for a CA file of the
-/// environment); `docs/stores.md` lists the URL forms.
+/// Opens the store a URL names (the forms and the feature of each: `docs/stores.md`); a store
+/// whose feature is off is an error naming the feature.
 ///
 /// ```
 /// use typed_snowflake::worker::lease::{LeaseError, open_store};
@@ -47,13 +40,12 @@ impl StoreUrl {
     /// ```
     pub fn open(&self) -> Result<Arc<dyn LeaseStore>, LeaseError> {
         #[allow(unused_variables)] // with every store compiled in, no store is off
-        let off = |feature: &str| LeaseError::BadUrl {
-            url: self.to_string(),
-            reason: format!(
-                "this build has no {} lease store: enable the `{feature}` feature of typed-snowflake",
-                self.scheme()
-            ),
-            source: None,
+        let off = |feature: &str| {
+            let scheme = self.scheme();
+            self.bad(
+                format!("this build has no {scheme} lease store: enable the `{feature}` feature of typed-snowflake"),
+                None,
+            )
         };
         match self.kind() {
             #[cfg(feature = "lease-redis")]

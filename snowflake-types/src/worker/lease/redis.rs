@@ -1,5 +1,4 @@
-//! Worker-ID leases in Redis: the store contract over plain keys, read by one Lua script and
-//! written by another. The keys are described on [`RedisLeaseStore`].
+//! Worker-ID leases in Redis (and Valkey, and under Sentinel): see [`RedisLeaseStore`].
 
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -8,25 +7,15 @@ use redis::{Connection, ConnectionAddr, IntoConnectionInfo, RedisError, Script, 
 
 use super::store::support::{UnexpectedReply, check_query, check_write, install_crypto_provider, reading, writing};
 use super::store::{Cas, DEFAULT_STORE_TIMEOUT, LeaseError, LeaseStore, Query, Slot, Snapshot, Written};
-
-// `ssl_ca_certs` (redis-py's name) names a PEM file of CA certificates to trust instead of the
-// system's; `min_replicas` how many replicas must acknowledge each read and write (`WAIT`)
-// before it counts: 1 by default under Sentinel, 0 (none asked) for one server.
 use super::url::{MIN_REPLICAS_PARAM, REDIS_CA_PARAM as CA_PARAM, StoreKind, StoreUrl};
 
-/// The default of [`MIN_REPLICAS_PARAM`] under Sentinel: a deployment of a master and one or
-/// two replicas (see [`RedisLeaseStore`] for more).
+/// The default of [`MIN_REPLICAS_PARAM`] under Sentinel (a master and one or two replicas).
 const SENTINEL_MIN_REPLICAS: u16 = 1;
 
-/// The store's clock, its incarnation, the marker and records in one script: nothing runs
-/// between its commands. KEYS: the marker, the index of worker IDs, then the record of every
-/// worker ID of the range. ARGV: `1` to say the highest worker ID with a record, the prefix of
-/// a record's key (the worker ID follows it). Replies `{seconds, microseconds, run_id,
-/// master_replid, marker, {records}, highest}`, each missing value `false`.
-///
-/// The highest worker ID with a record is the highest of the index whose record exists (an
-/// index entry outlives a record deleted alone); an index that is missing altogether (deleted,
-/// evicted) is replaced by a `SCAN` of the namespace's record keys.
+/// The store's clock, its incarnation, the marker and records in one script (`ReadReply`).
+/// KEYS: the marker, the index, the range's records. ARGV: `1` to find the highest worker ID
+/// with a record (from the index, whose entries outlive a record deleted alone; a `SCAN` when
+/// the index itself is gone), a record key's prefix.
 const READ: &str = r"
 local time = redis.call('TIME')
 local run_id = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
@@ -60,10 +49,9 @@ end
 return {time[1], time[2], run_id or '', replid or '', redis.call('GET', KEYS[1]), records, highest}
 ";
 
-/// Compare-and-set of one or two slots, all or nothing. KEYS: the slots' keys, then the index
-/// of worker IDs. ARGV, four per slot: `1` if it must hold the value that follows (`0`: if it
-/// must hold nothing), that value, its new value, its worker ID (empty for the marker). 1:
-/// written; 0: a slot held something else, and nothing was written.
+/// Compare-and-set of one or two slots, all or nothing. KEYS: the slots, then the index. ARGV,
+/// four per slot: `1` if it must hold the next value (`0`: nothing), that value, its new value,
+/// its worker ID (empty for the marker). Replies 1 (written) or 0 (a conflict, nothing written).
 const WRITE: &str = r"
 local slots = #KEYS - 1
 for i = 1, slots do
@@ -82,63 +70,14 @@ end
 return 1
 ";
 
-/// The store contract in one Redis server, or in the master that Redis Sentinel names: a
-/// namespace's marker and each worker ID's record are plain keys without a TTL, read together
-/// by one Lua script (with `TIME` for the store's clock, and the server's `run_id` and
-/// `master_replid` for its incarnation) and written by another, which compares every slot
-/// before it sets any. The store decides nothing: what the values mean is the protocol's
-/// (`docs/lease-rules.md`).
+/// The store contract in one Redis server, or in the master that Redis Sentinel names: plain
+/// keys without a TTL, read by one Lua script (with `TIME` and the incarnation
+/// `<run_id>-<master_replid>`) and written by another that compares every slot before it sets
+/// any. The keys, eviction, and what Sentinel asks of the operator (`min_replicas`): see
+/// `docs/stores.md` ("Redis Sentinel", "Faults, store by store").
 ///
-/// The store keeps one connection, opened on first use and replaced on the call after any
-/// error. Each round trip is bounded by the store's timeout (default
-/// [`DEFAULT_STORE_TIMEOUT`]); a server that does not answer in time gives
-/// [`LeaseError::Timeout`]. Calls from several threads take turns on the connection.
-///
-/// Keys, for namespace `shop` and worker ID 7 (the braces are a hash tag: every key of a
-/// namespace hashes to one slot, as a script that touches several keys needs in a cluster):
-///
-/// - `snowflake:{shop}:marker`: the namespace's marker;
-/// - `snowflake:{shop}:worker:7`: the record of worker ID 7;
-/// - `snowflake:{shop}:workers`: a sorted set of the worker IDs ever written, so that a read
-///   finds the highest worker ID with a record without scanning the keyspace.
-///
-/// The incarnation is `<run_id>-<master_replid>`: a restart (from an older RDB file, or
-/// empty) takes a new `run_id`, a replica promoted by a failover a new `master_replid`.
-///
-/// # Eviction
-///
-/// A `maxmemory-policy` that may evict keys without a TTL (`allkeys-lru`, `allkeys-lfu`,
-/// `allkeys-random`) may evict a record or the marker: the protocol survives it as a data
-/// loss, at the cost of a wait (`docs/lease-rules.md`). [`warnings`](LeaseStore::warnings)
-/// names such a policy while `maxmemory` is set.
-///
-/// # Replicas and failovers (Redis Sentinel)
-///
-/// A master that Sentinel replaced may not know it yet: one that was frozen (a `SIGSTOP`, a
-/// stalled VM) or cut off still says `master` and keeps its replication ID until the
-/// sentinels convert it into a replica, and would go on answering reads and writes that the
-/// new master never sees. So a read or a write counts only once `min_replicas` replicas
-/// acknowledged the connection's writes (`WAIT`, on the same connection, within half the
-/// store's timeout): the URL's query parameter `min_replicas=<n>`, 1 by default for
-/// `redis+sentinel://`, 0 (nothing asked) for `redis://` unless given. A call too few replicas
-/// acknowledged is a store error saying how many did (a write may or may not have been
-/// applied, as the contract allows), and drops the connection, so the next call asks the
-/// sentinels again.
-///
-/// What the operator must provide, for `k` replicas that Sentinel monitors:
-///
-/// - `min_replicas` greater than `(k - 1) / 2`: the master and `min_replicas` replicas are a
-///   majority of the `k + 1` servers (`k` = 1 or 2: 1, the default; `k` = 3 or 4: 2). A
-///   replica replicates one master at a time, so two masters (the old one, not yet converted,
-///   and the one Sentinel promoted) can then never both see their writes acknowledged at once.
-/// - Liveness costs: while fewer than `min_replicas` replicas follow the master, nothing is
-///   read or written, and holders stop issuing when their reservation runs out (uniqueness
-///   over availability). With one replica, after a failover nothing is leased until the
-///   sentinels convert the old master into the new one's replica; a dead old master never
-///   comes back, so run two replicas.
-/// - Recommended besides: `min-replicas-to-write <min_replicas>` and a short
-///   `min-replicas-max-lag` on every server, so that an isolated master refuses the writes
-///   itself.
+/// One connection, which threads take turns on, opened on first use and replaced after any
+/// error; each round trip is bounded by the store's timeout ([`DEFAULT_STORE_TIMEOUT`]).
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -170,13 +109,8 @@ impl std::fmt::Debug for RedisLeaseStore {
 }
 
 impl RedisLeaseStore {
-    /// A store for the server at `url`: `redis://[[user]:password@]host[:port][/db]`, or
-    /// `rediss://…` for TLS (rustls), which checks the server's certificate and host name
-    /// against the system's trusted roots, or against the CA certificates of the PEM file
-    /// that the query parameter `ssl_ca_certs=<path>` or else the environment variable
-    /// [`CA_ENV`](super::CA_ENV) names. The query parameter `min_replicas=<n>` (0 by default here, 1 for
-    /// `redis+sentinel://…/<master-name>?min_replicas=<n>`) counts a read or a write only once
-    /// `n` replicas acknowledged the connection's writes: see the type's docs. Nothing is sent until the first call.
+    /// A store for the server at `url` (the forms, TLS and `min_replicas`: `docs/stores.md`).
+    /// Nothing is sent until the first call.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::{LeaseError, LeaseStore, RedisLeaseStore};
@@ -194,8 +128,7 @@ impl RedisLeaseStore {
         Self::from_url(&StoreUrl::parse(url)?)
     }
 
-    /// A store for a URL already parsed: `redis://`, `rediss://`, `valkey://`, `valkeys://`,
-    /// `redis+sentinel://` or `rediss+sentinel://`, as [`open`](Self::open) takes them.
+    /// A store for a URL already parsed, as [`open`](Self::open) takes them.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::{LeaseStore, RedisLeaseStore, StoreUrl};
@@ -207,57 +140,39 @@ impl RedisLeaseStore {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_url(url: &StoreUrl) -> Result<Self, LeaseError> {
-        let bad = |reason: String, source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>| {
-            LeaseError::BadUrl { url: url.to_string(), reason, source }
-        };
         let min_replicas =
-            url.param(MIN_REPLICAS_PARAM).map(super::url::min_replicas).transpose().map_err(|r| bad(r, None))?;
-        let ca_file = || -> Result<Option<Vec<u8>>, LeaseError> {
-            let Some(path) = url.ca_file().filter(|_| url.is_tls()) else { return Ok(None) };
-            std::fs::read(&path)
-                .map(Some)
-                .map_err(|e| bad(format!("the CA file {path:?} could not be read: {e}"), Some(std::sync::Arc::new(e))))
+            url.param(MIN_REPLICAS_PARAM).map(super::url::min_replicas).transpose().map_err(|r| url.bad(r, None))?;
+        let tls = || -> Result<Option<redis::TlsCertificates>, LeaseError> {
+            let ca = if url.is_tls() { url.read_ca_file()? } else { None };
+            Ok(ca.map(|(_, pem)| redis::TlsCertificates { client_tls: None, root_cert: Some(pem) }))
         };
-        let driver_refused = |e: RedisError| bad(e.to_string(), Some(std::sync::Arc::new(e)));
+        let driver_refused = |e: RedisError| url.bad(e.to_string(), Some(std::sync::Arc::new(e)));
         let plain = if url.is_tls() { "rediss" } else { "redis" };
         match url.kind() {
             StoreKind::RedisSentinel => {
                 install_crypto_provider();
-                let tls = ca_file()?.map(|pem| redis::TlsCertificates { client_tls: None, root_cert: Some(pem) });
-                let sentinel = Sentinel::new(url, plain, tls).map_err(driver_refused)?;
+                let sentinel = Sentinel::new(url, plain, tls()?).map_err(driver_refused)?;
                 let mut store = Self::with_target(Target::Sentinel(sentinel), url.describe_as(url.scheme()));
                 store.min_replicas = min_replicas.unwrap_or(SENTINEL_MIN_REPLICAS);
                 Ok(store)
             }
             StoreKind::Redis => {
                 let text = url.driver_url(plain, &[CA_PARAM, MIN_REPLICAS_PARAM]);
-                let info = text.as_str().into_connection_info().map_err(driver_refused)?;
-                // No `CLIENT SETINFO` when connecting: it would add two replies to wait for,
-                // each with a timeout of its own.
-                let settings = info.redis_settings().clone().set_skip_set_lib_name();
-                let info = info.set_redis_settings(settings);
-                let client = match ca_file()? {
-                    Some(pem) => {
-                        let certificates = redis::TlsCertificates { client_tls: None, root_cert: Some(pem) };
-                        redis::Client::build_with_tls(info, certificates).map_err(driver_refused)?
-                    }
-                    None => redis::Client::open(info).map_err(driver_refused)?,
-                };
+                let client = client(&text, tls()?.as_ref()).map_err(driver_refused)?;
                 install_crypto_provider();
                 let mut store = Self::with_target(Target::Server(client), url.describe_as(plain));
                 store.min_replicas = min_replicas.unwrap_or(0);
                 Ok(store)
             }
-            _ => Err(bad(
-                "expected redis://, rediss://, valkey://, valkeys://, redis+sentinel:// or rediss+sentinel://".into(),
+            _ => Err(url.bad(
+                "expected redis://, rediss://, valkey://, valkeys://, redis+sentinel:// or rediss+sentinel://",
                 None,
             )),
         }
     }
 
-    /// A store for a client built by the caller. Whatever its connection info asks for when
-    /// connecting (`AUTH`, `SELECT`, `CLIENT SETINFO`, which `open` leaves out) is waited for
-    /// with one timeout per reply.
+    /// A store for a client built by the caller: what its connection info asks for when
+    /// connecting (`AUTH`, `SELECT`, `CLIENT SETINFO`) is waited for with one timeout per reply.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::{LeaseStore, RedisLeaseStore};
@@ -284,8 +199,8 @@ impl RedisLeaseStore {
         }
     }
 
-    /// Bounds every round trip, with the connecting that may precede it, by `timeout` instead
-    /// of [`DEFAULT_STORE_TIMEOUT`]. A zero timeout counts as 1 ms.
+    /// Bounds every round trip, connecting included, by `timeout` instead of
+    /// [`DEFAULT_STORE_TIMEOUT`] (1 ms at least).
     ///
     /// ```
     /// use std::time::Duration;
@@ -300,9 +215,8 @@ impl RedisLeaseStore {
         self
     }
 
-    /// Runs `f` on the connection, opening it first if there is none, within one timeout for
-    /// both. Any error drops the connection (a reply may still be on its way), so the next
-    /// call starts afresh.
+    /// Runs `f` on the connection, opened first if there is none, within one timeout for both.
+    /// Any error drops the connection (a reply may still be on its way).
     fn with_connection<T>(
         &self,
         what: &dyn Fn() -> String,
@@ -314,8 +228,7 @@ impl RedisLeaseStore {
         result.map_err(|error| {
             *slot = None;
             if error.is_timeout() {
-                // A server that does not speak TLS on the port waits for more of the
-                // handshake, as if it were a command: say so, it is the likely cause.
+                // A server that does not speak TLS waits for more of the handshake: the likely cause.
                 let what = if connecting && self.name.starts_with("rediss") {
                     format!(
                         "{}, connecting over TLS (a server that does not speak TLS never answers the handshake),",
@@ -346,15 +259,13 @@ impl RedisLeaseStore {
         };
         let connection = slot.insert(connection);
         // What connecting left of the timeout bounds the command.
-        let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
-        connection.set_read_timeout(Some(left))?;
-        connection.set_write_timeout(Some(left))?;
+        bound(connection, deadline)?;
         f(connection)
     }
 }
 
-/// What the read script replies: `TIME`'s seconds and microseconds, `run_id`, `master_replid`,
-/// the marker, the records of the range in order, the highest worker ID with a record.
+/// What `READ` replies: `TIME`, `run_id`, `master_replid`, the marker, the records of the
+/// range, the highest worker ID with a record.
 type ReadReply = (String, String, String, String, Option<String>, Vec<Option<String>>, Option<String>);
 
 impl LeaseStore for RedisLeaseStore {
@@ -369,12 +280,7 @@ impl LeaseStore for RedisLeaseStore {
             invocation.key(keys.worker(worker));
         }
         invocation.arg(if query.highest { "1" } else { "0" }).arg(&keys.worker_prefix);
-        let reply: ReadReply = self.with_connection(&what, |c| {
-            let reply = invocation.invoke(c)?;
-            self.acknowledge(c)?;
-            Ok(reply)
-        })?;
-        let (seconds, micros, run_id, replid, marker, values, highest) = reply;
+        let (seconds, micros, run_id, replid, marker, values, highest): ReadReply = self.invoke(&what, &invocation)?;
         let unexpected = |reply: String| LeaseError::store(&self.name, what(), UnexpectedReply(reply));
         let (Ok(seconds), Ok(micros)) = (seconds.parse::<i64>(), micros.parse::<i64>()) else {
             return Err(unexpected(format!("TIME replied {seconds} {micros}")));
@@ -384,10 +290,9 @@ impl LeaseStore for RedisLeaseStore {
             return Err(unexpected(format!("{} records for {} worker IDs", values.len(), workers.end - workers.start)));
         }
         let records = workers.zip(values).filter_map(|(worker, value)| value.map(|value| (worker, value))).collect();
-        let highest = match highest {
-            Some(text) => Some(text.parse::<u64>().map_err(|_| unexpected(format!("highest worker ID {text:?}")))?),
-            None => None,
-        };
+        let highest = highest
+            .map(|text| text.parse::<u64>().map_err(|_| unexpected(format!("highest worker ID {text:?}"))))
+            .transpose()?;
         let incarnation = format!("{run_id}-{replid}");
         Ok(Snapshot::new(Some(now_ms), incarnation).with_marker(marker).with_records(records).with_highest(highest))
     }
@@ -395,15 +300,32 @@ impl LeaseStore for RedisLeaseStore {
     fn write(&self, namespace: &str, ops: &[Cas<'_>]) -> Result<Written, LeaseError> {
         check_write(namespace, ops)?;
         let what = || writing(namespace, ops);
-        self.compare_and_set(namespace, ops, &what)
+        let keys = Keys::new(namespace);
+        let mut invocation = self.write.prepare_invoke();
+        for op in ops {
+            invocation.key(keys.slot(op.slot));
+        }
+        invocation.key(&keys.index);
+        for op in ops {
+            let worker = match op.slot {
+                Slot::Worker(worker) => worker.to_string(),
+                Slot::Marker => String::new(),
+            };
+            let held = if op.expect.is_some() { "1" } else { "0" };
+            invocation.arg(held).arg(op.expect.unwrap_or_default()).arg(op.value).arg(worker);
+        }
+        match self.invoke::<i64>(&what, &invocation)? {
+            1 => Ok(Written::Done),
+            0 => Ok(Written::Conflict),
+            other => Err(LeaseError::store(&self.name, what(), UnexpectedReply(format!("the write replied {other}")))),
+        }
     }
 
     fn describe(&self) -> String {
         self.name.clone()
     }
 
-    /// A warning when `maxmemory` is set and `maxmemory-policy` may evict keys without a TTL
-    /// (the leases' keys have none), read from `INFO memory`.
+    /// A warning when `maxmemory-policy` may evict the leases' keys (`INFO memory`).
     fn warnings(&self) -> Result<Vec<String>, LeaseError> {
         let what = || "reading the eviction policy (INFO memory)".to_owned();
         let info: String = self.with_connection(&what, |c| redis::cmd("INFO").arg("memory").query(c))?;
@@ -416,54 +338,23 @@ impl LeaseStore for RedisLeaseStore {
 }
 
 impl RedisLeaseStore {
-    /// Runs the write script on `ops`: [`Written::Done`] when every slot held what its op
-    /// expected, and took its value.
-    fn compare_and_set(
+    /// Runs a script, counted once `min_replicas` replicas acknowledged the connection's writes.
+    fn invoke<T: redis::FromRedisValue>(
         &self,
-        namespace: &str,
-        ops: &[Cas<'_>],
         what: &dyn Fn() -> String,
-    ) -> Result<Written, LeaseError> {
-        let keys = Keys::new(namespace);
-        let slots: Vec<String> = ops.iter().map(|op| keys.slot(op.slot)).collect();
-        let done: i64 = self.with_connection(what, |c| {
-            let mut invocation = self.write.prepare_invoke();
-            for slot in &slots {
-                invocation.key(slot);
+        invocation: &redis::ScriptInvocation<'_>,
+    ) -> Result<T, LeaseError> {
+        self.with_connection(what, |c| {
+            let reply = invocation.invoke(c)?;
+            if self.min_replicas > 0 {
+                self.acknowledged(self.wait_command().query(c)?)?;
             }
-            invocation.key(&keys.index);
-            for op in ops {
-                let worker = match op.slot {
-                    Slot::Worker(worker) => worker.to_string(),
-                    Slot::Marker => String::new(),
-                };
-                let held = if op.expect.is_some() { "1" } else { "0" };
-                invocation.arg(held).arg(op.expect.unwrap_or_default()).arg(op.value).arg(worker);
-            }
-            let done: i64 = invocation.invoke(c)?;
-            self.acknowledge(c)?;
-            Ok(done)
-        })?;
-        match done {
-            1 => Ok(Written::Done),
-            0 => Ok(Written::Conflict),
-            other => Err(LeaseError::store(&self.name, what(), UnexpectedReply(format!("the write replied {other}")))),
-        }
-    }
-
-    /// With `min_replicas`, waits until that many replicas acknowledged the connection's
-    /// writes (`WAIT`), and errs when fewer did in time.
-    fn acknowledge(&self, connection: &mut Connection) -> Result<(), RedisError> {
-        if self.min_replicas == 0 {
-            return Ok(());
-        }
-        let count: i64 = self.wait_command().query(connection)?;
-        self.acknowledged(count)
+            Ok(reply)
+        })
     }
 }
 
-/// The warning for a server whose eviction policy may evict the leases' keys (`maxmemory`
-/// set, and a policy that evicts keys without a TTL); none otherwise.
+/// The warning for a `maxmemory` policy that may evict keys without a TTL, as the leases' are.
 fn eviction_warning(maxmemory: u64, policy: &str) -> Option<String> {
     if maxmemory == 0 || policy == "noeviction" || policy.starts_with("volatile-") {
         return None;
@@ -512,14 +403,12 @@ fn unix_ms(seconds: i64, micros: i64) -> Result<i64, UnexpectedReply> {
 }
 
 impl RedisLeaseStore {
-    /// How long a `WAIT` for the replicas' acknowledgements may take: half the store's timeout.
-    /// Never `WAIT … 0`, which would block for good.
+    /// Half the store's timeout, for `WAIT`: never 0, which would block for good.
     fn wait_ms(&self) -> u64 {
         u64::try_from((self.timeout / 2).as_millis()).unwrap_or(u64::MAX).max(1)
     }
 
-    /// `WAIT min_replicas <half the store's timeout>`: how many replicas acknowledged every
-    /// write of the connection so far.
+    /// `WAIT min_replicas <wait_ms>`: how many replicas acknowledged the connection's writes.
     fn wait_command(&self) -> redis::Cmd {
         let mut command = redis::cmd("WAIT");
         command.arg(self.min_replicas).arg(self.wait_ms());
@@ -527,20 +416,11 @@ impl RedisLeaseStore {
     }
 
     /// Whether `count` replicas acknowledging the connection's writes is enough for a call to
-    /// count.
-    ///
-    /// Why this keeps one primary's answers, for the deployment the type's docs ask for (the
-    /// master and `min_replicas` replicas are a majority of all the servers). Old master `M`,
-    /// replica `R` that Sentinel promotes: a replica follows one master at a time, and the
-    /// sentinels move replicas from `M` to `R`, never back. `M` and `R` can only be
-    /// acknowledged by the other servers, and two sets of `min_replicas` of them share a
-    /// replica: a write `M` counts was acknowledged by it before it left `M`, so before any
-    /// call `R` counts. `R` has a new `master_replid`, so a new incarnation: the protocol
-    /// trusts no record written before it (`docs/lease-rules.md`).
-    ///
-    /// What it still assumes: an acknowledged write is in the replica's memory, and a replica
-    /// restarted empty syncs again before anyone promotes it; no one points a replica back at
-    /// an old master by hand; the operator counts every replica (one added later raises `k`).
+    /// count. With `min_replicas` above half the replicas (`docs/stores.md`), any two quorums
+    /// share a replica, which follows one master at a time and is moved from the old to the
+    /// promoted one, never back: so every call the old master counts comes before any the new
+    /// one counts, and the new one is a new incarnation. Assumed besides: a replica restarted
+    /// empty syncs before it is promoted, and nobody points a replica back at an old master.
     fn acknowledged(&self, count: i64) -> Result<(), RedisError> {
         if count >= i64::from(self.min_replicas) {
             return Ok(());
@@ -564,11 +444,8 @@ enum Target {
     Sentinel(Sentinel),
 }
 
-/// A master found through Redis Sentinel: `redis+sentinel://[[user]:password@]host[:port][,host[:port]…]/<master-name>[/db]`
-/// (`rediss+sentinel://` for TLS to the sentinels and the master alike). The credentials and
-/// the database are the master's; sentinels are asked without them. The port defaults to 26379.
-/// Query parameters: `ssl_ca_certs` and `min_replicas` (1 unless given; see
-/// [`RedisLeaseStore`]'s docs on replicas and failovers).
+/// A master found through Redis Sentinel (`redis+sentinel://`, `docs/stores.md`): the
+/// credentials and database are the master's, the sentinels are asked without them.
 struct Sentinel {
     /// One client per sentinel, asked in turn.
     sentinels: Vec<redis::Client>,
@@ -579,40 +456,30 @@ struct Sentinel {
 }
 
 impl Sentinel {
-    /// The sentinels of `url` (a `redis+sentinel://` URL), each reached by `plain` (`redis`
-    /// or `rediss`) and trusting `tls`'s CA.
+    /// The sentinels of `url`, each reached by `plain` (`redis` or `rediss`) trusting `tls`.
     fn new(url: &StoreUrl, plain: &str, tls: Option<redis::TlsCertificates>) -> Result<Self, RedisError> {
         let mut parts = url.path().split('/').filter(|part| !part.is_empty());
         let (master_name, db) = (parts.next().unwrap_or_default(), parts.next().unwrap_or("0"));
-        let mut sentinels = Vec::new();
-        for server in url.servers() {
-            let info = format!("{plain}://{server}").as_str().into_connection_info()?;
-            let settings = info.redis_settings().clone().set_skip_set_lib_name();
-            let info = info.set_redis_settings(settings);
-            sentinels.push(match &tls {
-                Some(certificates) => redis::Client::build_with_tls(info, certificates.clone())?,
-                None => redis::Client::open(info)?,
-            });
-        }
-        // The master's URL, the credentials and database its own; `{host}` and `{port}` to fill in
-        // (the credentials are percent-encoded: no brace of theirs is left).
+        let sentinels = url
+            .servers()
+            .iter()
+            .map(|server| client(&format!("{plain}://{server}"), tls.as_ref()))
+            .collect::<Result<_, _>>()?;
+        // The credentials are percent-encoded: no brace of theirs is left to fill in.
         let master_url = format!("{plain}://{}{{host}}:{{port}}/{db}", url.userinfo());
         Ok(Sentinel { sentinels, master_name: master_name.to_owned(), master_url, tls })
     }
 
-    /// Asks the sentinels in turn for the master's address (`SENTINEL
-    /// get-master-addr-by-name`), connects to it and checks that it is a master (`ROLE`), all
-    /// before `deadline`. The first sentinel that answers names the master; a master that
-    /// says it is not one (the sentinel has not seen the failover yet) sends the question to
-    /// the next sentinel.
+    /// Asks the sentinels in turn for the master and connects to it, before `deadline`, as
+    /// `docs/stores.md` ("Redis Sentinel") says: a server that says it is not the master sends
+    /// the question on to the next sentinel.
     fn connect_to_master(&self, deadline: Instant) -> Result<Connection, RedisError> {
         let left = || deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
         let mut last_error = None;
         for sentinel in &self.sentinels {
             let asked = (|| {
                 let mut connection = sentinel.get_connection_with_timeout(left())?;
-                connection.set_read_timeout(Some(left()))?;
-                connection.set_write_timeout(Some(left()))?;
+                bound(&mut connection, deadline)?;
                 let address: Option<(String, u16)> = redis::cmd("SENTINEL")
                     .arg("get-master-addr-by-name")
                     .arg(&self.master_name)
@@ -626,16 +493,8 @@ impl Sentinel {
                 };
                 let host = if host.contains(':') { format!("[{host}]") } else { host };
                 let url = self.master_url.replace("{host}", &host).replace("{port}", &port.to_string());
-                let info = url.as_str().into_connection_info()?;
-                let settings = info.redis_settings().clone().set_skip_set_lib_name();
-                let info = info.set_redis_settings(settings);
-                let client = match &self.tls {
-                    Some(certificates) => redis::Client::build_with_tls(info, certificates.clone())?,
-                    None => redis::Client::open(info)?,
-                };
-                let mut master = client.get_connection_with_timeout(left())?;
-                master.set_read_timeout(Some(left()))?;
-                master.set_write_timeout(Some(left()))?;
+                let mut master = client(&url, self.tls.as_ref())?.get_connection_with_timeout(left())?;
+                bound(&mut master, deadline)?;
                 let role: Vec<Value> = redis::cmd("ROLE").query(&mut master)?;
                 match role.first() {
                     Some(Value::BulkString(role)) if role == b"master" => Ok(master),
@@ -646,23 +505,40 @@ impl Sentinel {
                     ))),
                 }
             })();
-            match asked {
+            let error = match asked {
                 Ok(master) => return Ok(master),
-                Err(error) => {
-                    let timed_out = error.is_timeout();
-                    last_error = Some(error);
-                    if timed_out || Instant::now() >= deadline {
-                        break;
-                    }
-                }
+                Err(error) => error,
+            };
+            let stop = error.is_timeout() || Instant::now() >= deadline;
+            last_error = Some(error);
+            if stop {
+                break;
             }
         }
         Err(last_error.unwrap_or_else(|| RedisError::from((redis::ErrorKind::Client, "no sentinel to ask"))))
     }
 }
 
-/// The server's address for messages: scheme, user, host, port and database, never the
-/// password.
+/// A client for `url` trusting `tls`'s CA, without `CLIENT SETINFO` when connecting (two more
+/// replies to wait for, each with a timeout of its own).
+fn client(url: &str, tls: Option<&redis::TlsCertificates>) -> Result<redis::Client, RedisError> {
+    let info = url.into_connection_info()?;
+    let settings = info.redis_settings().clone().set_skip_set_lib_name();
+    let info = info.set_redis_settings(settings);
+    match tls {
+        Some(certificates) => redis::Client::build_with_tls(info, certificates.clone()),
+        None => redis::Client::open(info),
+    }
+}
+
+/// Bounds the connection's reads and writes by what is left until `deadline` (1 ms at least).
+fn bound(connection: &mut Connection, deadline: Instant) -> Result<(), RedisError> {
+    let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+    connection.set_read_timeout(Some(left))?;
+    connection.set_write_timeout(Some(left))
+}
+
+/// The server's address for messages, without the password.
 fn describe(client: &redis::Client) -> String {
     let info = client.get_connection_info();
     let settings = info.redis_settings();

@@ -1,16 +1,14 @@
-//! A lease store's URL, parsed once into a [`StoreUrl`]: the store it names, its servers, its
-//! credentials (the password never shown), TLS and its CA file, its path and its parameters.
-//! [`open_store`](super::open_store) parses the text; every store adapter receives the typed
-//! value and shows it only through its password-free [`Display`](fmt::Display).
+//! A lease store's URL, parsed once into a [`StoreUrl`] that every store adapter receives.
 
+use std::error::Error;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use super::store::support::percent_decode;
 use super::store::{CA_ENV, LeaseError, redact_url as redact};
 
-/// The store a [`StoreUrl`] names, with the cargo feature of typed-snowflake that compiles it
-/// in.
+/// The store a [`StoreUrl`] names.
 ///
 /// ```
 /// use typed_snowflake::worker::lease::{StoreKind, StoreUrl};
@@ -37,8 +35,7 @@ pub enum StoreKind {
 }
 
 impl StoreKind {
-    /// The cargo feature of typed-snowflake that compiles this store in (`zks://` needs
-    /// `lease-zookeeper-tls` beside it).
+    /// The cargo feature that compiles this store in (`zks://` needs `lease-zookeeper-tls` too).
     pub fn feature(self) -> &'static str {
         match self {
             StoreKind::Redis | StoreKind::RedisSentinel => "lease-redis",
@@ -102,24 +99,13 @@ pub(crate) const CLUSTER_CA_PARAM: &str = "ca";
 /// Why a ZooKeeper URL takes no user name or password.
 const ZK_NO_AUTH: &str =
     "authentication is not supported: a user name or password cannot be used; name the servers alone";
-/// Query parameters that hold a secret: never shown.
-const SECRET_PARAMS: &[&str] = &["password"];
+/// Whether a query parameter holds a secret (`password`, in any case): never shown.
+fn is_secret(key: &str) -> bool {
+    key.eq_ignore_ascii_case("password")
+}
 
-/// A lease store's URL, parsed once: which store, its servers (`host:port`, the store's
-/// default port added), the user name and password (percent-decoded; the password never in
-/// `Display`, `Debug` or an error), whether the scheme asks for TLS, the CA file, the path
-/// and the query parameters. `docs/stores.md` lists the forms:
-///
-/// - `redis://[[user]:password@]host[:port][/db][?ssl_ca_certs=<pem>&min_replicas=<n>]`,
-///   `rediss://` for TLS (`valkey://`, `valkeys://` alike);
-/// - `redis+sentinel://[[user]:password@]sentinel[:port][,…]/<master-name>[/db]`, `rediss+sentinel://`;
-/// - `postgres://…` and `mysql://…` as their drivers take them (one server; the driver's own
-///   parameters such as `sslmode` pass through);
-/// - `etcd://[user:password@]host[:port][,…][/prefix][?ca=<pem>]`, `etcds://` for TLS;
-/// - `zk://host[:port][,…][/chroot]`, `zks://…[?ca=<pem>]` for TLS.
-///
-/// Everything is checked here, before any store is opened: a bad URL is a
-/// [`LeaseError::BadUrl`] that shows the URL without its password.
+/// A lease store's URL, parsed and checked once (a bad one is a [`LeaseError::BadUrl`]); the
+/// password never shows in `Display`, `Debug` or an error. `docs/stores.md` lists the forms.
 ///
 /// ```
 /// use typed_snowflake::worker::lease::{LeaseError, StoreKind, StoreUrl};
@@ -223,8 +209,8 @@ impl StoreUrl {
         &self.scheme
     }
 
-    /// Whether the scheme asks for TLS (`rediss`, `etcds`, `zks`, …). PostgreSQL and MySQL
-    /// choose TLS by their drivers' parameters (`sslmode`, `ssl-mode`), not by the scheme.
+    /// Whether the scheme asks for TLS (`rediss`, `etcds`, `zks`, …); never for SQL, whose
+    /// drivers' parameters choose it.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::StoreUrl;
@@ -237,9 +223,8 @@ impl StoreUrl {
         self.tls
     }
 
-    /// The servers, each `host:port` (IPv6 hosts in brackets), the store's default port added
-    /// where the URL names none: one for Redis, PostgreSQL and MySQL (none when a SQL URL
-    /// leaves the host to its driver's parameters), one or more otherwise.
+    /// The servers, each `host:port`, the store's default port added: one for Redis and SQL
+    /// (none where a SQL URL leaves the host to its driver's parameters), one or more otherwise.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::StoreUrl;
@@ -264,8 +249,7 @@ impl StoreUrl {
         self.user.as_deref()
     }
 
-    /// Whether the URL carries a password. The password itself is only for the store's
-    /// driver: nothing this crate shows contains it.
+    /// Whether the URL carries a password (which only the store's driver sees).
     ///
     /// ```
     /// use typed_snowflake::worker::lease::StoreUrl;
@@ -283,9 +267,8 @@ impl StoreUrl {
         self.password.as_deref()
     }
 
-    /// The path after the servers, normalised: `/<db>` for Redis (`/0` when none is given),
-    /// `/<master-name>/<db>` under Sentinel, `/<database>` as written for SQL (`""` for none),
-    /// `/a/b` or `""` for etcd's prefix and ZooKeeper's chroot.
+    /// The path after the servers, normalised (Redis's database, Sentinel's master name and
+    /// database, the SQL database, etcd's prefix, ZooKeeper's chroot).
     ///
     /// ```
     /// use typed_snowflake::worker::lease::StoreUrl;
@@ -318,8 +301,7 @@ impl StoreUrl {
     }
 
     /// The CA file to trust for TLS: the URL's own (`ssl_ca_certs=` for Redis, `ca=` for etcd
-    /// and ZooKeeper), else the one [`CA_ENV`] names. PostgreSQL and MySQL name theirs in
-    /// their drivers' parameters; for them this is [`CA_ENV`]'s alone.
+    /// and ZooKeeper; SQL drivers read theirs themselves), else the one [`CA_ENV`] names.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::StoreUrl;
@@ -333,30 +315,50 @@ impl StoreUrl {
         from_url.or_else(|| std::env::var(CA_ENV).ok().filter(|path| !path.trim().is_empty()))
     }
 
-    /// The URL for a driver that takes one: `scheme://[user[:password]@]servers path[?params]`,
-    /// every part percent-encoded again, the parameters named in `drop` left out. It holds
-    /// the password: never shown.
+    /// The path and text of [`ca_file`](Self::ca_file), read now (unreadable: a bad URL).
+    #[cfg_attr(
+        not(any(feature = "lease-redis", feature = "lease-etcd", feature = "lease-zookeeper-tls")),
+        allow(dead_code)
+    )]
+    pub(crate) fn read_ca_file(&self) -> Result<Option<(String, Vec<u8>)>, LeaseError> {
+        let Some(path) = self.ca_file() else { return Ok(None) };
+        match std::fs::read(&path) {
+            Ok(pem) => Ok(Some((path, pem))),
+            Err(e) => Err(self.bad(format!("the CA file {path:?} could not be read: {e}"), Some(Arc::new(e)))),
+        }
+    }
+
+    /// A [`LeaseError::BadUrl`] for this URL, shown without its password.
+    pub(crate) fn bad(&self, reason: impl Into<String>, source: Option<Arc<dyn Error + Send + Sync>>) -> LeaseError {
+        LeaseError::BadUrl { url: self.to_string(), reason: reason.into(), source }
+    }
+
+    /// The URL for a driver that takes one, every part percent-encoded again, the parameters
+    /// named in `drop` left out. It holds the password: never shown.
     #[cfg_attr(
         not(any(feature = "lease-redis", feature = "lease-postgres", feature = "lease-mysql")),
         allow(dead_code)
     )]
     pub(crate) fn driver_url(&self, scheme: &str, drop: &[&str]) -> String {
-        let mut text = format!("{scheme}://{}", self.userinfo());
-        text.push_str(&self.servers.join(","));
-        text.push_str(&self.path);
-        let kept: Vec<String> = (self.params.iter())
-            .filter(|(key, _)| !drop.contains(&key.as_str()))
-            .map(|(key, value)| format!("{key}={}", encode_value(value)))
-            .collect();
-        if !kept.is_empty() {
-            text.push('?');
-            text.push_str(&kept.join("&"));
-        }
-        text
+        format!(
+            "{scheme}://{}{}{}{}",
+            self.userinfo(),
+            self.servers.join(","),
+            self.path,
+            self.query(|key| !drop.contains(&key))
+        )
     }
 
-    /// `user:password@`, `user@`, `:password@` or nothing, each part percent-encoded again, for
-    /// a driver's URL. It holds the password: never shown.
+    /// `?key=value&…` (percent-encoded) of the parameters whose key is `kept`; empty for none.
+    fn query(&self, kept: impl Fn(&str) -> bool) -> String {
+        let kept: Vec<String> = (self.params.iter())
+            .filter(|(key, _)| kept(key))
+            .map(|(key, value)| format!("{key}={}", encode_value(value)))
+            .collect();
+        if kept.is_empty() { String::new() } else { format!("?{}", kept.join("&")) }
+    }
+
+    /// `user:password@`, `user@`, `:password@` or nothing, for a driver's URL: never shown.
     pub(crate) fn userinfo(&self) -> String {
         if self.user.is_none() && self.password.is_none() {
             return String::new();
@@ -368,8 +370,7 @@ impl StoreUrl {
         }
     }
 
-    /// `scheme://[user@]servers path`, with no query: how etcd and ZooKeeper describe
-    /// themselves (`/` for no path).
+    /// `scheme://[user@]servers path` (`/` for no path): how a store describes itself.
     #[cfg_attr(not(any(feature = "lease-etcd", feature = "lease-zookeeper")), allow(dead_code))]
     pub(crate) fn describe_as(&self, scheme: &str) -> String {
         let user = self.user.as_deref().map(|user| format!("{}@", percent_encode(user))).unwrap_or_default();
@@ -386,23 +387,14 @@ impl FromStr for StoreUrl {
     }
 }
 
-/// `scheme://[user@]servers path[?params]`: everything but the password (and any parameter
-/// named `password`).
+/// `scheme://[user@]servers path[?params]`: everything but the password.
 impl fmt::Display for StoreUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}://", self.scheme)?;
         if let Some(user) = &self.user {
             write!(f, "{}@", percent_encode(user))?;
         }
-        write!(f, "{}{}", self.servers.join(","), self.path)?;
-        let shown: Vec<String> = (self.params.iter())
-            .filter(|(key, _)| !SECRET_PARAMS.iter().any(|secret| key.eq_ignore_ascii_case(secret)))
-            .map(|(key, value)| format!("{key}={}", encode_value(value)))
-            .collect();
-        if !shown.is_empty() {
-            write!(f, "?{}", shown.join("&"))?;
-        }
-        Ok(())
+        write!(f, "{}{}{}", self.servers.join(","), self.path, self.query(|key| !is_secret(key)))
     }
 }
 
@@ -410,10 +402,7 @@ impl fmt::Display for StoreUrl {
 impl fmt::Debug for StoreUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let params: Vec<(&str, &str)> = (self.params.iter())
-            .map(|(key, value)| {
-                let secret = SECRET_PARAMS.iter().any(|secret| key.eq_ignore_ascii_case(secret));
-                (key.as_str(), if secret { "…" } else { value.as_str() })
-            })
+            .map(|(key, value)| (key.as_str(), if is_secret(key) { "…" } else { value.as_str() }))
             .collect();
         f.debug_struct("StoreUrl")
             .field("kind", &self.kind)
@@ -609,8 +598,7 @@ pub(crate) fn min_replicas(value: &str) -> Result<u16, String> {
         })
 }
 
-/// Text as a URL's user name or password writes it: `A-Z a-z 0-9 _ . - ~` as they are, every
-/// other byte as `%XX`.
+/// Text as a URL's user name or password writes it: unreserved bytes as they are, others `%XX`.
 fn percent_encode(text: &str) -> String {
     encode(text, b"")
 }

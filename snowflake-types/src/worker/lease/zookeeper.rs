@@ -1,4 +1,4 @@
-//! Worker-ID leases in ZooKeeper: the znodes are described on [`ZooKeeperLeaseStore`].
+//! Worker-ID leases in ZooKeeper: see [`ZooKeeperLeaseStore`].
 
 use std::future::Future;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -18,56 +18,16 @@ use tls::{Tls, TlsHandshakeFailed};
 #[cfg(feature = "lease-zookeeper-tls")]
 mod tls;
 
-/// The session timeout of the store's session. Nothing the leases keep is tied to it (every
-/// znode is persistent): a session that expires is only made again.
+/// The session timeout: nothing the leases keep is tied to it (every znode is persistent).
 const SESSION_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How many times a write reads its slots and commits again when a slot changed between the
-/// two (its version moved) while still holding what the write expects.
+/// How many times a write reads and commits again when a slot's version moved in between.
 const WRITE_ATTEMPTS: usize = 8;
 
-/// Worker-ID leases in a ZooKeeper ensemble, through `zookeeper-client`.
-///
-/// URL: `zk://host[:port][,host[:port]…][/path]` (port 2181 by default): every znode lives
-/// under `path`, created as needed. **TLS**: `zks://host[:port][,host[:port]…][/path]` (also
-/// written `zk+tls://`), port 2281 by default (ZooKeeper's usual `secureClientPort`), trusts
-/// the CA certificates of the PEM file named by the query parameter `ca=<path>`
-/// (percent-decoded), or else by the environment variable [`CA_ENV`](super::CA_ENV), or else
-/// the system's trusted roots; each server's certificate must be valid for the host name (or
-/// IP address) the URL gives it. A CA file that cannot be read is [`LeaseError::BadUrl`]; a
-/// server whose certificate is not trusted, or a plain-text port asked for TLS, is a store
-/// error naming the failed handshake, within the store's timeout. Authentication (SASL,
-/// digest, client certificates) is not supported: a URL with a user name or password is
-/// refused.
-///
-/// **Znodes.** Every znode is persistent (none is ephemeral: a session that ends deletes
-/// nothing), made with open ACLs; for namespace `shop`, under the URL's path:
-///
-/// - `/snowflake/ns-shop/marker`: the namespace's marker;
-/// - `/snowflake/ns-shop/workers/7`: the record of worker ID 7;
-/// - `/snowflake/clock`: written by every read, for the servers' clock (below).
-///
-/// Each holds its value as written, byte for byte. The store decides nothing: what the values
-/// mean is the lease protocol's (`docs/lease-rules.md`).
-///
-/// **A read** writes the clock znode, then reads the marker, the records asked for and, when
-/// asked, the children of `workers` in one `multi` read (ZooKeeper's `multiRead`: one
-/// consistent view), both sent at once on the store's session. ZooKeeper answers a session's
-/// requests in order, so the read sees every write committed before the clock's write, even
-/// from a follower that lags (as a `sync` would). The clock's write gives
-/// [`Snapshot::now_ms`]: its `mtime`, the time the leader stamped on it; and
-/// [`Snapshot::incarnation`]: `epoch-<n>`, the epoch of its zxid (its high 32 bits), which
-/// changes with every leader an ensemble elects. A standalone server's epoch is 0 and stays
-/// 0 across restarts: its incarnation is empty (it cannot tell). A data directory restored
-/// from a snapshot is not detected in general (an ensemble restored and restarted may elect
-/// a leader in an epoch it had before): after any restore, fence the namespaces
-/// (`snowflake leases fence URL`, [`fence_namespace`](super::admin::fence_namespace)) before
-/// holders use them, as `docs/stores.md` says.
-///
-/// **A write** reads the slots it names (one `multi` read), compares their data with what
-/// each op expects, then commits one `multi`: a `create` for an op that expects nothing, a
-/// `setData` at the version read for the others. ZooKeeper applies all or none; a version
-/// that moved (another write in between) makes it read and compare again.
+/// Worker-ID leases in a ZooKeeper ensemble, through `zookeeper-client`. The znodes (all
+/// persistent), the read after a write of the clock znode (its `mtime` the clock, its zxid's
+/// epoch the incarnation), the write, TLS, and why a restore must be fenced:
+/// `docs/etcd-zookeeper.md`. A URL with a user name or password is refused.
 ///
 /// The store runs its calls on a small tokio runtime of its own (one worker thread): its
 /// methods must not be called from inside an async runtime. Each call is bounded by the
@@ -153,26 +113,9 @@ impl From<zk::MultiWriteError> for Failure {
     }
 }
 
-/// A slot's znode as a write reads it: its data and version, or nothing.
-type Current = Option<(Vec<u8>, i32)>;
-
-/// What one attempt of a write found.
-enum Attempt {
-    Done,
-    Conflict,
-    /// A version moved, or a parent was missing (and is now made): again.
-    Again,
-}
-
 impl ZooKeeperLeaseStore {
-    /// A store for the ZooKeeper ensemble at `url`: `zk://host[:port][,host[:port]…][/path]`
-    /// (port 2181 by default), or `zks://…` (also written `zk+tls://…`) for TLS, port 2281 by
-    /// default (ZooKeeper's usual `secureClientPort`). Over TLS the store checks each server's
-    /// certificate and host name against the CA certificates of the PEM file that the query
-    /// parameter `ca=<path>` (percent-decoded) or else the environment variable [`CA_ENV`](super::CA_ENV)
-    /// names, or else against the system's trusted roots. A user name or password is refused
-    /// (authentication is not supported), and so is any other query parameter. Nothing is sent
-    /// until the first call.
+    /// A store for the ZooKeeper ensemble at `url` (the forms: `docs/stores.md`). A CA file is
+    /// read now; nothing is sent until the first call.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::{LeaseError, LeaseStore, ZooKeeperLeaseStore};
@@ -209,8 +152,7 @@ impl ZooKeeperLeaseStore {
         Self::from_url(&StoreUrl::parse(url)?)
     }
 
-    /// A store for a URL already parsed: `zk://`, `zks://` or `zk+tls://`, as
-    /// [`open`](Self::open) takes them.
+    /// A store for a URL already parsed, as [`open`](Self::open) takes them.
     ///
     /// ```
     /// use typed_snowflake::worker::lease::{LeaseStore, StoreUrl, ZooKeeperLeaseStore};
@@ -221,9 +163,8 @@ impl ZooKeeperLeaseStore {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_url(url: &StoreUrl) -> Result<Self, LeaseError> {
-        let bad = |reason: String| LeaseError::BadUrl { url: url.to_string(), reason, source: None };
         if url.kind() != StoreKind::ZooKeeper {
-            return Err(bad("expected zk://, zks:// or zk+tls://".into()));
+            return Err(url.bad("expected zk://, zks:// or zk+tls://", None));
         }
         let secure = url.is_tls();
         let name = url.describe_as(if secure { "zks" } else { "zk" });
@@ -231,12 +172,15 @@ impl ZooKeeperLeaseStore {
         let tls = if secure { Some(Tls::new(url)?) } else { None };
         #[cfg(not(feature = "lease-zookeeper-tls"))]
         if secure {
-            return Err(bad(format!(
-                "this build has no {} lease store: enable the `lease-zookeeper-tls` feature of typed-snowflake \
-                 (the environment's CA file would be {})",
-                url.scheme(),
-                super::CA_ENV
-            )));
+            return Err(url.bad(
+                format!(
+                    "this build has no {} lease store: enable the `lease-zookeeper-tls` feature of typed-snowflake \
+                     (the environment's CA file would be {})",
+                    url.scheme(),
+                    super::CA_ENV
+                ),
+                None,
+            ));
         }
         let servers = if secure {
             url.servers().iter().map(|server| format!("tcp+tls://{server}")).collect::<Vec<_>>().join(",")
@@ -265,7 +209,7 @@ impl ZooKeeperLeaseStore {
     }
 
     /// Bounds every call, and each connection of a new session, by `timeout` instead of
-    /// [`DEFAULT_STORE_TIMEOUT`]. A zero timeout counts as 1 ms.
+    /// [`DEFAULT_STORE_TIMEOUT`] (1 ms at least).
     ///
     /// ```
     /// use std::time::Duration;
@@ -301,8 +245,7 @@ impl ZooKeeperLeaseStore {
         format!("{}/snowflake/clock", self.prefix)
     }
 
-    /// Runs `future` on the store's runtime within the timeout. A failed call drops the
-    /// session: the next call makes a new one.
+    /// Runs `future` on the store's runtime within the timeout; a failed call drops the session.
     fn block_on<T>(
         &self,
         what: &dyn Fn() -> String,
@@ -319,30 +262,24 @@ impl ZooKeeperLeaseStore {
         });
         result.map_err(|failure| {
             lock(&self.session).take();
-            self.error(what, failure)
+            match failure {
+                Failure::Timeout => LeaseError::Timeout { store: self.name.clone(), what: what(), after: self.timeout },
+                Failure::Zk(error) => LeaseError::store(&self.name, what(), error),
+                #[cfg(feature = "lease-zookeeper-tls")]
+                Failure::Tls(error) => LeaseError::store(&self.name, what(), error),
+            }
         })
-    }
-
-    fn error(&self, what: &dyn Fn() -> String, failure: Failure) -> LeaseError {
-        match failure {
-            Failure::Timeout => LeaseError::Timeout { store: self.name.clone(), what: what(), after: self.timeout },
-            Failure::Zk(error) => LeaseError::store(&self.name, what(), error),
-            #[cfg(feature = "lease-zookeeper-tls")]
-            Failure::Tls(error) => LeaseError::store(&self.name, what(), error),
-        }
     }
 
     /// The store's session, made when there is none or it ended.
     async fn session(&self) -> Result<zk::Client, Failure> {
         let existing = lock(&self.session).clone().filter(|client| !client.state().is_terminated());
-        match existing {
-            Some(client) => Ok(client),
-            None => {
-                let client = self.connect().await?;
-                lock(&self.session).replace(client.clone());
-                Ok(client)
-            }
+        if let Some(client) = existing {
+            return Ok(client);
         }
+        let client = self.connect().await?;
+        lock(&self.session).replace(client.clone());
+        Ok(client)
     }
 
     /// A new session.
@@ -392,8 +329,7 @@ impl ZooKeeperLeaseStore {
         if epoch == 0 { String::new() } else { format!("epoch-{epoch}") }
     }
 
-    /// The clock's write and the read of `paths` (and of the children of `children`), sent
-    /// together on the session: the clock's stat and each result.
+    /// The clock's write and the read of `paths` (and of `children`'s children), sent together.
     async fn read_after_clock(
         &self,
         client: &zk::Client,
@@ -428,14 +364,15 @@ impl ZooKeeperLeaseStore {
         }
     }
 
-    /// One attempt of a write: the slots read, compared, and written in one `multi`.
-    async fn attempt(&self, client: &zk::Client, namespace: &str, ops: &[Cas<'_>]) -> Result<Attempt, Failure> {
+    /// One attempt of a write: the slots read, compared, and written in one `multi`; `None` to
+    /// try again (a version moved, or a parent was missing and is now made).
+    async fn attempt(&self, client: &zk::Client, namespace: &str, ops: &[Cas<'_>]) -> Result<Option<Written>, Failure> {
         let paths: Vec<String> = ops.iter().map(|op| self.slot_path(namespace, op.slot)).collect();
         let mut reader = client.new_multi_reader();
         for path in &paths {
             reader.add_get_data(path)?;
         }
-        let mut current: Vec<Current> = Vec::with_capacity(ops.len());
+        let mut current: Vec<Option<(Vec<u8>, i32)>> = Vec::with_capacity(ops.len());
         for result in reader.commit().await? {
             current.push(match result {
                 zk::MultiReadResult::Data { data, stat } => Some((data, stat.version)),
@@ -444,15 +381,13 @@ impl ZooKeeperLeaseStore {
                 other => return Err(zk::Error::UnexpectedError(format!("a read answered {other:?}")).into()),
             });
         }
-        for (op, current) in ops.iter().zip(&current) {
-            let holds = match (op.expect, current) {
-                (None, None) => true,
-                (Some(expect), Some((data, _))) => data == expect.as_bytes(),
-                _ => false,
-            };
-            if !holds {
-                return Ok(Attempt::Conflict);
-            }
+        let holds = ops.iter().zip(&current).all(|(op, current)| match (op.expect, current) {
+            (None, None) => true,
+            (Some(expect), Some((data, _))) => data == expect.as_bytes(),
+            _ => false,
+        });
+        if !holds {
+            return Ok(Some(Written::Conflict));
         }
         let options = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
         let mut writer = client.new_multi_writer();
@@ -465,21 +400,20 @@ impl ZooKeeperLeaseStore {
             }
         }
         match writer.commit().await {
-            Ok(_) => Ok(Attempt::Done),
-            // A create without its parents: the namespace's first write (or its znodes were
-            // deleted). Made, then again.
+            Ok(_) => Ok(Some(Written::Done)),
+            // A create without its parents (a first write, or its znodes deleted): made, then again.
             Err(zk::MultiWriteError::OperationFailed { index, source: zk::Error::NoNode })
                 if current.get(index).is_some_and(Option::is_none) =>
             {
                 let parent = paths[index].rsplit_once('/').map_or("/", |(parent, _)| parent);
                 Self::make_dirs(client, parent).await?;
-                Ok(Attempt::Again)
+                Ok(None)
             }
             // Changed since read: created, written or deleted meanwhile.
             Err(zk::MultiWriteError::OperationFailed {
                 source: zk::Error::NodeExists | zk::Error::BadVersion | zk::Error::NoNode,
                 ..
-            }) => Ok(Attempt::Again),
+            }) => Ok(None),
             Err(error) => Err(error.into()),
         }
     }
@@ -549,10 +483,8 @@ impl LeaseStore for ZooKeeperLeaseStore {
         self.block_on(&what, async {
             let client = self.session().await?;
             for _ in 0..WRITE_ATTEMPTS {
-                match self.attempt(&client, namespace, ops).await? {
-                    Attempt::Done => return Ok(Written::Done),
-                    Attempt::Conflict => return Ok(Written::Conflict),
-                    Attempt::Again => {}
+                if let Some(written) = self.attempt(&client, namespace, ops).await? {
+                    return Ok(written);
                 }
             }
             // Changed under every attempt: as if another write had come first.

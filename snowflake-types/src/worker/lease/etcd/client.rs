@@ -1,8 +1,5 @@
-//! A small blocking client of etcd's JSON API (the gRPC gateway every etcd since 3.4 serves
-//! on its client port: `/v3/kv/txn` and the like): endpoints tried in turn within one
-//! timeout, TLS through rustls, user/password authentication with its token kept and
-//! renewed. It knows etcd's wire format and nothing of leases: the store
-//! (`super::EtcdLeaseStore`) says what to read and write.
+//! A small blocking client of etcd's JSON API (`/v3/kv/txn` and the like): endpoints tried in
+//! turn within one timeout, TLS, users. It knows etcd's wire format and nothing of leases.
 
 use std::error::Error as StdError;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -21,8 +18,7 @@ use super::super::url::StoreUrl;
 /// Idle connections kept open to each etcd server, for the threads that share the store.
 const IDLE_CONNECTIONS: usize = 16;
 
-/// A client of one etcd cluster: its endpoints, TLS trust and credentials, and the timeout of
-/// one call.
+/// A client of one etcd cluster.
 pub(super) struct EtcdClient {
     agent: ureq::Agent,
     endpoints: Vec<String>,
@@ -33,7 +29,6 @@ pub(super) struct EtcdClient {
     name: String,
     /// What the server certificates are checked against (for messages), over TLS.
     trust: Option<String>,
-    /// etcd's user and password, when the URL names them.
     auth: Option<Auth>,
 }
 
@@ -51,9 +46,7 @@ impl std::fmt::Debug for EtcdClient {
     }
 }
 
-/// A transaction's reply: whether its comparisons held, its operations' replies, the cluster
-/// that answered, and whether the request may also have reached a member that did not answer
-/// in time (see [`EtcdClient::txn`]).
+/// A transaction's reply ([`EtcdClient::txn`]).
 #[derive(Debug)]
 pub(super) struct TxnReply {
     pub(super) succeeded: bool,
@@ -64,8 +57,7 @@ pub(super) struct TxnReply {
 }
 
 impl EtcdClient {
-    /// A client for the servers of `url` (`etcd://`, `etcds://`…), named `name` in messages.
-    /// A CA file is read now; nothing is sent until the first call.
+    /// A client for the servers of `url`, named `name` in messages; a CA file is read now.
     pub(super) fn new(url: &StoreUrl, name: String) -> Result<Self, LeaseError> {
         let tls = url.is_tls();
         // Every status is read as a reply (etcd's error objects come with 4xx and 5xx), no
@@ -107,8 +99,7 @@ impl EtcdClient {
         })
     }
 
-    /// Bounds every call, with the connecting that may precede it, by `timeout`; a zero
-    /// timeout counts as 1 ms.
+    /// Bounds every call, connecting included, by `timeout` (1 ms at least).
     pub(super) fn set_timeout(&mut self, timeout: Duration) {
         self.timeout = timeout.max(Duration::from_millis(1));
     }
@@ -119,12 +110,8 @@ impl EtcdClient {
     }
 
     /// Runs a transaction (`/v3/kv/txn`): `compare`, then `success` if every comparison
-    /// held, `failure` if not.
-    ///
-    /// A request that went unanswered by one member within its share of the timeout is sent
-    /// to the next (see [`send`](Self::send)): it may then have applied twice, or the first
-    /// copy may apply late. `resent` says so, and the caller makes its writes such that a
-    /// second copy fails its comparisons and changes nothing.
+    /// held, `failure` if not. `resent`: the request was also sent to a member that did not
+    /// answer in time, where it may apply too, or late ([`send`](Self::send)).
     pub(super) fn txn(
         &self,
         what: &dyn Fn() -> String,
@@ -144,12 +131,9 @@ impl EtcdClient {
         outcome.map_err(|e| LeaseError::store(&self.name, what(), e))
     }
 
-    /// Posts `request` to the JSON API's `path` (`/v3/kv/txn`…) and returns the reply, checked
-    /// by [`reply`], within the timeout. With a user and password, the request carries the
-    /// token of the last authentication (the first call authenticates); when etcd answers that
-    /// the token is no longer valid (expired, or older than a change of users and roles), the
-    /// store authenticates again and sends the request once more, in the time left. With the
-    /// reply, whether the request may also have reached a member that did not answer in time.
+    /// Posts `request` to `path` within the timeout: the reply checked by [`reply`], and whether
+    /// it was resent. With a user, it carries the last token; one etcd no longer takes is
+    /// replaced by a new authentication, once, in the time left.
     fn post(&self, what: &dyn Fn() -> String, path: &str, request: &Value) -> Result<(Value, bool), LeaseError> {
         let deadline = Instant::now() + self.timeout;
         let request = request.to_string();
@@ -175,9 +159,8 @@ impl EtcdClient {
         }
     }
 
-    /// Authenticates as the URL's user (`/v3/auth/authenticate`): the token, kept for the
-    /// next requests; empty when the server has authentication off (the requests then carry
-    /// none, as etcd's own client does).
+    /// Authenticates as the URL's user: the token, kept for the next requests; empty when the
+    /// server has authentication off (the requests then carry none, as etcd's own client does).
     fn authenticate(&self, what: &dyn Fn() -> String, auth: &Auth, deadline: Instant) -> Result<String, LeaseError> {
         let request = json!({ "name": auth.user, "password": auth.password }).to_string();
         let token = match self.send(what, "/v3/auth/authenticate", &request, "", deadline)?.0 {
@@ -198,8 +181,7 @@ impl EtcdClient {
         Ok(token)
     }
 
-    /// etcd's refusal of a request as the store's error: one that asks for a user the URL
-    /// does not name says so.
+    /// etcd's refusal as the store's error, saying so when it asks for a user the URL lacks.
     fn refused(&self, what: &dyn Fn() -> String, refusal: ReplyError) -> LeaseError {
         if self.auth.is_none() && refusal.says("user name is empty") {
             return LeaseError::store(&self.name, what(), AuthError::Missing { source: refusal });
@@ -207,25 +189,11 @@ impl EtcdClient {
         LeaseError::store(&self.name, what(), refusal)
     }
 
-    /// Sends `request` to `path` with `token` (if not empty) as its `Authorization`, and reads
-    /// the reply by [`reply`], before `deadline`: the outer error when no reply came, the inner
-    /// one when etcd refused. The endpoint that answered last is tried first, with half the
-    /// time left (all of it when it is the only one), then the others, each with an equal
-    /// share of the time left among those not tried yet. One that cannot be connected to
-    /// (refused, unreachable, unknown host) is passed over for the next at once: nothing was
-    /// sent to it. One that does not answer within its share (a member that hangs: stopped, or
-    /// cut off behind a kernel that still accepts its connections) is passed over for the next
-    /// in the time left; when it was the first tried, the next calls start past it, so a hung
-    /// member costs half of one call's timeout, not every call's whole timeout. (Only the
-    /// first: a call that times out everywhere leaves the next calls one endpoint further on,
-    /// not back at the first.)
-    ///
-    /// With the reply, whether an endpoint tried before did not answer in time: the request
-    /// may have reached it, and may apply there too, or late. Sending again is safe because
-    /// every request of the store may be applied twice without harm: reads read, and every
-    /// write is a transaction that compares the values it expects, so once one copy applied,
-    /// another fails its comparisons and writes nothing (the store then reads its own write
-    /// in the failed transaction's reply).
+    /// Sends `request` to `path` with `token` (if not empty) before `deadline`: the outer
+    /// error when no reply came, the inner one when etcd refused, and whether an endpoint tried
+    /// before did not answer in time. How the endpoints share the time, and why sending again
+    /// is safe: `docs/etcd-zookeeper.md` ("Members"). Only the first endpoint tried moves the
+    /// next calls on when it hangs: a call that times out everywhere moves them one step.
     fn send(
         &self,
         what: &dyn Fn() -> String,
@@ -324,8 +292,7 @@ impl EtcdClient {
     }
 }
 
-/// Whether `error` is the end of the time a round trip had (connecting, sending or reading):
-/// the server may have received the request.
+/// Whether a round trip ran out of time: the server may have received the request.
 fn is_timeout(error: &ureq::Error) -> bool {
     match error {
         ureq::Error::Timeout(_) => true,
@@ -351,41 +318,33 @@ fn cannot_connect(error: &ureq::Error) -> bool {
     }
 }
 
-/// The roots a TLS store checks server certificates against: the CA certificates of the PEM
-/// file that `ca=` or else [`CA_ENV`](super::CA_ENV) names, or the system's trusted roots; and how messages
-/// name them. A CA file that cannot be read, or holds no certificate, makes the URL unusable.
+/// The roots server certificates are checked against ([`StoreUrl::ca_file`], else the system's),
+/// and how messages name them. A CA file that cannot be read or holds no certificate is refused.
 fn trusted_roots(url: &StoreUrl) -> Result<(ureq::tls::RootCerts, String), LeaseError> {
-    let bad = |reason: String, source: Option<Arc<dyn StdError + Send + Sync>>| LeaseError::BadUrl {
-        url: url.to_string(),
-        reason,
-        source,
-    };
-    let Some(path) = url.ca_file() else {
+    let Some((path, pem)) = url.read_ca_file()? else {
         // Certificates the system's store holds but rustls cannot parse are left out, as are
         // stores that cannot be read: a server is then refused as untrusted, naming its CA.
         let native = rustls_native_certs::load_native_certs();
         let roots = native.certs.iter().map(|der| ureq::tls::Certificate::from_der(der.as_ref()).to_owned());
         return Ok((roots.collect::<Vec<_>>().into(), "the system's trusted roots".into()));
     };
-    let pem = std::fs::read(&path)
-        .map_err(|e| bad(format!("the CA file {path:?} could not be read: {e}"), Some(Arc::new(e))))?;
+
     let mut certificates = Vec::new();
     for item in ureq::tls::parse_pem(&pem) {
         match item {
             Ok(ureq::tls::PemItem::Certificate(certificate)) => certificates.push(certificate),
             Ok(_) => {} // a key beside the certificates
-            Err(e) => return Err(bad(format!("the CA file {path:?} is not PEM: {e}"), Some(Arc::new(e)))),
+            Err(e) => return Err(url.bad(format!("the CA file {path:?} is not PEM: {e}"), Some(Arc::new(e)))),
         }
     }
     if certificates.is_empty() {
-        return Err(bad(format!("the CA file {path:?} holds no PEM certificate"), None));
+        return Err(url.bad(format!("the CA file {path:?} holds no PEM certificate"), None));
     }
     Ok((certificates.into(), format!("the CA file {path:?}")))
 }
 
-/// The TLS failure behind `error`, if it is one: rustls's error (the handshake, the
-/// certificate), and whether the server's certificate was refused. Any other error is given
-/// back.
+/// The TLS failure behind `error` (rustls's error, and whether it refused the server's
+/// certificate), or `error` back.
 fn tls_failure(error: ureq::Error) -> Result<(Box<dyn StdError + Send + Sync>, bool), ureq::Error> {
     let certificate = |e: &rustls::Error| {
         matches!(
@@ -413,9 +372,7 @@ fn tls_failure(error: ureq::Error) -> Result<(Box<dyn StdError + Send + Sync>, b
 #[derive(Debug, Error)]
 #[error("TLS with {server} failed: {hint}: {source}")]
 struct TlsFailed {
-    /// `host:port`.
     server: String,
-    /// What went wrong, in the store's words.
     hint: String,
     /// rustls's error, or the system's.
     #[source]
@@ -439,11 +396,8 @@ impl TlsFailed {
 #[derive(Debug, Error)]
 #[error("{server} hung up without a reply ({hint}): {source}")]
 struct Disconnected {
-    /// `host:port`.
     server: String,
-    /// What may be the cause.
     hint: &'static str,
-    /// The system's error.
     #[source]
     source: std::io::Error,
 }
@@ -454,16 +408,13 @@ enum AuthError {
     /// `/v3/auth/authenticate` refused the user name and password.
     #[error("etcd refused to authenticate user {user:?}: {source}")]
     Refused {
-        /// The user name.
         user: String,
-        /// etcd's refusal.
         #[source]
         source: ReplyError,
     },
     /// A request without a user was refused: the server has authentication on.
     #[error("etcd has authentication on; name a user and password in the URL (etcd://user:password@host…): {source}")]
     Missing {
-        /// etcd's refusal.
         #[source]
         source: ReplyError,
     },
@@ -479,7 +430,6 @@ enum ReplyError {
     /// An error reply (`{"error": …, "code": …, "message": …}`) or a status other than 200.
     #[error("etcd refused the request (HTTP {status}): {message}")]
     Refused {
-        /// The HTTP status.
         status: u16,
         /// etcd's message, or the start of the body when it is not an error object.
         message: String,
@@ -495,9 +445,8 @@ impl ReplyError {
         matches!(self, ReplyError::Refused { message, .. } if message.contains(words))
     }
 
-    /// Whether etcd refused the request's token (or its lack of one) in a way a new
-    /// authentication cures: the token expired or is unknown to this member, it predates a
-    /// change of users or roles, or none was sent to a server that turned authentication on.
+    /// Whether a new authentication cures etcd's refusal: a token expired, unknown to this
+    /// member or older than a change of users and roles, or none where authentication is on.
     fn asks_for_a_new_token(&self) -> bool {
         self.says("invalid auth token") || self.says("revision of auth store is old") || self.says("user name is empty")
     }
@@ -515,8 +464,8 @@ pub(super) struct KeyValue {
 const QUOTED_BODY: usize = 200;
 
 /// The reply of a request, from its HTTP status and body: the JSON object of a successful
-/// reply (for the keep-alive, which etcd streams, the first message's `result`), or why it is
-/// not one. Every reply of etcd's carries a `header` (its cluster, member and revision).
+/// reply (of a stream, the first message's `result`), or why it is not one. Every reply of
+/// etcd's carries a `header`.
 fn reply(status: u16, body: &str) -> Result<Value, ReplyError> {
     let quoted = || {
         let end = (0..=QUOTED_BODY.min(body.len())).rev().find(|&i| body.is_char_boundary(i)).unwrap_or(0);
@@ -595,7 +544,7 @@ fn range_kvs(range: &Value) -> Result<Vec<KeyValue>, UnexpectedReply> {
         .collect()
 }
 
-/// A transaction's reply: whether its comparisons held, and its operations' replies.
+/// Whether a transaction's comparisons held, and its operations' replies.
 fn txn_outcome(reply: &Value) -> Result<(bool, Vec<Value>), UnexpectedReply> {
     let succeeded = match reply.get("succeeded") {
         None | Some(Value::Null) => false,
@@ -610,8 +559,7 @@ fn txn_outcome(reply: &Value) -> Result<(bool, Vec<Value>), UnexpectedReply> {
     Ok((succeeded, responses))
 }
 
-/// The `cluster_id` of a reply's header, in decimal (etcd writes it as a JSON string, or a
-/// number).
+/// The `cluster_id` of a reply's header, in decimal (a JSON string, or a number).
 fn header_cluster_id(reply: &Value) -> Result<String, UnexpectedReply> {
     let header = reply.get("header").unwrap_or(&Value::Null);
     match header.get("cluster_id") {
@@ -621,20 +569,17 @@ fn header_cluster_id(reply: &Value) -> Result<String, UnexpectedReply> {
     }
 }
 
-/// A transaction's comparison: `key` holds exactly `value`. A missing key holds no value:
-/// the comparison fails.
+/// A transaction's comparison: `key` holds exactly `value` (a missing key fails it).
 pub(super) fn compare_value(key: &[u8], value: &[u8]) -> Value {
     json!({ "key": BASE64.encode(key), "target": "VALUE", "result": "EQUAL", "value": BASE64.encode(value) })
 }
 
-/// A transaction's comparison: `key` does not exist (it was never created, or was deleted
-/// since).
+/// A transaction's comparison: `key` does not exist (never created, or deleted since).
 pub(super) fn compare_absent(key: &[u8]) -> Value {
     json!({ "key": BASE64.encode(key), "target": "CREATE", "result": "EQUAL", "create_revision": "0" })
 }
 
-/// A transaction's read of `key`, or of the keys from `key` up to `end` (excluded), in key
-/// order.
+/// A transaction's read of `key`, or of the keys from `key` up to `end` (excluded).
 pub(super) fn range_op(key: &[u8], end: Option<&[u8]>) -> Value {
     let mut range = json!({ "key": BASE64.encode(key) });
     if let Some(end) = end {

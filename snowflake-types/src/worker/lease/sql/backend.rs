@@ -1,7 +1,5 @@
 //! What the SQL store ([`super::SqlLeaseStore`]) and its backends (`postgres.rs`, `mysql.rs`)
-//! share, below both: the table, the rows a read gives and the compare-and-sets a write
-//! takes, the failures, and the steps every backend runs (a connection within the timeout,
-//! then one round trip within it again; the table's creation).
+//! share: the table, the rows, the failures, the connection and the table's creation.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -24,9 +22,7 @@ use super::super::store::support::UnexpectedReply;
 pub const DEFAULT_TABLE: &str = "snowflake_worker_leases";
 
 /// The PostgreSQL lease table, as the store creates it (idempotent): copy it into a migration
-/// where the store's database user may not create tables. One row per slot of a namespace:
-/// `slot` -1 holds the namespace's marker, `slot` n the record of worker ID n; `value` is
-/// the line the lease protocol wrote, kept as it is.
+/// where the store's database user may not create tables. The rows: `docs/stores.md`.
 ///
 /// ```
 /// use typed_snowflake::worker::lease::DEFAULT_TABLE;
@@ -45,10 +41,8 @@ pub const POSTGRES_TABLE_DDL: &str = "CREATE TABLE IF NOT EXISTS snowflake_worke
     PRIMARY KEY (namespace, slot)
 )";
 
-/// The MySQL/MariaDB lease table, as the store creates it (idempotent): copy it into a
-/// migration where the store's database user may not create tables. One row per slot of a
-/// namespace (`slot` -1: the marker; n: worker ID n). Namespaces compare byte for byte
-/// (`ascii_bin`), and so do values (`VARBINARY`: no collation pads or folds them).
+/// The MySQL/MariaDB lease table, as [`POSTGRES_TABLE_DDL`]; namespaces and values compare byte
+/// for byte (`ascii_bin`, `VARBINARY`: no collation pads or folds them).
 ///
 /// ```
 /// use typed_snowflake::worker::lease::admin::MYSQL_TABLE_DDL;
@@ -127,11 +121,8 @@ impl<DB: Database> Link<DB> {
         Link { options, open: tokio::sync::Mutex::new(None), is_timeout }
     }
 
-    /// Takes the connection within `timeout` (waiting for the call before, or opening one:
-    /// several round trips, for TCP, TLS and the login), then runs `op` on it within `timeout`
-    /// again: each operation is one statement (or one batch), sent with its values in one
-    /// message, so `op` is one round trip, and a reply may take up to `timeout` without
-    /// failing the call.
+    /// Takes the connection within `timeout` (waiting for the call before, or opening one),
+    /// then runs `op`, one round trip, within `timeout` again.
     pub(super) async fn call<T>(
         &self,
         timeout: Duration,
@@ -216,10 +207,9 @@ pub(super) type Op<'a, T> = Pin<Box<dyn Future<Output = Result<T, Failure>> + 'a
 /// [`super::CLOCK_ROW`], [`super::INCARNATION_ROW`]) and its text.
 pub(super) type Rows = Vec<(i64, Option<String>)>;
 
-/// What differs between the databases: the statements and how they are sent. Everything else
-/// is [`super::SqlLeaseStore`]'s, once. Every method is one statement (or, for MySQL, one
-/// batch of them), sent with its values written in as literals, unprepared: one round trip,
-/// on a new connection too.
+/// What differs between the databases: the statements. Every method is one statement (or, for
+/// MySQL, one batch), its values written in as literals and sent unprepared: one round trip,
+/// on a new connection too (a prepared statement takes two there).
 pub(super) trait Backend: Send + Sync {
     /// The rows of one read, in one statement.
     fn read<'a>(&'a self, namespace: &'a str, range: SlotRange, highest: bool, timeout: Duration) -> Op<'a, Rows>;

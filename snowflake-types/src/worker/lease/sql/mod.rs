@@ -1,8 +1,5 @@
-//! Worker-ID leases in PostgreSQL (feature `lease-postgres`) or MySQL/MariaDB (feature
-//! `lease-mysql`): the store contract ([`LeaseStore`]) over one table, one row per slot. This
-//! module holds the store (the runtime, the rows' meaning, the errors); `backend.rs` what it
-//! shares with `postgres.rs` and `mysql.rs`, which each implement [`Backend`] with their
-//! statements.
+//! Worker-ID leases in PostgreSQL or MySQL/MariaDB ([`SqlLeaseStore`]): the store here, what
+//! the two databases share in `backend.rs`, each one's statements in `postgres.rs`, `mysql.rs`.
 
 use std::fmt;
 use std::sync::Arc;
@@ -79,12 +76,10 @@ impl SqlLeaseStoreBuilder {
         self
     }
 
-    /// Bounds each round trip by `timeout` instead of [`DEFAULT_STORE_TIMEOUT`]: a read or a
-    /// write is one round trip on the store's connection, and gets the whole timeout; taking
-    /// that connection gets it too, apart (waiting for a call of another thread, or opening
-    /// it: several round trips, for TCP, TLS and the login). The server is told the same bound, so that
-    /// it gives up too: PostgreSQL for lock waits and statements, MySQL and MariaDB for lock
-    /// waits, rounded up to whole seconds. A zero timeout counts as 1 ms.
+    /// Bounds each call by `timeout` instead of [`DEFAULT_STORE_TIMEOUT`], and taking the
+    /// connection (opening it included) by as much again. The server is told the same bound for
+    /// lock waits (and PostgreSQL for statements), MySQL's rounded up to whole seconds. A zero
+    /// timeout counts as 1 ms.
     ///
     /// ```no_run
     /// use std::time::Duration;
@@ -100,18 +95,9 @@ impl SqlLeaseStoreBuilder {
 
     /// Connects (within the timeout), creates the table if it does not exist, and checks that
     /// it has the columns of [`POSTGRES_TABLE_DDL`] or [`MYSQL_TABLE_DDL`]: a table of an
-    /// earlier version of this crate (one row per lease, with `holder`, `fence`, `lease_until`
-    /// columns) is refused with [`LeaseError::BadTable`], whose message gives the statement
-    /// to create the new one.
-    ///
-    /// `postgres://` and `postgresql://` URLs need the feature `lease-postgres`; `mysql://`
-    /// and `mariadb://` URLs need `lease-mysql`. TLS is asked for in the URL, through rustls:
-    /// PostgreSQL's `sslmode=require|verify-ca|verify-full` (with `sslrootcert=<PEM file>`),
-    /// MySQL's and MariaDB's `ssl-mode=REQUIRED|VERIFY_CA|VERIFY_IDENTITY` (with
-    /// `ssl-ca=<PEM file>`). A URL that names no CA file uses the one in the environment
-    /// variable `SNOWFLAKE_LEASE_CA` when it is set, else the system's trusted roots.
-    /// `require`/`REQUIRED` encrypt without checking the server's certificate; the `verify`
-    /// modes check it, and refuse a server whose certificate the CA did not sign.
+    /// earlier version of this crate is refused with [`LeaseError::BadTable`], whose message
+    /// gives the statement to create the new one. TLS is asked for in the URL, as
+    /// `docs/stores.md` says; a URL that names no CA file uses [`CA_ENV`](super::CA_ENV)'s.
     ///
     /// ```no_run
     /// use typed_snowflake::worker::lease::{LeaseStore, SqlLeaseStore};
@@ -129,20 +115,14 @@ impl SqlLeaseStoreBuilder {
         install_crypto_provider();
         let url = self.url?;
         let shown = url.to_string();
-        let bad_url = |reason: String| LeaseError::BadUrl { url: shown.clone(), reason, source: None };
-        let kind = match url.kind() {
-            StoreKind::Postgres => Kind::Postgres,
-            StoreKind::MySql => Kind::MySql,
-            _ => return Err(bad_url("expected a postgres://, postgresql://, mysql:// or mariadb:// URL".into())),
-        };
+        let bad_url = |reason: &str| url.bad(reason, None);
+        let kind = url.kind();
+        if !matches!(kind, StoreKind::Postgres | StoreKind::MySql) {
+            return Err(bad_url("expected a postgres://, postgresql://, mysql:// or mariadb:// URL"));
+        }
         // The environment's CA, for a URL that names none of its own.
         let ca = url.ca_file();
-        // The driver refused the URL: its error is the cause, as text and as `source()`.
-        let driver_refused = |e: sqlx_core::Error| LeaseError::BadUrl {
-            url: shown.clone(),
-            reason: e.to_string(),
-            source: Some(Arc::new(e)),
-        };
+        let driver_refused = |e: sqlx_core::Error| url.bad(e.to_string(), Some(Arc::new(e)));
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("snowflake-lease-sql")
@@ -153,20 +133,18 @@ impl SqlLeaseStoreBuilder {
         let (table, timeout) = (self.table.as_str(), self.timeout);
         let connected: Result<Result<Box<dyn Backend>, Failure>, sqlx_core::Error> = match kind {
             #[cfg(feature = "lease-postgres")]
-            Kind::Postgres => postgres::options(&url, ca.as_deref())
+            StoreKind::Postgres => postgres::options(&url, ca.as_deref())
                 .map(|options| runtime.block_on(postgres::connect(options, table, timeout))),
             #[cfg(not(feature = "lease-postgres"))]
-            Kind::Postgres => {
-                return Err(bad_url("PostgreSQL leases need the feature `lease-postgres` of typed-snowflake".into()));
+            StoreKind::Postgres => {
+                return Err(bad_url("PostgreSQL leases need the feature `lease-postgres` of typed-snowflake"));
             }
             #[cfg(feature = "lease-mysql")]
-            Kind::MySql => mysql::options(&url, ca.as_deref())
+            _ => mysql::options(&url, ca.as_deref())
                 .map(|options| runtime.block_on(mysql::connect(options, table, timeout))),
             #[cfg(not(feature = "lease-mysql"))]
-            Kind::MySql => {
-                return Err(bad_url(
-                    "MySQL and MariaDB leases need the feature `lease-mysql` of typed-snowflake".into(),
-                ));
+            _ => {
+                return Err(bad_url("MySQL and MariaDB leases need the feature `lease-mysql` of typed-snowflake"));
             }
         };
         let connecting = || format!("connecting and creating table {table}");
@@ -179,19 +157,10 @@ impl SqlLeaseStoreBuilder {
     }
 }
 
-#[derive(Clone, Copy)]
-enum Kind {
-    Postgres,
-    MySql,
-}
-
 /// The error for a table that has the columns of an earlier version of this crate.
-fn old_table(table: &str, kind: Kind) -> LeaseError {
-    let ddl = match kind {
-        Kind::Postgres => POSTGRES_TABLE_DDL,
-        Kind::MySql => MYSQL_TABLE_DDL,
-    }
-    .replacen(DEFAULT_TABLE, table, 1);
+fn old_table(table: &str, kind: StoreKind) -> LeaseError {
+    let ddl = if kind == StoreKind::Postgres { POSTGRES_TABLE_DDL } else { MYSQL_TABLE_DDL };
+    let ddl = ddl.replacen(DEFAULT_TABLE, table, 1);
     LeaseError::BadTable {
         table: table.to_owned(),
         reason: format!(
@@ -205,39 +174,14 @@ fn old_table(table: &str, kind: Kind) -> LeaseError {
 }
 
 /// Worker-ID leases in a PostgreSQL or MySQL/MariaDB table through sqlx: the store contract
-/// ([`LeaseStore`]), one row per slot, on the database's clock.
-///
-/// The table ([`POSTGRES_TABLE_DDL`], [`MYSQL_TABLE_DDL`]) holds, per namespace, the marker
-/// (`slot` -1) and one record per worker ID (`slot` n), each a line of text the lease
-/// protocol writes; the store decides nothing about them.
-///
-/// - A read is one `SELECT`: the namespace's marker and the records of the range asked for,
-///   the highest worker ID with a record when asked, the database's clock (`now()`,
-///   `UTC_TIMESTAMP(3)`) and its incarnation, all from one snapshot.
-/// - A write is a compare-and-set of each slot: `INSERT` of a row that must not exist, or
-///   `UPDATE` of a row that holds the value expected; two of them are written together or
-///   not at all, in one round trip: one PostgreSQL statement (data-modifying `WITH`
-///   queries), or one MySQL/MariaDB batch of statements in one transaction.
-/// - The incarnation: PostgreSQL's system identifier (`pg_control_system()`) and the
-///   timeline it writes on (its current WAL file's), which change when the data directory is
-///   replaced by another cluster's or a replica is promoted (as soon as it accepts writes);
-///   MariaDB's `@@server_id` and start time, MySQL's
-///   `@@server_uuid` and start time, which change when another server answers or the server
-///   restarts. **A table restored from a logical dump into the same server changes none of
-///   them**: run `snowflake leases fence` ([`fence_namespace`](super::admin::fence_namespace))
-///   after such a restore, as `docs/lease-rules.md` says.
-/// - [`warnings`](LeaseStore::warnings): a PostgreSQL with `synchronous_commit` or `fsync`
-///   off, a MySQL/MariaDB with `innodb_flush_log_at_trx_commit` other than 1, each of which
-///   can lose acknowledged writes in a crash without the incarnation changing.
+/// ([`LeaseStore`]), one row per slot ([`POSTGRES_TABLE_DDL`], [`MYSQL_TABLE_DDL`]), on the
+/// database's clock. The read, the all-or-nothing write, the incarnation (which a table restored
+/// from a logical dump does not change: fence after it) and the faults: `docs/stores.md`.
 ///
 /// The store owns a small tokio runtime (one worker thread) and one connection, and blocks on
 /// each call: **its methods must not be called from inside an async runtime** (tokio
-/// panics); call them from a thread of their own or `spawn_blocking`. Calls from several
-/// threads take turns on the connection. Each call is one round trip, bounded by the store's
-/// timeout (and taking the connection is bounded by it, apart); a connection whose call
-/// failed or timed out is closed, and the next call opens another. The table is created when
-/// the store connects, if it does not exist; put the statement in a migration instead where
-/// the application's database user may not create tables.
+/// panics); call them from a thread of their own or `spawn_blocking`. Threads take turns on the
+/// connection; one whose call failed or timed out is closed, and the next call opens another.
 ///
 /// ```no_run
 /// use typed_snowflake::worker::lease::{LeaseStore, SqlLeaseStore};
@@ -364,9 +308,7 @@ impl LeaseStore for SqlLeaseStore {
     }
 }
 
-/// The snapshot a read's rows make, or what no read of this store returns, as the store's
-/// unexpected reply: a row of another slot or without a value, a clock or highest worker ID
-/// that is not a number, no clock or no incarnation, an incarnation a record could not hold.
+/// The snapshot a read's rows make, or why they are an unexpected reply.
 fn snapshot(rows: Rows) -> Result<Snapshot, String> {
     let (mut now_ms, mut incarnation, mut marker, mut highest) = (None, None, None, None);
     let mut records = Vec::new();
@@ -393,8 +335,7 @@ fn snapshot(rows: Rows) -> Result<Snapshot, String> {
     Ok(Snapshot::new(now_ms, incarnation).with_marker(marker).with_records(records).with_highest(highest))
 }
 
-/// A worker ID (or the end of a range of them) as the table stores it: worker IDs are below
-/// 2^22, so it always fits.
+/// A worker ID (or the end of a range of them) as the table stores it.
 fn slot_id(worker: u64) -> i64 {
     i64::try_from(worker).expect("worker IDs are below 2^22")
 }
@@ -494,7 +435,7 @@ mod tests {
 
     #[test]
     fn an_old_table_is_refused_with_the_statement_of_the_new_one() {
-        let err = old_table("ids.leases", Kind::MySql);
+        let err = old_table("ids.leases", StoreKind::MySql);
         let message = err.to_string();
         assert!(message.starts_with("bad lease table name \"ids.leases\": it exists without the columns"), "{message}");
         assert!(message.contains("CREATE TABLE IF NOT EXISTS ids.leases ("), "{message}");

@@ -1,7 +1,5 @@
-//! The MySQL and MariaDB backend: one `SELECT` reads; one batch of statements writes, in one
-//! transaction whose statements decide together (through session variables) whether each
-//! compare-and-set is written: `INSERT IGNORE` creates a slot (a duplicate key is a
-//! conflict), `UPDATE` updates one.
+//! The MySQL and MariaDB backend: one `SELECT` reads; one batch of statements in one
+//! transaction writes ([`Sql::write`]).
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -36,11 +34,8 @@ const MARIADB_INCARNATION: &str =
 const MYSQL_INCARNATION: &str =
     concat!("CONCAT('mysql-', @@server_uuid, '-', COALESCE(", started!("performance_schema.global_status"), ", ''))");
 
-/// The statements, with the table's name and the incarnation's expression for the server's
-/// flavour written in, and the values of each call written in as literals (see
-/// [`namespace_literal`], [`value_literal`]): a batch is sent unprepared in one message, one
-/// round trip (a prepared statement takes two the first time on each connection, and cannot
-/// hold several statements).
+/// The statements, with the table's name, the server's incarnation and each call's values
+/// written in (as [`Backend`] says), and unprepared: a prepared statement cannot hold several.
 struct Sql {
     table: String,
     incarnation: &'static str,
@@ -49,8 +44,7 @@ struct Sql {
 }
 
 impl Sql {
-    /// The marker's and the records' rows, the highest worker ID's when asked, the clock's
-    /// and the incarnation's. One statement: one snapshot (InnoDB's consistent read).
+    /// The rows of [`Rows`], in one statement: one snapshot (InnoDB's consistent read).
     fn read(&self, namespace: &str, range: SlotRange, highest: bool) -> String {
         let (table, ns, incarnation) = (&self.table, namespace_literal(namespace), self.incarnation);
         let SlotRange { from, to } = range;
@@ -132,15 +126,11 @@ impl Sql {
 /// character set, whose collation then decides the comparison). Nothing in it is read as
 /// an escape, whatever `sql_mode` says.
 fn namespace_literal(namespace: &str) -> String {
-    format!("_ascii {}", hex_literal(namespace))
+    format!("_ascii {}", value_literal(namespace))
 }
 
 /// A value as a MySQL literal: its bytes in hexadecimal, a binary string as the column is.
-fn value_literal(value: &str) -> String {
-    hex_literal(value)
-}
-
-fn hex_literal(text: &str) -> String {
+fn value_literal(text: &str) -> String {
     assert!(is_printable(text) && !text.is_empty(), "only printable ASCII is written into a statement");
     let mut hex = String::with_capacity(text.len() * 2 + 3);
     hex.push_str("X'");
@@ -151,11 +141,9 @@ fn hex_literal(text: &str) -> String {
     hex
 }
 
-/// The URL's options (`ssl-mode`, `ssl-ca` and the rest, read by sqlx), with the CA file of
-/// the environment when the URL names none. sqlx reads `mysql://`; MariaDB speaks the same
-/// protocol.
+/// The URL's options, read by sqlx (as `mysql://`: MariaDB speaks the same protocol), with the
+/// CA file of the environment when the URL names none.
 pub(super) fn options(url: &StoreUrl, ca: Option<&str>) -> Result<MySqlConnectOptions, sqlx_core::Error> {
-    // sqlx reads `mariadb://` as `mysql://`.
     let options: MySqlConnectOptions = url.driver_url("mysql", &[]).parse()?;
     Ok(match ca {
         Some(ca) if !url.names_param(&["ssl-ca", "sslca"]) => options.ssl_ca(ca),
@@ -202,18 +190,16 @@ struct My {
 /// The server's own limits: 1205 a lock wait over `innodb_lock_wait_timeout`, 1969
 /// (MariaDB) and 3024 (MySQL) a statement over its time limit.
 fn is_timeout(error: &sqlx_core::Error) -> bool {
-    error
-        .as_database_error()
-        .and_then(|e| e.try_downcast_ref::<MySqlDatabaseError>())
-        .is_some_and(|e| matches!(e.number(), 1205 | 1969 | 3024))
+    matches!(error_number(error), Some(1205 | 1969 | 3024))
 }
 
 /// 1054: a column the table does not have.
 fn is_old(error: &sqlx_core::Error) -> bool {
-    error
-        .as_database_error()
-        .and_then(|e| e.try_downcast_ref::<MySqlDatabaseError>())
-        .is_some_and(|e| e.number() == 1054)
+    error_number(error) == Some(1054)
+}
+
+fn error_number(error: &sqlx_core::Error) -> Option<u16> {
+    error.as_database_error()?.try_downcast_ref::<MySqlDatabaseError>().map(MySqlDatabaseError::number)
 }
 
 impl Backend for My {

@@ -1,6 +1,5 @@
-//! The PostgreSQL backend: one `SELECT` reads; one statement writes, its compare-and-sets
-//! in data-modifying `WITH` queries (`INSERT … ON CONFLICT DO NOTHING` creates a slot,
-//! `UPDATE` updates one), all or none.
+//! The PostgreSQL backend: one `SELECT` reads; one statement of data-modifying `WITH` queries
+//! writes ([`Sql::write`]).
 
 use std::time::Duration;
 
@@ -19,26 +18,21 @@ use super::backend::{
 /// conflicted and the other did not: the error undoes the statement, which is a conflict.
 const APPLIED_IN_PART: &str = "a lease write applied in part, undone";
 
-/// The incarnation: `pg-<system identifier>-tl<timeline>`, the timeline the server writes
-/// on now, which its current WAL file's name begins with (8 hex digits). Not the last
-/// checkpoint's (`pg_control_checkpoint()`): a promoted standby writes on its new timeline at
-/// once, while its end-of-recovery checkpoint is only requested, and a spread checkpoint may
-/// take minutes, all that time naming the old one. In recovery (a standby, which refuses
-/// every write) the WAL functions fail: there, the last restartpoint's timeline.
+/// The incarnation: `pg-<system identifier>-tl<timeline>`, the timeline its current WAL file's
+/// name begins with, not the last checkpoint's, which names the old one for minutes after a
+/// promotion (`docs/stores.md`); in recovery, where the WAL functions fail, the restartpoint's.
 const INCARNATION: &str = "'pg-' || (SELECT system_identifier FROM pg_control_system())::text || '-tl' || CASE
                 WHEN pg_is_in_recovery() THEN (SELECT timeline_id FROM pg_control_checkpoint())::text
                 ELSE ('x' || left(pg_walfile_name(pg_current_wal_lsn()), 8))::bit(32)::bigint::text END";
 
-/// The statements, with the table's name written in, and the values of each call written in
-/// as literals (see [`literal`]): a statement is sent unprepared in one message, one round
-/// trip (a prepared one takes two the first time on each connection).
+/// The statements, with the table's name and each call's values written in (as [`Backend`]
+/// says).
 struct Sql {
     table: String,
 }
 
 impl Sql {
-    /// The marker's and the records' rows, the highest worker ID's when asked, the clock's
-    /// and the incarnation's ([`INCARNATION`]). One statement: one snapshot.
+    /// The rows of [`Rows`], in one statement: one snapshot.
     fn read(&self, namespace: &str, range: SlotRange, highest: bool) -> String {
         let (table, ns) = (&self.table, literal(namespace));
         let SlotRange { from, to } = range;
@@ -115,8 +109,7 @@ fn literal(text: &str) -> String {
     quoted
 }
 
-/// The URL's options (`sslmode`, `sslrootcert` and the rest, read by sqlx), with the CA file
-/// of the environment when the URL names none.
+/// The URL's options, read by sqlx, with the CA file of the environment when the URL names none.
 pub(super) fn options(url: &StoreUrl, ca: Option<&str>) -> Result<PgConnectOptions, sqlx_core::Error> {
     let options: PgConnectOptions = url.driver_url("postgres", &[]).parse()?;
     Ok(match ca {

@@ -68,32 +68,24 @@ impl Tls {
     /// The client's TLS options, trusting the CA certificates of `ca_file`, or the system's
     /// roots when there is none (see [`StoreUrl::ca_file`]).
     pub(super) fn new(url: &StoreUrl) -> Result<Self, LeaseError> {
-        let ca_file = url.ca_file();
-        let ca_file = ca_file.as_deref();
         // zookeeper-client builds its rustls configuration with the process's default
         // provider (with two providers compiled in, as here, rustls picks none by itself).
         install_crypto_provider();
-        let bad = |reason: String, source: Option<Arc<dyn std::error::Error + Send + Sync>>| LeaseError::BadUrl {
-            url: url.to_string(),
-            reason,
-            source,
-        };
-        let (pem, certificates) = match ca_file {
-            Some(path) => {
-                let pem = std::fs::read(path)
-                    .map_err(|e| bad(format!("the CA file {path:?} could not be read: {e}"), Some(Arc::new(e))))?;
-                let pem =
-                    String::from_utf8(pem).map_err(|_| bad(format!("the CA file {path:?} is not PEM text"), None))?;
+        let ca_file = url.read_ca_file()?;
+        let (pem, certificates) = match &ca_file {
+            Some((path, pem)) => {
+                let pem = String::from_utf8(pem.clone())
+                    .map_err(|_| url.bad(format!("the CA file {path:?} is not PEM text"), None))?;
                 let certificates = pem_certificates(&pem);
                 if certificates.is_empty() {
-                    return Err(bad(format!("the CA file {path:?} holds no PEM certificate"), None));
+                    return Err(url.bad(format!("the CA file {path:?} holds no PEM certificate"), None));
                 }
                 (pem, certificates)
             }
             None => {
                 let certificates = rustls_native_certs::load_native_certs().certs;
                 if certificates.is_empty() {
-                    return Err(bad(
+                    return Err(url.bad(
                         format!(
                             "no CA file is named (`ca=` or {CA_ENV}) and the system's trusted roots could not be \
                              read"
@@ -109,11 +101,12 @@ impl Tls {
         // Certificates rustls cannot use as roots are left out, as zookeeper-client does.
         let (_added, _ignored) = roots.add_parsable_certificates(certificates);
         if roots.is_empty() {
-            return Err(bad(format!("no usable CA certificate in {}", ca_file.unwrap_or("the system's roots")), None));
+            let place = ca_file.as_ref().map_or("the system's roots", |(path, _)| path.as_str());
+            return Err(url.bad(format!("no usable CA certificate in {place}"), None));
         }
         let options = zk::TlsOptions::new()
             .with_pem_ca(&pem)
-            .map_err(|e| bad(format!("the CA certificates could not be used: {e}"), Some(Arc::new(e))))?;
+            .map_err(|e| url.bad(format!("the CA certificates could not be used: {e}"), Some(Arc::new(e))))?;
         Ok(Tls { options, roots: Arc::new(roots) })
     }
 
