@@ -235,15 +235,9 @@ pub(crate) fn floor_of(
         Some(record) if rules.vouches(marker, worker, record) => (record.high_water_ms, Basis::Record),
         Some(_) => (rules.unvouched_floor(now_ms), Basis::Unvouched),
         None if granted && rules.counts_gone_as_granted() => (rules.unvouched_floor(now_ms), Basis::Unvouched),
-        None => never_granted(rules, marker, now_ms),
+        None if marker.declared => (i64::MIN, Basis::Declared),
+        None => (rules.unvouched_floor(marker.since_ms.min(now_ms)), Basis::NeverGranted),
     }
-}
-
-fn never_granted(rules: &Rules, marker: &Marker, now_ms: i64) -> (i64, Basis) {
-    if marker.declared {
-        return (i64::MIN, Basis::Declared);
-    }
-    (rules.unvouched_floor(marker.since_ms.min(now_ms)), Basis::NeverGranted)
 }
 
 /// A marker written afresh (rule 4): a new generation since `now_ms`, its `next` above what

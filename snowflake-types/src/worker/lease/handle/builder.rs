@@ -62,11 +62,7 @@ pub struct WorkerLeaseBuilder {
     store: Store,
     namespace: String,
     space: u64,
-    ttl: Duration,
-    reservation: Option<Duration>,
-    margin: Option<Duration>,
-    renew_every: Option<Duration>,
-    tolerance: Duration,
+    asked: Asked,
     wait_for_store: Duration,
     create_namespace: bool,
     state_file: Option<std::path::PathBuf>,
@@ -80,11 +76,13 @@ impl WorkerLeaseBuilder {
             store,
             namespace: DEFAULT_NAMESPACE.to_owned(),
             space: 32,
-            ttl: DEFAULT_TTL,
-            reservation: None,
-            margin: None,
-            renew_every: None,
-            tolerance: DEFAULT_CLOCK_TOLERANCE,
+            asked: Asked {
+                ttl: DEFAULT_TTL,
+                reservation: None,
+                margin: None,
+                renew_every: None,
+                tolerance: DEFAULT_CLOCK_TOLERANCE,
+            },
             wait_for_store: DEFAULT_STORE_WAIT,
             create_namespace: false,
             state_file: None,
@@ -108,7 +106,7 @@ impl WorkerLeaseBuilder {
     }
     /// How long the store keeps the lease after its last renewal (default [`DEFAULT_TTL`]).
     pub fn ttl(mut self, ttl: Duration) -> Self {
-        self.ttl = ttl;
+        self.asked.ttl = ttl;
         self
     }
     /// How far ahead of its clock the holder reserves timestamps at each renewal (`W`, default
@@ -126,23 +124,23 @@ impl WorkerLeaseBuilder {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn reservation(mut self, reservation: Duration) -> Self {
-        self.reservation = Some(reservation);
+        self.asked.reservation = Some(reservation);
         self
     }
     /// How long before the reservation runs out the holder stops issuing (default
     /// [`DEFAULT_MARGIN`](super::DEFAULT_MARGIN)); shorter than the TTL.
     pub fn margin(mut self, margin: Duration) -> Self {
-        self.margin = Some(margin);
+        self.asked.margin = Some(margin);
         self
     }
     /// How often the lease renews (default: a third of the TTL; shorter than `TTL - margin`).
     pub fn renew_every(mut self, every: Duration) -> Self {
-        self.renew_every = Some(every);
+        self.asked.renew_every = Some(every);
         self
     }
     /// The largest difference allowed between the clocks (default [`DEFAULT_CLOCK_TOLERANCE`]).
     pub fn clock_tolerance(mut self, tolerance: Duration) -> Self {
-        self.tolerance = tolerance;
+        self.asked.tolerance = tolerance;
         self
     }
     /// How long the first acquisition keeps trying a store that does not answer before it
@@ -201,17 +199,6 @@ impl WorkerLeaseBuilder {
         self
     }
 
-    /// The rules the lease decides with ([`protocol::Rules::new`]).
-    fn rules(&self) -> Result<protocol::Rules, LeaseError> {
-        protocol::Rules::new(Asked {
-            ttl: self.ttl,
-            reservation: self.reservation,
-            margin: self.margin,
-            renew_every: self.renew_every,
-            tolerance: self.tolerance,
-        })
-    }
-
     /// The timing the lease would have, each setting as asked or by its default, or the error
     /// that [`start`](Self::start) would give.
     ///
@@ -225,7 +212,7 @@ impl WorkerLeaseBuilder {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn timing(&self) -> Result<LeaseTiming, LeaseError> {
-        let rules = self.rules()?;
+        let rules = protocol::Rules::new(self.asked)?;
         Ok(LeaseTiming {
             ttl: rules.ttl,
             reservation: rules.reservation,
@@ -292,7 +279,7 @@ impl WorkerLeaseBuilder {
     pub fn start(self) -> Result<WorkerLease, LeaseError> {
         check_namespace(&self.namespace)?;
         check_space(self.space)?;
-        let rules = self.rules()?;
+        let rules = protocol::Rules::new(self.asked)?;
         // A URL is parsed now, and opened by the lease thread, which waits for its store.
         let (url, store) = match &self.store {
             Store::Url(text) => (Some(crate::worker::lease::url::StoreUrl::parse(text)?), None),
