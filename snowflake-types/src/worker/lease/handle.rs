@@ -131,8 +131,7 @@ impl WorkerLease {
         matches!(self.status(), LeaseStatus::Issuing { .. })
     }
 
-    /// Where the lease stands: issuing, fenced (why, since when), recovering, or released.
-    /// For readiness probes: ready while [`LeaseStatus::Issuing`].
+    /// Where the lease stands; for a readiness probe, ready while [`LeaseStatus::Issuing`].
     pub fn status(&self) -> LeaseStatus {
         let s = &self.shared;
         let now = s.now();

@@ -14,8 +14,7 @@ use crate::worker::lease::protocol::{self, Asked, DEFAULT_TTL};
 use crate::worker::lease::store::support::{check_namespace, check_space};
 use crate::worker::lease::store::{DEFAULT_CLOCK_TOLERANCE, LeaseError, LeaseStore};
 
-/// How long an acquisition keeps trying a store that does not answer before it fails: 30 s, so
-/// that a rolling update through a short outage stalls rather than crash-loops.
+/// How long an acquisition tries a store that does not answer before it fails: 30 s (a rollout stalls, not loops).
 ///
 /// ```
 /// use std::time::Duration;
@@ -109,10 +108,9 @@ impl WorkerLeaseBuilder {
         self.asked.ttl = ttl;
         self
     }
-    /// How far ahead of its clock the holder reserves timestamps at each renewal (`W`, default
-    /// [`DEFAULT_RESERVATION`](super::DEFAULT_RESERVATION), never less than the TTL): it issues
-    /// for `W - margin` while the store does not answer, and a start the store cannot vouch
-    /// for waits about `W` (`docs/lease-rules.md`).
+    /// How far ahead of its clock the holder reserves at each renewal (`W`, default
+    /// [`DEFAULT_RESERVATION`](super::DEFAULT_RESERVATION), at least the TTL): how long it rides through an outage,
+    /// and what a start the store cannot vouch for waits (`docs/lease-rules.md`).
     ///
     /// ```no_run
     /// use std::time::Duration;
@@ -143,9 +141,8 @@ impl WorkerLeaseBuilder {
         self.asked.tolerance = tolerance;
         self
     }
-    /// How long the first acquisition keeps trying a store that does not answer before it
-    /// fails with the store's error (default [`DEFAULT_STORE_WAIT`]; `Duration::ZERO`: at
-    /// once). Errors that waiting cannot mend fail at once.
+    /// How long the first acquisition tries a store that does not answer before it fails with its error (default
+    /// [`DEFAULT_STORE_WAIT`]; `Duration::ZERO`: at once); errors that waiting cannot mend fail at once.
     ///
     /// ```no_run
     /// use std::time::Duration;
@@ -158,10 +155,8 @@ impl WorkerLeaseBuilder {
         self.wait_for_store = wait;
         self
     }
-    /// Declares the namespace new where the store holds nothing of it, so that its first
-    /// holders issue at once instead of waiting out `W`. Only for a namespace's first
-    /// deployment, never on a store that may lose its data while the fleet runs
-    /// (`docs/lease-rules.md`, "What the operator must do").
+    /// Declares the namespace new where the store holds nothing of it, so that its first holders issue at once:
+    /// only before its first holder starts (`docs/lease-rules.md`, "What the operator must do").
     ///
     /// ```no_run
     /// use typed_snowflake::worker::lease::WorkerLease;
@@ -173,10 +168,9 @@ impl WorkerLeaseBuilder {
         self.create_namespace = true;
         self
     }
-    /// Keeps the lease's grant in a state file at `path` (one per process, on a disk that
-    /// survives its restarts), so that a process restarted while its store does not answer
-    /// resumes on its worker ID at once (`docs/lease-rules.md` rule 11; a file put back from a
-    /// backup: `docs/many-nodes.md`). A second process on the same file is refused.
+    /// Keeps the lease's grant in a state file at `path` (one per process, on a disk that survives its restarts):
+    /// a process restarted while its store does not answer resumes on its worker ID (`docs/lease-rules.md` rule
+    /// 11, `docs/many-nodes.md`). A second process on the same file is refused.
     ///
     /// ```no_run
     /// use typed_snowflake::worker::lease::WorkerLease;
@@ -188,8 +182,7 @@ impl WorkerLeaseBuilder {
         self.state_file = Some(path.into());
         self
     }
-    /// The local clock, compared with the store's and reserved ahead of: the generators' clock
-    /// (default: the [`MonotonicClock`]).
+    /// The local clock (the generators'), compared with the store's (default: the [`MonotonicClock`]).
     pub fn clock(self, clock: impl Clock) -> Self {
         self.shared_clock(Arc::new(clock))
     }
@@ -199,8 +192,7 @@ impl WorkerLeaseBuilder {
         self
     }
 
-    /// The timing the lease would have, each setting as asked or by its default, or the error
-    /// that [`start`](Self::start) would give.
+    /// The timing the lease would have, or the error that [`start`](Self::start) would give.
     ///
     /// ```
     /// use std::time::Duration;
@@ -240,8 +232,7 @@ impl WorkerLeaseBuilder {
         }
     }
 
-    /// Acquires a worker ID, blocking until it issues (what each start waits:
-    /// `docs/lease-rules.md`). Renewals then run on the lease's own thread.
+    /// Acquires a worker ID, blocking until it issues (`docs/lease-rules.md`); renewals run on the lease's thread.
     ///
     /// ```no_run
     /// use typed_snowflake::worker::lease::{RedisLeaseStore, WorkerLease};
@@ -260,9 +251,8 @@ impl WorkerLeaseBuilder {
         Ok(lease)
     }
 
-    /// Starts the lease and returns it at once, before it holds a worker ID, for a service that
-    /// answers its health checks while it starts: [`WorkerLease::status`] says where it stands,
-    /// [`WorkerLease::ready`] waits until it issues. Bad settings are refused at once.
+    /// Starts the lease and returns it at once, before it holds a worker ID: [`WorkerLease::status`] says where it
+    /// stands, [`WorkerLease::ready`] waits until it issues. Bad settings are refused at once.
     ///
     /// ```
     /// use std::time::Duration;

@@ -1,6 +1,5 @@
-//! The lease thread (`snowflake-lease`): drives the holder machine (`protocol/holder.rs`)
-//! with real clocks and a real store, and turns its notes into answers, logs and counters.
-//! It decides nothing about the lease.
+//! The lease thread (`snowflake-lease`): drives the holder machine (`protocol/holder.rs`) with real clocks and a
+//! real store, and turns its notes into answers, logs and counters; it decides nothing about the lease.
 
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -71,9 +70,8 @@ pub(super) fn spawn(
     Ok(())
 }
 
-/// Writes the state file the machine asks for, under the file's lock (so that a file written
-/// later never carries an earlier answer). Whether one was (one that fails stops nothing more
-/// than the last file's limit does).
+/// Writes the state file the machine asks for, under the file's lock (a later file never carries an earlier
+/// answer). Whether one was; one that fails stops nothing more than the last file's limit does.
 fn save(shared: &Shared, file: &Mutex<StateFile>, now: Now) -> bool {
     let file = file.lock().unwrap_or_else(|p| p.into_inner());
     let Some(saved) = shared.lock().save_due(now) else { return false };
@@ -133,8 +131,7 @@ struct Driver {
     renewed: u64,
 }
 
-/// What one step under the machine's lock gives the lease thread: the call to make, the
-/// notes to tell, when to wake, and what the gauges and the notes' lines show.
+/// What one step under the machine's lock ([`Driver::step`]) gives the lease thread.
 struct Step {
     call: Option<Call>,
     done: bool,
@@ -178,8 +175,7 @@ impl Driver {
         self.shared.first_answer(Err(LeaseError::Thread { source: Arc::new(ended) }));
     }
 
-    /// One step of the machine under its lock: the last answer handed back, the timers run,
-    /// the next call asked for.
+    /// One step of the machine under its lock: the last answer handed back, the timers run, the next call asked.
     fn step(&self, now: Now, reply: Option<Answer>) -> Step {
         let mut machine = self.shared.lock();
         if let Some(reply) = reply {
@@ -262,16 +258,14 @@ impl Driver {
         }
     }
 
-    /// Stops the generators and asks the machine to release once a tick has passed (a
-    /// generator in the middle of one may finish it).
+    /// Stops the generators and asks the machine to release once a tick has passed (one under way may finish).
     fn release_now(&mut self) {
         let tick_ms = self.shared.longest_tick_ms.load(Ordering::Relaxed) + 1;
         let now = self.shared.now();
         self.shared.command(|machine| machine.release(now, tick_ms.saturating_mul(1_000_000)));
     }
 
-    /// What the generators may do changed ([`Note::Changed`]): an outage of the grant held is
-    /// told when it begins and ends (the other refusals have notes of their own).
+    /// [`Note::Changed`]: an outage of the grant held is told when it begins and ends (the rest have notes).
     fn changed(&mut self, worker: u64, refusal: Option<crate::FenceReason>, error: Option<&LeaseError>) {
         use crate::FenceReason as R;
         let ns = &*self.shared.namespace;
@@ -291,8 +285,7 @@ impl Driver {
         }
     }
 
-    /// Tells one of the machine's notes: logs, counters, answers. `worker` and `error` are the
-    /// machine's as of the step that gave it.
+    /// Tells one of the machine's notes; `current` and `error` are the machine's as of the step that gave it.
     fn note(&mut self, note: Note, current: u64, error: Option<&LeaseError>) {
         let ns = &*self.shared.namespace;
         match note {

@@ -291,13 +291,11 @@ impl Machine {
             return self.give_up(error);
         }
         self.trouble_with(now, error);
-        let Some(trouble) = &self.trouble else { return };
+        let Some(trouble) = &mut self.trouble else { return };
         if trouble.noted_ns.is_none_or(|at| now.ns >= at.saturating_add(NOTE_EVERY_NS)) {
+            trouble.noted_ns = Some(now.ns);
             let note =
                 Note::Trouble { error: trouble.error.clone(), waited_ns: now.ns.saturating_sub(trouble.since_ns) };
-            if let Some(t) = &mut self.trouble {
-                t.noted_ns = Some(now.ns);
-            }
             self.note(note);
         }
         self.retry_later(now);
