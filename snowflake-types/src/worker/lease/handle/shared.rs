@@ -50,13 +50,10 @@ impl std::fmt::Debug for FirstAnswer {
     }
 }
 
-fn anchor() -> Instant {
-    static ANCHOR: OnceLock<Instant> = OnceLock::new();
-    *ANCHOR.get_or_init(Instant::now)
-}
-
+/// Monotonic nanoseconds from the process's first reading.
 pub(super) fn nanos_since_anchor(at: Instant) -> u64 {
-    u64::try_from(at.saturating_duration_since(anchor()).as_nanos()).unwrap_or(u64::MAX)
+    static ANCHOR: OnceLock<Instant> = OnceLock::new();
+    u64::try_from(at.saturating_duration_since(*ANCHOR.get_or_init(Instant::now)).as_nanos()).unwrap_or(u64::MAX)
 }
 
 pub(super) enum Command {

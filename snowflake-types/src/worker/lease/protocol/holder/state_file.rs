@@ -74,15 +74,12 @@ impl Machine {
         let ahead_ms = self.file_ahead_ms();
         let limit_ms =
             now.ms.max(grant.issued_ms).saturating_add(ahead_ms.max(self.s.rules.step_ms)).min(grant.bound_ms);
-        let due = match &self.filed {
-            Some(filed) if filed.epoch == grant.epoch && filed.value == grant.value => {
-                filed.limit_ms.saturating_sub(now.ms) <= ahead_ms / 2 && limit_ms > filed.limit_ms
+        let (due, limit_ms) = match &self.filed {
+            Some(filed) if filed.epoch == grant.epoch => {
+                let near = filed.limit_ms.saturating_sub(now.ms) <= ahead_ms / 2 && limit_ms > filed.limit_ms;
+                (filed.value != grant.value || near, limit_ms.max(filed.limit_ms))
             }
-            _ => true,
-        };
-        let limit_ms = match &self.filed {
-            Some(filed) if filed.epoch == grant.epoch => limit_ms.max(filed.limit_ms),
-            _ => limit_ms.max(grant.issued_ms),
+            _ => (true, limit_ms.max(grant.issued_ms)),
         };
         let left_ns = grant.valid_until_ns.saturating_sub(now.ns);
         let valid_until_ms = now.ms.saturating_add(i64::try_from(left_ns / 1_000_000).unwrap_or(i64::MAX));
