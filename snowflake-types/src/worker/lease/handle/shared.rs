@@ -110,8 +110,7 @@ impl Shared {
         };
         self.follow_stops(stops);
     }
-    /// Drops every generator's issuing limit if the machine stopped the generators since the
-    /// last call ([`Machine::stops`]).
+    /// Drops every generator's issuing limit if the machine stopped them since the last call ([`Machine::stops`]).
     pub(super) fn follow_stops(&self, stops: u64) {
         if self.stops_seen.swap(stops, Ordering::AcqRel) != stops {
             self.stop_limits();

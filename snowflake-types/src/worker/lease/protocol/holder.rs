@@ -346,8 +346,7 @@ pub(crate) struct Machine {
 }
 
 impl Settings {
-    /// The error a clock more than `ε` off the store's makes, for a read sent at `sent` and
-    /// answered at `now` (docs/lease-rules.md rule 9).
+    /// The error a clock more than `ε` off the store's makes, for a read sent at `sent` (rule 9).
     fn skew(&self, sent: &Sent, now: Now, snapshot: &Snapshot) -> Option<LeaseError> {
         let (store_ms, tolerance) = (snapshot.now_ms?, self.rules.tolerance);
         let local_ms = check_skew(sent.at.ms, store_ms, now.ms, tolerance).err()?;

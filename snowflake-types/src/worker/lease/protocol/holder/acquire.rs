@@ -46,8 +46,7 @@ impl Acquire {
         *self = Acquire { conflicts: self.conflicts, ..Acquire::new(self.prefer, self.fence_above, self.refresh) };
     }
 
-    /// The attempt's next call, or the error when no worker ID may be taken. `epochs`: how
-    /// many grants the machine ever held.
+    /// The attempt's next call, or the error when no worker ID may be taken (`epochs`: grants ever held).
     pub(super) fn call(&mut self, now: Now, s: &Settings, rng: &mut Rng, epochs: u64) -> Result<Call, LeaseError> {
         let space = s.space;
         if let Some((candidate, _, _)) = &self.pending {
@@ -254,8 +253,7 @@ impl Acquire {
         }
     }
 
-    /// A call failed: the attempt starts again, but for a grant whose answer was lost (the
-    /// next read checks it).
+    /// A call failed: the attempt starts again, but for a grant whose answer was lost (the next read checks it).
     pub(super) fn call_failed(&mut self, call: &Call) {
         let marker = matches!(call, Call::Write(ops) if ops[0].slot == Slot::Marker);
         if marker || self.pending.is_none() {

@@ -125,8 +125,7 @@ impl Machine {
         !self.released && self.current.iter().chain(&self.retiring).any(|g| g.epoch == epoch)
     }
 
-    /// Whether a grant resumed from its state file answers its caller before any store call
-    /// (which may wait a whole timeout).
+    /// Whether a grant resumed from its state file answers its caller before any store call (which may time out).
     pub(crate) fn answers_first(&self, now: Now) -> bool {
         let waiting = self.waiting_first && self.task == Task::Hold;
         self.resumed && waiting && self.current.as_ref().is_some_and(|g| g.valid(now))

@@ -52,8 +52,7 @@ impl Machine {
         }
     }
 
-    /// The current grant's record, read before a renewal or back after a write that
-    /// conflicted, with the marker and the store's clock.
+    /// The current grant's record, read before a renewal or after a write that conflicted, with the marker and clock.
     pub(super) fn checked(&mut self, now: Now, sent: &Sent, snapshot: &Snapshot) {
         let rules = self.s.rules;
         let Some(grant) = self.current.as_ref() else { return };
@@ -161,8 +160,7 @@ impl Machine {
         }
     }
 
-    /// The lease is lost for `why`: it rides on what it reserved ([`LostWhy::rides`]) or stops
-    /// at once, and acquires again.
+    /// The lease is lost for `why`: it rides on what it reserved ([`LostWhy::rides`]) or stops, and acquires again.
     fn lost(&mut self, now: Now, worker: u64, fence: u64, why: LostWhy) {
         self.note(Note::Lost { worker, why });
         self.retiring = self.current.take().filter(|g| why.rides() && g.valid(now));

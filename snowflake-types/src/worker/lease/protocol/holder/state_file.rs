@@ -43,10 +43,8 @@ impl Machine {
         Some(machine)
     }
 
-    /// With a state file: the file to write now, if one is due (the grant changed, or its
-    /// generators come near the last file's limit, which they pass only once it is [`saved`]).
-    ///
-    /// [`saved`]: Machine::saved
+    /// With a state file: the file to write now, if one is due (the grant changed, or its generators near the
+    /// last file's limit, which they pass only once it is [`saved`](Machine::saved)).
     pub(crate) fn save_due(&self, now: Now) -> Option<Saved> {
         if !self.s.state_file {
             return None;
