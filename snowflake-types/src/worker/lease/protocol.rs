@@ -129,19 +129,15 @@ impl Rules {
         at_ms.saturating_add(self.reservation_ms()).max(floor_ms)
     }
 
-    /// How far and until when an acknowledged write sent at `at_ms`/`at_ns` lets it issue (rule 2).
+    /// How far and until when an acknowledged write sent at `at_ms`/`at_ns` lets it issue: `W`, `W - margin` (rule 2).
     pub(crate) fn acknowledged(&self, at_ms: i64, at_ns: u64) -> (i64, u64) {
-        (at_ms.saturating_add(millis(self.reservation)), at_ns.saturating_add(self.validity_ns()))
+        let valid_ns = u64::try_from(self.reservation.saturating_sub(self.margin).as_nanos()).unwrap_or(u64::MAX);
+        (at_ms.saturating_add(millis(self.reservation)), at_ns.saturating_add(valid_ns))
     }
 
     /// How often a held lease renews, in ns.
     pub(crate) fn renew_every_ns(&self) -> u64 {
         u64::try_from(self.renew_every.as_nanos()).unwrap_or(u64::MAX)
-    }
-
-    /// How long after a write began its holder may issue: `W - margin`.
-    pub(crate) fn validity_ns(&self) -> u64 {
-        u64::try_from(self.reservation.saturating_sub(self.margin).as_nanos()).unwrap_or(u64::MAX)
     }
 
     /// How far a new holder may find the previous holder's record ahead of its own clock.

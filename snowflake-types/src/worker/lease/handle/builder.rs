@@ -11,7 +11,7 @@ use super::{Handle, WorkerLease, renewal};
 use crate::clock::{Clock, MonotonicClock};
 use crate::worker::lease::protocol::holder::{Machine, Now, Settings};
 use crate::worker::lease::protocol::{self, Asked, DEFAULT_TTL};
-use crate::worker::lease::store::support::{check_namespace, check_space};
+use crate::worker::lease::store::support::{check_namespace, check_space, holder_name, random_u64};
 use crate::worker::lease::store::{DEFAULT_CLOCK_TOLERANCE, LeaseError, LeaseStore};
 
 /// How long an acquisition tries a store that does not answer before it fails: 30 s (a rollout stalls, not loops).
@@ -214,24 +214,6 @@ impl WorkerLeaseBuilder {
         })
     }
 
-    /// What the holder machine decides with.
-    fn settings(&self, rules: protocol::Rules, store: String) -> Settings {
-        let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-        Settings {
-            namespace: self.namespace.clone(),
-            space: self.space,
-            rules,
-            first_wait_ns: ns(self.wait_for_store),
-            acquire_backoff_ns: (50_000_000, 2_000_000_000),
-            create_namespace: self.create_namespace,
-            wait_for_free: false,
-            state_file: self.state_file.is_some(),
-            name: crate::worker::lease::store::support::holder_name().to_owned(),
-            store,
-            seed: crate::worker::lease::store::support::random_u64(),
-        }
-    }
-
     /// Acquires a worker ID, blocking until it issues (`docs/lease-rules.md`); renewals run on the lease's thread.
     ///
     /// ```no_run
@@ -277,11 +259,23 @@ impl WorkerLeaseBuilder {
         };
         let describe =
             store.as_ref().map_or_else(|| url.as_ref().map(ToString::to_string).unwrap_or_default(), |s| s.describe());
-        let host = crate::worker::lease::store::support::holder_name().rsplit_once(':').map_or("", |(host, _)| host);
+        let host = holder_name().rsplit_once(':').map_or("", |(host, _)| host);
         let opened = self.state_file.as_ref().map(|path| StateFile::open(path, host)).transpose();
         let (file, saved) = opened.map_err(|reason| LeaseError::BadSettings { reason })?.unzip();
         let now = Now { ns: nanos_since_anchor(Instant::now()), ms: self.clock.now_ms() };
-        let settings = self.settings(rules, describe.clone());
+        let settings = Settings {
+            namespace: self.namespace.clone(),
+            space: self.space,
+            rules,
+            first_wait_ns: u64::try_from(self.wait_for_store.as_nanos()).unwrap_or(u64::MAX),
+            acquire_backoff_ns: (50_000_000, 2_000_000_000),
+            create_namespace: self.create_namespace,
+            wait_for_free: false,
+            state_file: self.state_file.is_some(),
+            name: holder_name().to_owned(),
+            store: describe.clone(),
+            seed: random_u64(),
+        };
         let resumed = saved.flatten().and_then(|saved| Machine::resume(settings.clone(), &saved, now));
         if let Some(machine) = &resumed {
             crate::events::lease_resumed_from_file(&self.namespace, machine.worker_and_fence().0);

@@ -354,16 +354,6 @@ impl Settings {
     }
 }
 
-/// The error of a lease the store no longer holds.
-fn lost(namespace: &str, worker: u64) -> LeaseError {
-    LeaseError::Lost { namespace: namespace.to_owned(), worker }
-}
-
-/// Errors that waiting may mend; others fail the first acquisition at once.
-pub(crate) fn worth_waiting(error: &LeaseError) -> bool {
-    matches!(error, LeaseError::Store { .. } | LeaseError::Timeout { .. })
-}
-
 impl Machine {
     /// A holder about to acquire its first worker ID, at `now`.
     pub(crate) fn new(settings: Settings, now: Now) -> Machine {
@@ -557,10 +547,7 @@ impl Machine {
                 self.task = Task::Release { checking: false };
                 self.due_ns = now.ns;
             }
-            _ => {
-                let error = lost(&self.s.namespace, worker);
-                self.end_release(Err(error));
-            }
+            _ => self.end_release(Err(LeaseError::Lost { namespace: self.s.namespace.clone(), worker })),
         }
     }
 

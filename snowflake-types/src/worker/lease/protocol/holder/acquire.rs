@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use super::{Acquire, Call, Candidate, Grant, Machine, Note, Now, Op, Rng, Sent, Settings, Task, worth_waiting};
+use super::{Acquire, Call, Candidate, Grant, Machine, Note, Now, Op, Rng, Sent, Settings, Task};
 use crate::worker::lease::protocol::record::{Holder, Marker, Record};
 use crate::worker::lease::protocol::{Basis, Rules, floor_of, fresh_marker, marker_holds};
 use crate::worker::lease::store::{LeaseError, MAX_READ, Query, Slot, Snapshot, Written};
@@ -284,8 +284,10 @@ impl Machine {
 
     /// An attempt failed: tried again later, unless the first acquisition cannot mend it.
     pub(super) fn failed(&mut self, now: Now, error: LeaseError) {
-        let full_but_waiting = self.s.wait_for_free && matches!(error, LeaseError::NoFreeWorker { .. });
-        if self.waiting_first && !worth_waiting(&error) && !full_but_waiting {
+        // Waiting may mend a store error or a timeout (and a full space, if asked); nothing else.
+        let mendable = matches!(error, LeaseError::Store { .. } | LeaseError::Timeout { .. })
+            || self.s.wait_for_free && matches!(error, LeaseError::NoFreeWorker { .. });
+        if self.waiting_first && !mendable {
             return self.give_up(error);
         }
         self.trouble_with(now, error);
