@@ -1,6 +1,5 @@
-//! The lease protocol: the rules a holder of a worker ID follows (stated for readers in
-//! `docs/lease-rules.md`), written once, and the holder as one state machine without I/O
-//! ([`holder::Machine`]), which the lease thread, the model check and the simulation drive.
+//! The lease protocol: the rules a holder of a worker ID follows (stated for readers in `docs/lease-rules.md`),
+//! written once, and the holder as one state machine without I/O ([`holder::Machine`]).
 
 pub(crate) mod holder;
 pub(crate) mod record;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use super::shared::{Shared, nanos_since_anchor};
 use super::state_file::StateFile;
 use super::status::LeaseTiming;
-use super::{Handle, WorkerLease, renewal};
+use super::{WorkerLease, renewal};
 use crate::clock::{Clock, MonotonicClock};
 use crate::worker::lease::protocol::holder::{Machine, Now, Settings};
 use crate::worker::lease::protocol::{self, Asked, DEFAULT_TTL};
@@ -296,9 +296,8 @@ impl WorkerLeaseBuilder {
             first: Mutex::default(),
         });
         let (commands, inbox) = mpsc::channel();
-        let store = renewal::Opened { url, store, file };
-        renewal::spawn(Arc::clone(&shared), store, self.wait_for_store, inbox)?;
-        Ok(WorkerLease { shared, handle: Arc::new(Handle { commands }) })
+        renewal::spawn(Arc::clone(&shared), url, store, file, self.wait_for_store, inbox)?;
+        Ok(WorkerLease { shared, commands })
     }
 
     /// [`WorkerLeaseBuilder::acquire`] for async code, without blocking the executor.

@@ -29,23 +29,18 @@ fn make(store: &dyn LeaseStore, namespace: &str, call: &Call) -> Answer {
     result.unwrap_or_else(Answer::Failed)
 }
 
-/// What the lease thread opens: the store or its URL (opened at the first call), the state file.
-pub(super) struct Opened {
-    pub(super) url: Option<StoreUrl>,
-    pub(super) store: Option<Arc<dyn LeaseStore>>,
-    pub(super) file: Option<StateFile>,
-}
-
-/// Starts the lease thread (and, with a state file, the file thread) on the machine in
-/// `shared`, until a command from `inbox` or the last handle's drop ends it.
+/// Starts the lease thread (and, with a state file, the file thread) on the machine in `shared`, with the store or
+/// its URL (opened at the first call), until a command from `inbox` or the last handle's drop ends it.
 pub(super) fn spawn(
     shared: Arc<Shared>,
-    opened: Opened,
+    url: Option<StoreUrl>,
+    store: Option<Arc<dyn LeaseStore>>,
+    file: Option<StateFile>,
     wait_for_store: Duration,
     inbox: mpsc::Receiver<Command>,
 ) -> Result<(), LeaseError> {
     let thread = |e: std::io::Error| LeaseError::Thread { source: Arc::new(e) };
-    let file = opened.file.map(|file| Arc::new(Mutex::new(file)));
+    let file = file.map(|file| Arc::new(Mutex::new(file)));
     if let Some(file) = &file {
         // Off the store's path, so that a store call that hangs does not hold it back.
         let (shared, file) = (Arc::downgrade(&shared), Arc::clone(file));
@@ -56,8 +51,8 @@ pub(super) fn spawn(
     }
     let driver = Driver {
         shared,
-        url: opened.url,
-        store: opened.store,
+        url,
+        store,
         file,
         wait_for_store,
         answered: false,
@@ -163,11 +158,6 @@ impl Driver {
         Ok(store)
     }
 
-    /// [`save`], if a state file is kept.
-    fn save(&mut self, now: Now) -> bool {
-        self.file.as_ref().is_some_and(|file| save(&self.shared, file, now))
-    }
-
     fn run(mut self, inbox: &mpsc::Receiver<Command>) {
         self.drive(inbox);
         // Ended (abandoned) before its first grant issued: whoever waits is told.
@@ -225,7 +215,7 @@ impl Driver {
                 });
                 continue;
             }
-            if self.save(now) {
+            if self.file.as_ref().is_some_and(|file| save(&self.shared, file, now)) {
                 continue;
             }
             crate::events::lease_gauges(&self.shared.namespace, step.worker, step.left, step.error.is_none());

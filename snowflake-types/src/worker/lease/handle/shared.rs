@@ -1,5 +1,4 @@
-//! What the generators, the handle and the lease thread share: the holder machine under one
-//! lock, the counters, and the first acquisition's answer.
+//! [`Shared`]: what the generators, the handle and the lease thread share.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
@@ -33,7 +32,6 @@ pub(super) struct Shared {
     pub(super) recoveries: AtomicU64,
     /// The machine's count of stops last followed ([`Shared::follow_stops`]).
     pub(super) stops_seen: AtomicU64,
-    /// The first acquisition's outcome, once known, and who waits for it.
     pub(super) first: Mutex<FirstAnswer>,
 }
 

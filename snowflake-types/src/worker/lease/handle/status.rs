@@ -85,8 +85,7 @@ impl LeaseStatus {
     }
 }
 
-/// The timing of a lease, each setting as asked or by its default (`docs/lease-rules.md`):
-/// what [`WorkerLeaseBuilder::timing`](crate::worker::lease::WorkerLeaseBuilder::timing) gives.
+/// A lease's timing, as asked or by default ([`WorkerLeaseBuilder::timing`](super::WorkerLeaseBuilder::timing)).
 ///
 /// ```
 /// use std::time::Duration;

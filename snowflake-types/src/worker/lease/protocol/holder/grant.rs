@@ -67,9 +67,8 @@ impl Machine {
         None
     }
 
-    /// The highest timestamp a generator under grant `epoch` may issue now, recorded as
-    /// issued: `from_ms` plus a step, within the reservation and the validity. Refused
-    /// ([`Machine::refusal`]), or told to switch when the lease holds another grant.
+    /// The highest timestamp a generator under grant `epoch` may issue now (`from_ms` plus a step, within the
+    /// reservation and the validity), recorded as issued; refused ([`Machine::refusal`]) or told to switch grants.
     pub(crate) fn grant_until(&mut self, now: Now, from_ms: i64, min_step_ms: i64, epoch: u64) -> Result<i64, Refusal> {
         if let Some(reason) = self.refusal(now) {
             return Err(Refusal::Fenced(reason));

@@ -7,8 +7,7 @@ use crate::worker::lease::protocol::{floor_of, fresh_marker, marker_holds};
 use crate::worker::lease::store::{Query, Slot, Snapshot};
 
 impl Machine {
-    /// The renewal's next call: its write, once a read found the marker vouching for the
-    /// record (rule 1); else that read (the task turns to checking the record).
+    /// The renewal's next call: its write once a read found the marker vouching for its record (rule 1), else the read.
     pub(super) fn renewal_call(&mut self, now: Now) -> Option<Call> {
         let grant = self.current.as_ref()?;
         let confirm = self.vouched.as_ref().filter(|c| c.value == grant.value).cloned();
