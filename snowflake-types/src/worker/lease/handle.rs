@@ -163,7 +163,7 @@ impl WorkerLease {
             namespace: s.namespace.to_string(),
             worker,
             fence,
-            renewals: s.renewals.load(Ordering::Relaxed),
+            renewals: machine.renewals(),
             late_renewals: s.late_renewals.load(Ordering::Relaxed),
             failed_renewals: s.failed_renewals.load(Ordering::Relaxed),
             recoveries: s.recoveries.load(Ordering::Relaxed),

@@ -288,7 +288,6 @@ impl WorkerLeaseBuilder {
             machine: Mutex::new(resumed.unwrap_or_else(|| Machine::new(settings, now))),
             limits: Mutex::new(Vec::new()),
             longest_tick_ms: AtomicU64::new(0),
-            renewals: AtomicU64::new(0),
             late_renewals: AtomicU64::new(0),
             failed_renewals: AtomicU64::new(0),
             recoveries: AtomicU64::new(0),

@@ -49,18 +49,8 @@ pub(super) fn spawn(
             .spawn(move || keep_filing(&shared, &file))
             .map_err(thread)?;
     }
-    let driver = Driver {
-        shared,
-        url,
-        store,
-        file,
-        wait_for_store,
-        answered: false,
-        release: None,
-        outage: None,
-        grants: 0,
-        renewed: 0,
-    };
+    let driver =
+        Driver { shared, url, store, file, wait_for_store, answered: false, release: None, outage: None, grants: 0 };
     std::thread::Builder::new().name("snowflake-lease".into()).spawn(move || driver.run(&inbox)).map_err(thread)?;
     Ok(())
 }
@@ -122,8 +112,6 @@ struct Driver {
     /// Since when the generators may not issue for want of the store (told once).
     outage: Option<Instant>,
     grants: u64,
-    /// The machine's count of acknowledged renewals last seen.
-    renewed: u64,
 }
 
 /// What one step under the machine's lock ([`Driver::step`]) gives the lease thread.
@@ -133,7 +121,6 @@ struct Step {
     /// The machine's count of stops ([`Shared::follow_stops`]).
     stops: u64,
     notes: Vec<Note>,
-    renewals: u64,
     wake: Option<u64>,
     worker: u64,
     /// How much longer the generators may issue without another renewal.
@@ -183,7 +170,6 @@ impl Driver {
             done: machine.is_done(),
             stops: machine.stops(),
             notes,
-            renewals: machine.renewals(),
             wake: machine.poll_timeout(now),
             worker: machine.worker_and_fence().0,
             left,
@@ -198,10 +184,6 @@ impl Driver {
             let now = self.shared.now();
             let step = self.step(now, reply.take());
             self.shared.follow_stops(step.stops);
-            if step.renewals > self.renewed {
-                self.shared.renewals.fetch_add(step.renewals - self.renewed, Ordering::Relaxed);
-                self.renewed = step.renewals;
-            }
             for note in step.notes {
                 self.note(note, step.worker, step.error.as_ref());
             }

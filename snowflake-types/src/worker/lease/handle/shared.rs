@@ -26,7 +26,6 @@ pub(super) struct Shared {
     pub(super) limits: Mutex<Vec<Weak<Limit>>>,
     /// The longest tick of the generators on the lease, in ms (a release waits that long).
     pub(super) longest_tick_ms: AtomicU64,
-    pub(super) renewals: AtomicU64,
     pub(super) late_renewals: AtomicU64,
     pub(super) failed_renewals: AtomicU64,
     pub(super) recoveries: AtomicU64,
