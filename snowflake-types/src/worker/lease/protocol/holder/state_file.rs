@@ -10,9 +10,8 @@ use crate::worker::lease::protocol::saved::Saved;
 const FILE_AHEAD_MAX_MS: i64 = 250;
 
 impl Machine {
-    /// A holder restarted with its state file, at `now`, holding its grant above the file's
-    /// limit while the reservation lasts (less the tolerance: the earlier process's monotonic
-    /// clock is gone); `None` when it has run out.
+    /// A holder restarted from its state file, holding its grant above the file's limit while the reservation lasts
+    /// less the tolerance (the earlier process's monotonic clock is gone); `None` once it ran out.
     pub(crate) fn resume(settings: Settings, saved: &Saved, now: Now) -> Option<Machine> {
         let record = Record::decode(&saved.value)?;
         let left_ms = saved.valid_until_ms.saturating_sub(now.ms).saturating_sub(settings.rules.tolerance_ms());
