@@ -171,8 +171,7 @@ pub fn create_namespace(store: &dyn LeaseStore, namespace: &str) -> Result<(), L
     create_namespace_with(store, namespace, &mut random_u64, &wall_ms)
 }
 
-/// [`create_namespace`], with the marker's generation and the local clock (for a store
-/// without one) given: the model check runs it on its own clock and seeded choices.
+/// [`create_namespace`], with the marker's generation and the local clock given (the model check's).
 pub(crate) fn create_namespace_with(
     store: &dyn LeaseStore,
     namespace: &str,

@@ -37,12 +37,7 @@ use crate::generator::GeneratorBuilder;
 #[derive(Clone, Debug)]
 pub struct WorkerLease {
     shared: Arc<Shared>,
-    handle: Arc<Handle>,
-}
-
-/// The last clone's drop closes the command channel, which tells the lease thread to release.
-#[derive(Debug)]
-struct Handle {
+    /// The last clone's drop closes the command channel, which tells the lease thread to release.
     commands: mpsc::Sender<Command>,
 }
 
@@ -131,8 +126,7 @@ impl WorkerLease {
         matches!(self.status(), LeaseStatus::Issuing { .. })
     }
 
-    /// Where the lease stands: issuing, fenced (why, since when), recovering, or released.
-    /// For readiness probes: ready while [`LeaseStatus::Issuing`].
+    /// Where the lease stands; for a readiness probe, ready while [`LeaseStatus::Issuing`].
     pub fn status(&self) -> LeaseStatus {
         let s = &self.shared;
         let now = s.now();
@@ -169,7 +163,7 @@ impl WorkerLease {
             namespace: s.namespace.to_string(),
             worker,
             fence,
-            renewals: s.renewals.load(Ordering::Relaxed),
+            renewals: machine.renewals(),
             late_renewals: s.late_renewals.load(Ordering::Relaxed),
             failed_renewals: s.failed_renewals.load(Ordering::Relaxed),
             recoveries: s.recoveries.load(Ordering::Relaxed),
@@ -200,7 +194,7 @@ impl WorkerLease {
         let (reply, receive) = channel::channel();
         // Released already, the thread may be gone before it reads a command sent now.
         let released = self.shared.lock().is_done();
-        if released || self.handle.commands.send(Command::Release(reply)).is_err() {
+        if released || self.commands.send(Command::Release(reply)).is_err() {
             let (reply, receive) = channel::channel();
             channel::answer(reply, Ok(()));
             return receive;
@@ -211,12 +205,12 @@ impl WorkerLease {
     /// Stops renewing without releasing, as a crashed process would (for tests of crashes).
     pub fn abandon(self) {
         self.shared.command(Machine::abandon);
-        let _ = self.handle.commands.send(Command::Abandon);
+        let _ = self.commands.send(Command::Abandon);
     }
 
     /// Sends no renewal for `pause`, as a paused process would not (for tests of pauses).
     pub fn pause_renewals(&self, pause: Duration) {
-        let _ = self.handle.commands.send(Command::Pause(pause));
+        let _ = self.commands.send(Command::Pause(pause));
     }
 }
 

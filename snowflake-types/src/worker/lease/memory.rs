@@ -14,8 +14,7 @@ pub(crate) struct Space {
     pub(crate) records: BTreeMap<u64, String>,
 }
 
-/// The contract over plain data: what [`MemoryLeaseStore`] does under its lock, and the model
-/// check's world's store.
+/// The contract over plain data: what [`MemoryLeaseStore`] does under its lock, and the model check's store.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) struct State {
     pub(crate) spaces: BTreeMap<String, Space>,
@@ -83,9 +82,8 @@ impl State {
     }
 }
 
-/// The store contract kept in this process's memory: the reference every real store is held
-/// to, and a store for tests of code that leases worker IDs, with the faults of a real store
-/// at the test's command (its methods below). Two processes never share one.
+/// The store contract kept in this process's memory: the reference every real store is held to, and a store for
+/// tests of code that leases worker IDs, with a real store's faults at their command. Two processes never share one.
 ///
 /// ```
 /// use typed_snowflake::worker::lease::{MemoryLeaseStore, WorkerLease};
@@ -221,8 +219,7 @@ impl MemoryLeaseStore {
         self.inner.answering.store(answering, std::sync::atomic::Ordering::SeqCst);
     }
 
-    /// A store that hangs (a paused server): each call waits `stall`, then fails with a
-    /// timeout; `Duration::ZERO` ends it.
+    /// A store that hangs (a paused server): each call waits `stall`, then times out; `Duration::ZERO` ends it.
     ///
     /// ```
     /// use std::time::Duration;

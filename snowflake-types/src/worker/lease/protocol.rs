@@ -1,6 +1,5 @@
-//! The lease protocol: the rules a holder of a worker ID follows (stated for readers in
-//! `docs/lease-rules.md`), written once, and the holder as one state machine without I/O
-//! ([`holder::Machine`]), which the lease thread, the model check and the simulation drive.
+//! The lease protocol: the rules a holder of a worker ID follows (stated for readers in `docs/lease-rules.md`),
+//! written once, and the holder as one state machine without I/O ([`holder::Machine`]).
 
 pub(crate) mod holder;
 pub(crate) mod record;
@@ -129,19 +128,15 @@ impl Rules {
         at_ms.saturating_add(self.reservation_ms()).max(floor_ms)
     }
 
-    /// How far and until when an acknowledged write sent at `at_ms`/`at_ns` lets it issue (rule 2).
+    /// How far and until when an acknowledged write sent at `at_ms`/`at_ns` lets it issue: `W`, `W - margin` (rule 2).
     pub(crate) fn acknowledged(&self, at_ms: i64, at_ns: u64) -> (i64, u64) {
-        (at_ms.saturating_add(millis(self.reservation)), at_ns.saturating_add(self.validity_ns()))
+        let valid_ns = u64::try_from(self.reservation.saturating_sub(self.margin).as_nanos()).unwrap_or(u64::MAX);
+        (at_ms.saturating_add(millis(self.reservation)), at_ns.saturating_add(valid_ns))
     }
 
     /// How often a held lease renews, in ns.
     pub(crate) fn renew_every_ns(&self) -> u64 {
         u64::try_from(self.renew_every.as_nanos()).unwrap_or(u64::MAX)
-    }
-
-    /// How long after a write began its holder may issue: `W - margin`.
-    pub(crate) fn validity_ns(&self) -> u64 {
-        u64::try_from(self.reservation.saturating_sub(self.margin).as_nanos()).unwrap_or(u64::MAX)
     }
 
     /// How far a new holder may find the previous holder's record ahead of its own clock.
@@ -235,15 +230,9 @@ pub(crate) fn floor_of(
         Some(record) if rules.vouches(marker, worker, record) => (record.high_water_ms, Basis::Record),
         Some(_) => (rules.unvouched_floor(now_ms), Basis::Unvouched),
         None if granted && rules.counts_gone_as_granted() => (rules.unvouched_floor(now_ms), Basis::Unvouched),
-        None => never_granted(rules, marker, now_ms),
+        None if marker.declared => (i64::MIN, Basis::Declared),
+        None => (rules.unvouched_floor(marker.since_ms.min(now_ms)), Basis::NeverGranted),
     }
-}
-
-fn never_granted(rules: &Rules, marker: &Marker, now_ms: i64) -> (i64, Basis) {
-    if marker.declared {
-        return (i64::MIN, Basis::Declared);
-    }
-    (rules.unvouched_floor(marker.since_ms.min(now_ms)), Basis::NeverGranted)
 }
 
 /// A marker written afresh (rule 4): a new generation since `now_ms`, its `next` above what

@@ -17,9 +17,8 @@ use thiserror::Error;
 pub use super::memory::{MemoryBackup, MemoryLeaseStore};
 pub use crate::error::lease::{LeaseError, MAX_WORKER_SPACE};
 
-/// `url` without its password, as every lease store and error shows a store URL. Everything
-/// between `://` and the last `@` goes but a plain user name, so a password with a raw `/`,
-/// `?` or `#` in it is hidden too.
+/// `url` without its password, as every lease store and error shows a store URL: everything between `://` and
+/// the last `@` goes but a plain user name (so a password with a raw `/`, `?` or `#` in it is hidden too).
 ///
 /// ```
 /// use typed_snowflake::worker::lease::store::redact_url;
@@ -42,8 +41,7 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
-/// How long one round trip to a store may take before it is abandoned with
-/// [`LeaseError::Timeout`]: 2 s, unless the store is told otherwise.
+/// How long one round trip to a store may take before it is abandoned ([`LeaseError::Timeout`]): 2 s by default.
 ///
 /// ```
 /// use std::time::Duration;
@@ -54,8 +52,7 @@ pub fn redact_url(url: &str) -> String {
 /// ```
 pub const DEFAULT_STORE_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// The default largest difference between the local clock and the store's (or, for a store
-/// without a clock, between the holders' clocks): 1 s.
+/// The default largest difference between the local clock and the store's (the holders', for one without): 1 s.
 ///
 /// ```
 /// use std::time::Duration;
@@ -66,8 +63,7 @@ pub const DEFAULT_STORE_TIMEOUT: Duration = Duration::from_secs(2);
 /// ```
 pub const DEFAULT_CLOCK_TOLERANCE: Duration = Duration::from_secs(1);
 
-/// The environment variable naming a PEM file of CA certificates that the lease stores trust
-/// for TLS when their URL names none (`docs/stores.md`, "TLS").
+/// The variable naming a PEM file of CA certificates the lease stores trust where a URL names none (`docs/stores.md`).
 ///
 /// ```
 /// assert_eq!(typed_snowflake::worker::lease::CA_ENV, "SNOWFLAKE_LEASE_CA");
@@ -112,8 +108,7 @@ pub const MAX_VALUE_LEN: usize = 512;
 /// ```
 pub const MAX_READ: u64 = 1024;
 
-/// What a read asks for: the records of `workers` (at most [`MAX_READ`]), the marker, and
-/// perhaps the highest worker ID with a record.
+/// What a read asks for: the records of `workers` (at most [`MAX_READ`]), the marker, perhaps the highest.
 ///
 /// ```
 /// use typed_snowflake::worker::lease::store::Query;
@@ -163,9 +158,7 @@ impl Query {
 pub struct Snapshot {
     /// The store's clock during the read (Unix ms); `None` for a store without a clock (etcd).
     pub now_ms: Option<i64>,
-    /// A value that changes whenever the store may have lost or rolled back acknowledged
-    /// writes, where it can tell (`docs/lease-rules.md` rule 4). Printable ASCII without `|`,
-    /// at most 128 bytes; empty when the store cannot tell.
+    /// The store's incarnation ([`LeaseStore`]): printable ASCII but `|`, at most 128 bytes, empty if it cannot tell.
     pub incarnation: String,
     /// The namespace's marker, as last written.
     pub marker: Option<String>,
@@ -292,8 +285,7 @@ pub enum Written {
 /// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub trait LeaseStore: Send + Sync + fmt::Debug + 'static {
-    /// Reads the marker of `namespace` and the records of `query.workers`, with the store's
-    /// clock and incarnation.
+    /// Reads the marker of `namespace` and the records of `query.workers`, with the store's clock and incarnation.
     fn read(&self, namespace: &str, query: &Query) -> Result<Snapshot, LeaseError>;
 
     /// Writes `ops` in `namespace` atomically, if each slot holds what its op expects.
@@ -302,8 +294,7 @@ pub trait LeaseStore: Send + Sync + fmt::Debug + 'static {
     /// The store's address without any password, for messages: `redis://127.0.0.1:6379/0`.
     fn describe(&self) -> String;
 
-    /// What the store's configuration costs the leases, in plain words, logged once when a
-    /// lease starts. None by default.
+    /// What the store's configuration costs the leases, in plain words, logged when a lease starts; none by default.
     fn warnings(&self) -> Result<Vec<String>, LeaseError> {
         Ok(Vec::new())
     }

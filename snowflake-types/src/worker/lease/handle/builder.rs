@@ -7,15 +7,14 @@ use std::time::{Duration, Instant};
 use super::shared::{Shared, nanos_since_anchor};
 use super::state_file::StateFile;
 use super::status::LeaseTiming;
-use super::{Handle, WorkerLease, renewal};
+use super::{WorkerLease, renewal};
 use crate::clock::{Clock, MonotonicClock};
 use crate::worker::lease::protocol::holder::{Machine, Now, Settings};
 use crate::worker::lease::protocol::{self, Asked, DEFAULT_TTL};
-use crate::worker::lease::store::support::{check_namespace, check_space};
+use crate::worker::lease::store::support::{check_namespace, check_space, holder_name, random_u64};
 use crate::worker::lease::store::{DEFAULT_CLOCK_TOLERANCE, LeaseError, LeaseStore};
 
-/// How long an acquisition keeps trying a store that does not answer before it fails: 30 s, so
-/// that a rolling update through a short outage stalls rather than crash-loops.
+/// How long an acquisition tries a store that does not answer before it fails: 30 s (a rollout stalls, not loops).
 ///
 /// ```
 /// use std::time::Duration;
@@ -62,11 +61,7 @@ pub struct WorkerLeaseBuilder {
     store: Store,
     namespace: String,
     space: u64,
-    ttl: Duration,
-    reservation: Option<Duration>,
-    margin: Option<Duration>,
-    renew_every: Option<Duration>,
-    tolerance: Duration,
+    asked: Asked,
     wait_for_store: Duration,
     create_namespace: bool,
     state_file: Option<std::path::PathBuf>,
@@ -80,11 +75,13 @@ impl WorkerLeaseBuilder {
             store,
             namespace: DEFAULT_NAMESPACE.to_owned(),
             space: 32,
-            ttl: DEFAULT_TTL,
-            reservation: None,
-            margin: None,
-            renew_every: None,
-            tolerance: DEFAULT_CLOCK_TOLERANCE,
+            asked: Asked {
+                ttl: DEFAULT_TTL,
+                reservation: None,
+                margin: None,
+                renew_every: None,
+                tolerance: DEFAULT_CLOCK_TOLERANCE,
+            },
             wait_for_store: DEFAULT_STORE_WAIT,
             create_namespace: false,
             state_file: None,
@@ -108,13 +105,12 @@ impl WorkerLeaseBuilder {
     }
     /// How long the store keeps the lease after its last renewal (default [`DEFAULT_TTL`]).
     pub fn ttl(mut self, ttl: Duration) -> Self {
-        self.ttl = ttl;
+        self.asked.ttl = ttl;
         self
     }
-    /// How far ahead of its clock the holder reserves timestamps at each renewal (`W`, default
-    /// [`DEFAULT_RESERVATION`](super::DEFAULT_RESERVATION), never less than the TTL): it issues
-    /// for `W - margin` while the store does not answer, and a start the store cannot vouch
-    /// for waits about `W` (`docs/lease-rules.md`).
+    /// How far ahead of its clock the holder reserves at each renewal (`W`, default
+    /// [`DEFAULT_RESERVATION`](super::DEFAULT_RESERVATION), at least the TTL): how long it rides through an outage,
+    /// and what a start the store cannot vouch for waits (`docs/lease-rules.md`).
     ///
     /// ```no_run
     /// use std::time::Duration;
@@ -126,28 +122,27 @@ impl WorkerLeaseBuilder {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn reservation(mut self, reservation: Duration) -> Self {
-        self.reservation = Some(reservation);
+        self.asked.reservation = Some(reservation);
         self
     }
     /// How long before the reservation runs out the holder stops issuing (default
     /// [`DEFAULT_MARGIN`](super::DEFAULT_MARGIN)); shorter than the TTL.
     pub fn margin(mut self, margin: Duration) -> Self {
-        self.margin = Some(margin);
+        self.asked.margin = Some(margin);
         self
     }
     /// How often the lease renews (default: a third of the TTL; shorter than `TTL - margin`).
     pub fn renew_every(mut self, every: Duration) -> Self {
-        self.renew_every = Some(every);
+        self.asked.renew_every = Some(every);
         self
     }
     /// The largest difference allowed between the clocks (default [`DEFAULT_CLOCK_TOLERANCE`]).
     pub fn clock_tolerance(mut self, tolerance: Duration) -> Self {
-        self.tolerance = tolerance;
+        self.asked.tolerance = tolerance;
         self
     }
-    /// How long the first acquisition keeps trying a store that does not answer before it
-    /// fails with the store's error (default [`DEFAULT_STORE_WAIT`]; `Duration::ZERO`: at
-    /// once). Errors that waiting cannot mend fail at once.
+    /// How long the first acquisition tries a store that does not answer before it fails with its error (default
+    /// [`DEFAULT_STORE_WAIT`]; `Duration::ZERO`: at once); errors that waiting cannot mend fail at once.
     ///
     /// ```no_run
     /// use std::time::Duration;
@@ -160,10 +155,8 @@ impl WorkerLeaseBuilder {
         self.wait_for_store = wait;
         self
     }
-    /// Declares the namespace new where the store holds nothing of it, so that its first
-    /// holders issue at once instead of waiting out `W`. Only for a namespace's first
-    /// deployment, never on a store that may lose its data while the fleet runs
-    /// (`docs/lease-rules.md`, "What the operator must do").
+    /// Declares the namespace new where the store holds nothing of it, so that its first holders issue at once:
+    /// only before its first holder starts (`docs/lease-rules.md`, "What the operator must do").
     ///
     /// ```no_run
     /// use typed_snowflake::worker::lease::WorkerLease;
@@ -175,10 +168,9 @@ impl WorkerLeaseBuilder {
         self.create_namespace = true;
         self
     }
-    /// Keeps the lease's grant in a state file at `path` (one per process, on a disk that
-    /// survives its restarts), so that a process restarted while its store does not answer
-    /// resumes on its worker ID at once (`docs/lease-rules.md` rule 11; a file put back from a
-    /// backup: `docs/many-nodes.md`). A second process on the same file is refused.
+    /// Keeps the lease's grant in a state file at `path` (one per process, on a disk that survives its restarts):
+    /// a process restarted while its store does not answer resumes on its worker ID (`docs/lease-rules.md` rule
+    /// 11, `docs/many-nodes.md`). A second process on the same file is refused.
     ///
     /// ```no_run
     /// use typed_snowflake::worker::lease::WorkerLease;
@@ -190,8 +182,7 @@ impl WorkerLeaseBuilder {
         self.state_file = Some(path.into());
         self
     }
-    /// The local clock, compared with the store's and reserved ahead of: the generators' clock
-    /// (default: the [`MonotonicClock`]).
+    /// The local clock (the generators'), compared with the store's (default: the [`MonotonicClock`]).
     pub fn clock(self, clock: impl Clock) -> Self {
         self.shared_clock(Arc::new(clock))
     }
@@ -201,19 +192,7 @@ impl WorkerLeaseBuilder {
         self
     }
 
-    /// The rules the lease decides with ([`protocol::Rules::new`]).
-    fn rules(&self) -> Result<protocol::Rules, LeaseError> {
-        protocol::Rules::new(Asked {
-            ttl: self.ttl,
-            reservation: self.reservation,
-            margin: self.margin,
-            renew_every: self.renew_every,
-            tolerance: self.tolerance,
-        })
-    }
-
-    /// The timing the lease would have, each setting as asked or by its default, or the error
-    /// that [`start`](Self::start) would give.
+    /// The timing the lease would have, or the error that [`start`](Self::start) would give.
     ///
     /// ```
     /// use std::time::Duration;
@@ -225,7 +204,7 @@ impl WorkerLeaseBuilder {
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn timing(&self) -> Result<LeaseTiming, LeaseError> {
-        let rules = self.rules()?;
+        let rules = protocol::Rules::new(self.asked)?;
         Ok(LeaseTiming {
             ttl: rules.ttl,
             reservation: rules.reservation,
@@ -235,26 +214,7 @@ impl WorkerLeaseBuilder {
         })
     }
 
-    /// What the holder machine decides with.
-    fn settings(&self, rules: protocol::Rules, store: String) -> Settings {
-        let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-        Settings {
-            namespace: self.namespace.clone(),
-            space: self.space,
-            rules,
-            first_wait_ns: ns(self.wait_for_store),
-            acquire_backoff_ns: (50_000_000, 2_000_000_000),
-            create_namespace: self.create_namespace,
-            wait_for_free: false,
-            state_file: self.state_file.is_some(),
-            name: crate::worker::lease::store::support::holder_name().to_owned(),
-            store,
-            seed: crate::worker::lease::store::support::random_u64(),
-        }
-    }
-
-    /// Acquires a worker ID, blocking until it issues (what each start waits:
-    /// `docs/lease-rules.md`). Renewals then run on the lease's own thread.
+    /// Acquires a worker ID, blocking until it issues (`docs/lease-rules.md`); renewals run on the lease's thread.
     ///
     /// ```no_run
     /// use typed_snowflake::worker::lease::{RedisLeaseStore, WorkerLease};
@@ -273,9 +233,8 @@ impl WorkerLeaseBuilder {
         Ok(lease)
     }
 
-    /// Starts the lease and returns it at once, before it holds a worker ID, for a service that
-    /// answers its health checks while it starts: [`WorkerLease::status`] says where it stands,
-    /// [`WorkerLease::ready`] waits until it issues. Bad settings are refused at once.
+    /// Starts the lease and returns it at once, before it holds a worker ID: [`WorkerLease::status`] says where it
+    /// stands, [`WorkerLease::ready`] waits until it issues. Bad settings are refused at once.
     ///
     /// ```
     /// use std::time::Duration;
@@ -292,7 +251,7 @@ impl WorkerLeaseBuilder {
     pub fn start(self) -> Result<WorkerLease, LeaseError> {
         check_namespace(&self.namespace)?;
         check_space(self.space)?;
-        let rules = self.rules()?;
+        let rules = protocol::Rules::new(self.asked)?;
         // A URL is parsed now, and opened by the lease thread, which waits for its store.
         let (url, store) = match &self.store {
             Store::Url(text) => (Some(crate::worker::lease::url::StoreUrl::parse(text)?), None),
@@ -300,11 +259,23 @@ impl WorkerLeaseBuilder {
         };
         let describe =
             store.as_ref().map_or_else(|| url.as_ref().map(ToString::to_string).unwrap_or_default(), |s| s.describe());
-        let host = crate::worker::lease::store::support::holder_name().rsplit_once(':').map_or("", |(host, _)| host);
+        let host = holder_name().rsplit_once(':').map_or("", |(host, _)| host);
         let opened = self.state_file.as_ref().map(|path| StateFile::open(path, host)).transpose();
         let (file, saved) = opened.map_err(|reason| LeaseError::BadSettings { reason })?.unzip();
         let now = Now { ns: nanos_since_anchor(Instant::now()), ms: self.clock.now_ms() };
-        let settings = self.settings(rules, describe.clone());
+        let settings = Settings {
+            namespace: self.namespace.clone(),
+            space: self.space,
+            rules,
+            first_wait_ns: u64::try_from(self.wait_for_store.as_nanos()).unwrap_or(u64::MAX),
+            acquire_backoff_ns: (50_000_000, 2_000_000_000),
+            create_namespace: self.create_namespace,
+            wait_for_free: false,
+            state_file: self.state_file.is_some(),
+            name: holder_name().to_owned(),
+            store: describe.clone(),
+            seed: random_u64(),
+        };
         let resumed = saved.flatten().and_then(|saved| Machine::resume(settings.clone(), &saved, now));
         if let Some(machine) = &resumed {
             crate::events::lease_resumed_from_file(&self.namespace, machine.worker_and_fence().0);
@@ -317,7 +288,6 @@ impl WorkerLeaseBuilder {
             machine: Mutex::new(resumed.unwrap_or_else(|| Machine::new(settings, now))),
             limits: Mutex::new(Vec::new()),
             longest_tick_ms: AtomicU64::new(0),
-            renewals: AtomicU64::new(0),
             late_renewals: AtomicU64::new(0),
             failed_renewals: AtomicU64::new(0),
             recoveries: AtomicU64::new(0),
@@ -325,9 +295,8 @@ impl WorkerLeaseBuilder {
             first: Mutex::default(),
         });
         let (commands, inbox) = mpsc::channel();
-        let store = renewal::Opened { url, store, file };
-        renewal::spawn(Arc::clone(&shared), store, self.wait_for_store, inbox)?;
-        Ok(WorkerLease { shared, handle: Arc::new(Handle { commands }) })
+        renewal::spawn(Arc::clone(&shared), url, store, file, self.wait_for_store, inbox)?;
+        Ok(WorkerLease { shared, commands })
     }
 
     /// [`WorkerLeaseBuilder::acquire`] for async code, without blocking the executor.

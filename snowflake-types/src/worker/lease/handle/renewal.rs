@@ -1,6 +1,5 @@
-//! The lease thread (`snowflake-lease`): drives the holder machine (`protocol/holder.rs`)
-//! with real clocks and a real store, and turns its notes into answers, logs and counters.
-//! It decides nothing about the lease.
+//! The lease thread (`snowflake-lease`): drives the holder machine (`protocol/holder.rs`) with real clocks and a
+//! real store, and turns its notes into answers, logs and counters; it decides nothing about the lease.
 
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -30,23 +29,18 @@ fn make(store: &dyn LeaseStore, namespace: &str, call: &Call) -> Answer {
     result.unwrap_or_else(Answer::Failed)
 }
 
-/// What the lease thread opens: the store or its URL (opened at the first call), the state file.
-pub(super) struct Opened {
-    pub(super) url: Option<StoreUrl>,
-    pub(super) store: Option<Arc<dyn LeaseStore>>,
-    pub(super) file: Option<StateFile>,
-}
-
-/// Starts the lease thread (and, with a state file, the file thread) on the machine in
-/// `shared`, until a command from `inbox` or the last handle's drop ends it.
+/// Starts the lease thread (and, with a state file, the file thread) on the machine in `shared`, with the store or
+/// its URL (opened at the first call), until a command from `inbox` or the last handle's drop ends it.
 pub(super) fn spawn(
     shared: Arc<Shared>,
-    opened: Opened,
+    url: Option<StoreUrl>,
+    store: Option<Arc<dyn LeaseStore>>,
+    file: Option<StateFile>,
     wait_for_store: Duration,
     inbox: mpsc::Receiver<Command>,
 ) -> Result<(), LeaseError> {
     let thread = |e: std::io::Error| LeaseError::Thread { source: Arc::new(e) };
-    let file = opened.file.map(|file| Arc::new(Mutex::new(file)));
+    let file = file.map(|file| Arc::new(Mutex::new(file)));
     if let Some(file) = &file {
         // Off the store's path, so that a store call that hangs does not hold it back.
         let (shared, file) = (Arc::downgrade(&shared), Arc::clone(file));
@@ -55,25 +49,14 @@ pub(super) fn spawn(
             .spawn(move || keep_filing(&shared, &file))
             .map_err(thread)?;
     }
-    let driver = Driver {
-        shared,
-        url: opened.url,
-        store: opened.store,
-        file,
-        wait_for_store,
-        answered: false,
-        release: None,
-        outage: None,
-        grants: 0,
-        renewed: 0,
-    };
+    let driver =
+        Driver { shared, url, store, file, wait_for_store, answered: false, release: None, outage: None, grants: 0 };
     std::thread::Builder::new().name("snowflake-lease".into()).spawn(move || driver.run(&inbox)).map_err(thread)?;
     Ok(())
 }
 
-/// Writes the state file the machine asks for, under the file's lock (so that a file written
-/// later never carries an earlier answer). Whether one was (one that fails stops nothing more
-/// than the last file's limit does).
+/// Writes the state file the machine asks for, under the file's lock (a later file never carries an earlier
+/// answer). Whether one was; one that fails stops nothing more than the last file's limit does.
 fn save(shared: &Shared, file: &Mutex<StateFile>, now: Now) -> bool {
     let file = file.lock().unwrap_or_else(|p| p.into_inner());
     let Some(saved) = shared.lock().save_due(now) else { return false };
@@ -129,19 +112,15 @@ struct Driver {
     /// Since when the generators may not issue for want of the store (told once).
     outage: Option<Instant>,
     grants: u64,
-    /// The machine's count of acknowledged renewals last seen.
-    renewed: u64,
 }
 
-/// What one step under the machine's lock gives the lease thread: the call to make, the
-/// notes to tell, when to wake, and what the gauges and the notes' lines show.
+/// What one step under the machine's lock ([`Driver::step`]) gives the lease thread.
 struct Step {
     call: Option<Call>,
     done: bool,
     /// The machine's count of stops ([`Shared::follow_stops`]).
     stops: u64,
     notes: Vec<Note>,
-    renewals: u64,
     wake: Option<u64>,
     worker: u64,
     /// How much longer the generators may issue without another renewal.
@@ -166,11 +145,6 @@ impl Driver {
         Ok(store)
     }
 
-    /// [`save`], if a state file is kept.
-    fn save(&mut self, now: Now) -> bool {
-        self.file.as_ref().is_some_and(|file| save(&self.shared, file, now))
-    }
-
     fn run(mut self, inbox: &mpsc::Receiver<Command>) {
         self.drive(inbox);
         // Ended (abandoned) before its first grant issued: whoever waits is told.
@@ -178,8 +152,7 @@ impl Driver {
         self.shared.first_answer(Err(LeaseError::Thread { source: Arc::new(ended) }));
     }
 
-    /// One step of the machine under its lock: the last answer handed back, the timers run,
-    /// the next call asked for.
+    /// One step of the machine under its lock: the last answer handed back, the timers run, the next call asked.
     fn step(&self, now: Now, reply: Option<Answer>) -> Step {
         let mut machine = self.shared.lock();
         if let Some(reply) = reply {
@@ -197,7 +170,6 @@ impl Driver {
             done: machine.is_done(),
             stops: machine.stops(),
             notes,
-            renewals: machine.renewals(),
             wake: machine.poll_timeout(now),
             worker: machine.worker_and_fence().0,
             left,
@@ -212,10 +184,6 @@ impl Driver {
             let now = self.shared.now();
             let step = self.step(now, reply.take());
             self.shared.follow_stops(step.stops);
-            if step.renewals > self.renewed {
-                self.shared.renewals.fetch_add(step.renewals - self.renewed, Ordering::Relaxed);
-                self.renewed = step.renewals;
-            }
             for note in step.notes {
                 self.note(note, step.worker, step.error.as_ref());
             }
@@ -229,7 +197,7 @@ impl Driver {
                 });
                 continue;
             }
-            if self.save(now) {
+            if self.file.as_ref().is_some_and(|file| save(&self.shared, file, now)) {
                 continue;
             }
             crate::events::lease_gauges(&self.shared.namespace, step.worker, step.left, step.error.is_none());
@@ -262,16 +230,14 @@ impl Driver {
         }
     }
 
-    /// Stops the generators and asks the machine to release once a tick has passed (a
-    /// generator in the middle of one may finish it).
+    /// Stops the generators and asks the machine to release once a tick has passed (one under way may finish).
     fn release_now(&mut self) {
         let tick_ms = self.shared.longest_tick_ms.load(Ordering::Relaxed) + 1;
         let now = self.shared.now();
         self.shared.command(|machine| machine.release(now, tick_ms.saturating_mul(1_000_000)));
     }
 
-    /// What the generators may do changed ([`Note::Changed`]): an outage of the grant held is
-    /// told when it begins and ends (the other refusals have notes of their own).
+    /// [`Note::Changed`]: an outage of the grant held is told when it begins and ends (the rest have notes).
     fn changed(&mut self, worker: u64, refusal: Option<crate::FenceReason>, error: Option<&LeaseError>) {
         use crate::FenceReason as R;
         let ns = &*self.shared.namespace;
@@ -291,8 +257,7 @@ impl Driver {
         }
     }
 
-    /// Tells one of the machine's notes: logs, counters, answers. `worker` and `error` are the
-    /// machine's as of the step that gave it.
+    /// Tells one of the machine's notes; `current` and `error` are the machine's as of the step that gave it.
     fn note(&mut self, note: Note, current: u64, error: Option<&LeaseError>) {
         let ns = &*self.shared.namespace;
         match note {

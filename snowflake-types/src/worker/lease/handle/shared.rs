@@ -1,5 +1,4 @@
-//! What the generators, the handle and the lease thread share: the holder machine under one
-//! lock, the counters, and the first acquisition's answer.
+//! [`Shared`]: what the generators, the handle and the lease thread share.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
@@ -27,13 +26,11 @@ pub(super) struct Shared {
     pub(super) limits: Mutex<Vec<Weak<Limit>>>,
     /// The longest tick of the generators on the lease, in ms (a release waits that long).
     pub(super) longest_tick_ms: AtomicU64,
-    pub(super) renewals: AtomicU64,
     pub(super) late_renewals: AtomicU64,
     pub(super) failed_renewals: AtomicU64,
     pub(super) recoveries: AtomicU64,
     /// The machine's count of stops last followed ([`Shared::follow_stops`]).
     pub(super) stops_seen: AtomicU64,
-    /// The first acquisition's outcome, once known, and who waits for it.
     pub(super) first: Mutex<FirstAnswer>,
 }
 
@@ -50,13 +47,10 @@ impl std::fmt::Debug for FirstAnswer {
     }
 }
 
-fn anchor() -> Instant {
-    static ANCHOR: OnceLock<Instant> = OnceLock::new();
-    *ANCHOR.get_or_init(Instant::now)
-}
-
+/// Monotonic nanoseconds from the process's first reading.
 pub(super) fn nanos_since_anchor(at: Instant) -> u64 {
-    u64::try_from(at.saturating_duration_since(anchor()).as_nanos()).unwrap_or(u64::MAX)
+    static ANCHOR: OnceLock<Instant> = OnceLock::new();
+    u64::try_from(at.saturating_duration_since(*ANCHOR.get_or_init(Instant::now)).as_nanos()).unwrap_or(u64::MAX)
 }
 
 pub(super) enum Command {
@@ -113,8 +107,7 @@ impl Shared {
         };
         self.follow_stops(stops);
     }
-    /// Drops every generator's issuing limit if the machine stopped the generators since the
-    /// last call ([`Machine::stops`]).
+    /// Drops every generator's issuing limit if the machine stopped them since the last call ([`Machine::stops`]).
     pub(super) fn follow_stops(&self, stops: u64) {
         if self.stops_seen.swap(stops, Ordering::AcqRel) != stops {
             self.stop_limits();

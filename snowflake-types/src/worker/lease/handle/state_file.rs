@@ -29,7 +29,7 @@ fn origin(host: &str, path: &Path) -> String {
 }
 
 /// Why a state file cannot be used.
-pub(super) fn unusable(path: &Path, why: impl std::fmt::Display) -> String {
+fn unusable(path: &Path, why: impl std::fmt::Display) -> String {
     format!("the lease state file {} cannot be used: {why}", path.display())
 }
 
@@ -48,19 +48,14 @@ impl StateFile {
             .write(true)
             .open(&lock_path)
             .map_err(|e| unusable(path, format_args!("its lock file {}: {e}", lock_path.display())))?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(unusable(path, "another process holds it (its lock file is locked)"));
-            }
-            Err(std::fs::TryLockError::Error(e)) => return Err(unusable(path, e)),
-        }
+        lock.try_lock().map_err(|e| match e {
+            std::fs::TryLockError::WouldBlock => unusable(path, "another process holds it (its lock file is locked)"),
+            std::fs::TryLockError::Error(e) => unusable(path, e),
+        })?;
         let saved = match std::fs::read_to_string(path) {
             Ok(text) => {
                 let mut lines = text.lines();
-                let written_at = lines.next();
-                let saved = lines.next().and_then(Saved::decode);
-                saved.filter(|_| written_at == Some(origin))
+                lines.next().filter(|at| *at == origin).and_then(|_| lines.next().and_then(Saved::decode))
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(e) => return Err(unusable(path, e)),

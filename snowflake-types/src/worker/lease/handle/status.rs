@@ -42,8 +42,7 @@ pub enum LeaseStatus {
         fence: u64,
         /// Since when (the grant's first issuing instant, or the renewal that ended a fence).
         since: SystemTime,
-        /// How long the generators may still issue if no renewal succeeds from now on (near
-        /// `W - margin` while the store answers).
+        /// How long the generators may still issue if no renewal succeeds from now on (`W - margin` at most).
         issuing_for: Duration,
         /// Whether the store answered the lease's last call.
         store_answering: bool,
@@ -86,8 +85,7 @@ impl LeaseStatus {
     }
 }
 
-/// The timing of a lease, each setting as asked or by its default (`docs/lease-rules.md`):
-/// what [`WorkerLeaseBuilder::timing`](crate::worker::lease::WorkerLeaseBuilder::timing) gives.
+/// A lease's timing, as asked or by default ([`WorkerLeaseBuilder::timing`](super::WorkerLeaseBuilder::timing)).
 ///
 /// ```
 /// use std::time::Duration;

@@ -346,23 +346,12 @@ pub(crate) struct Machine {
 }
 
 impl Settings {
-    /// The error a clock more than `ε` off the store's makes, for a read sent at `sent` and
-    /// answered at `now` (docs/lease-rules.md rule 9).
+    /// The error a clock more than `ε` off the store's makes, for a read sent at `sent` (rule 9).
     fn skew(&self, sent: &Sent, now: Now, snapshot: &Snapshot) -> Option<LeaseError> {
         let (store_ms, tolerance) = (snapshot.now_ms?, self.rules.tolerance);
         let local_ms = check_skew(sent.at.ms, store_ms, now.ms, tolerance).err()?;
         Some(LeaseError::ClockSkew { store: self.store.clone(), local_ms, store_ms, tolerance })
     }
-}
-
-/// The error of a lease the store no longer holds.
-fn lost(namespace: &str, worker: u64) -> LeaseError {
-    LeaseError::Lost { namespace: namespace.to_owned(), worker }
-}
-
-/// Errors that waiting may mend; others fail the first acquisition at once.
-pub(crate) fn worth_waiting(error: &LeaseError) -> bool {
-    matches!(error, LeaseError::Store { .. } | LeaseError::Timeout { .. })
 }
 
 impl Machine {
@@ -558,10 +547,7 @@ impl Machine {
                 self.task = Task::Release { checking: false };
                 self.due_ns = now.ns;
             }
-            _ => {
-                let error = lost(&self.s.namespace, worker);
-                self.end_release(Err(error));
-            }
+            _ => self.end_release(Err(LeaseError::Lost { namespace: self.s.namespace.clone(), worker })),
         }
     }
 

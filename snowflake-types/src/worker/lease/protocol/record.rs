@@ -67,10 +67,7 @@ impl Record {
 
     /// A record read back; `None` for text this protocol does not write.
     pub(crate) fn decode(text: &str) -> Option<Record> {
-        let mut fields = text.split('|');
-        if fields.next()? != "r1" {
-            return None;
-        }
+        let mut fields = text.strip_prefix("r1|")?.split('|');
         let rev = fields.next()?.parse().ok()?;
         let fence = fields.next()?.parse().ok()?;
         let expires_ms = fields.next()?.parse().ok()?;
@@ -116,10 +113,7 @@ impl Marker {
 
     /// A marker read back; `None` for text this protocol does not write.
     pub(crate) fn decode(text: &str) -> Option<Marker> {
-        let mut fields = text.splitn(7, '|');
-        if fields.next()? != "m1" {
-            return None;
-        }
+        let mut fields = text.strip_prefix("m1|")?.splitn(6, '|');
         let rev = fields.next()?.parse().ok()?;
         let generation = hex16(fields.next()?)?;
         let since_ms = fields.next()?.parse().ok()?;

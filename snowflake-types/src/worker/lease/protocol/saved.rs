@@ -31,10 +31,7 @@ impl Saved {
 
     /// A file's line read back; `None` for anything else.
     pub(crate) fn decode(text: &str) -> Option<Saved> {
-        let mut fields = text.trim_end_matches('\n').splitn(9, '|');
-        if fields.next()? != "s2" {
-            return None;
-        }
+        let mut fields = text.trim_end_matches('\n').strip_prefix("s2|")?.splitn(8, '|');
         let releasing = match fields.next()? {
             "0" => false,
             "1" => true,

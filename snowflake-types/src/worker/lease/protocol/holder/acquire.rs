@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use super::{Acquire, Call, Candidate, Grant, Machine, Note, Now, Op, Rng, Sent, Settings, Task, worth_waiting};
+use super::{Acquire, Call, Candidate, Grant, Machine, Note, Now, Op, Rng, Sent, Settings, Task};
 use crate::worker::lease::protocol::record::{Holder, Marker, Record};
 use crate::worker::lease::protocol::{Basis, Rules, floor_of, fresh_marker, marker_holds};
 use crate::worker::lease::store::{LeaseError, MAX_READ, Query, Slot, Snapshot, Written};
@@ -46,8 +46,7 @@ impl Acquire {
         *self = Acquire { conflicts: self.conflicts, ..Acquire::new(self.prefer, self.fence_above, self.refresh) };
     }
 
-    /// The attempt's next call, or the error when no worker ID may be taken. `epochs`: how
-    /// many grants the machine ever held.
+    /// The attempt's next call, or the error when no worker ID may be taken (`epochs`: grants ever held).
     pub(super) fn call(&mut self, now: Now, s: &Settings, rng: &mut Rng, epochs: u64) -> Result<Call, LeaseError> {
         let space = s.space;
         if let Some((candidate, _, _)) = &self.pending {
@@ -254,8 +253,7 @@ impl Acquire {
         }
     }
 
-    /// A call failed: the attempt starts again, but for a grant whose answer was lost (the
-    /// next read checks it).
+    /// A call failed: the attempt starts again, but for a grant whose answer was lost (the next read checks it).
     pub(super) fn call_failed(&mut self, call: &Call) {
         let marker = matches!(call, Call::Write(ops) if ops[0].slot == Slot::Marker);
         if marker || self.pending.is_none() {
@@ -286,18 +284,18 @@ impl Machine {
 
     /// An attempt failed: tried again later, unless the first acquisition cannot mend it.
     pub(super) fn failed(&mut self, now: Now, error: LeaseError) {
-        let full_but_waiting = self.s.wait_for_free && matches!(error, LeaseError::NoFreeWorker { .. });
-        if self.waiting_first && !worth_waiting(&error) && !full_but_waiting {
+        // Waiting may mend a store error or a timeout (and a full space, if asked); nothing else.
+        let mendable = matches!(error, LeaseError::Store { .. } | LeaseError::Timeout { .. })
+            || self.s.wait_for_free && matches!(error, LeaseError::NoFreeWorker { .. });
+        if self.waiting_first && !mendable {
             return self.give_up(error);
         }
         self.trouble_with(now, error);
-        let Some(trouble) = &self.trouble else { return };
+        let Some(trouble) = &mut self.trouble else { return };
         if trouble.noted_ns.is_none_or(|at| now.ns >= at.saturating_add(NOTE_EVERY_NS)) {
+            trouble.noted_ns = Some(now.ns);
             let note =
                 Note::Trouble { error: trouble.error.clone(), waited_ns: now.ns.saturating_sub(trouble.since_ns) };
-            if let Some(t) = &mut self.trouble {
-                t.noted_ns = Some(now.ns);
-            }
             self.note(note);
         }
         self.retry_later(now);

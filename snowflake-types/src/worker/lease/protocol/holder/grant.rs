@@ -67,9 +67,8 @@ impl Machine {
         None
     }
 
-    /// The highest timestamp a generator under grant `epoch` may issue now, recorded as
-    /// issued: `from_ms` plus a step, within the reservation and the validity. Refused
-    /// ([`Machine::refusal`]), or told to switch when the lease holds another grant.
+    /// The highest timestamp a generator under grant `epoch` may issue now (`from_ms` plus a step, within the
+    /// reservation and the validity), recorded as issued; refused ([`Machine::refusal`]) or told to switch grants.
     pub(crate) fn grant_until(&mut self, now: Now, from_ms: i64, min_step_ms: i64, epoch: u64) -> Result<i64, Refusal> {
         if let Some(reason) = self.refusal(now) {
             return Err(Refusal::Fenced(reason));
@@ -125,8 +124,7 @@ impl Machine {
         !self.released && self.current.iter().chain(&self.retiring).any(|g| g.epoch == epoch)
     }
 
-    /// Whether a grant resumed from its state file answers its caller before any store call
-    /// (which may wait a whole timeout).
+    /// Whether a grant resumed from its state file answers its caller before any store call (which may time out).
     pub(crate) fn answers_first(&self, now: Now) -> bool {
         let waiting = self.waiting_first && self.task == Task::Hold;
         self.resumed && waiting && self.current.as_ref().is_some_and(|g| g.valid(now))

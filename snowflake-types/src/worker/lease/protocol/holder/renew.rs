@@ -7,8 +7,7 @@ use crate::worker::lease::protocol::{floor_of, fresh_marker, marker_holds};
 use crate::worker::lease::store::{Query, Slot, Snapshot};
 
 impl Machine {
-    /// The renewal's next call: its write, once a read found the marker vouching for the
-    /// record (rule 1); else that read (the task turns to checking the record).
+    /// The renewal's next call: its write once a read found the marker vouching for its record (rule 1), else the read.
     pub(super) fn renewal_call(&mut self, now: Now) -> Option<Call> {
         let grant = self.current.as_ref()?;
         let confirm = self.vouched.as_ref().filter(|c| c.value == grant.value).cloned();
@@ -52,8 +51,7 @@ impl Machine {
         }
     }
 
-    /// The current grant's record, read before a renewal or back after a write that
-    /// conflicted, with the marker and the store's clock.
+    /// The current grant's record, read before a renewal or after a write that conflicted, with the marker and clock.
     pub(super) fn checked(&mut self, now: Now, sent: &Sent, snapshot: &Snapshot) {
         let rules = self.s.rules;
         let Some(grant) = self.current.as_ref() else { return };
@@ -161,8 +159,7 @@ impl Machine {
         }
     }
 
-    /// The lease is lost for `why`: it rides on what it reserved ([`LostWhy::rides`]) or stops
-    /// at once, and acquires again.
+    /// The lease is lost for `why`: it rides on what it reserved ([`LostWhy::rides`]) or stops, and acquires again.
     fn lost(&mut self, now: Now, worker: u64, fence: u64, why: LostWhy) {
         self.note(Note::Lost { worker, why });
         self.retiring = self.current.take().filter(|g| why.rides() && g.valid(now));

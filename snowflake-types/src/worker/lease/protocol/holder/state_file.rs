@@ -10,9 +10,8 @@ use crate::worker::lease::protocol::saved::Saved;
 const FILE_AHEAD_MAX_MS: i64 = 250;
 
 impl Machine {
-    /// A holder restarted with its state file, at `now`, holding its grant above the file's
-    /// limit while the reservation lasts (less the tolerance: the earlier process's monotonic
-    /// clock is gone); `None` when it has run out.
+    /// A holder restarted from its state file, holding its grant above the file's limit while the reservation lasts
+    /// less the tolerance (the earlier process's monotonic clock is gone); `None` once it ran out.
     pub(crate) fn resume(settings: Settings, saved: &Saved, now: Now) -> Option<Machine> {
         let record = Record::decode(&saved.value)?;
         let left_ms = saved.valid_until_ms.saturating_sub(now.ms).saturating_sub(settings.rules.tolerance_ms());
@@ -43,10 +42,8 @@ impl Machine {
         Some(machine)
     }
 
-    /// With a state file: the file to write now, if one is due (the grant changed, or its
-    /// generators come near the last file's limit, which they pass only once it is [`saved`]).
-    ///
-    /// [`saved`]: Machine::saved
+    /// With a state file: the file to write now, if one is due (the grant changed, or its generators near the
+    /// last file's limit, which they pass only once it is [`saved`](Machine::saved)).
     pub(crate) fn save_due(&self, now: Now) -> Option<Saved> {
         if !self.s.state_file {
             return None;
@@ -74,15 +71,12 @@ impl Machine {
         let ahead_ms = self.file_ahead_ms();
         let limit_ms =
             now.ms.max(grant.issued_ms).saturating_add(ahead_ms.max(self.s.rules.step_ms)).min(grant.bound_ms);
-        let due = match &self.filed {
-            Some(filed) if filed.epoch == grant.epoch && filed.value == grant.value => {
-                filed.limit_ms.saturating_sub(now.ms) <= ahead_ms / 2 && limit_ms > filed.limit_ms
+        let (due, limit_ms) = match &self.filed {
+            Some(filed) if filed.epoch == grant.epoch => {
+                let near = filed.limit_ms.saturating_sub(now.ms) <= ahead_ms / 2 && limit_ms > filed.limit_ms;
+                (filed.value != grant.value || near, limit_ms.max(filed.limit_ms))
             }
-            _ => true,
-        };
-        let limit_ms = match &self.filed {
-            Some(filed) if filed.epoch == grant.epoch => limit_ms.max(filed.limit_ms),
-            _ => limit_ms.max(grant.issued_ms),
+            _ => (true, limit_ms.max(grant.issued_ms)),
         };
         let left_ns = grant.valid_until_ns.saturating_sub(now.ns);
         let valid_until_ms = now.ms.saturating_add(i64::try_from(left_ns / 1_000_000).unwrap_or(i64::MAX));
