@@ -349,11 +349,11 @@ impl StoreUrl {
         )
     }
 
-    /// `?key=value&…` (percent-encoded) of the parameters whose key is `kept`; empty for none.
+    /// `?key=value&…` (percent-encoded, `/ : ,` kept) of the parameters whose key is `kept`; empty for none.
     fn query(&self, kept: impl Fn(&str) -> bool) -> String {
         let kept: Vec<String> = (self.params.iter())
             .filter(|(key, _)| kept(key))
-            .map(|(key, value)| format!("{key}={}", encode_value(value)))
+            .map(|(key, value)| format!("{key}={}", encode(value, b"/:,")))
             .collect();
         if kept.is_empty() { String::new() } else { format!("?{}", kept.join("&")) }
     }
@@ -603,11 +603,7 @@ fn percent_encode(text: &str) -> String {
     encode(text, b"")
 }
 
-/// A query parameter's value as a URL writes it: as [`percent_encode`], `/ : ,` kept too.
-fn encode_value(text: &str) -> String {
-    encode(text, b"/:,")
-}
-
+/// `text` percent-encoded, its unreserved bytes and those of `keep` as they are.
 fn encode(text: &str, keep: &[u8]) -> String {
     let mut out = String::with_capacity(text.len());
     for b in text.bytes() {

@@ -40,11 +40,7 @@ struct Auth {
     token: Mutex<Option<String>>,
 }
 
-impl std::fmt::Debug for EtcdClient {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EtcdClient").field("store", &self.name).field("timeout", &self.timeout).finish()
-    }
-}
+super::super::store::support::store_debug!(EtcdClient);
 
 /// A transaction's reply ([`EtcdClient::txn`]).
 #[derive(Debug)]
@@ -189,11 +185,9 @@ impl EtcdClient {
         LeaseError::store(&self.name, what(), refusal)
     }
 
-    /// Sends `request` to `path` with `token` (if not empty) before `deadline`: the outer
-    /// error when no reply came, the inner one when etcd refused, and whether an endpoint tried
-    /// before did not answer in time. How the endpoints share the time, and why sending again
-    /// is safe: `docs/etcd-zookeeper.md` ("Members"). Only the first endpoint tried moves the
-    /// next calls on when it hangs: a call that times out everywhere moves them one step.
+    /// Sends `request` to `path` with `token` (if not empty) before `deadline`, trying the
+    /// endpoints as `docs/etcd-zookeeper.md` ("Members") says: the outer error when no reply
+    /// came, the inner one when etcd refused, and whether an endpoint tried did not answer in time.
     fn send(
         &self,
         what: &dyn Fn() -> String,
@@ -245,8 +239,7 @@ impl EtcdClient {
             if left.is_zero() {
                 return Err(timed_out());
             }
-            // Half for the endpoint that answered last: on a loaded cluster it may be slow
-            // without being hung, and it is the likeliest to answer.
+            // Half for the endpoint that answered last: the likeliest to answer, if slowly.
             let share = if i == 0 && count > 1 { 2 } else { u32::try_from(count - i).unwrap_or(u32::MAX) };
             match self.exchange(index, path, request, token, left / share) {
                 Ok((status, body)) => {
@@ -255,8 +248,8 @@ impl EtcdClient {
                 }
                 Err(error) if cannot_connect(&error) => unreachable = Some((error, index)),
                 Err(error) if is_timeout(&error) => {
-                    // The next calls start at the next endpoint, unless another thread
-                    // moved on (or found this one answering) meanwhile.
+                    // The first endpoint tried hung: the next calls start at the next one, unless
+                    // another thread moved on (or found this one answering) meanwhile.
                     if i == 0 {
                         let next = (index + 1) % count;
                         let _ = self.current.compare_exchange(index, next, Ordering::Relaxed, Ordering::Relaxed);

@@ -201,11 +201,7 @@ pub struct SqlLeaseStore {
     name: String,
 }
 
-impl fmt::Debug for SqlLeaseStore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SqlLeaseStore").field("store", &self.name).field("timeout", &self.timeout).finish()
-    }
-}
+super::store::support::store_debug!(SqlLeaseStore);
 
 impl Drop for SqlLeaseStore {
     fn drop(&mut self) {
