@@ -495,14 +495,10 @@ impl Sentinel {
                     ))),
                 }
             })();
-            let error = match asked {
+            match asked {
                 Ok(master) => return Ok(master),
-                Err(error) => error,
-            };
-            let stop = error.is_timeout() || Instant::now() >= deadline;
-            last_error = Some(error);
-            if stop {
-                break;
+                Err(error) if error.is_timeout() || Instant::now() >= deadline => return Err(error),
+                Err(error) => last_error = Some(error),
             }
         }
         Err(last_error.unwrap_or_else(|| RedisError::from((redis::ErrorKind::Client, "no sentinel to ask"))))

@@ -170,14 +170,9 @@ impl StoreUrl {
             return Err(bad("a fragment (`#…`) is not supported".into()));
         }
         let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
-        let (authority, path) = match rest.find('/') {
-            Some(slash) => rest.split_at(slash),
-            None => (rest, ""),
-        };
-        let (userinfo, hosts) = match authority.rsplit_once('@') {
-            Some((userinfo, hosts)) => (Some(userinfo), hosts),
-            None => (None, authority),
-        };
+        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let (userinfo, hosts) =
+            authority.rsplit_once('@').map_or((None, authority), |(user, hosts)| (Some(user), hosts));
         let (user, password) = credentials(kind, userinfo).map_err(&bad)?;
         let servers = servers(kind, tls, hosts).map_err(&bad)?;
         let path = path_of(kind, path).map_err(&bad)?;
@@ -423,10 +418,7 @@ fn credentials(kind: StoreKind, userinfo: Option<&str>) -> Result<(Option<String
     if kind == StoreKind::ZooKeeper {
         return Err(ZK_NO_AUTH.into());
     }
-    let (user, password) = match userinfo.split_once(':') {
-        Some((user, password)) => (user, Some(password)),
-        None => (userinfo, None),
-    };
+    let (user, password) = userinfo.split_once(':').map_or((userinfo, None), |(user, password)| (user, Some(password)));
     let user = percent_decode(user).map_err(|reason| format!("the user name: {reason}"))?;
     // The password's own words never go into a message.
     let password =
@@ -469,10 +461,7 @@ fn host_port(server: &str, default_port: u16) -> Result<String, String> {
         }
         (format!("[{host}]"), after.strip_prefix(':'))
     } else {
-        match server.split_once(':') {
-            Some((host, port)) => (host.to_owned(), Some(port)),
-            None => (server.to_owned(), None),
-        }
+        server.split_once(':').map_or((server.to_owned(), None), |(host, port)| (host.to_owned(), Some(port)))
     };
     if host.is_empty() || host == "[]" {
         return Err("no host".into());

@@ -231,12 +231,8 @@ impl ZooKeeperLeaseStore {
         let runtime = self.runtime.as_ref().expect("the runtime lives until the store is dropped");
         let _spawner = spawns_core::enter(&TokioSpawner);
         let timeout = self.timeout;
-        let result = runtime.block_on(async move {
-            match tokio::time::timeout(timeout, future).await {
-                Ok(result) => result,
-                Err(_) => Err(Failure::Timeout),
-            }
-        });
+        let result = runtime
+            .block_on(async move { tokio::time::timeout(timeout, future).await.unwrap_or(Err(Failure::Timeout)) });
         result.map_err(|failure| {
             lock(&self.session).take();
             match failure {
