@@ -70,11 +70,9 @@ end
 return 1
 ";
 
-/// The store contract in one Redis server, or in the master that Redis Sentinel names: plain
-/// keys without a TTL, read by one Lua script (with `TIME` and the incarnation
-/// `<run_id>-<master_replid>`) and written by another that compares every slot before it sets
-/// any. The keys, eviction, and what Sentinel asks of the operator (`min_replicas`): see
-/// `docs/stores.md` ("Redis Sentinel", "Faults, store by store").
+/// The store contract in one Redis server, or in the master that Redis Sentinel names: the
+/// keys (no TTL), the two scripts, the incarnation, eviction, and what Sentinel asks of the
+/// operator (`min_replicas`): `docs/stores.md` ("Redis (and Valkey)", "Redis Sentinel").
 ///
 /// One connection, which threads take turns on, opened on first use and replaced after any
 /// error; each round trip is bounded by the store's timeout ([`DEFAULT_STORE_TIMEOUT`]).

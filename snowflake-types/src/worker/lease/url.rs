@@ -385,11 +385,9 @@ impl FromStr for StoreUrl {
 /// `scheme://[user@]servers path[?params]`: everything but the password.
 impl fmt::Display for StoreUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}://", self.scheme)?;
-        if let Some(user) = &self.user {
-            write!(f, "{}@", percent_encode(user))?;
-        }
-        write!(f, "{}{}{}", self.servers.join(","), self.path, self.query(|key| !is_secret(key)))
+        let user = self.user.as_deref().map(|user| format!("{}@", percent_encode(user))).unwrap_or_default();
+        let (servers, query) = (self.servers.join(","), self.query(|key| !is_secret(key)));
+        write!(f, "{}://{user}{servers}{}{query}", self.scheme, self.path)
     }
 }
 

@@ -159,11 +159,8 @@ impl ZooKeeperLeaseStore {
                 None,
             ));
         }
-        let servers = if secure {
-            url.servers().iter().map(|server| format!("tcp+tls://{server}")).collect::<Vec<_>>().join(",")
-        } else {
-            url.servers().join(",")
-        };
+        let tls_prefix = if secure { "tcp+tls://" } else { "" };
+        let servers = url.servers().iter().map(|server| format!("{tls_prefix}{server}")).collect::<Vec<_>>().join(",");
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("snowflake-zookeeper")

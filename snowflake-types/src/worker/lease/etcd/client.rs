@@ -133,18 +133,14 @@ impl EtcdClient {
     fn post(&self, what: &dyn Fn() -> String, path: &str, request: &Value) -> Result<(Value, bool), LeaseError> {
         let deadline = Instant::now() + self.timeout;
         let request = request.to_string();
-        let answered = |(reply, resent): (Result<Value, ReplyError>, bool)| match reply {
-            Ok(reply) => Ok((reply, resent)),
-            Err(refusal) => Err(self.refused(what, refusal)),
+        let answered = |(reply, resent): (Result<Value, ReplyError>, bool)| {
+            reply.map(|reply| (reply, resent)).map_err(|refusal| self.refused(what, refusal))
         };
         let Some(auth) = &self.auth else {
             return answered(self.send(what, path, &request, "", deadline)?);
         };
         let last = auth.token.lock().unwrap_or_else(PoisonError::into_inner).clone();
-        let token = match last {
-            Some(token) => token,
-            None => self.authenticate(what, auth, deadline)?,
-        };
+        let token = last.map_or_else(|| self.authenticate(what, auth, deadline), Ok)?;
         match self.send(what, path, &request, &token, deadline)? {
             (Err(refusal), resent) if refusal.asks_for_a_new_token() => {
                 let token = self.authenticate(what, auth, deadline)?;
@@ -472,11 +468,7 @@ fn reply(status: u16, body: &str) -> Result<Value, ReplyError> {
         _ => return Err(UnexpectedReply(format!("not a JSON object: {}", quoted())).into()),
     };
     // `{"error": "…", "message": "…", "code": 3}`, or `{"error": {"message": …}}` in a stream.
-    let error = match value.get("error") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(error)) if error.is_empty() => None,
-        Some(error) => Some(error),
-    };
+    let error = value.get("error").filter(|error| !error.is_null() && error.as_str() != Some(""));
     if status != 200 || error.is_some() {
         let message = [value.get("message"), error.and_then(|e| e.get("message")), error]
             .into_iter()
@@ -485,10 +477,7 @@ fn reply(status: u16, body: &str) -> Result<Value, ReplyError> {
             .unwrap_or_else(quoted);
         return Err(ReplyError::Refused { status, message });
     }
-    let value = match value.get("result") {
-        Some(result) => result.clone(),
-        None => value,
-    };
+    let value = value.get("result").cloned().unwrap_or(value);
     if !value.get("header").is_some_and(Value::is_object) {
         return Err(UnexpectedReply(format!("a reply without a header: {}", quoted())).into());
     }
