@@ -16,8 +16,7 @@ const WORKER_DIGITS: usize = 7;
 /// Worker-ID leases in an etcd cluster (v3 API), through the JSON API that every etcd since
 /// 3.4 serves on its client port. The keys, the read and write transactions, the incarnation
 /// (`etcd-<cluster ID>`; a read's [`Snapshot::now_ms`] is `None`), TLS, users and how calls move
-/// between members: `docs/etcd-zookeeper.md`. Calls block the calling thread, each bounded by
-/// the store's timeout (default [`DEFAULT_STORE_TIMEOUT`](super::DEFAULT_STORE_TIMEOUT)).
+/// between members: `docs/etcd-zookeeper.md`. Calls block, each bounded by [`timeout`](Self::timeout).
 ///
 /// ```no_run
 /// use std::time::Duration;

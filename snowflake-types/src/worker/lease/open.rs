@@ -54,8 +54,6 @@ impl StoreUrl {
             StoreKind::Postgres | StoreKind::MySql => {
                 Ok(Arc::new(SqlLeaseStore::builder_from_url(self.clone()).connect()?))
             }
-            #[cfg(not(any(feature = "lease-postgres", feature = "lease-mysql")))]
-            StoreKind::Postgres | StoreKind::MySql => Err(off(self.kind().feature())),
             #[cfg(feature = "lease-etcd")]
             StoreKind::Etcd => Ok(Arc::new(EtcdLeaseStore::from_url(self)?)),
             #[cfg(feature = "lease-zookeeper")]

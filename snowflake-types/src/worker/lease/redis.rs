@@ -70,11 +70,9 @@ end
 return 1
 ";
 
-/// The store contract in one Redis server, or in the master that Redis Sentinel names: plain
-/// keys without a TTL, read by one Lua script (with `TIME` and the incarnation
-/// `<run_id>-<master_replid>`) and written by another that compares every slot before it sets
-/// any. The keys, eviction, and what Sentinel asks of the operator (`min_replicas`): see
-/// `docs/stores.md` ("Redis Sentinel", "Faults, store by store").
+/// The store contract in one Redis server, or in the master that Redis Sentinel names: the
+/// keys (no TTL), the two scripts, the incarnation, eviction, and what Sentinel asks of the
+/// operator (`min_replicas`): `docs/stores.md` ("Redis (and Valkey)", "Redis Sentinel").
 ///
 /// One connection, which threads take turns on, opened on first use and replaced after any
 /// error; each round trip is bounded by the store's timeout ([`DEFAULT_STORE_TIMEOUT`]).
@@ -102,11 +100,7 @@ pub struct RedisLeaseStore {
     min_replicas: u16,
 }
 
-impl std::fmt::Debug for RedisLeaseStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RedisLeaseStore").field("store", &self.name).field("timeout", &self.timeout).finish()
-    }
-}
+super::store::support::store_debug!(RedisLeaseStore);
 
 impl RedisLeaseStore {
     /// A store for the server at `url` (the forms, TLS and `min_replicas`: `docs/stores.md`).
@@ -152,17 +146,14 @@ impl RedisLeaseStore {
             StoreKind::RedisSentinel => {
                 install_crypto_provider();
                 let sentinel = Sentinel::new(url, plain, tls()?).map_err(driver_refused)?;
-                let mut store = Self::with_target(Target::Sentinel(sentinel), url.describe_as(url.scheme()));
-                store.min_replicas = min_replicas.unwrap_or(SENTINEL_MIN_REPLICAS);
-                Ok(store)
+                let replicas = min_replicas.unwrap_or(SENTINEL_MIN_REPLICAS);
+                Ok(Self::with_target(Target::Sentinel(sentinel), url.describe_as(url.scheme()), replicas))
             }
             StoreKind::Redis => {
                 let text = url.driver_url(plain, &[CA_PARAM, MIN_REPLICAS_PARAM]);
                 let client = client(&text, tls()?.as_ref()).map_err(driver_refused)?;
                 install_crypto_provider();
-                let mut store = Self::with_target(Target::Server(client), url.describe_as(plain));
-                store.min_replicas = min_replicas.unwrap_or(0);
-                Ok(store)
+                Ok(Self::with_target(Target::Server(client), url.describe_as(plain), min_replicas.unwrap_or(0)))
             }
             _ => Err(url.bad(
                 "expected redis://, rediss://, valkey://, valkeys://, redis+sentinel:// or rediss+sentinel://",
@@ -184,10 +175,10 @@ impl RedisLeaseStore {
     pub fn new(client: redis::Client) -> Self {
         install_crypto_provider();
         let name = describe(&client);
-        Self::with_target(Target::Server(client), name)
+        Self::with_target(Target::Server(client), name, 0)
     }
 
-    fn with_target(target: Target, name: String) -> Self {
+    fn with_target(target: Target, name: String, min_replicas: u16) -> Self {
         Self {
             target,
             connection: Mutex::new(None),
@@ -195,7 +186,7 @@ impl RedisLeaseStore {
             name,
             read: Script::new(READ),
             write: Script::new(WRITE),
-            min_replicas: 0,
+            min_replicas,
         }
     }
 
@@ -415,12 +406,9 @@ impl RedisLeaseStore {
         command
     }
 
-    /// Whether `count` replicas acknowledging the connection's writes is enough for a call to
-    /// count. With `min_replicas` above half the replicas (`docs/stores.md`), any two quorums
-    /// share a replica, which follows one master at a time and is moved from the old to the
-    /// promoted one, never back: so every call the old master counts comes before any the new
-    /// one counts, and the new one is a new incarnation. Assumed besides: a replica restarted
-    /// empty syncs before it is promoted, and nobody points a replica back at an old master.
+    /// Whether `count` acknowledgements let a call count (why: `docs/stores.md`, "Redis
+    /// Sentinel"). Assumed besides: a replica restarted empty syncs before it is promoted, and
+    /// nobody points a replica back at an old master.
     fn acknowledged(&self, count: i64) -> Result<(), RedisError> {
         if count >= i64::from(self.min_replicas) {
             return Ok(());
@@ -505,14 +493,10 @@ impl Sentinel {
                     ))),
                 }
             })();
-            let error = match asked {
+            match asked {
                 Ok(master) => return Ok(master),
-                Err(error) => error,
-            };
-            let stop = error.is_timeout() || Instant::now() >= deadline;
-            last_error = Some(error);
-            if stop {
-                break;
+                Err(error) if error.is_timeout() || Instant::now() >= deadline => return Err(error),
+                Err(error) => last_error = Some(error),
             }
         }
         Err(last_error.unwrap_or_else(|| RedisError::from((redis::ErrorKind::Client, "no sentinel to ask"))))

@@ -527,6 +527,23 @@ pub(crate) mod support {
         }
         Ok(())
     }
+
+    /// `Debug` for a store: its name (never its password) and its timeout.
+    #[allow(unused_macros)] // with no store compiled in
+    macro_rules! store_debug {
+        ($store:ident) => {
+            impl std::fmt::Debug for $store {
+                fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.debug_struct(stringify!($store))
+                        .field("store", &self.name)
+                        .field("timeout", &self.timeout)
+                        .finish()
+                }
+            }
+        };
+    }
+    #[allow(unused_imports)]
+    pub(crate) use store_debug;
 }
 
 #[cfg(test)]

@@ -170,14 +170,9 @@ impl StoreUrl {
             return Err(bad("a fragment (`#…`) is not supported".into()));
         }
         let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
-        let (authority, path) = match rest.find('/') {
-            Some(slash) => rest.split_at(slash),
-            None => (rest, ""),
-        };
-        let (userinfo, hosts) = match authority.rsplit_once('@') {
-            Some((userinfo, hosts)) => (Some(userinfo), hosts),
-            None => (None, authority),
-        };
+        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let (userinfo, hosts) =
+            authority.rsplit_once('@').map_or((None, authority), |(user, hosts)| (Some(user), hosts));
         let (user, password) = credentials(kind, userinfo).map_err(&bad)?;
         let servers = servers(kind, tls, hosts).map_err(&bad)?;
         let path = path_of(kind, path).map_err(&bad)?;
@@ -349,11 +344,11 @@ impl StoreUrl {
         )
     }
 
-    /// `?key=value&…` (percent-encoded) of the parameters whose key is `kept`; empty for none.
+    /// `?key=value&…` (percent-encoded, `/ : ,` kept) of the parameters whose key is `kept`; empty for none.
     fn query(&self, kept: impl Fn(&str) -> bool) -> String {
         let kept: Vec<String> = (self.params.iter())
             .filter(|(key, _)| kept(key))
-            .map(|(key, value)| format!("{key}={}", encode_value(value)))
+            .map(|(key, value)| format!("{key}={}", encode(value, b"/:,")))
             .collect();
         if kept.is_empty() { String::new() } else { format!("?{}", kept.join("&")) }
     }
@@ -390,11 +385,9 @@ impl FromStr for StoreUrl {
 /// `scheme://[user@]servers path[?params]`: everything but the password.
 impl fmt::Display for StoreUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}://", self.scheme)?;
-        if let Some(user) = &self.user {
-            write!(f, "{}@", percent_encode(user))?;
-        }
-        write!(f, "{}{}{}", self.servers.join(","), self.path, self.query(|key| !is_secret(key)))
+        let user = self.user.as_deref().map(|user| format!("{}@", percent_encode(user))).unwrap_or_default();
+        let (servers, query) = (self.servers.join(","), self.query(|key| !is_secret(key)));
+        write!(f, "{}://{user}{servers}{}{query}", self.scheme, self.path)
     }
 }
 
@@ -423,10 +416,7 @@ fn credentials(kind: StoreKind, userinfo: Option<&str>) -> Result<(Option<String
     if kind == StoreKind::ZooKeeper {
         return Err(ZK_NO_AUTH.into());
     }
-    let (user, password) = match userinfo.split_once(':') {
-        Some((user, password)) => (user, Some(password)),
-        None => (userinfo, None),
-    };
+    let (user, password) = userinfo.split_once(':').map_or((userinfo, None), |(user, password)| (user, Some(password)));
     let user = percent_decode(user).map_err(|reason| format!("the user name: {reason}"))?;
     // The password's own words never go into a message.
     let password =
@@ -469,10 +459,7 @@ fn host_port(server: &str, default_port: u16) -> Result<String, String> {
         }
         (format!("[{host}]"), after.strip_prefix(':'))
     } else {
-        match server.split_once(':') {
-            Some((host, port)) => (host.to_owned(), Some(port)),
-            None => (server.to_owned(), None),
-        }
+        server.split_once(':').map_or((server.to_owned(), None), |(host, port)| (host.to_owned(), Some(port)))
     };
     if host.is_empty() || host == "[]" {
         return Err("no host".into());
@@ -603,11 +590,7 @@ fn percent_encode(text: &str) -> String {
     encode(text, b"")
 }
 
-/// A query parameter's value as a URL writes it: as [`percent_encode`], `/ : ,` kept too.
-fn encode_value(text: &str) -> String {
-    encode(text, b"/:,")
-}
-
+/// `text` percent-encoded, its unreserved bytes and those of `keep` as they are.
 fn encode(text: &str, keep: &[u8]) -> String {
     let mut out = String::with_capacity(text.len());
     for b in text.bytes() {

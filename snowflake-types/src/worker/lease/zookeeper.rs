@@ -24,14 +24,10 @@ const SESSION_TIMEOUT: Duration = Duration::from_secs(10);
 /// How many times a write reads and commits again when a slot's version moved in between.
 const WRITE_ATTEMPTS: usize = 8;
 
-/// Worker-ID leases in a ZooKeeper ensemble, through `zookeeper-client`. The znodes (all
-/// persistent), the read after a write of the clock znode (its `mtime` the clock, its zxid's
-/// epoch the incarnation), the write, TLS, and why a restore must be fenced:
-/// `docs/etcd-zookeeper.md`. A URL with a user name or password is refused.
-///
-/// The store runs its calls on a small tokio runtime of its own (one worker thread): its
-/// methods must not be called from inside an async runtime. Each call is bounded by the
-/// store's timeout (default [`DEFAULT_STORE_TIMEOUT`]).
+/// Worker-ID leases in a ZooKeeper ensemble, through `zookeeper-client` (the znodes, clock,
+/// incarnation, write and TLS, and why a restore must be fenced: `docs/etcd-zookeeper.md`). A
+/// URL with a user name or password is refused. Its calls block on a tokio runtime of the
+/// store's own (one thread): never make them from inside an async runtime.
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -64,11 +60,7 @@ pub struct ZooKeeperLeaseStore {
     name: String,
 }
 
-impl std::fmt::Debug for ZooKeeperLeaseStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ZooKeeperLeaseStore").field("store", &self.name).field("timeout", &self.timeout).finish()
-    }
-}
+super::store::support::store_debug!(ZooKeeperLeaseStore);
 
 impl Drop for ZooKeeperLeaseStore {
     fn drop(&mut self) {
@@ -125,27 +117,12 @@ impl ZooKeeperLeaseStore {
     /// assert!(matches!(ZooKeeperLeaseStore::open("zk://user:pw@zk1"), Err(LeaseError::BadUrl { .. })));
     ///
     /// // TLS, on ZooKeeper's secure client port unless the URL names another.
-    /// # let dir = std::env::temp_dir().join(format!("zks-doc-{}", std::process::id()));
-    /// # std::fs::create_dir_all(&dir)?;
-    /// # let ca = dir.join("ca.pem");
-    /// # let pem = "-----BEGIN CERTIFICATE-----
-    /// # MIIBiTCCAS+gAwIBAgIUXXlMvuxcqlo1uGlxBu0XimNfrpEwCgYIKoZIzj0EAwIw
-    /// # GTEXMBUGA1UEAwwOZG9jIGV4YW1wbGUgQ0EwIBcNMjYxMjAxMjE0NTIzWhgPMjEy
-    /// # NjExMDcyMTQ1MjNaMBkxFzAVBgNVBAMMDmRvYyBleGFtcGxlIENBMFkwEwYHKoZI
-    /// # zj0CAQYIKoZIzj0DAQcDQgAElCH1fIb1k6fvB/fUqA9P7l2Swyas0wqIKQSg71KV
-    /// # EbKKEA7MVlJ3Jj8DxKvKPZZ7IMi//QgrOM14taQB3GZATaNTMFEwHQYDVR0OBBYE
-    /// # FBuJVL0ZMwdUwrwMNmxply+ZiBFqMB8GA1UdIwQYMBaAFBuJVL0ZMwdUwrwMNmxp
-    /// # ly+ZiBFqMA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwIDSAAwRQIhALpmzbQl
-    /// # b0S6dxxzpzIzH6BpGC0m7VNn5/hcNnypcm0aAiAzprIcBDgxUGEZ5C6SEk69jnKm
-    /// # K95VBejuL6RS3ShTQw==
-    /// # -----END CERTIFICATE-----";
-    /// # std::fs::write(&ca, pem)?;
-    /// let url = format!("zks://zk1,zk2:3281/apps?ca={}", ca.display());
+    /// # let ca = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/doc-ca.pem");
+    /// let url = format!("zks://zk1,zk2:3281/apps?ca={ca}");
     /// let store = ZooKeeperLeaseStore::open(&url)?;
     /// assert_eq!(store.describe(), "zks://zk1:2281,zk2:3281/apps");
     /// let missing = ZooKeeperLeaseStore::open("zks://zk1?ca=/no/such/ca.pem");
     /// assert!(matches!(missing, Err(LeaseError::BadUrl { .. })));
-    /// # std::fs::remove_dir_all(&dir)?;
     /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn open(url: &str) -> Result<Self, LeaseError> {
@@ -182,11 +159,8 @@ impl ZooKeeperLeaseStore {
                 None,
             ));
         }
-        let servers = if secure {
-            url.servers().iter().map(|server| format!("tcp+tls://{server}")).collect::<Vec<_>>().join(",")
-        } else {
-            url.servers().join(",")
-        };
+        let tls_prefix = if secure { "tcp+tls://" } else { "" };
+        let servers = url.servers().iter().map(|server| format!("{tls_prefix}{server}")).collect::<Vec<_>>().join(",");
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("snowflake-zookeeper")
@@ -254,12 +228,8 @@ impl ZooKeeperLeaseStore {
         let runtime = self.runtime.as_ref().expect("the runtime lives until the store is dropped");
         let _spawner = spawns_core::enter(&TokioSpawner);
         let timeout = self.timeout;
-        let result = runtime.block_on(async move {
-            match tokio::time::timeout(timeout, future).await {
-                Ok(result) => result,
-                Err(_) => Err(Failure::Timeout),
-            }
-        });
+        let result = runtime
+            .block_on(async move { tokio::time::timeout(timeout, future).await.unwrap_or(Err(Failure::Timeout)) });
         result.map_err(|failure| {
             lock(&self.session).take();
             match failure {

@@ -40,11 +40,7 @@ struct Auth {
     token: Mutex<Option<String>>,
 }
 
-impl std::fmt::Debug for EtcdClient {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EtcdClient").field("store", &self.name).field("timeout", &self.timeout).finish()
-    }
-}
+super::super::store::support::store_debug!(EtcdClient);
 
 /// A transaction's reply ([`EtcdClient::txn`]).
 #[derive(Debug)]
@@ -137,18 +133,14 @@ impl EtcdClient {
     fn post(&self, what: &dyn Fn() -> String, path: &str, request: &Value) -> Result<(Value, bool), LeaseError> {
         let deadline = Instant::now() + self.timeout;
         let request = request.to_string();
-        let answered = |(reply, resent): (Result<Value, ReplyError>, bool)| match reply {
-            Ok(reply) => Ok((reply, resent)),
-            Err(refusal) => Err(self.refused(what, refusal)),
+        let answered = |(reply, resent): (Result<Value, ReplyError>, bool)| {
+            reply.map(|reply| (reply, resent)).map_err(|refusal| self.refused(what, refusal))
         };
         let Some(auth) = &self.auth else {
             return answered(self.send(what, path, &request, "", deadline)?);
         };
         let last = auth.token.lock().unwrap_or_else(PoisonError::into_inner).clone();
-        let token = match last {
-            Some(token) => token,
-            None => self.authenticate(what, auth, deadline)?,
-        };
+        let token = last.map_or_else(|| self.authenticate(what, auth, deadline), Ok)?;
         match self.send(what, path, &request, &token, deadline)? {
             (Err(refusal), resent) if refusal.asks_for_a_new_token() => {
                 let token = self.authenticate(what, auth, deadline)?;
@@ -189,11 +181,9 @@ impl EtcdClient {
         LeaseError::store(&self.name, what(), refusal)
     }
 
-    /// Sends `request` to `path` with `token` (if not empty) before `deadline`: the outer
-    /// error when no reply came, the inner one when etcd refused, and whether an endpoint tried
-    /// before did not answer in time. How the endpoints share the time, and why sending again
-    /// is safe: `docs/etcd-zookeeper.md` ("Members"). Only the first endpoint tried moves the
-    /// next calls on when it hangs: a call that times out everywhere moves them one step.
+    /// Sends `request` to `path` with `token` (if not empty) before `deadline`, trying the
+    /// endpoints as `docs/etcd-zookeeper.md` ("Members") says: the outer error when no reply
+    /// came, the inner one when etcd refused, and whether an endpoint tried did not answer in time.
     fn send(
         &self,
         what: &dyn Fn() -> String,
@@ -245,8 +235,7 @@ impl EtcdClient {
             if left.is_zero() {
                 return Err(timed_out());
             }
-            // Half for the endpoint that answered last: on a loaded cluster it may be slow
-            // without being hung, and it is the likeliest to answer.
+            // Half for the endpoint that answered last: the likeliest to answer, if slowly.
             let share = if i == 0 && count > 1 { 2 } else { u32::try_from(count - i).unwrap_or(u32::MAX) };
             match self.exchange(index, path, request, token, left / share) {
                 Ok((status, body)) => {
@@ -255,8 +244,8 @@ impl EtcdClient {
                 }
                 Err(error) if cannot_connect(&error) => unreachable = Some((error, index)),
                 Err(error) if is_timeout(&error) => {
-                    // The next calls start at the next endpoint, unless another thread
-                    // moved on (or found this one answering) meanwhile.
+                    // The first endpoint tried hung: the next calls start at the next one, unless
+                    // another thread moved on (or found this one answering) meanwhile.
                     if i == 0 {
                         let next = (index + 1) % count;
                         let _ = self.current.compare_exchange(index, next, Ordering::Relaxed, Ordering::Relaxed);
@@ -479,11 +468,7 @@ fn reply(status: u16, body: &str) -> Result<Value, ReplyError> {
         _ => return Err(UnexpectedReply(format!("not a JSON object: {}", quoted())).into()),
     };
     // `{"error": "…", "message": "…", "code": 3}`, or `{"error": {"message": …}}` in a stream.
-    let error = match value.get("error") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(error)) if error.is_empty() => None,
-        Some(error) => Some(error),
-    };
+    let error = value.get("error").filter(|error| !error.is_null() && error.as_str() != Some(""));
     if status != 200 || error.is_some() {
         let message = [value.get("message"), error.and_then(|e| e.get("message")), error]
             .into_iter()
@@ -492,10 +477,7 @@ fn reply(status: u16, body: &str) -> Result<Value, ReplyError> {
             .unwrap_or_else(quoted);
         return Err(ReplyError::Refused { status, message });
     }
-    let value = match value.get("result") {
-        Some(result) => result.clone(),
-        None => value,
-    };
+    let value = value.get("result").cloned().unwrap_or(value);
     if !value.get("header").is_some_and(Value::is_object) {
         return Err(UnexpectedReply(format!("a reply without a header: {}", quoted())).into());
     }

@@ -86,10 +86,7 @@ pub(super) enum Failure {
 impl Failure {
     /// The server's limits are timeouts; the rest is the driver's.
     pub(super) fn new(error: sqlx_core::Error, is_timeout: fn(&sqlx_core::Error) -> bool) -> Self {
-        match error {
-            error if is_timeout(&error) => Failure::Timeout,
-            error => Failure::Sql(error),
-        }
+        if is_timeout(&error) { Failure::Timeout } else { Failure::Sql(error) }
     }
 
     pub(super) fn into_error(self, store: &str, what: String, timeout: Duration) -> LeaseError {

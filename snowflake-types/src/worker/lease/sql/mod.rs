@@ -122,7 +122,6 @@ impl SqlLeaseStoreBuilder {
         }
         // The environment's CA, for a URL that names none of its own.
         let ca = url.ca_file();
-        let driver_refused = |e: sqlx_core::Error| url.bad(e.to_string(), Some(Arc::new(e)));
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("snowflake-lease-sql")
@@ -148,7 +147,7 @@ impl SqlLeaseStoreBuilder {
             }
         };
         let connecting = || format!("connecting and creating table {table}");
-        let backend = match connected.map_err(driver_refused)? {
+        let backend = match connected.map_err(|e| url.bad(e.to_string(), Some(Arc::new(e))))? {
             Ok(backend) => backend,
             Err(Failure::OldTable) => return Err(old_table(table, kind)),
             Err(failure) => return Err(failure.into_error(&name, connecting(), timeout)),
@@ -201,11 +200,7 @@ pub struct SqlLeaseStore {
     name: String,
 }
 
-impl fmt::Debug for SqlLeaseStore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SqlLeaseStore").field("store", &self.name).field("timeout", &self.timeout).finish()
-    }
-}
+super::store::support::store_debug!(SqlLeaseStore);
 
 impl Drop for SqlLeaseStore {
     fn drop(&mut self) {
@@ -326,9 +321,7 @@ fn snapshot(rows: Rows) -> Result<Snapshot, String> {
     }
     records.sort();
     let incarnation = incarnation.ok_or("no incarnation")?;
-    if now_ms.is_none() {
-        return Err("no clock".into());
-    }
+    now_ms.ok_or("no clock")?;
     if incarnation.len() > 128 || !incarnation.bytes().all(|b| (0x20..0x7f).contains(&b) && b != b'|') {
         return Err(format!("incarnation {incarnation:?}"));
     }
