@@ -25,7 +25,6 @@ pub use super::sql::{MYSQL_TABLE_DDL, POSTGRES_TABLE_DDL};
 /// assert!(record.leased);
 /// assert_eq!(record.holder.as_deref(), Some("orders-5d9c7:4242"));
 /// assert_eq!(WorkerRecord::new(8).high_water(Some(1)).leased, false);
-/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]

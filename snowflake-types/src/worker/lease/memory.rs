@@ -136,7 +136,6 @@ impl MemoryLeaseStore {
     /// use typed_snowflake::ManualClock;
     ///
     /// let store = MemoryLeaseStore::with_clock(ManualClock::new(1_700_000_000_000));
-    /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn with_clock(clock: impl Clock) -> Self {
         MemoryLeaseStore::build(Some(Arc::new(clock)))
@@ -231,7 +230,6 @@ impl MemoryLeaseStore {
     /// assert!(matches!(store.read("shop", &Query::workers(0..1)), Err(LeaseError::Timeout { .. })));
     /// store.set_stalled(Duration::ZERO);
     /// assert!(store.read("shop", &Query::workers(0..1)).is_ok());
-    /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn set_stalled(&self, stall: std::time::Duration) {
         let ms = u64::try_from(stall.as_millis()).unwrap_or(u64::MAX);

@@ -21,7 +21,6 @@ use super::zookeeper::ZooKeeperLeaseStore;
 ///
 /// let Err(LeaseError::BadUrl { reason, .. }) = open_store("gopher://127.0.0.1:70") else { panic!() };
 /// assert!(reason.starts_with("expected redis://"), "{reason}");
-/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn open_store(url: &str) -> Result<Arc<dyn LeaseStore>, LeaseError> {
     StoreUrl::parse(url)?.open()

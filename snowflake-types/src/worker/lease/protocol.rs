@@ -25,7 +25,6 @@ pub const DEFAULT_MARGIN: Duration = Duration::from_secs(2);
 /// use typed_snowflake::worker::lease::DEFAULT_RESERVATION;
 ///
 /// assert_eq!(DEFAULT_RESERVATION, Duration::from_secs(60));
-/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const DEFAULT_RESERVATION: Duration = Duration::from_secs(60);
 

@@ -26,7 +26,6 @@ pub use crate::error::lease::{LeaseError, MAX_WORKER_SPACE};
 /// assert_eq!(redact_url("redis://:s3cret@cache:6379/0"), "redis://cache:6379/0");
 /// assert_eq!(redact_url("postgres://app:s3cret@db/shop"), "postgres://app@db/shop");
 /// assert_eq!(redact_url("etcd://127.0.0.1:2379"), "etcd://127.0.0.1:2379");
-/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
@@ -48,7 +47,6 @@ pub fn redact_url(url: &str) -> String {
 /// use typed_snowflake::worker::lease::DEFAULT_STORE_TIMEOUT;
 ///
 /// assert_eq!(DEFAULT_STORE_TIMEOUT, Duration::from_secs(2));
-/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const DEFAULT_STORE_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -59,7 +57,6 @@ pub const DEFAULT_STORE_TIMEOUT: Duration = Duration::from_secs(2);
 /// use typed_snowflake::worker::lease::DEFAULT_CLOCK_TOLERANCE;
 ///
 /// assert_eq!(DEFAULT_CLOCK_TOLERANCE, Duration::from_secs(1));
-/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const DEFAULT_CLOCK_TOLERANCE: Duration = Duration::from_secs(1);
 
@@ -67,7 +64,6 @@ pub const DEFAULT_CLOCK_TOLERANCE: Duration = Duration::from_secs(1);
 ///
 /// ```
 /// assert_eq!(typed_snowflake::worker::lease::CA_ENV, "SNOWFLAKE_LEASE_CA");
-/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const CA_ENV: &str = "SNOWFLAKE_LEASE_CA";
 
@@ -77,7 +73,6 @@ pub const CA_ENV: &str = "SNOWFLAKE_LEASE_CA";
 /// use typed_snowflake::worker::lease::MAX_NAMESPACE_LEN;
 ///
 /// assert_eq!(MAX_NAMESPACE_LEN, 64);
-/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const MAX_NAMESPACE_LEN: usize = 64;
 
@@ -88,7 +83,6 @@ pub const MAX_NAMESPACE_LEN: usize = 64;
 /// use typed_snowflake::worker::lease::MAX_TTL;
 ///
 /// assert_eq!(MAX_TTL, Duration::from_secs(24 * 60 * 60));
-/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const MAX_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 
@@ -96,7 +90,6 @@ pub const MAX_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 ///
 /// ```
 /// assert_eq!(typed_snowflake::worker::lease::store::MAX_VALUE_LEN, 512);
-/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const MAX_VALUE_LEN: usize = 512;
 
@@ -104,7 +97,6 @@ pub const MAX_VALUE_LEN: usize = 512;
 ///
 /// ```
 /// assert_eq!(typed_snowflake::worker::lease::store::MAX_READ, 1024);
-/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const MAX_READ: u64 = 1024;
 
@@ -115,7 +107,6 @@ pub const MAX_READ: u64 = 1024;
 ///
 /// let query = Query::workers(0..32).with_highest();
 /// assert_eq!((query.workers, query.highest), (0..32, true));
-/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -151,7 +142,6 @@ impl Query {
 ///     .with_highest(Some(3));
 /// assert_eq!(snapshot.record(3), Some("r1|…"));
 /// assert_eq!(snapshot.record(4), None);
-/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -218,7 +208,6 @@ pub enum Slot {
 /// let create = Cas::new(Slot::Worker(3), None, "r1|1|…");
 /// let update = Cas::new(Slot::Worker(3), Some("r1|1|…"), "r1|2|…");
 /// assert_eq!((create.expect, update.expect), (None, Some("r1|1|…")));
-/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]

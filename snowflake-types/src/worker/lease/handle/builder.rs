@@ -21,7 +21,6 @@ use crate::worker::lease::store::{DEFAULT_CLOCK_TOLERANCE, LeaseError, LeaseStor
 /// use typed_snowflake::worker::lease::DEFAULT_STORE_WAIT;
 ///
 /// assert_eq!(DEFAULT_STORE_WAIT, Duration::from_secs(30));
-/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const DEFAULT_STORE_WAIT: Duration = Duration::from_secs(30);
 

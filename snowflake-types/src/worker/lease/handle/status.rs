@@ -17,7 +17,6 @@ use crate::worker::lease::LeaseError;
 /// }
 /// assert!(!ready(&LeaseStatus::Released));
 /// assert!(!LeaseStatus::Released.is_issuing());
-/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -78,7 +77,6 @@ impl LeaseStatus {
     /// use typed_snowflake::worker::lease::LeaseStatus;
     ///
     /// assert!(!LeaseStatus::Released.is_issuing());
-    /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn is_issuing(&self) -> bool {
         matches!(self, LeaseStatus::Issuing { .. })

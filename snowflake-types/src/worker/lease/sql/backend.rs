@@ -17,7 +17,6 @@ use super::super::store::support::UnexpectedReply;
 ///
 /// ```
 /// assert_eq!(typed_snowflake::worker::lease::DEFAULT_TABLE, "snowflake_worker_leases");
-/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const DEFAULT_TABLE: &str = "snowflake_worker_leases";
 
@@ -32,7 +31,6 @@ pub const DEFAULT_TABLE: &str = "snowflake_worker_leases";
 /// assert!(POSTGRES_TABLE_DDL.contains("PRIMARY KEY (namespace, slot)"));
 /// // For another table name, replace the default one.
 /// let ddl = POSTGRES_TABLE_DDL.replacen(DEFAULT_TABLE, "ids.worker_leases", 1);
-/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const POSTGRES_TABLE_DDL: &str = "CREATE TABLE IF NOT EXISTS snowflake_worker_leases (
     namespace VARCHAR(64)  NOT NULL,
@@ -49,7 +47,6 @@ pub const POSTGRES_TABLE_DDL: &str = "CREATE TABLE IF NOT EXISTS snowflake_worke
 ///
 /// assert!(MYSQL_TABLE_DDL.starts_with("CREATE TABLE IF NOT EXISTS snowflake_worker_leases ("));
 /// assert!(MYSQL_TABLE_DDL.contains("value     VARBINARY(512)"));
-/// Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const MYSQL_TABLE_DDL: &str = "CREATE TABLE IF NOT EXISTS snowflake_worker_leases (
     namespace VARCHAR(64)    CHARACTER SET ascii COLLATE ascii_bin NOT NULL,

@@ -69,7 +69,6 @@ impl SqlLeaseStoreBuilder {
     ///
     /// let err = SqlLeaseStore::builder("postgres://127.0.0.1/test").table("leases; DROP TABLE users").connect();
     /// assert!(matches!(err, Err(LeaseError::BadTable { .. })));
-    /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn table(mut self, table: impl Into<String>) -> Self {
         self.table = table.into();
@@ -249,7 +248,6 @@ impl SqlLeaseStore {
     ///
     /// let err = SqlLeaseStore::connect("redis://127.0.0.1:6379").unwrap_err();
     /// assert!(matches!(err, LeaseError::BadUrl { .. }));
-    /// Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn connect(url: &str) -> Result<Self, LeaseError> {
         Self::builder(url).connect()
