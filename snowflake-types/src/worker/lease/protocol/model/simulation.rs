@@ -4,7 +4,7 @@
 //! with every run, as TigerBeetle's VOPR does; a failure prints its seed and the one command
 //! that replays it.
 //!
-//! - `SNOWFLAKE_SIM_SECONDS`: the budget (20 s in the fast tier, 60 s in the model tier's
+//! - `SNOWFLAKE_SIM_SECONDS`: the budget (20 s in the fast tier, 30 s in the model tier's
 //!   long run);
 //! - `SNOWFLAKE_SIM_SEED`: the first seed (else one from the wall clock, printed);
 //! - `SNOWFLAKE_SIM_RUNS`: run exactly this many seeds instead of a budget; `1` replays one
@@ -266,11 +266,11 @@ fn the_simulation_finds_no_duplicate_and_every_holder_recovers() {
     simulate_budget(&sim_models(), 20.0, FAST);
 }
 
-/// The model tier's simulation: 60 s of seeded schedules from a new seed.
+/// The model tier's simulation: 30 s of seeded schedules from a new seed.
 #[test]
 #[ignore = "the model tier: cargo test --workspace --all-features --lib -- --ignored"]
 fn the_long_simulation_finds_no_duplicate_and_every_holder_recovers() {
-    simulate_budget(&sim_models(), 60.0, LONG);
+    simulate_budget(&sim_models(), 30.0, LONG);
 }
 
 /// The worlds where a holder's clock may step beyond the tolerance: those with a store clock,
@@ -295,7 +295,7 @@ const BEYOND: &str =
 #[test]
 #[ignore = "the model tier: cargo test --workspace --all-features --lib -- --ignored"]
 fn a_clock_stepping_beyond_the_tolerance_costs_no_duplicate() {
-    simulate_budget(&beyond_models(), 30.0, BEYOND);
+    simulate_budget(&beyond_models(), 15.0, BEYOND);
 }
 
 #[test]
