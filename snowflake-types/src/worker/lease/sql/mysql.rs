@@ -132,13 +132,8 @@ fn namespace_literal(namespace: &str) -> String {
 /// A value as a MySQL literal: its bytes in hexadecimal, a binary string as the column is.
 fn value_literal(text: &str) -> String {
     assert!(is_printable(text) && !text.is_empty(), "only printable ASCII is written into a statement");
-    let mut hex = String::with_capacity(text.len() * 2 + 3);
-    hex.push_str("X'");
-    for byte in text.bytes() {
-        let _ = write!(hex, "{byte:02x}");
-    }
-    hex.push('\'');
-    hex
+    let hex: String = text.bytes().map(|byte| format!("{byte:02x}")).collect();
+    format!("X'{hex}'")
 }
 
 /// The URL's options, read by sqlx (as `mysql://`: MariaDB speaks the same protocol), with the

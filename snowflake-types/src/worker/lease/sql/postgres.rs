@@ -96,17 +96,7 @@ impl Sql {
 /// (namespaces and values are checked first).
 fn literal(text: &str) -> String {
     assert!(is_printable(text), "only printable ASCII is written into a statement");
-    let mut quoted = String::with_capacity(text.len() + 4);
-    quoted.push_str("E'");
-    for c in text.chars() {
-        match c {
-            '\\' => quoted.push_str("\\\\"),
-            '\'' => quoted.push_str("''"),
-            c => quoted.push(c),
-        }
-    }
-    quoted.push('\'');
-    quoted
+    format!("E'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
 }
 
 /// The URL's options, read by sqlx, with the CA file of the environment when the URL names none.
