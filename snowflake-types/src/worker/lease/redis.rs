@@ -462,11 +462,10 @@ impl Sentinel {
     /// `docs/stores.md` ("Redis Sentinel") says: a server that says it is not the master sends
     /// the question on to the next sentinel.
     fn connect_to_master(&self, deadline: Instant) -> Result<Connection, RedisError> {
-        let left = || deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
         let mut last_error = None;
         for sentinel in &self.sentinels {
             let asked = (|| {
-                let mut connection = sentinel.get_connection_with_timeout(left())?;
+                let mut connection = sentinel.get_connection_with_timeout(left(deadline))?;
                 bound(&mut connection, deadline)?;
                 let address: Option<(String, u16)> = redis::cmd("SENTINEL")
                     .arg("get-master-addr-by-name")
@@ -481,7 +480,7 @@ impl Sentinel {
                 };
                 let host = if host.contains(':') { format!("[{host}]") } else { host };
                 let url = self.master_url.replace("{host}", &host).replace("{port}", &port.to_string());
-                let mut master = client(&url, self.tls.as_ref())?.get_connection_with_timeout(left())?;
+                let mut master = client(&url, self.tls.as_ref())?.get_connection_with_timeout(left(deadline))?;
                 bound(&mut master, deadline)?;
                 let role: Vec<Value> = redis::cmd("ROLE").query(&mut master)?;
                 match role.first() {
@@ -515,11 +514,15 @@ fn client(url: &str, tls: Option<&redis::TlsCertificates>) -> Result<redis::Clie
     }
 }
 
-/// Bounds the connection's reads and writes by what is left until `deadline` (1 ms at least).
+/// What is left until `deadline`, 1 ms at least (a zero timeout would mean none).
+fn left(deadline: Instant) -> Duration {
+    deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1))
+}
+
+/// Bounds the connection's reads and writes by what is [`left`] until `deadline`.
 fn bound(connection: &mut Connection, deadline: Instant) -> Result<(), RedisError> {
-    let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
-    connection.set_read_timeout(Some(left))?;
-    connection.set_write_timeout(Some(left))
+    connection.set_read_timeout(Some(left(deadline)))?;
+    connection.set_write_timeout(Some(left(deadline)))
 }
 
 /// The server's address for messages, without the password.

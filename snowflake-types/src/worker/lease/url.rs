@@ -365,10 +365,15 @@ impl StoreUrl {
         }
     }
 
+    /// `user@` (percent-encoded), or nothing: the URL's user as it is shown.
+    fn shown_user(&self) -> String {
+        self.user.as_deref().map(|user| format!("{}@", percent_encode(user))).unwrap_or_default()
+    }
+
     /// `scheme://[user@]servers path` (`/` for no path): how a store describes itself.
     #[cfg_attr(not(any(feature = "lease-etcd", feature = "lease-zookeeper")), allow(dead_code))]
     pub(crate) fn describe_as(&self, scheme: &str) -> String {
-        let user = self.user.as_deref().map(|user| format!("{}@", percent_encode(user))).unwrap_or_default();
+        let user = self.shown_user();
         let path = if self.path.is_empty() { "/" } else { &self.path };
         format!("{scheme}://{user}{}{path}", self.servers.join(","))
     }
@@ -385,7 +390,7 @@ impl FromStr for StoreUrl {
 /// `scheme://[user@]servers path[?params]`: everything but the password.
 impl fmt::Display for StoreUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let user = self.user.as_deref().map(|user| format!("{}@", percent_encode(user))).unwrap_or_default();
+        let user = self.shown_user();
         let (servers, query) = (self.servers.join(","), self.query(|key| !is_secret(key)));
         write!(f, "{}://{user}{servers}{}{query}", self.scheme, self.path)
     }
