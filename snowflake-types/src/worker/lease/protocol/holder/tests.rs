@@ -272,6 +272,7 @@ fn its_own_older_record_put_back_is_a_rollback() {
     run(&mut a, &mut store, &mut clock, 1_005);
     let backup = store.clone();
     run(&mut a, &mut store, &mut clock, 1_300);
+    assert_eq!(a.stops(), 0, "acquiring and renewing stop nothing");
     store = backup;
     notes(&mut a);
     run(&mut a, &mut store, &mut clock, 1_450);
