@@ -174,11 +174,16 @@ fn a_data_directory_put_back_under_live_holders_unfenced_costs_at_most_one_renew
     let namespace = namespace(&url, "restored-live");
     let zookeeper = std::cell::RefCell::new(zookeeper);
     let copy = std::cell::RefCell::new(None);
+    // The holders ride through the time the store is out of their reach: the server's restart
+    // (a JVM) and the newcomer's acquisition. Within `W` less the margin, so that they stop for
+    // the rollback and not for their reservation: 6 s was once too short on a loaded 2-core
+    // machine (b stopped unrenewed, 5.5 s after its last renewal); 10 s leaves 9.5 s.
+    let reservation = Some(Duration::from_secs(10));
     faults::restore_under_live_holders(faults::LiveRestore {
         label: "zookeeper data directory put back under live holders, unfenced",
         proxy: &proxy,
-        holders: &spec(&proxied, &namespace),
-        newcomer: &spec(&url, &namespace),
+        holders: &HolderSpec { reservation, ..spec(&proxied, &namespace) },
+        newcomer: &HolderSpec { reservation, ..spec(&url, &namespace) },
         // A renewal every TTL / 3, its read bounded by the store's timeout (2 s).
         notice: TTL / 3 + Duration::from_secs(2),
         copy: &mut || {
