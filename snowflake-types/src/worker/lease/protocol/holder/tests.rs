@@ -527,6 +527,52 @@ fn a_grant_resumed_from_its_state_file_names_the_live_holder_at_its_first_renewa
 }
 
 #[test]
+fn a_grant_resumed_from_its_state_file_answers_before_any_store_call_and_says_where_it_stands() {
+    // A replica restarted with its state file issues on its file's grant without waiting for
+    // the store (here, one that never answers); its status says so all along: the worker ID
+    // it holds while it waits for the file's limit to pass, then issuing, then that the store
+    // does not answer.
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let filing = Settings { state_file: true, ..settings(true) };
+    let mut a = Machine::new(filing.clone(), at(clock));
+    run(&mut a, &mut store, &mut clock, 1_010);
+    let saved = a.save_due(at(clock)).expect("a file is due");
+    a.abandon();
+    let mut b = Machine::resume(filing, &saved, at(clock)).expect("resumed");
+    let worker = saved.worker;
+    assert!(
+        matches!(b.standing(at(clock)), Standing::Fenced { worker: w, .. } if w == worker),
+        "holding its worker ID, not acquiring: {:?}",
+        b.standing(at(clock))
+    );
+    let mut ready = false;
+    while !ready {
+        assert!(clock <= saved.issued_limit_ms + 1_000, "never ready: {:?}", b.standing(at(clock)));
+        let now = at(clock);
+        if let Some(file) = b.save_due(now) {
+            b.saved_at(now, &file);
+        }
+        assert_eq!(b.poll_call(now), None, "a store call before the caller is answered, at {clock}");
+        b.handle_timeout(now);
+        ready = notes(&mut b).contains(&Note::Ready);
+        clock += 1;
+    }
+    assert!(clock > saved.issued_limit_ms, "issuing only above the file's limit");
+    let now = at(clock);
+    assert!(
+        matches!(b.standing(now), Standing::Issuing { worker: w, store_answering: true, .. } if w == worker),
+        "{:?}",
+        b.standing(now)
+    );
+    // Its first store call, the renewal's read, fails: it issues on, and says the store does
+    // not answer.
+    assert!(matches!(b.poll_call(now), Some(Call::Read(_))), "the renewal reads first");
+    b.handle_reply(now, Reply::Failed(timeout()));
+    assert!(matches!(b.standing(now), Standing::Issuing { store_answering: false, .. }), "{:?}", b.standing(now));
+}
+
+#[test]
 fn a_record_deleted_alone_and_taken_by_a_newcomer_is_a_loss_not_a_rollback() {
     let mut store = State::default();
     let mut clock = 1_000;
