@@ -29,12 +29,16 @@ struct OrderId(i64);
 #[layout(time = 41, worker = 10, seq = 12, epoch = "2024-01-01")]
 struct CustomerId(i64);
 
-#[derive(FromRow, serde::Serialize, Debug)]
+#[derive(serde::Serialize, Debug)]
 struct Order {
     id: OrderId,
     customer_id: CustomerId,
     total_cents: i64,
 }
+
+/// A row as sqlx decodes it: the ID columns straight into their types (a tuple needs no
+/// derive; `#[derive(sqlx::FromRow)]` on `Order` works as well, as in `orders_api`).
+type OrderRow = (OrderId, CustomerId, i64);
 
 /// The statements, in each database's placeholder style.
 struct Sql {
@@ -105,7 +109,7 @@ where
     for<'q> OrderId: Encode<'q, DB> + Type<DB>,
     for<'q> CustomerId: Encode<'q, DB> + Type<DB>,
     for<'q> i64: Encode<'q, DB> + Type<DB>,
-    for<'r> Order: FromRow<'r, DB::Row>,
+    for<'r> OrderRow: FromRow<'r, DB::Row>,
 {
     let mut db = DB::Connection::connect(url).await?;
     let schema = "CREATE TEMPORARY TABLE orders (id BIGINT PRIMARY KEY, customer_id BIGINT NOT NULL, total_cents BIGINT NOT NULL)";
@@ -129,7 +133,9 @@ where
     let now = SystemTime::now();
     let since = OrderId::first_at(now.checked_sub(Duration::from_secs(seconds)).unwrap_or(UNIX_EPOCH));
     let until = OrderId::last_at(now);
-    let recent: Vec<Order> = sqlx::query_as(sql.between).bind(since).bind(until).fetch_all(&mut db).await?;
+    let rows: Vec<OrderRow> = sqlx::query_as(sql.between).bind(since).bind(until).fetch_all(&mut db).await?;
+    let recent: Vec<Order> =
+        rows.into_iter().map(|(id, customer_id, total_cents)| Order { id, customer_id, total_cents }).collect();
 
     println!("{} orders in the last {seconds} s (ids {since} ..= {until}):", recent.len());
     println!("{}", serde_json::to_string_pretty(&recent)?);
