@@ -546,6 +546,9 @@ fn a_grant_resumed_from_its_state_file_answers_before_any_store_call_and_says_wh
         "holding its worker ID, not acquiring: {:?}",
         b.standing(at(clock))
     );
+    // What the status reports besides: since when, and the floor it issues above.
+    assert_eq!(b.since_ms(), clock);
+    assert_eq!(b.floor_ms(), Some(saved.issued_limit_ms));
     let mut ready = false;
     while !ready {
         assert!(clock <= saved.issued_limit_ms + 1_000, "never ready: {:?}", b.standing(at(clock)));
@@ -560,16 +563,20 @@ fn a_grant_resumed_from_its_state_file_answers_before_any_store_call_and_says_wh
     }
     assert!(clock > saved.issued_limit_ms, "issuing only above the file's limit");
     let now = at(clock);
+    let valid_for_ns = b.current.as_ref().map(|g| g.valid_until_ns - now.ns);
     assert!(
-        matches!(b.standing(now), Standing::Issuing { worker: w, store_answering: true, .. } if w == worker),
-        "{:?}",
+        matches!(b.standing(now), Standing::Issuing { worker: w, store_answering: true, issuing_for_ns, .. }
+            if w == worker && Some(issuing_for_ns) == valid_for_ns),
+        "{:?}, valid for {valid_for_ns:?} ns",
         b.standing(now)
     );
+    assert!(b.error().is_none());
     // Its first store call, the renewal's read, fails: it issues on, and says the store does
     // not answer.
     assert!(matches!(b.poll_call(now), Some(Call::Read(_))), "the renewal reads first");
     b.handle_reply(now, Reply::Failed(timeout()));
     assert!(matches!(b.standing(now), Standing::Issuing { store_answering: false, .. }), "{:?}", b.standing(now));
+    assert!(matches!(b.error(), Some(LeaseError::Timeout { .. })), "{:?}", b.error());
 }
 
 #[test]
