@@ -61,4 +61,13 @@ fn the_zookeeper_store_passes_the_conformance_suite() {
         ],
     )
     .unwrap_or_else(|failure| panic!("{failure}"));
+
+    // One session serves every call: each call is a round trip, not a session's handshake
+    // (a forwarder in front of the server counts the connections).
+    let (proxy, proxied) = crate::proxy::Proxy::for_url(&url, 2181).expect("a proxy");
+    let store = ZooKeeperLeaseStore::open(&proxied).expect("a ZooKeeper URL").timeout(Duration::from_secs(5));
+    for _ in 0..4 {
+        store.read("sessions", &Query::workers(0..4)).expect("a read");
+    }
+    assert_eq!(proxy.accepted(), 1, "connections opened for 4 calls");
 }
