@@ -76,10 +76,14 @@ fn a_state_file_on_etcd_refuses_nothing_and_readiness_agrees() {
         "--create-namespace",
         "--worker-space",
         "2",
+        // A TTL of 6 s: each state file reaches two renewal intervals (4 s) ahead, so a file
+        // written late on a loaded disk does not stop the generators (with 2 s, a file due
+        // within 0.7 s; a fresh-clone CI run beside clippy's builds once refused 17 requests
+        // of 6 734, readiness agreeing: the file's rule, not the race this test is for).
         "--lease-ttl",
-        "2s",
+        "6s",
         "--lease-reservation",
-        "4s",
+        "12s",
         "--lease-state-file",
         file.to_str().unwrap(),
     ]);
