@@ -526,19 +526,26 @@ fn a_grant_resumed_from_its_state_file_names_the_live_holder_at_its_first_renewa
     assert!(record[0].1.ends_with("|new:2"), "{record:?}");
 }
 
+/// A holder's first state file, written once it acquired at 1 000 ms; the holder is gone
+/// (abandoned, as by a crash), and the clock is where it wrote the file.
+fn first_file(filing: &Settings) -> (i64, crate::worker::lease::protocol::saved::Saved) {
+    let mut store = State::default();
+    let mut clock = 1_000;
+    let mut a = Machine::new(filing.clone(), at(clock));
+    run(&mut a, &mut store, &mut clock, 1_010);
+    let saved = a.save_due(at(clock)).expect("a file is due");
+    a.abandon();
+    (clock, saved)
+}
+
 #[test]
 fn a_grant_resumed_from_its_state_file_answers_before_any_store_call_and_says_where_it_stands() {
     // A replica restarted with its state file issues on its file's grant without waiting for
     // the store (here, one that never answers); its status says so all along: the worker ID
     // it holds while it waits for the file's limit to pass, then issuing, then that the store
     // does not answer.
-    let mut store = State::default();
-    let mut clock = 1_000;
     let filing = Settings { state_file: true, ..settings(true) };
-    let mut a = Machine::new(filing.clone(), at(clock));
-    run(&mut a, &mut store, &mut clock, 1_010);
-    let saved = a.save_due(at(clock)).expect("a file is due");
-    a.abandon();
+    let (mut clock, saved) = first_file(&filing);
     let mut b = Machine::resume(filing, &saved, at(clock)).expect("resumed");
     let worker = saved.worker;
     assert!(
@@ -704,13 +711,8 @@ fn each_loss_is_told_with_its_own_cause() {
 
 #[test]
 fn a_state_file_is_not_resumed_for_another_namespace_a_worker_outside_the_space_or_once_run_out() {
-    let mut store = State::default();
-    let mut clock = 1_000;
     let filing = Settings { state_file: true, ..settings(true) };
-    let mut a = Machine::new(filing.clone(), at(clock));
-    run(&mut a, &mut store, &mut clock, 1_010);
-    let saved = a.save_due(at(clock)).expect("a file is due");
-    a.abandon();
+    let (clock, saved) = first_file(&filing);
     assert!(Machine::resume(filing.clone(), &saved, at(clock)).is_some(), "the file itself resumes");
     let elsewhere = Settings { namespace: "other".into(), ..filing.clone() };
     assert!(Machine::resume(elsewhere, &saved, at(clock)).is_none(), "another namespace");
