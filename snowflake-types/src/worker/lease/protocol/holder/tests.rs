@@ -509,33 +509,29 @@ fn every_change_of_what_the_generators_may_do_is_told_once() {
     assert_eq!(changes(&mut a), vec![None]);
 }
 
-#[test]
-fn a_grant_resumed_from_its_state_file_names_the_live_holder_at_its_first_renewal() {
+/// A holder's first state file, written once it acquired at 1 000 ms; the holder is gone
+/// (abandoned, as by a crash). The store holds its record, and the clock is where it wrote
+/// the file.
+fn first_file(filing: &Settings) -> (State, i64, crate::worker::lease::protocol::saved::Saved) {
     let mut store = State::default();
     let mut clock = 1_000;
-    let filing = Settings { state_file: true, name: "old:1".into(), ..settings(true) };
     let mut a = Machine::new(filing.clone(), at(clock));
     run(&mut a, &mut store, &mut clock, 1_010);
     let saved = a.save_due(at(clock)).expect("a file is due");
     a.abandon();
+    (store, clock, saved)
+}
+
+#[test]
+fn a_grant_resumed_from_its_state_file_names_the_live_holder_at_its_first_renewal() {
+    let filing = Settings { state_file: true, name: "old:1".into(), ..settings(true) };
+    let (mut store, mut clock, saved) = first_file(&filing);
     let mut b = Machine::resume(Settings { name: "new:2".into(), ..filing }, &saved, at(clock)).expect("resumed");
     // Its first store call once it issues again, above the file's limit.
     run_filing(&mut b, &mut store, &mut clock, saved.issued_limit_ms + 20);
     let worker = b.worker_and_fence().0;
     let record = store.read("ns", &Query::workers(worker..worker + 1), Some(clock)).records;
     assert!(record[0].1.ends_with("|new:2"), "{record:?}");
-}
-
-/// A holder's first state file, written once it acquired at 1 000 ms; the holder is gone
-/// (abandoned, as by a crash), and the clock is where it wrote the file.
-fn first_file(filing: &Settings) -> (i64, crate::worker::lease::protocol::saved::Saved) {
-    let mut store = State::default();
-    let mut clock = 1_000;
-    let mut a = Machine::new(filing.clone(), at(clock));
-    run(&mut a, &mut store, &mut clock, 1_010);
-    let saved = a.save_due(at(clock)).expect("a file is due");
-    a.abandon();
-    (clock, saved)
 }
 
 #[test]
@@ -545,7 +541,7 @@ fn a_grant_resumed_from_its_state_file_answers_before_any_store_call_and_says_wh
     // it holds while it waits for the file's limit to pass, then issuing, then that the store
     // does not answer.
     let filing = Settings { state_file: true, ..settings(true) };
-    let (mut clock, saved) = first_file(&filing);
+    let (_, mut clock, saved) = first_file(&filing);
     let mut b = Machine::resume(filing, &saved, at(clock)).expect("resumed");
     let worker = saved.worker;
     assert!(
@@ -712,7 +708,7 @@ fn each_loss_is_told_with_its_own_cause() {
 #[test]
 fn a_state_file_is_not_resumed_for_another_namespace_a_worker_outside_the_space_or_once_run_out() {
     let filing = Settings { state_file: true, ..settings(true) };
-    let (clock, saved) = first_file(&filing);
+    let (_, clock, saved) = first_file(&filing);
     assert!(Machine::resume(filing.clone(), &saved, at(clock)).is_some(), "the file itself resumes");
     let elsewhere = Settings { namespace: "other".into(), ..filing.clone() };
     assert!(Machine::resume(elsewhere, &saved, at(clock)).is_none(), "another namespace");
